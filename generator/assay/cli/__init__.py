@@ -1,0 +1,1 @@
+"""The `assay` command line: a thin Click layer over the core API."""

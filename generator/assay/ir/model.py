@@ -1,0 +1,255 @@
+"""The IR: resolved entities, mappings, rules and checks.
+
+Every object is frozen and every collection a sorted tuple, so that two
+resolutions of one spec compare equal and emit byte-identical projects.
+Nothing here knows a SQL dialect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+from ..spec.transforms import Step
+
+SEVERITY = {"flag": 1, "quarantine": 2, "fail": 3}
+INGESTION_COLUMNS = ("_load_id", "_ingested_at", "_source_row_id")
+
+
+@dataclass(frozen=True, order=True)
+class Loc:
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    required: bool = False
+    classification: Optional[str] = None
+    description: Optional[str] = None
+    asserts: tuple = ()  # ((key, value), ...) alerts only, never route rows
+
+
+@dataclass(frozen=True)
+class FieldSource:
+    """How one mapping produces one entity column from bronze."""
+
+    column: str
+    path: tuple[str, ...]  # ("Price",) reads a column; ("payload", "a") reads inside JSON
+    steps: tuple[Step, ...]
+    target_type: str
+    is_key: bool
+    loc: Loc
+
+    @property
+    def bronze_column(self) -> str:
+        return self.path[0]
+
+    @property
+    def casts(self) -> bool:
+        """The chain holds a step that can fail on a value (including the final cast)."""
+        return any(s.spec.casts for s in self.steps) or self.target_type != "string" or len(self.path) > 1
+
+    @property
+    def nulls_on_purpose(self) -> bool:
+        return any(s.spec.nulls_on_purpose for s in self.steps)
+
+    @property
+    def enum_values(self) -> tuple[str, ...]:
+        for s in self.steps:
+            if s.name == "enum_map":
+                return tuple(sorted({str(v) for v in s.args[1::2]}))
+        return ()
+
+
+@dataclass(frozen=True)
+class Mapping:
+    name: str
+    source: str  # bronze relation name
+    file: str
+    fields: tuple[FieldSource, ...]  # key fields first, then fields, in document order
+    unmapped: tuple[str, ...]
+    freshness_warn: Optional[str]
+    freshness_error: Optional[str]
+    loc: Loc
+
+    @property
+    def bronze_columns(self) -> tuple[str, ...]:
+        """Every bronze column the mapping names (read or acknowledged), sorted."""
+        cols = {f.bronze_column for f in self.fields} | {u for u in self.unmapped}
+        return tuple(sorted(cols))
+
+    def source_for(self, column: str) -> Optional[FieldSource]:
+        for f in self.fields:
+            if f.column == column:
+                return f
+        return None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One quality rule with its effective disposition and generated name."""
+
+    name: str
+    kind: str
+    disposition: str  # flag | quarantine | fail
+    column: Optional[str]
+    mapping: Optional[str]  # field rules judge the rows of their mapping only
+    params: tuple = ()  # ((key, value), ...) sorted by key
+    implicit: bool = False
+    loc: Loc = Loc("", 0)
+
+    def param(self, key: str, default: Any = None) -> Any:
+        for k, v in self.params:
+            if k == key:
+                return v
+        return default
+
+    @property
+    def severity(self) -> int:
+        return SEVERITY[self.disposition]
+
+
+@dataclass(frozen=True)
+class Relationship:
+    name: str
+    from_entity: str
+    to_entity: str
+    columns: tuple[tuple[str, str], ...]  # (from column, to column)
+    cardinality: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class DedupeKey:
+    """One sort key of the dedupe order: always DESC NULLS LAST."""
+
+    column: str
+    metadata: bool  # an ingestion metadata column rather than an entity column
+
+
+@dataclass(frozen=True)
+class Coverage:
+    name: str
+    relationship: str
+    parent: str
+    child: str
+    columns: tuple[tuple[str, str], ...]  # (child column, parent column)
+    min: int
+    on_fail: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class ReconcileSide:
+    entity: str
+    column: str
+    agg: Optional[str]  # avg | count | max | min | sum, or None for a keyed column
+    by: tuple[str, ...]  # group columns; the entity key for a keyed column
+
+
+@dataclass(frozen=True)
+class Reconcile:
+    name: str
+    left: ReconcileSide
+    right: ReconcileSide
+    tolerance: str
+    on_fail: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class TableDecl:
+    """A table assay does not build but declares checks on (`tables_version: 1`)."""
+
+    name: str  # schema.table
+    grain: tuple[str, ...]
+    columns: Optional[tuple[str, ...]]
+    declared_checks: tuple = ()
+    loc: Loc = Loc("", 0)
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    grain: str
+    key: tuple[str, ...]
+    scd: str
+    owner: Optional[str]
+    description: Optional[str]
+    grants_select: tuple[str, ...]
+    columns: tuple[Column, ...]  # in declaration order
+    mappings: tuple[Mapping, ...]  # sorted by name
+    rules: tuple[Rule, ...]  # sorted by name
+    dedupe: tuple[DedupeKey, ...]  # empty when the entity does not dedupe
+    opted_in: bool  # joined the quality system (quality:, quarantine:, or a field rule)
+    retention: Optional[str]
+    redact: tuple[str, ...]
+    materialized: str
+    declared_checks: tuple = ()
+    sql_checks: tuple = ()
+    file: str = ""
+    loc: Loc = Loc("", 0)
+
+    @property
+    def has_reject(self) -> bool:
+        return self.opted_in
+
+    @property
+    def has_ingestion_metadata(self) -> bool:
+        return bool(self.dedupe) or self.retention is not None or self.opted_in
+
+    def column(self, name: str) -> Optional[Column]:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        return None
+
+    def rules_of_kind(self, kind: str) -> tuple[Rule, ...]:
+        return tuple(r for r in self.rules if r.kind == kind)
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    schemas: tuple[tuple[str, str], ...]  # (role, schema name): bronze, gold, meta, silver
+    entities: tuple[Entity, ...]  # sorted by name
+    relationships: tuple[Relationship, ...]
+    coverage: tuple[Coverage, ...]
+    reconcile: tuple[Reconcile, ...]
+    tables: tuple[TableDecl, ...]
+    sql_checks: tuple = ()  # SQL check files of tables assay does not build
+    spec_files: tuple[str, ...] = ()
+    fingerprint: str = ""
+    skipped: tuple[tuple[str, str], ...] = field(default=())
+
+    def schema(self, role: str) -> str:
+        return dict(self.schemas)[role]
+
+    def entity(self, name: str) -> Entity:
+        for e in self.entities:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    def relationship(self, name: str) -> Relationship:
+        for r in self.relationships:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+
+def dump(obj: Any) -> Any:
+    """A plain, JSON-ready view of any IR object (used for golden files and `--json`)."""
+    if hasattr(obj, "__dataclass_fields__"):
+        return {k: dump(v) for k, v in asdict(obj).items()}
+    if isinstance(obj, dict):
+        return {str(k): dump(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [dump(v) for v in obj]
+    return obj

@@ -1,0 +1,284 @@
+"""Resolve: turn validated grammar models into the frozen IR.
+
+Resolution settles everything the targets must not decide again: the
+implicit `coercible` rules, generated rule names, effective dispositions,
+the dedupe total order, relationships as columns, and checks normalised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Optional
+
+from ..errors import Diagnostic
+from ..spec.loader import LoadedSpec
+from ..spec.transforms import parse_step
+from ..validate import Validated
+from ..validate.mappings import CODEPOINT, parse_path
+from ..validate.relations import parse_side
+from ..validate.types import normalize_type, parse_bound
+from .model import (
+    INGESTION_COLUMNS,
+    Column,
+    Coverage,
+    DedupeKey,
+    Entity,
+    FieldSource,
+    Loc,
+    Mapping,
+    Project,
+    Reconcile,
+    ReconcileSide,
+    Relationship,
+    Rule,
+    TableDecl,
+)
+from .naming import NameAllocator, base_name
+
+REFERENTIAL_DISPOSITION = {"unknown_member": "flag", "quarantine": "quarantine", "flag": "flag"}
+
+
+def fingerprint(loaded: LoadedSpec) -> str:
+    """A digest of every input file's path and bytes; identical specs give identical digests."""
+    h = hashlib.sha256()
+    paths = sorted(set(loaded.files) | {p for p, _t in loaded.check_files})
+    root = loaded.root
+    for rel in paths:
+        h.update(rel.encode())
+        h.update(b"\0")
+        h.update((root / rel).read_bytes())
+        h.update(b"\0")
+    settings = root / "assay.yml"
+    if settings.exists():
+        h.update(b"assay.yml\0" + settings.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _mapping_of(file: str, doc, entity_model) -> Mapping:
+    fields = []
+    for is_key, section in ((True, doc.key), (False, doc.fields)):
+        for col, fm in section.items():
+            steps = tuple(s for s in (parse_step(r)[0] for r in fm.transform) if s is not None)
+            ftype = normalize_type(entity_model.fields[col].type) if col in entity_model.fields else "string"
+            fields.append(
+                FieldSource(
+                    column=col,
+                    path=parse_path(fm.from_) or (col,),
+                    steps=steps,
+                    target_type=ftype or "string",
+                    is_key=is_key,
+                    loc=Loc(file, fm.line() or doc.line()),
+                )
+            )
+    unmapped = tuple(sorted(p[0] for p in (parse_path(u) for u in doc.unmapped) if p))
+    fresh = doc.freshness
+    return Mapping(
+        name=doc.name or doc.source,
+        source=doc.source,
+        file=file,
+        fields=tuple(fields),
+        unmapped=unmapped,
+        freshness_warn=fresh.warn_after if fresh else None,
+        freshness_error=fresh.error_after if fresh else None,
+        loc=Loc(file, doc.line()),
+    )
+
+
+def _field_rule_params(rule, column_type: str, source: FieldSource) -> dict:
+    kind = rule.rule
+    if kind == "range":
+        out = {}
+        for key in ("min", "max"):
+            v = getattr(rule, key)
+            if v is not None:
+                out[key] = parse_bound(v, column_type)[0]
+        return out
+    if kind == "length":
+        return {k: getattr(rule, k) for k in ("min", "max") if getattr(rule, k) is not None}
+    if kind == "pattern":
+        return {"regex": rule.regex}
+    if kind == "in_set":
+        return {"values": tuple(sorted({str(v) if not isinstance(v, bool) else str(v).lower() for v in rule.values}))}
+    if kind == "in_enum":
+        return {"values": source.enum_values}
+    if kind == "normalize":
+        return {"form": rule.form}
+    if kind == "charset":
+        mode = "allow" if rule.allow is not None else "forbid"
+        ranges = []
+        for item in getattr(rule, mode) or []:
+            m = CODEPOINT.match(str(item))
+            lo = int(m.group(1), 16)
+            hi = int(m.group(2), 16) if m.group(2) else lo
+            ranges.append((lo, hi))
+        return {"mode": mode, "ranges": tuple(sorted(ranges))}
+    return {}
+
+
+def _frozen(params: dict) -> tuple:
+    return tuple(sorted(params.items()))
+
+
+def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict, parents_scd: dict, declared: dict, sql_checks: list, out: list[Diagnostic]) -> Entity:
+    columns = tuple(
+        Column(
+            name=col,
+            type=normalize_type(f.type) or "string",
+            required=f.required,
+            classification=f.classification,
+            description=f.description,
+            asserts=tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in (f.assert_.model_dump(exclude_none=True).items() if f.assert_ else []))),
+        )
+        for col, f in ent.fields.items()
+    )
+    mappings = tuple(sorted((_mapping_of(f, d, ent) for f, d in mapping_docs), key=lambda m: m.name))
+    docs_by_mapping = {(d.name or d.source): (f, d) for f, d in mapping_docs}
+    opted_in = bool(ent.quality) or ent.quarantine is not None or any(fm.quality for _f, d in mapping_docs for fm in list(d.key.values()) + list(d.fields.values()))
+    dedupe: tuple[DedupeKey, ...] = ()
+    order_cols: set[str] = set()
+    if ent.dedupe is not None:
+        keys = [ent.dedupe.field] + list(ent.dedupe.tie_break or [])
+        if "_source_row_id" not in keys:
+            keys.append("_source_row_id")
+        seen = []
+        for k in keys:
+            if k not in seen:
+                seen.append(k)
+        dedupe = tuple(DedupeKey(k, k in INGESTION_COLUMNS) for k in seen)
+        order_cols = {k for k in seen if k not in INGESTION_COLUMNS}
+
+    authored = {r.name for r in ent.quality if r.rule == "expression"}
+    names = NameAllocator(authored)
+    rules: list[Rule] = []
+
+    def add(kind, disposition, column, mapping, params, implicit, loc, relationship=None):
+        rname, clash = names.take(base_name(kind, column, params, relationship))
+        if clash:
+            out.append(
+                Diagnostic(loc.file, loc.line, f"expression rule name `{rname.rsplit('_', 1)[0] if False else base_name(kind, column, params, relationship)}` of entity `{name}` is also the generated name of a `{kind}` rule on `{column or relationship}`; rename the expression rule.", "SPEC_INVALID")
+            )
+        rules.append(Rule(rname, kind, disposition, column, mapping, _frozen(params), implicit, loc))
+
+    # Declaration order: mappings by file, then key fields and fields in document order.
+    for m in sorted(mappings, key=lambda m: (m.file, m.name)):
+        _f, doc = docs_by_mapping[m.name]
+        for src in m.fields:
+            fm = (doc.key if src.is_key else doc.fields)[src.column]
+            explicit = [r for r in fm.quality if r.rule == "coercible"]
+            if opted_in and not explicit and (not src.nulls_on_purpose or src.column in order_cols):
+                disp = "fail" if src.column in order_cols else "quarantine"
+                add("coercible", disp, src.column, m.name, {}, True, src.loc)
+            col_type = src.target_type
+            for r in fm.quality:
+                loc = Loc(m.file, r.line() or src.loc.line)
+                add(r.rule, r.on_fail, src.column, m.name, _field_rule_params(r, col_type, src), False, loc)
+    for r in ent.quality:
+        loc = Loc(file, r.line() or ent.line("quality"))
+        if r.rule == "expression":
+            rules.append(Rule(r.name, "expression", r.on_fail, None, None, _frozen({"expr": r.expr}), False, loc))
+        else:
+            rel = relationships[r.via]
+            params = {
+                "relationship": rel.name,
+                "parent": rel.to_entity,
+                "columns": rel.columns,
+                "on_missing": r.on_missing,
+                "parent_scd": parents_scd.get(rel.to_entity, "type1"),
+            }
+            add("referential", REFERENTIAL_DISPOSITION[r.on_missing], None, None, params, False, loc, relationship=rel.name)
+
+    sqls = tuple(c for _p, c in sql_checks if c.table == name)
+    return Entity(
+        name=name,
+        grain=ent.grain,
+        key=tuple(ent.key),
+        scd=ent.scd,
+        owner=ent.owner,
+        description=ent.description,
+        grants_select=tuple(sorted(ent.grants.select)) if ent.grants else (),
+        columns=columns,
+        mappings=mappings,
+        rules=tuple(sorted(rules, key=lambda r: r.name)),
+        dedupe=dedupe,
+        opted_in=opted_in,
+        retention=ent.quarantine.retention if ent.quarantine else None,
+        redact=tuple(sorted(p[0] for p in (parse_path(x) for x in (ent.quarantine.redact if ent.quarantine else [])) if p)),
+        materialized=ent.materialized,
+        declared_checks=tuple(declared.get(name, ())),
+        sql_checks=sqls,
+        file=file,
+        loc=Loc(file, ent.line()),
+    )
+
+
+def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project], list[Diagnostic]]:
+    """The IR of a validated project, or None with the diagnostics that stop it."""
+    if not validated.ok:
+        return None, validated.diagnostics
+    out: list[Diagnostic] = []
+    entities_raw = {}
+    relationships: dict[str, Relationship] = {}
+    coverage: list[Coverage] = []
+    reconcile: list[Reconcile] = []
+    for file, doc, _raw in loaded.entity_docs:
+        for name, ent in doc.entities.items():
+            entities_raw[name] = (file, ent)
+        for rel in doc.relationships:
+            relationships[rel.name] = Relationship(rel.name, rel.from_, rel.to, tuple(sorted(rel.via.items())), rel.cardinality, Loc(file, rel.line()))
+    parents_scd = {n: e.scd for n, (_f, e) in entities_raw.items()}
+    for file, doc, _raw in loaded.entity_docs:
+        for cov in doc.coverage:
+            rel = relationships[cov.relationship]
+            coverage.append(Coverage(cov.name, rel.name, rel.to_entity, rel.from_entity, rel.columns, cov.min, cov.on_fail, Loc(file, cov.line())))
+        for rec in doc.reconcile:
+            sides = []
+            for key in ("left", "right"):
+                agg, ent_name, col, by = parse_side(getattr(rec, key))
+                sides.append(ReconcileSide(ent_name, col, agg, by or tuple(entities_raw[ent_name][1].key)))
+            reconcile.append(Reconcile(rec.name, sides[0], sides[1], str(rec.tolerance), rec.on_fail, Loc(file, rec.line())))
+    mapping_docs_by_target: dict[str, list] = {}
+    for file, doc, _raw in loaded.mapping_docs:
+        mapping_docs_by_target.setdefault(doc.target, []).append((file, doc))
+    entities = []
+    for name in sorted(entities_raw):
+        file, ent = entities_raw[name]
+        entities.append(
+            _resolve_entity(name, file, ent, mapping_docs_by_target.get(name, []), relationships, parents_scd, validated.declared, validated.sql_checks, out)
+        )
+    tables = []
+    for file, doc, _raw in loaded.table_docs:
+        for tname, t in doc.tables.items():
+            tables.append(TableDecl(tname, tuple(t.grain), tuple(t.columns) if t.columns is not None else None, tuple(validated.declared.get(tname, ())), Loc(file, t.line())))
+    s = loaded.settings.schemas
+    entity_names = {e.name for e in entities}
+    project = Project(
+        name=loaded.settings.name,
+        schemas=(("bronze", s.bronze), ("gold", s.gold), ("meta", s.meta), ("silver", s.silver)),
+        entities=tuple(entities),
+        relationships=tuple(sorted(relationships.values(), key=lambda r: r.name)),
+        coverage=tuple(sorted(coverage, key=lambda c: c.name)),
+        reconcile=tuple(sorted(reconcile, key=lambda r: r.name)),
+        tables=tuple(sorted(tables, key=lambda t: t.name)),
+        sql_checks=tuple(c for _p, c in validated.sql_checks if not (c.namespace == s.silver and c.table in entity_names)),
+        spec_files=tuple(sorted(loaded.files)),
+        fingerprint=fingerprint(loaded),
+        skipped=tuple(sorted(loaded.skipped)),
+    )
+    if out:
+        return None, sorted(out)
+    return project, []
+
+
+def compile_spec(root) -> tuple[Optional[Project], list[Diagnostic], LoadedSpec]:
+    """Load, validate and resolve a spec directory: the one entry point targets and the CLI use."""
+    from ..spec.loader import load_spec
+    from ..validate import validate
+
+    loaded = load_spec(root)
+    validated = validate(loaded)
+    project, diags = resolve(loaded, validated)
+    return project, diags, loaded
+
+
+_ = re  # keep the import for future name folding of authored expressions

@@ -1,0 +1,1 @@
+"""Loading spec documents: YAML with positions, strict grammar models, SQL check files."""

@@ -1,0 +1,165 @@
+"""The closed set of transforms a mapping field may chain.
+
+Each transform is described as data: the arguments it takes, the type it
+produces, and whether it can fail on a value (a cast) or produces NULL on
+purpose. Lowering and validation both read this table; neither spells a
+transform's rules a second time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+
+@dataclass(frozen=True)
+class TransformSpec:
+    name: str
+    # How the argument is written: None (bare name), "str", "int", "number", "literal", "pair", "decimal", "list"
+    arg: Optional[str]
+    # The logical type produced; "same" keeps the input type, "numeric" keeps a numeric type.
+    produces: str
+    # A cast that yields NULL on a value it cannot convert (counts for `coercible`).
+    casts: bool = False
+    # Produces NULL on purpose; a chain with one gets no implicit `coercible` rule.
+    nulls_on_purpose: bool = False
+    doc: str = ""
+
+
+def _decimal_type(arg: Any) -> str:
+    return f"decimal({arg[0]},{arg[1]})"
+
+
+TRANSFORMS: dict[str, TransformSpec] = {
+    t.name: t
+    for t in (
+        TransformSpec("trim", None, "string", doc="remove leading and trailing white space"),
+        TransformSpec("upper", None, "string", doc="upper-case"),
+        TransformSpec("lower", None, "string", doc="lower-case"),
+        TransformSpec("to_string", None, "string", doc="the value as text"),
+        TransformSpec("to_int", None, "int", casts=True, doc="64-bit integer; only integer text converts"),
+        TransformSpec("to_bool", None, "bool", casts=True, doc="boolean, as the engine reads boolean text"),
+        TransformSpec("to_decimal", "decimal", "decimal", casts=True, doc="[precision, scale]; rounds to the scale"),
+        TransformSpec("parse_date", "str", "date", casts=True, doc="ISO8601 or a strftime format"),
+        TransformSpec("parse_ts", "str", "timestamp", casts=True, doc="ISO8601, ISO8601_INSTANT or a strftime format; UTC"),
+        TransformSpec("to_utc", "str", "timestamp", doc="a local timestamp in the named zone, to UTC"),
+        TransformSpec("enum_map", "pairs", "string", doc="[raw, mapped, ...]; unmapped values pass through"),
+        TransformSpec("split_part", "pair", "string", doc="[delimiter, 1-based index]"),
+        TransformSpec("regex_extract", "pair", "string", nulls_on_purpose=True, doc="[pattern, group]; NULL when no match"),
+        TransformSpec("strip_prefix", "str", "string", doc="remove a leading text"),
+        TransformSpec("strip_suffix", "str", "string", doc="remove a trailing text"),
+        TransformSpec("concat", "str", "string", doc="append a text"),
+        TransformSpec("coalesce", "literal", "same", doc="replace NULL by a literal"),
+        TransformSpec("nullif", "literal", "same", nulls_on_purpose=True, doc="a sentinel value becomes NULL"),
+        TransformSpec("multiply", "number", "numeric", doc="multiply by a number"),
+        TransformSpec("divide", "number", "numeric", doc="divide by a non-zero number"),
+        TransformSpec("round", "int", "numeric", doc="round to a number of digits"),
+        TransformSpec("abs", None, "numeric", doc="absolute value"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One resolved transform in a chain."""
+
+    name: str
+    args: tuple = ()
+
+    @property
+    def spec(self) -> TransformSpec:
+        return TRANSFORMS[self.name]
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    if isinstance(v, str):
+        try:
+            float(v)
+            return True
+        except ValueError:
+            return False
+    return False
+
+
+def parse_step(raw: Any) -> tuple[Optional[Step], Optional[str]]:
+    """Read one chain item: a bare name or a one-key map. Returns (step, problem sentence)."""
+    names = ", ".join(f"`{n}`" for n in sorted(TRANSFORMS))
+    if isinstance(raw, str):
+        name, arg, bare = raw, None, True
+    elif isinstance(raw, dict) and len(raw) == 1:
+        name, arg = next(iter(raw.items()))
+        bare = False
+    else:
+        return None, f"a transform is a bare name or a one-key map such as `{{to_decimal: [12, 2]}}`; transforms are {names}."
+    spec = TRANSFORMS.get(name)
+    if spec is None:
+        import difflib
+
+        guess = difflib.get_close_matches(str(name), list(TRANSFORMS), n=1)
+        hint = f" Did you mean `{guess[0]}`?" if guess else ""
+        return None, f"`{name}` is not a transform.{hint} Transforms are {names}."
+    if spec.arg is None:
+        if not bare:
+            return None, f"`{name}` takes no argument; write it as a bare name: `- {name}`."
+        return Step(name), None
+    if bare:
+        return None, f"`{name}` needs an argument; write `{{{name}: {_arg_example(spec)}}}`."
+    check: Callable[[Any], bool] = _ARG_CHECKS[spec.arg]
+    if not check(arg):
+        return None, f"`{name}` takes {_arg_example(spec)} as its argument, not {arg!r}."
+    if spec.arg in ("decimal", "pair", "pairs"):
+        return Step(name, tuple(arg)), None
+    return Step(name, (arg,)), None
+
+
+def _arg_example(spec: TransformSpec) -> str:
+    return {
+        "decimal": "[precision, scale] with 1 <= precision <= 38 and 0 <= scale <= precision",
+        "str": "a text",
+        "int": "a whole number",
+        "number": "a non-zero number",
+        "literal": "a literal value",
+        "pair": '[text, whole number], e.g. ["-", 2]',
+        "pairs": "[raw, mapped, raw, mapped, ...] (an even-length list of texts)",
+    }[spec.arg]
+
+
+_ARG_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "decimal": lambda a: isinstance(a, list)
+    and len(a) == 2
+    and all(isinstance(x, int) and not isinstance(x, bool) for x in a)
+    and 1 <= a[0] <= 38
+    and 0 <= a[1] <= a[0],
+    "str": lambda a: isinstance(a, str) and a != "",
+    "int": lambda a: isinstance(a, int) and not isinstance(a, bool),
+    "number": lambda a: _is_number(a) and float(a) != 0,
+    "literal": lambda a: isinstance(a, (str, int, float, bool)),
+    "pair": lambda a: isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], int) and not isinstance(a[1], bool),
+    "pairs": lambda a: isinstance(a, list) and len(a) >= 2 and len(a) % 2 == 0 and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in a),
+}
+
+
+def output_type(steps: tuple[Step, ...], source_type: Optional[str] = None) -> Optional[str]:
+    """The logical type a chain produces; None when it only passes the bronze value through."""
+    current = source_type
+    for step in steps:
+        produced = step.spec.produces
+        if produced == "same":
+            continue
+        if produced == "numeric":
+            if current is None or not is_numeric(current):
+                current = "decimal(38,9)"
+            continue
+        if produced == "decimal":
+            current = _decimal_type(step.args)
+            continue
+        current = produced
+    return current
+
+
+def is_numeric(assay_type: str) -> bool:
+    return assay_type == "int" or assay_type.startswith("decimal")

@@ -1,0 +1,103 @@
+"""YAML loading that remembers where every value came from.
+
+PyYAML's SafeLoader is used as is; we only wrap mappings and sequences so
+that each key and item keeps its 1-based line. Scalars keep their ordinary
+Python types, so pydantic sees plain data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+
+class LineDict(dict):
+    """A mapping that knows the line of itself and of each key."""
+
+    line: int = 0
+    key_lines: dict
+
+    def line_of(self, key: str) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class LineList(list):
+    """A sequence that knows the line of itself and of each item."""
+
+    line: int = 0
+    item_lines: list
+
+    def line_of(self, index: int) -> int:
+        if 0 <= index < len(self.item_lines):
+            return self.item_lines[index]
+        return self.line
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+    loader.flatten_mapping(node)
+    out = LineDict()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str):
+            key = str(key)
+        if key in out:
+            # A repeated key silently overwrites in plain YAML; keep the first and
+            # let validation report it.
+            out.key_lines.setdefault("__duplicate__", []).append((key, key_node.start_mark.line + 1))
+            continue
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines[key] = key_node.start_mark.line + 1
+    return out
+
+
+def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
+    out = LineList(loader.construct_object(child, deep=True) for child in node.value)
+    out.line = node.start_mark.line + 1
+    out.item_lines = [child.start_mark.line + 1 for child in node.value]
+    return out
+
+
+def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
+    # Dates in specs (range bounds) are compared as ISO text; never let YAML
+    # turn them into datetime objects with a local-time interpretation.
+    return loader.construct_scalar(node)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
+
+
+class YamlSyntaxError(Exception):
+    def __init__(self, line: int, message: str):
+        self.line = line
+        self.message = message
+        super().__init__(f"line {line}: {message}")
+
+
+def load_yaml(text: str) -> Any:
+    """Parse one YAML document, keeping line numbers on mappings and sequences."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise YamlSyntaxError(line, f"{exc.problem or exc}".strip()) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - defensive
+        raise YamlSyntaxError(1, str(exc)) from None
+
+
+def line_of(container: Any, key: Any, default: int = 1) -> int:
+    """The line of `key` inside `container`, or `default` if it is not positioned."""
+    if isinstance(container, LineDict) and isinstance(key, str):
+        return container.line_of(key)
+    if isinstance(container, LineList) and isinstance(key, int):
+        return container.line_of(key)
+    return getattr(container, "line", default) or default

@@ -1,0 +1,37 @@
+"""Validate: every refusal of a spec, collected project-wide and reported together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import Diagnostic
+from ..spec.loader import LoadedSpec
+from .checks import check_declared, check_sql_files
+from .context import build_context
+from .entities import check_entities
+from .mappings import check_mappings
+from .relations import check_relations
+
+
+@dataclass
+class Validated:
+    """What validation found: the refusals, and the checks it already normalized."""
+
+    diagnostics: list[Diagnostic]
+    declared: dict = field(default_factory=dict)  # owner -> tuple of DeclaredCheck
+    sql_checks: list = field(default_factory=list)  # (relative path, SqlCheck)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def validate(loaded: LoadedSpec) -> Validated:
+    """All problems of a loaded project (grammar problems from loading included), sorted."""
+    ctx = build_context(loaded)
+    check_entities(ctx)
+    check_mappings(ctx)
+    check_relations(ctx)
+    declared = check_declared(ctx)
+    sql_checks = check_sql_files(ctx)
+    return Validated(sorted(set(loaded.diagnostics) | set(ctx.out)), declared, sql_checks)

@@ -1,0 +1,94 @@
+"""Refusals about declared checks (document 000) and SQL check files (document 002)."""
+
+from __future__ import annotations
+
+from ..spec.yamlload import LineDict, LineList
+from .context import Context
+
+
+def _line_getter(raw, default: int):
+    """line_of(path) for a `checks:` value, walking LineDict/LineList positions."""
+
+    def line_of(path: tuple) -> int:
+        node, line = raw, getattr(raw, "line", default) or default
+        for part in path:
+            if isinstance(node, LineDict) and isinstance(part, str) and part in node:
+                line = node.line_of(part)
+                node = node[part]
+            elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
+                line = node.line_of(part)
+                node = node[part]
+            else:
+                break
+        return line
+
+    return line_of
+
+
+def declared_checks_of(ctx: Context, file: str, owner: str, raw, columns, grain, default_line: int):
+    """Validate one `checks:` list; report problems; return the normalized checks."""
+    from ..checks.declared import validate_declared_checks
+
+    if raw is None:
+        return ()
+    checks, problems = validate_declared_checks(raw, owner=owner, line_of=_line_getter(raw, default_line), columns=columns, grain=grain)
+    for p in problems:
+        ctx.report(file, p.line or default_line, p.message, p.code)
+    return tuple(checks)
+
+
+def check_declared(ctx: Context) -> dict:
+    """All declared checks, by owner (entity name or schema.table)."""
+    found: dict = {}
+    for name, (file, ent) in sorted(ctx.entities.items()):
+        if ent.checks is not None:
+            found[name] = declared_checks_of(ctx, file, name, ent.checks, set(ent.fields), list(ent.key), ent.line("checks"))
+    for file, doc, _raw in ctx.loaded.table_docs:
+        for tname, table in doc.tables.items():
+            if tname.count(".") != 1:
+                ctx.report(file, table.line() or doc.line("tables"), f"table `{tname}` is not `<schema>.<table>`; name the schema, e.g. `bronze.orders`.")
+            if table.checks is not None:
+                cols = set(table.columns) if table.columns is not None else None
+                found[tname] = declared_checks_of(ctx, file, tname, table.checks, cols, list(table.grain), table.line("checks"))
+    return found
+
+
+def check_sql_files(ctx: Context) -> list:
+    """Parse every SQL check file; refuse the malformed ones; return the parsed checks."""
+    if not ctx.loaded.check_files:
+        return []
+    from ..checks.sqlfile import check_table_limits, parse_check_file, refuse_keep
+
+    settings = ctx.loaded.settings
+    default = settings.checks.on_failure
+    source = "assay.yml" if (ctx.loaded.root / "assay.yml").exists() else "default"
+    parsed = []
+    for rel_path, text in ctx.loaded.check_files:
+        inner = rel_path
+        prefix = ctx.loaded.checks_dir.rstrip("/") + "/"
+        if inner.startswith(prefix):
+            inner = inner[len(prefix):]
+        check, problems = parse_check_file(inner, text, default_on_failure=default, default_source=source)
+        for p in problems:
+            ctx.report(rel_path, p.line, p.message, p.code)
+        if check is None:
+            continue
+        known_entity = check.namespace == settings.schemas.silver and check.table in ctx.entities
+        known_table = any(f"{check.namespace}.{check.table}" in doc.tables for _f, doc, _r in ctx.loaded.table_docs)
+        if not known_entity and not known_table:
+            ctx.report(
+                rel_path,
+                1,
+                f"check `{check.name}` is on `{check.namespace}.{check.table}`, which is neither an entity assay builds (schema `{settings.schemas.silver}`) nor a table declared in a `tables_version: 1` document; move the file under checks/<schema>/<table>/ of a known table.",
+                "SQL_CHECK_INVALID",
+            )
+        if known_entity:
+            ent = ctx.entities[check.table][1]
+            materialization = "incremental" if ent.materialized == "incremental" else "table"
+            problem = refuse_keep(check, materialization)
+            if problem is not None:
+                ctx.report(rel_path, problem.line, problem.message, problem.code)
+        parsed.append((rel_path, check))
+    for p in check_table_limits([c for _r, c in parsed]):
+        ctx.report(ctx.loaded.checks_dir, p.line, p.message, p.code)
+    return parsed

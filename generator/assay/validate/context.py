@@ -1,0 +1,57 @@
+"""The index every validator reads: entities and mappings by name, with their files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import Diagnostic
+from ..spec.loader import LoadedSpec
+from ..spec.models import Entity, EntityDocument, MappingDocument, Relationship
+
+
+@dataclass
+class Context:
+    loaded: LoadedSpec
+    entities: dict[str, tuple[str, Entity]] = field(default_factory=dict)  # name -> (file, entity)
+    relationships: dict[str, tuple[str, Relationship]] = field(default_factory=dict)
+    mappings: list[tuple[str, MappingDocument]] = field(default_factory=list)
+    docs: list[tuple[str, EntityDocument]] = field(default_factory=list)
+    out: list[Diagnostic] = field(default_factory=list)
+
+    def report(self, file: str, line: int, message: str, code: str = "SPEC_INVALID") -> None:
+        self.out.append(Diagnostic(file, line or 1, message, code))
+
+    def entity(self, name: str) -> Optional[Entity]:
+        found = self.entities.get(name)
+        return found[1] if found else None
+
+    def mappings_of(self, entity: str) -> list[tuple[str, MappingDocument]]:
+        return [(f, m) for f, m in self.mappings if m.target == entity]
+
+
+def build_context(loaded: LoadedSpec) -> Context:
+    ctx = Context(loaded=loaded)
+    for file, doc, _raw in loaded.entity_docs:
+        ctx.docs.append((file, doc))
+        for name, ent in doc.entities.items():
+            if name in ctx.entities:
+                first = ctx.entities[name][0]
+                ctx.report(file, doc.line("entities"), f"entity `{name}` is declared again (first in {first}); give one of them another name.")
+                continue
+            ctx.entities[name] = (file, ent)
+        for rel in doc.relationships:
+            if rel.name in ctx.relationships:
+                ctx.report(file, rel.line("name"), f"relationship `{rel.name}` is declared twice; relationship names are unique across the project.")
+                continue
+            ctx.relationships[rel.name] = (file, rel)
+    for file, doc, _raw in loaded.mapping_docs:
+        ctx.mappings.append((file, doc))
+    return ctx
+
+
+def did_you_mean(name: str, choices) -> str:
+    import difflib
+
+    guess = difflib.get_close_matches(name, sorted(choices), n=1)
+    return f" Did you mean `{guess[0]}`?" if guess else ""

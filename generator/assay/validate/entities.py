@@ -1,0 +1,124 @@
+"""Refusals about entities: names, keys, fields, dedupe, quarantine, row rules."""
+
+from __future__ import annotations
+
+import re
+
+from ..ir.model import INGESTION_COLUMNS
+from .context import Context, did_you_mean
+from .dispositions import disposition_problem
+from .expressions import parse_expression, qualified_columns, referenced_columns
+from .types import normalize_type
+
+NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping")
+RESERVED_TYPE2 = ("valid_from", "valid_to")
+RESERVED_ENTITY_NAMES = ("mart_data_quality",)
+
+
+def check_entities(ctx: Context) -> None:
+    for name, (file, ent) in sorted(ctx.entities.items()):
+        _check_entity(ctx, file, name, ent)
+
+
+def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
+    where = f"entity `{name}`"
+    if not NAME.match(name) or name.endswith("__reject") or "__" in name:
+        ctx.report(file, ent.line(), f"entity name `{name}` is not allowed; write lower-case letters, digits and single `_`, starting with a letter.")
+    if name in RESERVED_ENTITY_NAMES:
+        ctx.report(file, ent.line(), f"entity name `{name}` is the name of a model assay generates; choose another name.")
+    # fields
+    for col, fld in ent.fields.items():
+        line = fld.line() or ent.line("fields")
+        if not NAME.match(col):
+            ctx.report(file, line, f"field `{col}` of {where} is not a column name; write lower-case letters, digits and `_`, starting with a letter.")
+        if col in RESERVED_FIELDS or (ent.scd == "type2" and (col in RESERVED_TYPE2 or col.startswith("dbt_"))):
+            ctx.report(file, line, f"field `{col}` of {where} uses a name assay reserves for its own columns; rename the field.")
+        if normalize_type(fld.type) is None:
+            ctx.report(
+                file,
+                fld.line("type"),
+                f"field `{col}` of {where} has type `{fld.type}`; write one of string, int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p <= 38 and 0 <= s <= p.",
+            )
+    # key
+    seen = set()
+    for i, k in enumerate(ent.key):
+        if k in seen:
+            ctx.report(file, ent.line("key"), f"{where} names key column `{k}` twice; list each key column once.")
+        seen.add(k)
+        if k not in ent.fields:
+            ctx.report(file, ent.line("key"), f"{where} has key column `{k}`, which is not one of its fields.{did_you_mean(k, ent.fields)} Declare it under `fields:` or fix the key.")
+    # dedupe
+    order_cols = []
+    if ent.dedupe is not None:
+        d = ent.dedupe
+        if not d.tie_break:
+            ctx.report(
+                file,
+                d.line(),
+                f"{where} dedupes `latest_by` without `tie_break`; two rows with the same `{d.field}` would make the winner arbitrary. Write `tie_break: [_load_id]` (or columns that settle ties).",
+            )
+        for col, line in [(d.field, d.line("field"))] + [(c, d.line("tie_break")) for c in (d.tie_break or [])]:
+            if col in INGESTION_COLUMNS:
+                continue
+            if col not in ent.fields:
+                ctx.report(file, line, f"dedupe of {where} orders by `{col}`, which is neither a field nor ingestion metadata (`_ingested_at`, `_load_id`, `_source_row_id`).{did_you_mean(col, list(ent.fields) + list(INGESTION_COLUMNS))}")
+            else:
+                order_cols.append(col)
+    # quarantine
+    if ent.quarantine is not None:
+        for i, path in enumerate(ent.quarantine.redact):
+            if not re.match(r"^\$\.[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", path):
+                ctx.report(file, ent.quarantine.line("redact"), f"redact path `{path}` of {where} is not a path; write `$.<bronze column>` such as `$.email`.")
+    # row rules
+    expr_names = set()
+    for i, rule in enumerate(ent.quality):
+        rline = rule.line() or ent.line("quality")
+        if rule.rule == "expression":
+            what = f"expression rule `{rule.name}` of {where}"
+            problem = disposition_problem(rule.on_fail, what)
+            if problem:
+                ctx.report(file, rline, problem)
+            if rule.name in expr_names:
+                ctx.report(file, rule.line("name"), f"{where} has two expression rules named `{rule.name}`; rule names are unique within an entity.")
+            expr_names.add(rule.name)
+            tree, problems = parse_expression(rule.expr)
+            for p in problems:
+                ctx.report(file, rule.line("expr"), f"{what}: {p}")
+            if tree is not None:
+                for q in qualified_columns(tree):
+                    ctx.report(file, rule.line("expr"), f"{what} reads `{q}`; an expression reads only the entity's own columns, unqualified.")
+                for col in referenced_columns(tree):
+                    if col not in ent.fields and col not in INGESTION_COLUMNS:
+                        ctx.report(file, rule.line("expr"), f"{what} reads column `{col}`, which {where} does not declare.{did_you_mean(col, ent.fields)}")
+        else:
+            _check_referential(ctx, file, name, ent, rule, rline)
+    # grants / owner are free text; nothing to refuse beyond grammar.
+
+
+def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int) -> None:
+    where = f"referential rule via `{rule.via}` of entity `{name}`"
+    found = ctx.relationships.get(rule.via)
+    if found is None:
+        ctx.report(file, rule.line("via"), f"{where} names a relationship that is not declared.{did_you_mean(rule.via, ctx.relationships)} Declare it under `relationships:`.")
+        return
+    rel = found[1]
+    if rel.from_ != name:
+        ctx.report(file, rule.line("via"), f"{where} uses a relationship that starts at `{rel.from_}`; a referential rule belongs on the entity its relationship starts from.")
+        return
+    if rel.to == name:
+        ctx.report(
+            file,
+            rule.line("via"),
+            f"{where} points the entity at itself; assay judges a child against its parent's admitted rows, which a self-reference would read while they are being built. Model the parent as its own entity or check it with a `reconcile`.",
+        )
+    if rule.on_missing == "unknown_member":
+        parent = ctx.entity(rel.to)
+        if len(rel.via) != 1:
+            ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which needs a single foreign key column, and `{rel.name}` joins on {len(rel.via)}; use `on_missing: quarantine` or `flag`.")
+        else:
+            fk = next(iter(rel.via))
+            fld = ent.fields.get(fk)
+            if fld is not None and normalize_type(fld.type) != "string":
+                ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which rewrites the key to the text `__unknown__`, and `{fk}` is {fld.type}; make it a string column or use `on_missing: quarantine` or `flag`.")
+        del parent

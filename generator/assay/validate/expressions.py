@@ -1,0 +1,41 @@
+"""Expression rules: one boolean SQL expression over the entity's own columns."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import sqlglot
+from sqlglot import exp
+
+_NOT_BOOLEAN = (exp.Literal, exp.Column, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Concat, exp.DPipe)
+
+
+def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
+    """Parse a rule expression; return the tree and the problems (sentences)."""
+    try:
+        statements = sqlglot.parse(text, read="duckdb")
+    except sqlglot.errors.ParseError as exc:
+        first = exc.errors[0]["description"] if exc.errors else str(exc)
+        return None, [f"`{text}` is not a SQL expression ({first}); write one boolean expression such as `discount <= unit_price * quantity`."]
+    statements = [s for s in statements if s is not None]
+    if len(statements) != 1:
+        return None, [f"`{text}` holds {len(statements)} statements; write one boolean expression."]
+    tree = statements[0]
+    problems = []
+    if isinstance(tree, (exp.Select, exp.Union, exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Command)):
+        return None, [f"`{text}` is a statement; write one boolean expression over the entity's columns, not a query."]
+    if any(True for _ in tree.find_all(exp.Subquery, exp.Select)):
+        problems.append(f"`{text}` holds a subquery; an expression rule reads only its own row. Use a `referential` rule or a `reconcile` check for other tables.")
+    if any(True for _ in tree.find_all(exp.AggFunc)) or any(True for _ in tree.find_all(exp.Window)):
+        problems.append(f"`{text}` aggregates or uses a window; an expression rule judges one row. Use a `reconcile` check for aggregates.")
+    if isinstance(tree, _NOT_BOOLEAN):
+        problems.append(f"`{text}` is not a boolean expression; write a comparison or a test such as `amount >= 0` or `code IS NOT NULL`.")
+    return tree, problems
+
+
+def referenced_columns(tree: exp.Expression) -> list[str]:
+    return sorted({c.name for c in tree.find_all(exp.Column) if not c.table})
+
+
+def qualified_columns(tree: exp.Expression) -> list[str]:
+    return sorted({c.sql() for c in tree.find_all(exp.Column) if c.table})

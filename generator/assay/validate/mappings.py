@@ -1,0 +1,199 @@
+"""Refusals about mappings: target, paths, transforms, field rules, freshness, redaction."""
+
+from __future__ import annotations
+
+import re
+
+from ..ir.model import INGESTION_COLUMNS
+from ..spec.transforms import output_type, parse_step
+from .context import Context, did_you_mean
+from .dispositions import disposition_problem
+from .types import compare_bounds, is_numeric, is_temporal, normalize_type, parse_bound
+
+PATH = re.compile(r"^\$\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
+CODEPOINT = re.compile(r"^U\+([0-9A-Fa-f]{4,6})(?:-U\+([0-9A-Fa-f]{4,6}))?$")
+_DURATION_HOURS = {"h": 1, "d": 24, "w": 168}
+
+
+def duration_hours(text: str) -> int:
+    return int(text[:-1]) * _DURATION_HOURS[text[-1]]
+
+
+def parse_path(path: str) -> tuple[str, ...] | None:
+    m = PATH.match(path)
+    if not m:
+        return None
+    rest = tuple(p for p in m.group(2).split(".") if p)
+    return (m.group(1),) + rest
+
+
+def check_mappings(ctx: Context) -> None:
+    names: dict[tuple[str, str], str] = {}
+    for file, m in ctx.mappings:
+        _check_mapping(ctx, file, m)
+        mname = m.name or m.source
+        ident = (m.target, mname)
+        if ident in names:
+            ctx.report(file, m.line("source"), f"two mappings into `{m.target}` are both named `{mname}` (the other is in {names[ident]}); give one a `name:`.")
+        names[ident] = file
+    for name, (file, ent) in sorted(ctx.entities.items()):
+        if not ctx.mappings_of(name):
+            ctx.report(file, ent.line(), f"no mapping feeds entity `{name}`; add a `mapping_version: 1` document with `target: {name}`.")
+
+
+def _check_mapping(ctx: Context, file: str, m) -> None:
+    ent = ctx.entity(m.target)
+    if ent is None and m.target in ctx.loaded.known_entities:
+        return  # its own grammar problems are already reported
+    if ent is None:
+        ctx.report(file, m.line("target"), f"mapping targets `{m.target}`, which is not a declared entity.{did_you_mean(m.target, ctx.entities)}")
+        return
+    where = f"mapping `{m.name or m.source}` into `{m.target}`"
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", m.source):
+        ctx.report(file, m.line("source"), f"{where} reads `{m.source}`; write the name of a bronze relation (letters, digits and `_`).")
+    # key entries
+    for col in m.key:
+        if col not in ent.key:
+            ctx.report(file, m.key[col].line() or m.line("key"), f"{where} maps `{col}` under `key:`, and the key of `{m.target}` is ({', '.join(ent.key)}); move it to `fields:` or fix the entity key.")
+    for col in ent.key:
+        if col not in m.key:
+            ctx.report(file, m.line("key"), f"{where} does not map key column `{col}`; add `{col}: {{from: \"$.<bronze column>\"}}` under `key:`.")
+    for col in m.fields:
+        if col in m.key:
+            ctx.report(file, m.fields[col].line(), f"{where} maps `{col}` under both `key:` and `fields:`; keep it under `key:`.")
+        elif col not in ent.fields:
+            ctx.report(file, m.fields[col].line() or m.line("fields"), f"{where} maps `{col}`, which `{m.target}` does not declare.{did_you_mean(col, ent.fields)} Declare it on the entity or remove it.")
+    for col, fld in ent.fields.items():
+        if fld.required and col not in m.fields and col not in m.key:
+            ctx.report(file, m.line("fields") or m.line(), f"{where} does not map `{col}`, which `{m.target}` declares `required: true`; map it or drop `required`.")
+    # paths and chains
+    read_columns: set[str] = set()
+    for section in ("key", "fields"):
+        for col, fm in getattr(m, section).items():
+            path = parse_path(fm.from_)
+            if path is None:
+                ctx.report(file, fm.line("from"), f"`from: {fm.from_}` of `{col}` is not a path; write `$.<bronze column>` or `$.<json column>.<key>`.")
+            else:
+                read_columns.add(path[0])
+            steps = []
+            for i, raw in enumerate(fm.transform):
+                step, problem = parse_step(raw)
+                if problem:
+                    ctx.report(file, fm.line("transform"), f"transform {i + 1} of `{col}` in {where}: {problem}")
+                elif step is not None:
+                    steps.append(step)
+            if col in ent.fields:
+                _check_field_rules(ctx, file, where, m, ent, col, fm, steps)
+    unmapped_cols = set()
+    for path in m.unmapped:
+        p = parse_path(path)
+        if p is None or len(p) != 1:
+            ctx.report(file, m.line("unmapped"), f"unmapped entry `{path}` of {where} is not a column path; write `$.<bronze column>`.")
+        else:
+            unmapped_cols.add(p[0])
+    # ingestion metadata and redaction
+    needs_meta = ent.dedupe is not None or ent.quarantine is not None
+    named = read_columns | unmapped_cols
+    missing = [c for c in INGESTION_COLUMNS if c not in named]
+    if needs_meta and missing:
+        ctx.report(
+            file,
+            m.line("unmapped") or m.line(),
+            f"`{m.target}` declares {'dedupe' if ent.dedupe is not None else 'quarantine'}, which needs the bronze ingestion metadata, and {where} does not name {', '.join('`$.' + c + '`' for c in missing)}; list them under `unmapped:`.",
+        )
+    if ent.quarantine is not None:
+        for path in ent.quarantine.redact:
+            p = parse_path(path)
+            if p and p[0] in read_columns:
+                ctx.report(
+                    ctx.entities[m.target][0],
+                    ent.quarantine.line("redact"),
+                    f"redact path `{path}` of `{m.target}` is read by {where} ({file}); replay would have nothing to re-run. Redact only columns no mapping reads, and mark published columns with `classification:` instead.",
+                )
+    # freshness
+    if m.freshness is not None:
+        f = m.freshness
+        if ent.dedupe is None and ent.quarantine is None:
+            ctx.report(file, m.line("freshness"), f"{where} declares `freshness`, and `{m.target}` has neither `dedupe:` nor `quarantine:`, so bronze is not required to carry `_ingested_at`, the column freshness reads. Add `quarantine: {{retention: 90d}}` (or `dedupe:`) to the entity, or remove `freshness`.")
+        if f.warn_after is None and f.error_after is None:
+            ctx.report(file, m.line("freshness"), f"`freshness` of {where} has no threshold; write `warn_after:` and/or `error_after:` such as `6h`, `1d`.")
+        if f.warn_after and f.error_after and duration_hours(f.error_after) < duration_hours(f.warn_after):
+            ctx.report(file, f.line("error_after"), f"`error_after: {f.error_after}` of {where} is shorter than `warn_after: {f.warn_after}`; an error threshold cannot come before the warning. Make `error_after` at least `{f.warn_after}`.")
+
+
+def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm, steps) -> None:
+    column_type = normalize_type(ent.fields[col].type) or "string"
+    chain_type = output_type(tuple(steps))
+    order_cols = set()
+    if ent.dedupe is not None:
+        order_cols = {ent.dedupe.field, *(ent.dedupe.tie_break or [])}
+    has_enum = any(s.name == "enum_map" for s in steps)
+    for i, rule in enumerate(fm.quality):
+        line = rule.line() or fm.line("quality")
+        what = f"rule `{rule.rule}` on `{col}` in {where}"
+        problem = disposition_problem(rule.on_fail, what)
+        if problem:
+            ctx.report(file, rule.line("on_fail") if rule.on_fail else line, problem)
+        kind = rule.rule
+        if kind == "coercible" and col in order_cols and rule.on_fail in ("flag", "quarantine"):
+            ctx.report(
+                file,
+                rule.line("on_fail"),
+                f"{what} is `{rule.on_fail}`, and `{col}` orders the dedupe of `{m.target}`; a value that does not cast there leaves the winner undefined (DedupeDispositionConflict). Write `on_fail: fail` or remove the rule (assay then generates it at `fail`).",
+            )
+        if kind == "range":
+            if rule.min is None and rule.max is None:
+                ctx.report(file, line, f"{what} has neither `min` nor `max`; write at least one bound.")
+            if not (is_numeric(column_type) or is_temporal(column_type)):
+                ctx.report(file, line, f"{what} compares values, and `{col}` is {column_type}; a range applies to numbers, dates and timestamps. Use `length` or `in_set` for text.")
+                continue
+            bounds = {}
+            for key in ("min", "max"):
+                value = getattr(rule, key)
+                if value is None:
+                    continue
+                text, bad = parse_bound(value, column_type)
+                if bad:
+                    ctx.report(file, rule.line(key), f"`{key}` of {what}: {bad}.")
+                else:
+                    bounds[key] = text
+            if "min" in bounds and "max" in bounds and not compare_bounds(bounds["min"], bounds["max"], column_type):
+                ctx.report(file, rule.line("max"), f"{what} has `min: {rule.min}` above `max: {rule.max}`, which no value satisfies; swap them.")
+        elif kind == "length":
+            if rule.min is None and rule.max is None:
+                ctx.report(file, line, f"{what} has neither `min` nor `max`; write at least one bound.")
+            if rule.min is not None and rule.max is not None and rule.min > rule.max:
+                ctx.report(file, rule.line("max"), f"{what} has `min: {rule.min}` above `max: {rule.max}`, which no value satisfies; swap them.")
+            _require_text(ctx, file, line, what, col, column_type)
+        elif kind == "pattern":
+            _require_text(ctx, file, line, what, col, column_type)
+            from ..spec.pattern import check_pattern
+
+            for p in check_pattern(rule.regex):
+                ctx.report(file, rule.line("regex"), f"{what}: {p}", "PATTERN_UNPORTABLE")
+        elif kind in ("normalize", "charset"):
+            _require_text(ctx, file, line, what, col, column_type)
+            if kind == "charset":
+                given = [k for k in ("allow", "forbid") if getattr(rule, k) is not None]
+                if len(given) != 1:
+                    ctx.report(file, line, f"{what} states {' and '.join('`' + g + '`' for g in given) or 'neither `allow` nor `forbid`'}; write exactly one of `allow:` or `forbid:`.")
+                for g in given:
+                    for item in getattr(rule, g):
+                        cm = CODEPOINT.match(str(item))
+                        if not cm:
+                            ctx.report(file, rule.line(g), f"`{item}` in `{g}` of {what} is not a code point or range; write `U+0041` or `U+0041-U+005A`.")
+                        elif cm.group(2) and int(cm.group(2), 16) < int(cm.group(1), 16):
+                            ctx.report(file, rule.line(g), f"range `{item}` in `{g}` of {what} runs backwards; write the lower code point first.")
+                        elif int(cm.group(cm.lastindex), 16) > 0x10FFFF:
+                            ctx.report(file, rule.line(g), f"`{item}` in `{g}` of {what} is beyond U+10FFFF, the last code point.")
+        elif kind == "in_enum":
+            if not has_enum:
+                ctx.report(file, line, f"{what} checks membership of the `enum_map` targets, and the chain of `{col}` has no `enum_map`; add `{{enum_map: [raw, mapped, ...]}}` to its transform or use `in_set`.")
+        elif kind == "in_set":
+            pass
+    del chain_type
+
+
+def _require_text(ctx: Context, file: str, line: int, what: str, col: str, column_type: str) -> None:
+    if column_type != "string":
+        ctx.report(file, line, f"{what} reads text, and `{col}` is {column_type}; apply it to a string column (map the raw text to a second string field if you need both).")

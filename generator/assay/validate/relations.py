@@ -1,0 +1,91 @@
+"""Refusals about relationships, coverage and reconcile checks."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from .context import Context, did_you_mean
+from .dispositions import disposition_problem
+
+AGG_SIDE = re.compile(r"^\s*(avg|count|max|min|sum)\s*\(\s*([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\s*\)\s+by\s+(.+?)\s*$", re.I)
+KEYED_SIDE = re.compile(r"^\s*([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\s*$")
+
+
+def parse_side(text: str):
+    """(agg, entity, column, by columns) or None."""
+    m = AGG_SIDE.match(text)
+    if m:
+        by = tuple(c.strip() for c in m.group(4).split(","))
+        return m.group(1).lower(), m.group(2), m.group(3), by
+    m = KEYED_SIDE.match(text)
+    if m:
+        return None, m.group(1), m.group(2), ()
+    return None
+
+
+def check_relations(ctx: Context) -> None:
+    for file, doc in ctx.docs:
+        for rel in doc.relationships:
+            _check_relationship(ctx, file, rel)
+        for cov in doc.coverage:
+            what = f"coverage check `{cov.name}`"
+            if cov.relationship not in ctx.relationships:
+                ctx.report(file, cov.line("relationship"), f"{what} names relationship `{cov.relationship}`, which is not declared.{did_you_mean(cov.relationship, ctx.relationships)}")
+            p = disposition_problem(cov.on_fail, what, ("flag", "fail"))
+            if p:
+                ctx.report(file, cov.line("on_fail") if cov.on_fail else cov.line(), p)
+        for rec in doc.reconcile:
+            _check_reconcile(ctx, file, rec)
+
+
+def _check_relationship(ctx: Context, file: str, rel) -> None:
+    what = f"relationship `{rel.name}`"
+    src, dst = ctx.entity(rel.from_), ctx.entity(rel.to)
+    for side, name, ent in (("from", rel.from_, src), ("to", rel.to, dst)):
+        if ent is None:
+            ctx.report(file, rel.line(side), f"{what} {side} `{name}`, which is not a declared entity.{did_you_mean(name, ctx.entities)}")
+    if src is None or dst is None:
+        return
+    for fcol, tcol in rel.via.items():
+        if fcol not in src.fields:
+            ctx.report(file, rel.line("via"), f"{what} joins on `{rel.from_}.{fcol}`, which `{rel.from_}` does not declare.{did_you_mean(fcol, src.fields)}")
+        if tcol not in dst.fields:
+            ctx.report(file, rel.line("via"), f"{what} joins on `{rel.to}.{tcol}`, which `{rel.to}` does not declare.{did_you_mean(tcol, dst.fields)}")
+    if rel.cardinality in ("many_to_one", "one_to_one") and sorted(rel.via.values()) != sorted(dst.key):
+        ctx.report(
+            file,
+            rel.line("via"),
+            f"{what} is {rel.cardinality} and joins `{rel.to}` on ({', '.join(rel.via.values())}), which is not its key ({', '.join(dst.key)}); a parent probe must hit at most one row. Join on the parent's key.",
+        )
+
+
+def _check_reconcile(ctx: Context, file: str, rec) -> None:
+    what = f"reconcile check `{rec.name}`"
+    p = disposition_problem(rec.on_fail, what, ("flag", "fail"))
+    if p:
+        ctx.report(file, rec.line("on_fail") if rec.on_fail else rec.line(), p)
+    try:
+        tol = Decimal(str(rec.tolerance))
+        if not tol.is_finite() or tol < 0 or not isinstance(rec.tolerance, str):
+            raise InvalidOperation
+    except (InvalidOperation, ValueError):
+        ctx.report(file, rec.line("tolerance"), f"`tolerance` of {what} is {rec.tolerance!r}; write a non-negative decimal in quotes such as `'0.01'`, so it stays exact.")
+    sides = []
+    for key in ("left", "right"):
+        text = getattr(rec, key)
+        parsed = parse_side(text)
+        if parsed is None:
+            ctx.report(file, rec.line(key), f"`{key}` of {what} is `{text}`; write `<agg>(<entity>.<column>) by <column>[, <column>]` with agg one of avg, count, max, min, sum, or `<entity>.<column>`.")
+            continue
+        agg, ent_name, col, by = parsed
+        ent = ctx.entity(ent_name)
+        if ent is None:
+            ctx.report(file, rec.line(key), f"`{key}` of {what} reads entity `{ent_name}`, which is not declared.{did_you_mean(ent_name, ctx.entities)}")
+            continue
+        for c in (col, *by):
+            if c not in ent.fields:
+                ctx.report(file, rec.line(key), f"`{key}` of {what} reads `{ent_name}.{c}`, which `{ent_name}` does not declare.{did_you_mean(c, ent.fields)}")
+        sides.append((key, agg, ent, by or tuple(ent.key)))
+    if len(sides) == 2 and len(sides[0][3]) != len(sides[1][3]):
+        ctx.report(file, rec.line("right"), f"the two sides of {what} group by {len(sides[0][3])} and {len(sides[1][3])} columns; both sides must be keyed alike to be compared.")
