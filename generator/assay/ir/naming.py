@@ -28,21 +28,22 @@ def base_name(kind: str, column: str | None, params: dict, relationship: str | N
 
 
 class NameAllocator:
-    """Hands out unique names in declaration order; authored names are reserved up front."""
+    """Hands out unique generated names in declaration order.
 
-    def __init__(self, authored: set[str]):
+    Authored names are not reserved: a generated name must not depend on what
+    someone chose to call an expression, so a clash is reported instead of
+    silently renaming the generated rule.
+    """
+
+    def __init__(self, authored=()):
         self.authored = set(authored)
-        self.used: set[str] = set(authored)
+        self.used: set[str] = set()
 
     def take(self, base: str) -> tuple[str, bool]:
-        """(name, clashed_with_authored)."""
-        clash = base in self.authored
-        if base not in self.used:
-            self.used.add(base)
-            return base, clash
-        n = 2
-        while f"{base}_{n}" in self.used:
+        """(name, clashes_with_an_authored_name)."""
+        name, n = base, 1
+        while name in self.used:
             n += 1
-        name = f"{base}_{n}"
+            name = f"{base}_{n}"
         self.used.add(name)
-        return name, clash
+        return name, name in self.authored

@@ -148,15 +148,24 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         dedupe = tuple(DedupeKey(k, k in INGESTION_COLUMNS) for k in seen)
         order_cols = {k for k in seen if k not in INGESTION_COLUMNS}
 
-    authored = {r.name for r in ent.quality if r.rule == "expression"}
+    authored = {r.name: r for r in ent.quality if r.rule == "expression"}
     names = NameAllocator(authored)
     rules: list[Rule] = []
 
     def add(kind, disposition, column, mapping, params, implicit, loc, relationship=None):
         rname, clash = names.take(base_name(kind, column, params, relationship))
         if clash:
+            expr = authored[rname]
+            what = "implicit `coercible` rule" if implicit else f"`{kind}` rule"
+            on = f"on `{column}` in mapping `{mapping}` ({loc})" if column else f"via `{relationship}` ({loc})"
             out.append(
-                Diagnostic(loc.file, loc.line, f"expression rule name `{rname.rsplit('_', 1)[0] if False else base_name(kind, column, params, relationship)}` of entity `{name}` is also the generated name of a `{kind}` rule on `{column or relationship}`; rename the expression rule.", "SPEC_INVALID")
+                Diagnostic(
+                    file,
+                    expr.line("name") or expr.line(),
+                    f"expression rule `{rname}` of entity `{name}` has the name assay generates for the {what} {on}; "
+                    f"generated names are part of the interface (flags, reject rows, the mart), so rename the expression rule, e.g. `{rname}_check`.",
+                    "SPEC_INVALID",
+                )
             )
         rules.append(Rule(rname, kind, disposition, column, mapping, _frozen(params), implicit, loc))
 

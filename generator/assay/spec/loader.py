@@ -9,6 +9,8 @@ the rest of the project's problems in the same run.
 from __future__ import annotations
 
 import difflib
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -46,13 +48,15 @@ class LoadedSpec:
     # Entities named in the spec, including ones whose own grammar is broken, so that
     # references to them are not reported a second time as unknown.
     known_entities: set = field(default_factory=set)
+    # Entities that a mapping which did not load targets: "no mapping feeds" would be an echo.
+    fed_entities: set = field(default_factory=set)
 
 
 def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+    # Relative to the project root whatever the caller passed (relative root, `specs:`
+    # pointing into or out of it): file names end up in the IR, which must not depend
+    # on where the project sits.
+    return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
 
 
 def _walk_raw(raw: Any, loc: tuple) -> tuple[Any, Any, int]:
@@ -129,7 +133,39 @@ def _describe(loc: tuple) -> str:
     out = ""
     for p in parts:
         out += p if p.startswith("[") or not out else "." + p
-    return out or "document"
+    return out or "the document"
+
+
+def _clean_loc(raw: Any, loc: tuple) -> tuple:
+    """`loc` without the union tags pydantic inserts (`quality[0].range.min` -> `quality[0].min`)."""
+    node, out = raw, []
+    for i, part in enumerate(loc):
+        if isinstance(node, LineDict) and isinstance(part, str):
+            if part in node:
+                node = node[part]
+            elif i < len(loc) - 1:
+                continue  # a tag: not in the YAML, and something follows it
+        elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        out.append(part)
+    return tuple(out)
+
+
+def _tags(text: str) -> list[str]:
+    return [t.strip().strip("'") for t in str(text).split(",") if t.strip()]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, dict)):
+        return "a list" if isinstance(value, list) else "a mapping"
+    return f"`{value}`"
+
+
+# Keys whose absence or misuse has one well-known cause, and the sentence that names it.
+_ORPHAN_GATE = "for an orphan that must stop the run, write a `reconcile` check."
+_HINTS = {
+    ("on_fail", "on_missing"): " A referential rule states `on_missing: unknown_member|quarantine|flag` instead; " + _ORPHAN_GATE,
+}
 
 
 def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: ValidationError) -> list[Diagnostic]:
@@ -139,13 +175,18 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
     for err in exc.errors():
         loc = tuple(err.get("loc", ()))
         kind = err.get("type", "")
+        ctx = err.get("ctx", {}) or {}
+        value = err.get("input")
         parent, last, line = _walk_raw(raw, loc)
-        where = _describe(loc[:-1]) if loc else "document"
+        shown = _clean_loc(raw, loc)
+        path = _describe(shown)
+        where = _describe(shown[:-1]) if shown else "the document"
         key = loc[-1] if loc else ""
         if kind == "extra_forbidden":
             accepted = _fields_of(model, loc[:-1])
             guess = difflib.get_close_matches(str(key), accepted, n=1)
             hint = f" Did you mean `{guess[0]}`?" if guess else ""
+            hint += _HINTS.get((str(key), "on_missing"), "") if "on_missing" in accepted else ""
             msg = (
                 f"`{key}` is not a key of {where}.{hint} Accepted keys: "
                 + ", ".join(f"`{a}`" for a in accepted)
@@ -154,23 +195,44 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         elif kind == "missing":
             msg = f"{where} has no `{key}`; write `{key}:` there, it is required."
         elif kind == "union_tag_invalid":
-            tags = err.get("ctx", {}).get("expected_tags", "")
-            msg = f"{where} has rule `{err.get('input', {}).get('rule') if isinstance(err.get('input'), dict) else err.get('input')}`, which is not a rule kind here; write one of {tags}."
+            tags = _tags(ctx.get("expected_tags", ""))
+            tag = value.get("rule") if isinstance(value, dict) else value
+            guess = difflib.get_close_matches(str(tag), tags, n=1)
+            hint = f" Did you mean `{guess[0]}`?" if guess else ""
+            msg = f"`{tag}` is not a rule kind of {path}.{hint} Write one of " + ", ".join(f"`{t}`" for t in tags) + "."
             if isinstance(parent, LineDict) and "rule" in parent:
                 line = parent.line_of("rule")
         elif kind == "union_tag_not_found":
-            msg = f"{_describe(loc)} names no `rule:`; write `rule: <kind>` first."
+            msg = f"{path} names no `rule:`; write `rule: <kind>` first."
+        elif kind == "literal_error" and str(key).endswith("_version"):
+            msg = f"{path} is {_show(value)}; assay reads version 1 of this document, write `{key}: 1`."
         elif kind == "literal_error":
-            expected = err.get("ctx", {}).get("expected", "")
-            msg = f"{_describe(loc)} is {err.get('input')!r}; write one of {expected}."
+            choices = [f"`{t}`" for t in _tags(str(ctx.get("expected", "")).replace(" or ", ", "))]
+            msg = f"{path} is {_show(value)}; write " + (f"one of {', '.join(choices)}." if len(choices) > 1 else f"{''.join(choices)}.")
+            if key == "on_missing" and value == "fail":
+                msg += " `fail` is deliberately unavailable, orphans are expected and recoverable; " + _ORPHAN_GATE
         elif kind == "string_pattern_mismatch":
-            pattern = err.get("ctx", {}).get("pattern", "")
+            pattern = ctx.get("pattern", "")
             if "hdw" in pattern:
-                msg = f"{_describe(loc)} is {err.get('input')!r}, not a duration; write hours, days or weeks such as `6h`, `90d`, `2w`."
+                msg = f"{path} is {_show(value)}, not a duration; write hours, days or weeks such as `6h`, `90d`, `2w`."
             else:
-                msg = f"{_describe(loc)} is {err.get('input')!r}; a name is lower-case letters, digits and `_`, starting with a letter."
+                msg = f"{path} is {_show(value)}; a name is lower-case letters, digits and `_`, starting with a letter."
+        elif kind == "too_short":
+            msg = f"{path} is empty; list at least {ctx.get('min_length', 1)} entry."
+        elif kind in ("string_type",):
+            msg = f"{path} is {_show(value)}, not text; write it in quotes: `'{value}'`." if not isinstance(value, (list, dict)) else f"{path} is {_show(value)}; write one text."
+        elif kind in ("list_type",):
+            msg = f"{path} is {_show(value)}, not a list; write a list such as `[{value}]`." if not isinstance(value, dict) else f"{path} is a mapping; write a list `[...]`."
+        elif kind in ("dict_type", "model_type", "model_attributes_type"):
+            msg = f"{path} is {_show(value)}, not a mapping; write `<key>: <value>` entries under it."
+        elif kind in ("bool_type", "bool_parsing"):
+            msg = f"{path} is {_show(value)}; write `true` or `false`."
+        elif kind in ("int_type", "int_parsing", "int_from_float"):
+            msg = f"{path} is {_show(value)}; write a whole number."
+        elif kind == "greater_than_equal":
+            msg = f"{path} is {_show(value)}; write a number of at least {ctx.get('ge')}."
         else:
-            msg = f"{_describe(loc)}: {err.get('msg', 'invalid value')}."
+            msg = f"{path}: {err.get('msg', 'invalid value')}."
         ident = (line, msg)
         if ident in seen:
             continue
@@ -179,20 +241,25 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
     return out
 
 
-def attach_lines(node: Any, raw: Any) -> None:
-    """Copy the YAML positions onto validated models, recursively."""
+def attach_lines(node: Any, raw: Any, key_line: int = 0) -> None:
+    """Copy the YAML positions onto validated models, recursively.
+
+    A node written under a key (`orders:`, `quarantine:`, `amount:`) is placed on
+    that key's line, where a reader looks for it, rather than on the first line of
+    its body.
+    """
     if isinstance(node, BaseModel):
         if isinstance(raw, LineDict):
-            node._line = raw.line
+            node._line = key_line or raw.line
             node._key_lines = dict(raw.key_lines)
         for name, info in type(node).model_fields.items():
             key = info.alias or name
-            if isinstance(raw, dict) and key in raw:
-                attach_lines(getattr(node, name), raw[key])
+            if isinstance(raw, LineDict) and key in raw:
+                attach_lines(getattr(node, name), raw[key], raw.line_of(key))
     elif isinstance(node, dict) and isinstance(raw, dict):
         for k, v in node.items():
             if k in raw:
-                attach_lines(v, raw[k])
+                attach_lines(v, raw[k], raw.line_of(k) if isinstance(raw, LineDict) else 0)
     elif isinstance(node, list) and isinstance(raw, list):
         for item, raw_item in zip(node, raw):
             attach_lines(item, raw_item)
@@ -202,7 +269,8 @@ def _duplicate_keys(file: str, raw: Any) -> list[Diagnostic]:
     out = []
     if isinstance(raw, LineDict):
         for key, line in raw.key_lines.get("__duplicate__", []):
-            out.append(Diagnostic(file, line, f"`{key}` appears twice in one mapping; keep one of them.", "SPEC_GRAMMAR"))
+            first = raw.key_lines.get(key, raw.line)
+            out.append(Diagnostic(file, line, f"`{key}` is written twice at the same level (first on line {first}); YAML would keep only the last one silently, so keep one of them.", "SPEC_GRAMMAR"))
         for v in raw.values():
             out.extend(_duplicate_keys(file, v))
     elif isinstance(raw, LineList):
@@ -292,6 +360,32 @@ def _salvage(loaded: LoadedSpec, model, raw: LineDict):
         return None
 
 
+def _remember_unparsed(loaded: LoadedSpec, text: str) -> None:
+    """Read entity names and a mapping target from a file that is not valid YAML.
+
+    Only to keep the rest of the project from reporting echoes ("not a declared
+    entity", "no mapping feeds") of the one syntax error already reported.
+    """
+    target = re.search(r"^target:\s*[\"']?([A-Za-z0-9_]+)", text, re.M)
+    if target:
+        loaded.fed_entities.add(target.group(1))
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"^entities:\s*(#.*)?$", line):
+            continue
+        indent = None
+        for body in lines[i + 1 :]:
+            if not body.strip() or body.lstrip().startswith("#"):
+                continue
+            width = len(body) - len(body.lstrip(" \t"))
+            if width == 0:
+                break
+            indent = width if indent is None else indent
+            name = re.match(r"^\s*([A-Za-z0-9_]+)\s*:", body)
+            if width == indent and name:
+                loaded.known_entities.add(name.group(1))
+
+
 def _is_under(path: Path, directory: Path) -> bool:
     try:
         path.resolve().relative_to(directory.resolve())
@@ -305,6 +399,7 @@ def _load_document(loaded: LoadedSpec, rel: str, text: str) -> None:
         raw = load_yaml(text)
     except YamlSyntaxError as exc:
         loaded.diagnostics.append(Diagnostic(rel, exc.line, f"not valid YAML: {exc.message}", "SPEC_YAML"))
+        _remember_unparsed(loaded, text)
         return
     if raw is None:
         return
@@ -334,6 +429,8 @@ def _load_document(loaded: LoadedSpec, rel: str, text: str) -> None:
         doc = model.model_validate(raw)
     except ValidationError as exc:
         loaded.diagnostics.extend(pydantic_diagnostics(rel, model, raw, exc))
+        if model is MappingDocument and isinstance(raw.get("target"), str):
+            loaded.fed_entities.add(raw["target"])
         doc = _salvage(loaded, model, raw)
         if doc is None:
             return

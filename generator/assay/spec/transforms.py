@@ -107,13 +107,33 @@ def parse_step(raw: Any) -> tuple[Optional[Step], Optional[str]]:
             return None, f"`{name}` takes no argument; write it as a bare name: `- {name}`."
         return Step(name), None
     if bare:
-        return None, f"`{name}` needs an argument; write `{{{name}: {_arg_example(spec)}}}`."
+        return None, f"`{name}` needs an argument, {_arg_example(spec)}; write it as a one-key map such as `{{{name}: {_EXAMPLES[name]}}}`."
     check: Callable[[Any], bool] = _ARG_CHECKS[spec.arg]
     if not check(arg):
-        return None, f"`{name}` takes {_arg_example(spec)} as its argument, not {arg!r}."
+        return None, f"`{name}` takes {_arg_example(spec)} as its argument, not {arg!r}; write e.g. `{{{name}: {_EXAMPLES[name]}}}`."
     if spec.arg in ("decimal", "pair", "pairs"):
         return Step(name, tuple(arg)), None
     return Step(name, (arg,)), None
+
+
+# One argument per transform that takes one, as a user would write it in YAML.
+_EXAMPLES = {
+    "to_decimal": "[12, 2]",
+    "parse_date": "ISO8601",
+    "parse_ts": "ISO8601",
+    "to_utc": "Europe/Berlin",
+    "enum_map": "[A, active, I, inactive]",
+    "split_part": '["-", 2]',
+    "regex_extract": '["^([0-9]+)", 1]',
+    "strip_prefix": "ID-",
+    "strip_suffix": " EUR",
+    "concat": "-x",
+    "coalesce": "unknown",
+    "nullif": "N/A",
+    "multiply": "100",
+    "divide": "100",
+    "round": "2",
+}
 
 
 def _arg_example(spec: TransformSpec) -> str:

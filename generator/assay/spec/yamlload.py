@@ -82,6 +82,13 @@ class YamlSyntaxError(Exception):
         super().__init__(f"line {line}: {message}")
 
 
+# PyYAML's words for the two mistakes people make most, and what to do about them.
+_ADVICE = (
+    ("'\\t'", "indent with spaces, YAML does not allow tabs"),
+    ("mapping values are not allowed here", "this line is indented differently from its siblings, or a value holding `: ` needs quotes"),
+)
+
+
 def load_yaml(text: str) -> Any:
     """Parse one YAML document, keeping line numbers on mappings and sequences."""
     try:
@@ -89,7 +96,16 @@ def load_yaml(text: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
-        raise YamlSyntaxError(line, f"{exc.problem or exc}".strip()) from None
+        message = f"{exc.problem or exc}".strip()
+        # PyYAML notices a missing `]` or `}` only where the next token is; name the
+        # line the unclosed construct started on, which is where the fix goes.
+        if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
+            message += f" ({exc.context} that starts on line {exc.context_mark.line + 1})"
+        for symptom, advice in _ADVICE:
+            if symptom in message:
+                message += f"; {advice}"
+                break
+        raise YamlSyntaxError(line, message) from None
     except yaml.YAMLError as exc:  # pragma: no cover - defensive
         raise YamlSyntaxError(1, str(exc)) from None
 

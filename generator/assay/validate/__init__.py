@@ -8,6 +8,7 @@ from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
 from .checks import check_declared, check_sql_files
 from .context import build_context
+from .dispositions import check_retention
 from .entities import check_entities
 from .mappings import check_mappings
 from .relations import check_relations
@@ -32,6 +33,7 @@ def validate(loaded: LoadedSpec) -> Validated:
     check_entities(ctx)
     check_mappings(ctx)
     check_relations(ctx)
+    check_retention(ctx)
     declared = check_declared(ctx)
     sql_checks = check_sql_files(ctx)
     return Validated(sorted(set(loaded.diagnostics) | set(ctx.out)), declared, sql_checks)

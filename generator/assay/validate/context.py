@@ -37,7 +37,7 @@ def build_context(loaded: LoadedSpec) -> Context:
         for name, ent in doc.entities.items():
             if name in ctx.entities:
                 first = ctx.entities[name][0]
-                ctx.report(file, doc.line("entities"), f"entity `{name}` is declared again (first in {first}); give one of them another name.")
+                ctx.report(file, ent.line() or doc.line("entities"), f"entity `{name}` is declared again (first in {first}); give one of them another name.")
                 continue
             ctx.entities[name] = (file, ent)
         for rel in doc.relationships:

@@ -21,3 +21,65 @@ def disposition_problem(value: Optional[str], what: str, allowed: tuple[str, ...
     if value not in allowed:
         return f"{what} says `on_fail: {value}`; write one of {choices}."
     return None
+
+
+RETENTION_FIX = "add `quarantine: {retention: 90d}` to the entity (hours, days or weeks: `6h`, `90d`, `2w`)"
+
+
+def check_retention(ctx) -> None:
+    """Refuse any way of quarantining a row on an entity with no `quarantine.retention`.
+
+    The reject table holds raw source payloads, so how long they stay is stated, never
+    defaulted. Explicit quarantines are reported where they are written; an entity
+    whose only quarantines are the implicit `coercible` rules is reported once, on
+    the entity, naming the columns.
+    """
+    from ..spec.transforms import parse_step
+
+    for name, (file, ent) in sorted(ctx.entities.items()):
+        if ent.quarantine is not None and ent.quarantine.retention:
+            continue
+        sites = []
+        for rule in ent.quality:
+            if rule.rule == "expression" and rule.on_fail == "quarantine":
+                sites.append((file, rule.line("on_fail") or rule.line(), f"expression rule `{rule.name}`", "`on_fail: flag`"))
+            elif rule.rule == "referential" and rule.on_missing == "quarantine":
+                sites.append((file, rule.line("on_missing") or rule.line(), f"referential rule via `{rule.via}`", "`on_missing: flag` or `unknown_member`"))
+        mappings = ctx.mappings_of(name)
+        for mfile, m in mappings:
+            for col, fm in list(m.key.items()) + list(m.fields.items()):
+                for rule in fm.quality:
+                    if rule.on_fail == "quarantine":
+                        sites.append((mfile, rule.line("on_fail") or rule.line(), f"rule `{rule.rule}` on `{col}`", "`on_fail: flag`"))
+        for sfile, line, what, weaker in sites:
+            ctx.report(sfile, line, f"{what} of `{name}` quarantines rows, and `{name}` has no `quarantine.retention`; the reject table keeps raw source payloads, so say how long: {RETENTION_FIX}, or use {weaker}.")
+        if sites:
+            continue
+        reasons = [why for why, present in (
+            ("`quarantine:`", ent.quarantine is not None),
+            ("`quality:`", bool(ent.quality)),
+            ("field rules", any(fm.quality for _f, m in mappings for fm in list(m.key.values()) + list(m.fields.values()))),
+        ) if present]
+        if not reasons:
+            continue
+        order = set()
+        if ent.dedupe is not None:
+            order = {ent.dedupe.field, *(ent.dedupe.tie_break or [])}
+        implicit = []
+        for _f, m in mappings:
+            for col, fm in list(m.key.items()) + list(m.fields.items()):
+                if col in order or col not in ent.fields or any(r.rule == "coercible" for r in fm.quality):
+                    continue
+                steps = [parse_step(raw)[0] for raw in fm.transform]
+                if any(s is not None and s.spec.nulls_on_purpose for s in steps):
+                    continue
+                if col not in implicit:
+                    implicit.append(col)
+        if implicit:
+            line = ent.quarantine.line() if ent.quarantine is not None else ent.line()
+            cols = ", ".join(f"`{c}`" for c in implicit)
+            ctx.report(
+                file,
+                line or ent.line(),
+                f"entity `{name}` joins the quality system (it declares {' and '.join(reasons)}), so a value of {cols} that does not cast is quarantined by the implicit `coercible` rule, and `{name}` has no `quarantine.retention`; {RETENTION_FIX}, or state `{{rule: coercible, on_fail: flag}}` on those fields.",
+            )

@@ -16,6 +16,11 @@ RESERVED_TYPE2 = ("valid_from", "valid_to")
 RESERVED_ENTITY_NAMES = ("mart_data_quality",)
 
 
+def _reserved_list(scd: str) -> str:
+    names = list(RESERVED_FIELDS) + (list(RESERVED_TYPE2) + ["dbt_*"] if scd == "type2" else [])
+    return ", ".join(f"`{n}`" for n in names)
+
+
 def check_entities(ctx: Context) -> None:
     for name, (file, ent) in sorted(ctx.entities.items()):
         _check_entity(ctx, file, name, ent)
@@ -30,10 +35,10 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
     # fields
     for col, fld in ent.fields.items():
         line = fld.line() or ent.line("fields")
-        if not NAME.match(col):
-            ctx.report(file, line, f"field `{col}` of {where} is not a column name; write lower-case letters, digits and `_`, starting with a letter.")
         if col in RESERVED_FIELDS or (ent.scd == "type2" and (col in RESERVED_TYPE2 or col.startswith("dbt_"))):
-            ctx.report(file, line, f"field `{col}` of {where} uses a name assay reserves for its own columns; rename the field.")
+            ctx.report(file, line, f"field `{col}` of {where} uses a name assay reserves for its own columns ({_reserved_list(ent.scd)}); rename the field.")
+        elif not NAME.match(col):
+            ctx.report(file, line, f"field `{col}` of {where} is not a column name; write lower-case letters, digits and `_`, starting with a letter.")
         if normalize_type(fld.type) is None:
             ctx.report(
                 file,
@@ -87,7 +92,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
                 ctx.report(file, rule.line("expr"), f"{what}: {p}")
             if tree is not None:
                 for q in qualified_columns(tree):
-                    ctx.report(file, rule.line("expr"), f"{what} reads `{q}`; an expression reads only the entity's own columns, unqualified.")
+                    ctx.report(file, rule.line("expr"), f"{what} reads `{q}`; an expression reads only the entity's own columns, unqualified: write `{q.split('.')[-1]}`.")
                 for col in referenced_columns(tree):
                     if col not in ent.fields and col not in INGESTION_COLUMNS:
                         ctx.report(file, rule.line("expr"), f"{what} reads column `{col}`, which {where} does not declare.{did_you_mean(col, ent.fields)}")
@@ -104,7 +109,7 @@ def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int)
         return
     rel = found[1]
     if rel.from_ != name:
-        ctx.report(file, rule.line("via"), f"{where} uses a relationship that starts at `{rel.from_}`; a referential rule belongs on the entity its relationship starts from.")
+        ctx.report(file, rule.line("via"), f"{where} uses a relationship that starts at `{rel.from_}`; a referential rule belongs on the entity its relationship starts from. Move the rule to `{rel.from_}`, or declare a relationship with `from: {name}`.")
         return
     if rel.to == name:
         ctx.report(

@@ -14,9 +14,8 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     """Parse a rule expression; return the tree and the problems (sentences)."""
     try:
         statements = sqlglot.parse(text, read="duckdb")
-    except sqlglot.errors.ParseError as exc:
-        first = exc.errors[0]["description"] if exc.errors else str(exc)
-        return None, [f"`{text}` is not a SQL expression ({first}); write one boolean expression such as `discount <= unit_price * quantity`."]
+    except sqlglot.errors.SqlglotError as exc:  # ParseError, and TokenError for an unclosed quote
+        return None, [f"`{text}` is not a SQL expression ({_parse_problem(exc)}); write one boolean expression such as `discount <= unit_price * quantity`."]
     statements = [s for s in statements if s is not None]
     if len(statements) != 1:
         return None, [f"`{text}` holds {len(statements)} statements; write one boolean expression."]
@@ -31,6 +30,20 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     if isinstance(tree, _NOT_BOOLEAN):
         problems.append(f"`{text}` is not a boolean expression; write a comparison or a test such as `amount >= 0` or `code IS NOT NULL`.")
     return tree, problems
+
+
+def _parse_problem(exc: Exception) -> str:
+    """sqlglot's complaint in the author's terms, without its class names."""
+    errors = getattr(exc, "errors", None) or []
+    if not errors:
+        return "an unclosed quote or a character SQL does not allow" if isinstance(exc, sqlglot.errors.TokenError) else "it does not parse"
+    first = errors[0]
+    near = first.get("highlight") or ""
+    if first.get("description", "").startswith("Required keyword"):
+        return f"`{near}` is missing an operand" if near else "an operand is missing"
+    description = first.get("description") or "it does not parse"
+    description = description[:1].lower() + description[1:]
+    return f"{description} near `{near}`" if near else description
 
 
 def referenced_columns(tree: exp.Expression) -> list[str]:

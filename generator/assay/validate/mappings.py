@@ -37,7 +37,7 @@ def check_mappings(ctx: Context) -> None:
             ctx.report(file, m.line("source"), f"two mappings into `{m.target}` are both named `{mname}` (the other is in {names[ident]}); give one a `name:`.")
         names[ident] = file
     for name, (file, ent) in sorted(ctx.entities.items()):
-        if not ctx.mappings_of(name):
+        if not ctx.mappings_of(name) and name not in ctx.loaded.fed_entities:
             ctx.report(file, ent.line(), f"no mapping feeds entity `{name}`; add a `mapping_version: 1` document with `target: {name}`.")
 
 
@@ -50,12 +50,14 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         return
     where = f"mapping `{m.name or m.source}` into `{m.target}`"
     if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", m.source):
-        ctx.report(file, m.line("source"), f"{where} reads `{m.source}`; write the name of a bronze relation (letters, digits and `_`).")
-    # key entries
-    for col in m.key:
+        ctx.report(file, m.line("source"), f"{where} reads `{m.source}`; write the bare name of a bronze relation (letters, digits and `_`); its schema is `schemas.bronze` of assay.yml.")
+    # key entries; an entity key naming undeclared columns is refused on the entity, and
+    # comparing a mapping against it would only echo that refusal.
+    key_ok = all(k in ent.fields for k in ent.key)
+    for col in m.key if key_ok else ():
         if col not in ent.key:
             ctx.report(file, m.key[col].line() or m.line("key"), f"{where} maps `{col}` under `key:`, and the key of `{m.target}` is ({', '.join(ent.key)}); move it to `fields:` or fix the entity key.")
-    for col in ent.key:
+    for col in ent.key if key_ok else ():
         if col not in m.key:
             ctx.report(file, m.line("key"), f"{where} does not map key column `{col}`; add `{col}: {{from: \"$.<bronze column>\"}}` under `key:`.")
     for col in m.fields:
@@ -64,7 +66,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         elif col not in ent.fields:
             ctx.report(file, m.fields[col].line() or m.line("fields"), f"{where} maps `{col}`, which `{m.target}` does not declare.{did_you_mean(col, ent.fields)} Declare it on the entity or remove it.")
     for col, fld in ent.fields.items():
-        if fld.required and col not in m.fields and col not in m.key:
+        if fld.required and col not in m.fields and col not in m.key and col not in ent.key:
             ctx.report(file, m.line("fields") or m.line(), f"{where} does not map `{col}`, which `{m.target}` declares `required: true`; map it or drop `required`.")
     # paths and chains
     read_columns: set[str] = set()
@@ -99,7 +101,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         ctx.report(
             file,
             m.line("unmapped") or m.line(),
-            f"`{m.target}` declares {'dedupe' if ent.dedupe is not None else 'quarantine'}, which needs the bronze ingestion metadata, and {where} does not name {', '.join('`$.' + c + '`' for c in missing)}; list them under `unmapped:`.",
+            f"`{m.target}` declares {'`dedupe:`' if ent.dedupe is not None else '`quarantine:`'}, which needs the bronze ingestion metadata, and {where} does not name {', '.join('`$.' + c + '`' for c in missing)}; add {'them' if len(missing) > 1 else 'it'} to `unmapped:`.",
         )
     if ent.quarantine is not None:
         for path in ent.quarantine.redact:

@@ -31,7 +31,7 @@ def check_relations(ctx: Context) -> None:
         for cov in doc.coverage:
             what = f"coverage check `{cov.name}`"
             if cov.relationship not in ctx.relationships:
-                ctx.report(file, cov.line("relationship"), f"{what} names relationship `{cov.relationship}`, which is not declared.{did_you_mean(cov.relationship, ctx.relationships)}")
+                ctx.report(file, cov.line("relationship"), f"{what} names relationship `{cov.relationship}`, which is not declared.{did_you_mean(cov.relationship, ctx.relationships)} Declare it under `relationships:` or name one that is.")
             p = disposition_problem(cov.on_fail, what, ("flag", "fail"))
             if p:
                 ctx.report(file, cov.line("on_fail") if cov.on_fail else cov.line(), p)
@@ -43,7 +43,7 @@ def _check_relationship(ctx: Context, file: str, rel) -> None:
     what = f"relationship `{rel.name}`"
     src, dst = ctx.entity(rel.from_), ctx.entity(rel.to)
     for side, name, ent in (("from", rel.from_, src), ("to", rel.to, dst)):
-        if ent is None:
+        if ent is None and name not in ctx.loaded.known_entities:
             ctx.report(file, rel.line(side), f"{what} {side} `{name}`, which is not a declared entity.{did_you_mean(name, ctx.entities)}")
     if src is None or dst is None:
         return
@@ -70,7 +70,7 @@ def _check_reconcile(ctx: Context, file: str, rec) -> None:
         if not tol.is_finite() or tol < 0 or not isinstance(rec.tolerance, str):
             raise InvalidOperation
     except (InvalidOperation, ValueError):
-        ctx.report(file, rec.line("tolerance"), f"`tolerance` of {what} is {rec.tolerance!r}; write a non-negative decimal in quotes such as `'0.01'`, so it stays exact.")
+        ctx.report(file, rec.line("tolerance"), f"`tolerance` of {what} is `{rec.tolerance}`; write a non-negative decimal in quotes such as `'0.01'`, so it stays exact.")
     sides = []
     for key in ("left", "right"):
         text = getattr(rec, key)
@@ -80,6 +80,8 @@ def _check_reconcile(ctx: Context, file: str, rec) -> None:
             continue
         agg, ent_name, col, by = parsed
         ent = ctx.entity(ent_name)
+        if ent is None and ent_name in ctx.loaded.known_entities:
+            continue  # declared, with its own grammar problems already reported
         if ent is None:
             ctx.report(file, rec.line(key), f"`{key}` of {what} reads entity `{ent_name}`, which is not declared.{did_you_mean(ent_name, ctx.entities)}")
             continue
@@ -88,4 +90,9 @@ def _check_reconcile(ctx: Context, file: str, rec) -> None:
                 ctx.report(file, rec.line(key), f"`{key}` of {what} reads `{ent_name}.{c}`, which `{ent_name}` does not declare.{did_you_mean(c, ent.fields)}")
         sides.append((key, agg, ent, by or tuple(ent.key)))
     if len(sides) == 2 and len(sides[0][3]) != len(sides[1][3]):
-        ctx.report(file, rec.line("right"), f"the two sides of {what} group by {len(sides[0][3])} and {len(sides[1][3])} columns; both sides must be keyed alike to be compared.")
+        shown = [f"`{key}` by ({', '.join(by)})" for key, _agg, _ent, by in sides]
+        ctx.report(
+            file,
+            rec.line("right"),
+            f"the two sides of {what} are keyed differently, {shown[0]} and {shown[1]} (a keyed side is keyed by its entity's key); rows are compared group by group, so write `by` columns that match the other side's key one for one.",
+        )
