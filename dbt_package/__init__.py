@@ -1,0 +1,1 @@
+"""The `assay` dbt package, shipped as package data inside the assay wheel."""

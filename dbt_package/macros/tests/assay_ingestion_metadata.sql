@@ -1,0 +1,25 @@
+{#- Blocking audit for every dedupe:/quarantine: entity: dedupe orders by these columns, so a
+    missing, repeated or unparseable value would make the surviving row arbitrary. -#}
+{% test assay_ingestion_metadata(model) %}
+  {{ return(adapter.dispatch('test_assay_ingestion_metadata', 'assay')(model)) }}
+{% endtest %}
+
+{% macro default__test_assay_ingestion_metadata(model) %}
+{%- set row_id = assay._as_text('_source_row_id') -%}
+with metadata as (
+  select _load_id, _ingested_at, _source_row_id from {{ model }}
+)
+select 'missing_metadata' as failure, {{ row_id }} as source_row_id
+from metadata
+where _load_id is null or _ingested_at is null or _source_row_id is null
+union all
+select 'duplicate_source_row_id' as failure, {{ row_id }} as source_row_id
+from metadata
+where _source_row_id is not null
+group by _source_row_id
+having count(*) > 1
+union all
+select 'unparseable_ingested_at' as failure, {{ row_id }} as source_row_id
+from metadata
+where _ingested_at is not null and {{ assay.try_cast('_ingested_at', 'timestamp') }} is null
+{% endmacro %}

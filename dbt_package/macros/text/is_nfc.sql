@@ -1,0 +1,30 @@
+{% macro is_nfc(expr) -%}
+  {{ return(adapter.dispatch('is_nfc', 'assay')(expr)) }}
+{%- endmacro %}
+
+{#- Snowflake, Spark/Databricks and Redshift ship no Unicode normalization function; failing
+    at compile time beats a rule that silently never fires. -#}
+{% macro default__is_nfc(expr) -%}
+  {{ exceptions.raise_compiler_error("assay.is_nfc: " ~ target.type ~ " has no Unicode normalization function") }}
+{%- endmacro %}
+
+{% macro duckdb__is_nfc(expr) -%}
+  (nfc_normalize({{ expr }}) = {{ expr }})
+{%- endmacro %}
+
+{#- Needs a UTF8 database (Postgres 13+). -#}
+{% macro postgres__is_nfc(expr) -%}
+  ({{ expr }} IS NFC NORMALIZED)
+{%- endmacro %}
+
+{% macro redshift__is_nfc(expr) -%}
+  {{ return(assay.default__is_nfc(expr)) }}
+{%- endmacro %}
+
+{% macro bigquery__is_nfc(expr) -%}
+  (NORMALIZE({{ expr }}, NFC) = {{ expr }})
+{%- endmacro %}
+
+{% macro trino__is_nfc(expr) -%}
+  (normalize({{ expr }}, NFC) = {{ expr }})
+{%- endmacro %}

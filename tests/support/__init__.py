@@ -1,0 +1,1 @@
+"""Helpers shared by test packages (throwaway database servers, ...)."""

