@@ -8,12 +8,28 @@ from ..ir.model import INGESTION_COLUMNS
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .expressions import parse_expression, qualified_columns, referenced_columns
-from .types import normalize_type
+from .types import SIMPLE_TYPES, normalize_type
 
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping")
 RESERVED_TYPE2 = ("valid_from", "valid_to")
 RESERVED_ENTITY_NAMES = ("mart_data_quality",)
+
+
+# SQL spellings people bring from elsewhere, and the assay type they mean. Floats have no
+# assay type on purpose: quality bounds are exact decimals.
+TYPE_ALIASES = {
+    "integer": "int", "bigint": "int", "smallint": "int", "long": "int",
+    "text": "string", "varchar": "string", "str": "string", "boolean": "bool",
+    "datetime": "timestamp", "timestamptz": "timestamp", "json": "variant",
+    "float": "decimal(38,9)", "double": "decimal(38,9)", "real": "decimal(38,9)", "numeric": "decimal(38,9)",
+    "number": "decimal(38,9)", "decimal": "decimal(38,9)",
+}
+
+
+def _type_hint(text) -> str:
+    alias = TYPE_ALIASES.get(str(text).strip().lower())
+    return f" Did you mean `{alias}`?" if alias else did_you_mean(str(text).lower(), SIMPLE_TYPES)
 
 
 def _reserved_list(scd: str) -> str:
@@ -43,7 +59,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             ctx.report(
                 file,
                 fld.line("type"),
-                f"field `{col}` of {where} has type `{fld.type}`; write one of string, int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p <= 38 and 0 <= s <= p.",
+                f"field `{col}` of {where} has type `{fld.type}`.{_type_hint(fld.type)} Write one of string, int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p <= 38 and 0 <= s <= p.",
             )
     # key
     seen = set()

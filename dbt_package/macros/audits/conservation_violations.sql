@@ -1,0 +1,47 @@
+{#
+  The conservation law as a query: every bronze row is in exactly one place,
+  the entity, an unresolved reject, or the dedupe count. Returns the bronze
+  rows placed zero or several times.
+
+  mappings: list of [mapping name, source relation name, source relation].
+  Reject rows whose bronze row has aged out are history, not placements, so
+  only bronze rows are judged.
+#}
+{% macro conservation_violations(entity, staged, reject, mappings) %}
+  {{ return(adapter.dispatch('conservation_violations', 'assay')(entity, staged, reject, mappings)) }}
+{% endmacro %}
+
+{% macro default__conservation_violations(entity, staged, reject, mappings) %}
+{%- set string = assay.sql_type('string') -%}
+{%- set ns = namespace(sources=[]) -%}
+{%- for m in mappings -%}{%- if m[1] not in ns.sources -%}{%- set ns.sources = ns.sources + [m[1]] -%}{%- endif -%}{%- endfor -%}
+with assay_bronze as (
+  {%- for name in ns.sources %}
+  {%- for m in mappings if m[1] == name %}{% if loop.first %}
+  select '{{ name }}' as source_relation, cast(_source_row_id as {{ string }}) as source_row_id from {{ m[2] }}
+  {%- endif %}{% endfor %}
+  {%- if not loop.last %}
+  union all
+  {%- endif %}
+  {%- endfor %}
+),
+assay_placed as (
+  select case _mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end as source_relation, _source_row_id as source_row_id from {{ entity }}
+  union all
+  select case _mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end as source_relation, _source_row_id as source_row_id from {{ staged }} where _route = 'deduped'
+  {%- if reject is not none %}
+  union all
+  select source_relation, _source_row_id as source_row_id from {{ reject }} where resolved_at is null
+  {%- endif %}
+),
+assay_counts as (
+  select source_relation, source_row_id, count(*) as placements
+  from assay_placed
+  group by source_relation, source_row_id
+)
+select b.source_relation, b.source_row_id, coalesce(c.placements, 0) as placements
+from assay_bronze as b
+left join assay_counts as c
+  on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id
+where coalesce(c.placements, 0) <> 1
+{% endmacro %}

@@ -1,0 +1,14 @@
+{#
+  Generic test: every admitted parent row has at least `min` admitted children.
+  Attached to the parent model. `pairs` is a list of [child column, parent column].
+  Both sides are admitted rows only, as every consumer of silver sees them.
+#}
+{% test assay_coverage(model, child, pairs, min=1, parent_filter=none) %}
+select {% for c, p in pairs %}parent.{{ p }}{% if not loop.last %}, {% endif %}{% endfor %}, count(child.{{ pairs[0][0] }}) as children
+from {{ model }} as parent
+left join {{ child }} as child
+  on {% for c, p in pairs %}child.{{ c }} = parent.{{ p }}{% if not loop.last %} and {% endif %}{% endfor %}
+{% if parent_filter %}where {{ parent_filter }}{% endif %}
+group by {% for c, p in pairs %}parent.{{ p }}{% if not loop.last %}, {% endif %}{% endfor %}
+having count(child.{{ pairs[0][0] }}) < {{ min }}
+{% endtest %}

@@ -1,0 +1,50 @@
+"""The core API the CLI and tests call; it never prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .artifacts import WriteReport, ensure_package_entry, write_project
+from .errors import SpecError
+from .ir.model import Project
+from .ir.resolve import compile_spec
+
+
+@dataclass
+class GenerateResult:
+    project: Project
+    report: WriteReport
+    packages_changed: bool = False
+
+
+def load_project(spec_dir: Path | str) -> Project:
+    """Compile a spec directory to the IR or raise SpecError with every refusal."""
+    project, diags, _loaded = compile_spec(Path(spec_dir))
+    if project is None:
+        raise SpecError(diags)
+    return project
+
+
+def dbt_files(project: Project) -> dict[str, str]:
+    """Everything assay owns in a dbt project: generated nodes plus the dbt package copy."""
+    from .targets.dbt import PACKAGE_DIR, generate_dbt
+    from .targets.dbt.package import package_files
+
+    files = generate_dbt(project)
+    files.update(package_files(PACKAGE_DIR))
+    return dict(sorted(files.items()))
+
+
+def generate_dbt_project(spec_dir: Path | str, project_dir: Path | str, project: Optional[Project] = None) -> GenerateResult:
+    """Write the dbt nodes of a spec into an existing dbt project."""
+    from .targets.dbt import PACKAGE_DIR
+
+    project = project or load_project(spec_dir)
+    project_dir = Path(project_dir)
+    report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint)
+    changed = False
+    if not report.conflicts:
+        changed = ensure_package_entry(project_dir, PACKAGE_DIR)
+    return GenerateResult(project, report, changed)

@@ -1,0 +1,54 @@
+"""`assay generate dbt|sqlmesh --spec DIR --project DIR`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import SpecError
+
+
+@click.group("generate")
+def generate() -> None:
+    """Write the files assay owns into a dbt or SQLMesh project."""
+
+
+def _report(result, project_dir: Path) -> None:
+    r = result.report
+    if r.conflicts:
+        for rel in r.conflicts:
+            click.echo(f"{project_dir / rel}: exists and is not assay's; move it away or remove it, assay never overwrites your files.", err=True)
+        sys.exit(1)
+    click.echo(
+        f"assay generate: {len(r.written)} written, {len(r.unchanged)} unchanged, {len(r.removed)} removed "
+        f"({len(result.project.entities)} entities, spec {result.project.fingerprint})"
+    )
+
+
+def _fail_spec(exc: SpecError) -> None:
+    for d in exc.diagnostics:
+        click.echo(d.render())
+    click.echo(f"{len(exc.diagnostics)} problems found; nothing was written.", err=True)
+    sys.exit(1)
+
+
+@generate.command("dbt")
+@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True, help="The spec directory.")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The dbt project to write into.")
+def generate_dbt_cmd(spec_dir: Path, project_dir: Path) -> None:
+    """Generate models, snapshots, tests and sources into a dbt project."""
+    from ..api import generate_dbt_project
+
+    if not (project_dir / "dbt_project.yml").exists():
+        raise click.UsageError(f"{project_dir} has no dbt_project.yml; point --project at a dbt project (or run `assay init`).")
+    try:
+        result = generate_dbt_project(spec_dir, project_dir)
+    except SpecError as exc:
+        _fail_spec(exc)
+        return
+    _report(result, project_dir)
+
+
+COMMANDS = (generate,)

@@ -1,0 +1,77 @@
+"""Skeleton files of a dbt project that assay can generate into (used by `assay init` and tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+GENERATE_SCHEMA_NAME = """{#
+  Schemas exactly as named (silver, gold, ...), not prefixed with the target schema.
+  assay's spec names the schemas a warehouse uses; this keeps them.
+#}
+{% macro generate_schema_name(custom_schema_name, node) -%}
+    {%- if custom_schema_name is none -%}
+        {{ target.schema }}
+    {%- else -%}
+        {{ custom_schema_name | trim }}
+    {%- endif -%}
+{%- endmacro %}
+"""
+
+
+def dbt_project_yml(name: str) -> str:
+    return f"""name: {name}
+version: "1.0.0"
+config-version: 2
+profile: {name}
+
+model-paths: ["models"]
+snapshot-paths: ["snapshots"]
+macro-paths: ["macros"]
+test-paths: ["tests"]
+seed-paths: ["seeds"]
+
+on-run-start:
+  - "{{{{ assay.install_functions() }}}}"
+
+flags:
+  send_anonymous_usage_stats: false
+"""
+
+
+def duckdb_profile(name: str, path: str = "warehouse.duckdb", schema: str = "main") -> str:
+    return f"""{name}:
+  target: dev
+  outputs:
+    dev:
+      type: duckdb
+      path: {path}
+      schema: {schema}
+      threads: 4
+"""
+
+
+def postgres_profile(name: str, host: str, port: int, user: str, password: str, dbname: str, schema: str = "public") -> str:
+    return f"""{name}:
+  target: dev
+  outputs:
+    dev:
+      type: postgres
+      host: {host}
+      port: {port}
+      user: {user}
+      password: "{password}"
+      dbname: {dbname}
+      schema: {schema}
+      threads: 4
+"""
+
+
+def write_dbt_skeleton(directory: Path, name: str, profile: str) -> None:
+    """A minimal dbt project: dbt_project.yml, profiles.yml, the schema-name macro."""
+    directory = Path(directory)
+    (directory / "macros").mkdir(parents=True, exist_ok=True)
+    for sub in ("models", "snapshots", "tests", "seeds"):
+        (directory / sub).mkdir(exist_ok=True)
+    (directory / "dbt_project.yml").write_text(dbt_project_yml(name), encoding="utf-8")
+    (directory / "profiles.yml").write_text(profile, encoding="utf-8")
+    (directory / "macros" / "generate_schema_name.sql").write_text(GENERATE_SCHEMA_NAME, encoding="utf-8")

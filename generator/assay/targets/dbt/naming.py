@@ -1,0 +1,27 @@
+"""Names of the dbt nodes assay generates for an entity."""
+
+from __future__ import annotations
+
+from ...ir.model import Entity
+
+
+def model_name(entity: Entity) -> str:
+    """The node a consumer refs: the entity table, or the snapshot of a type-2 entity."""
+    return entity.name
+
+
+def staged_name(entity: Entity) -> str:
+    return f"{entity.name}__staged"
+
+
+def reject_name(entity: Entity) -> str:
+    return f"{entity.name}__reject"
+
+
+def current_name(entity: Entity) -> str:
+    """Type-2 entities: the kept rows of this build, which the snapshot versions."""
+    return f"{entity.name}__current"
+
+
+def audits_macro_name(entity: Entity) -> str:
+    return f"assay_audits__{entity.name}"

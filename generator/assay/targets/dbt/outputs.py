@@ -1,0 +1,221 @@
+"""The entity, reject, type-2 current and snapshot nodes derived from the staged model."""
+
+from __future__ import annotations
+
+from ...ir.model import Entity, Project
+from .lowering import call, jstr, qi, sql_str, sql_type
+from .naming import audits_macro_name, current_name, reject_name, staged_name
+
+INDENT = "    "
+LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
+
+
+def _ref(name: str) -> str:
+    return "{{ ref(" + jstr(name) + ") }}"
+
+
+def _source(name: str) -> str:
+    return "{{ source('bronze', " + jstr(name) + ") }}"
+
+
+def _config(**items) -> str:
+    parts = []
+    for k, v in items.items():
+        if v is None:
+            continue
+        parts.append(f"{k}={v}")
+    return "{{ config(" + ", ".join(parts) + ") }}"
+
+
+def _grants(entity: Entity) -> str | None:
+    if not entity.grants_select:
+        return None
+    return "{'select': [" + ", ".join(jstr(g) for g in entity.grants_select) + "]}"
+
+
+def entity_sql(entity: Entity, project: Project, header: str) -> str:
+    """The published entity (type 1) or the kept rows a type-2 snapshot versions."""
+    cols = [qi(c.name) for c in entity.columns] + list(LINEAGE)
+    if entity.opted_in:
+        cols += ["_failed_rules as _quality_flags", call("quality_ok", '"_failed_rules"') + " as _quality_ok"]
+    deps = []
+    if entity.has_reject:
+        deps.append(f"-- depends_on: {_ref(reject_name(entity))}")
+    for m in entity.mappings:
+        deps.append(f"-- depends_on: {_source(m.source)}")
+    config = _config(
+        materialized="'assay_entity'",
+        schema=jstr(project.schema("silver")),
+        assay_audits=jstr(audits_macro_name(entity)),
+        tags="['assay']",
+        grants=_grants(entity) if entity.scd == "type1" else None,
+    )
+    return "\n".join(
+        [
+            header,
+            config,
+            *deps,
+            "",
+            "select",
+            ",\n".join(f"{INDENT}{c}" for c in cols),
+            f"from {_ref(staged_name(entity))}",
+            "where _route = 'kept'",
+            "",
+        ]
+    )
+
+
+def audits_macro(entity: Entity, header: str) -> str:
+    """The blocking audits the `assay_entity` materialization runs on the candidate before publishing."""
+    mappings = "[" + ", ".join(f"[{jstr(m.name)}, {jstr(m.source)}, source('bronze', {jstr(m.source)})]" for m in entity.mappings) + "]"
+    lines = [
+        header,
+        f"{{% macro default__{audits_macro_name(entity)}(candidate) %}}",
+        "  {% set audits = [] %}",
+    ]
+    reject = f"ref({jstr(reject_name(entity))})" if entity.has_reject else "none"
+    lines.append(
+        "  {% do audits.append({'name': 'conservation', 'sql': assay.conservation_violations(candidate, "
+        f"ref({jstr(staged_name(entity))}), {reject}, {mappings})}}) %}}"
+    )
+    if not entity.dedupe:
+        keys = "[" + ", ".join(jstr(k) for k in entity.key) + "]"
+        lines.append(f"  {{% do audits.append({{'name': 'key_unique', 'sql': assay.key_uniqueness_violations(candidate, {keys})}}) %}}")
+    for rule in entity.rules:
+        if rule.disposition == "fail":
+            lines.append(
+                f"  {{% do audits.append({{'name': {jstr('fail_rule__' + rule.name)}, 'sql': assay.fail_rule_violations(candidate, {jstr(rule.name)}, '_quality_flags')}}) %}}"
+            )
+    lines += ["  {{ return(audits) }}", "{% endmacro %}", ""]
+    return "\n".join(lines)
+
+
+def reject_sql(entity: Entity, project: Project, header: str) -> str:
+    """The reject table: incremental on reject_id, history kept across full refreshes and rule changes."""
+    diverted, routes = [], []
+    key_pairs = "[" + ", ".join(f"[{jstr(k)}, {jstr('s.' + qi(k))}]" for k in entity.key) + "]"
+    for m in entity.mappings:
+        redact = "[" + ", ".join(jstr(c) for c in entity.redact) + "]"
+        rid = call("reject_id", jstr(m.source), '"s._source_row_id"')
+        diverted.append(
+            "\n".join(
+                [
+                    f"{INDENT}select",
+                    f"{INDENT * 2}{rid} as reject_id,",
+                    f"{INDENT * 2}{sql_str(entity.name)} as entity,",
+                    f"{INDENT * 2}s._mapping as mapping,",
+                    f"{INDENT * 2}{sql_str(m.source)} as source_relation,",
+                    f"{INDENT * 2}s._source_row_id,",
+                    f"{INDENT * 2}s._load_id,",
+                    f"{INDENT * 2}s._ingested_at,",
+                    f"{INDENT * 2}s._failed_rules as failed_rules,",
+                    f"{INDENT * 2}case when s._route = 'failed' then 'fail' else 'quarantine' end as disposition,",
+                    f"{INDENT * 2}{call('json_object', key_pairs)} as key_values,",
+                    f"{INDENT * 2}{call('row_json', jstr('b'), redact)} as raw",
+                    f"{INDENT}from {_ref(staged_name(entity))} as s",
+                    f"{INDENT}inner join {_source(m.source)} as b",
+                    f"{INDENT * 2}on cast(b._source_row_id as {sql_type('string')}) = s._source_row_id",
+                    f"{INDENT}where s._mapping = {sql_str(m.name)} and s._route in ('quarantined', 'failed')",
+                ]
+            )
+        )
+        routes.append(
+            f"{INDENT}select {rid} as reject_id, s._route from {_ref(staged_name(entity))} as s where s._mapping = {sql_str(m.name)}"
+        )
+    now = call("run_timestamp")
+    ts = sql_type("timestamp")
+    txt = sql_type("string")
+    carried = ["reject_id", "entity", "mapping", "source_relation", "_source_row_id", "_load_id"]
+    lines = [
+        header,
+        "{{ config(materialized='incremental', unique_key='reject_id', incremental_strategy='delete+insert', "
+        "schema=" + jstr(project.schema("silver")) + ", full_refresh=false, on_schema_change='append_new_columns', tags=['assay', 'assay_reject']) }}",
+        "",
+        "with diverted as (",
+        f"\n{INDENT}union all\n".join(diverted),
+        ")",
+        "",
+        "{% if is_incremental() %}",
+        "",
+        ", prior as (",
+        f"{INDENT}select * from {{{{ this }}}}",
+        "),",
+        "",
+        "routes as (",
+        f"\n{INDENT}union all\n".join(routes),
+        ")",
+        "",
+        "-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped",
+        "select",
+        ",\n".join(f"{INDENT}d.{c}" for c in carried) + ",",
+        f"{INDENT}coalesce(p.first_seen, d._ingested_at) as first_seen,",
+        f"{INDENT}d._ingested_at as last_seen,",
+        f"{INDENT}d.failed_rules,",
+        f"{INDENT}d.disposition,",
+        f"{INDENT}d.key_values,",
+        f"{INDENT}d.raw,",
+        f"{INDENT}cast(null as {ts}) as resolved_at,",
+        f"{INDENT}cast(null as {txt}) as resolution,",
+        f"{INDENT}{now} as last_evaluated_at",
+        "from diverted as d",
+        "left join prior as p on p.reject_id = d.reject_id",
+        "",
+        "union all",
+        "",
+        "-- open rejects this build admitted or deduped: resolved, never deleted",
+        "select",
+        ",\n".join(f"{INDENT}p.{c}" for c in carried) + ",",
+        f"{INDENT}p.first_seen,",
+        f"{INDENT}p.last_seen,",
+        f"{INDENT}p.failed_rules,",
+        f"{INDENT}p.disposition,",
+        f"{INDENT}p.key_values,",
+        f"{INDENT}p.raw,",
+        f"{INDENT}{now} as resolved_at,",
+        f"{INDENT}case when r._route = 'deduped' then 'deduped' else 'admitted' end as resolution,",
+        f"{INDENT}{now} as last_evaluated_at",
+        "from prior as p",
+        "inner join routes as r on r.reject_id = p.reject_id",
+        "where p.resolved_at is null and r._route in ('kept', 'deduped')",
+        "",
+        "{% else %}",
+        "",
+        "select",
+        ",\n".join(f"{INDENT}d.{c}" for c in carried) + ",",
+        f"{INDENT}d._ingested_at as first_seen,",
+        f"{INDENT}d._ingested_at as last_seen,",
+        f"{INDENT}d.failed_rules,",
+        f"{INDENT}d.disposition,",
+        f"{INDENT}d.key_values,",
+        f"{INDENT}d.raw,",
+        f"{INDENT}cast(null as {ts}) as resolved_at,",
+        f"{INDENT}cast(null as {txt}) as resolution,",
+        f"{INDENT}{now} as last_evaluated_at",
+        "from diverted as d",
+        "",
+        "{% endif %}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def snapshot_sql(entity: Entity, project: Project, header: str) -> str:
+    """Type-2 history: dbt owns the validity interval, so assay only feeds the kept rows."""
+    keys = "[" + ", ".join(jstr(k) for k in entity.key) + "]"
+    check = "[" + ", ".join(jstr(c.name) for c in entity.columns) + "]"
+    return "\n".join(
+        [
+            header,
+            f"{{% snapshot {entity.name} %}}",
+            _config(
+                schema=jstr(project.schema("silver")),
+                unique_key=keys,
+                strategy="'check'",
+                check_cols=check,
+                grants=_grants(entity),
+            ),
+            f"select * from {_ref(current_name(entity))}",
+            "{% endsnapshot %}",
+            "",
+        ]
+    )

@@ -1,0 +1,157 @@
+"""YAML properties: sources with freshness, model docs, meta, and the generated tests."""
+
+from __future__ import annotations
+
+import yaml
+
+from ...ir.model import Entity, Project
+from .naming import current_name, model_name, reject_name, staged_name
+
+_PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
+
+
+def _threshold(text: str) -> dict:
+    period, factor = _PERIOD[text[-1]]
+    return {"count": int(text[:-1]) * factor, "period": period}
+
+
+def dump_yaml(data) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+
+
+def sources_yml(project: Project) -> dict:
+    """One `bronze` source; a table per bronze relation, with freshness from its mappings."""
+    tables: dict[str, dict] = {}
+    for e in project.entities:
+        for m in e.mappings:
+            t = tables.setdefault(m.source, {"name": m.source})
+            if e.has_ingestion_metadata:
+                t.setdefault("data_tests", [])
+                if "assay.assay_ingestion_metadata" not in t["data_tests"]:
+                    t["data_tests"].append("assay.assay_ingestion_metadata")
+            if m.freshness_warn or m.freshness_error:
+                fresh = t.setdefault("freshness", {})
+                # Several mappings may read one relation; the strictest threshold wins.
+                for key, value in (("warn_after", m.freshness_warn), ("error_after", m.freshness_error)):
+                    if value is None:
+                        continue
+                    new = _threshold(value)
+                    old = fresh.get(key)
+                    if old is None or _hours(new) < _hours(old):
+                        fresh[key] = new
+                t["loaded_at_field"] = "cast(_ingested_at as timestamp)"
+    return {
+        "version": 2,
+        "sources": [
+            {
+                "name": "bronze",
+                "schema": project.schema("bronze"),
+                "tables": [tables[k] for k in sorted(tables)],
+            }
+        ],
+    }
+
+
+def _hours(th: dict) -> int:
+    return th["count"] * (24 if th["period"] == "day" else 1)
+
+
+def _admitted(project: Project, name: str) -> tuple[str, str | None]:
+    """The relation consumers read for an entity, and the filter to its current rows."""
+    e = project.entity(name)
+    if e.scd == "type2":
+        # The kept rows of this build are exactly the snapshot's current versions.
+        return f"ref('{e.name}__current')", None
+    return f"ref('{e.name}')", None
+
+
+def cross_entity_tests(entity: Entity, project: Project) -> list:
+    """Coverage tests on a parent, reconcile tests on a left side: `fail` blocks, `flag` warns."""
+    tests = []
+    for cov in project.coverage:
+        if cov.parent != entity.name:
+            continue
+        child, _f = _admitted(project, cov.child)
+        _p, parent_filter = _admitted(project, cov.parent)
+        args = {"child": child, "pairs": [list(p) for p in cov.columns], "min": cov.min}
+        if parent_filter:
+            args["parent_filter"] = parent_filter
+        args["config"] = {"severity": "error" if cov.on_fail == "fail" else "warn", "alias": cov.name}
+        tests.append({"assay.assay_coverage": args})
+    for rec in project.reconcile:
+        if rec.left.entity != entity.name:
+            continue
+        args = {}
+        for side_name, side in (("left", rec.left), ("right", rec.right)):
+            rel, _f = _admitted(project, side.entity)
+            args[f"{side_name}_relation"] = rel
+            args[f"{side_name}_column"] = side.column
+            args[f"{side_name}_agg"] = side.agg
+            args[f"{side_name}_by"] = list(side.by)
+        args["tolerance"] = rec.tolerance
+        args["config"] = {"severity": "error" if rec.on_fail == "fail" else "warn", "alias": rec.name}
+        tests.append({"assay.assay_reconcile": args})
+    return tests
+
+
+def entity_yml(entity: Entity, project: Project) -> dict:
+    meta = {"assay_entity": entity.name, "grain": entity.grain}
+    if entity.owner:
+        meta["owner"] = entity.owner
+    columns = []
+    for c in entity.columns:
+        col = {"name": c.name, "data_type": None}
+        del col["data_type"]
+        if c.description:
+            col["description"] = c.description
+        cmeta = {"assay_type": c.type}
+        if c.classification:
+            cmeta["classification"] = c.classification
+        col["config"] = {"meta": cmeta}
+        columns.append(col)
+    models = []
+    main = {
+        "name": current_name(entity) if entity.scd == "type2" else model_name(entity),
+        "description": entity.description or f"{entity.name}: {entity.grain}",
+        "config": {"meta": meta},
+        "columns": columns,
+    }
+    cross = cross_entity_tests(entity, project)
+    if cross:
+        main["data_tests"] = cross
+    models.append(main)
+    staged_tests = [
+        {"assay.assay_fail_rule": {"rule_name": r.name, "flags_column": "_failed_rules"}}
+        for r in entity.rules
+        if r.disposition == "fail"
+    ]
+    staged = {
+        "name": staged_name(entity),
+        "description": f"Extracted, deduped and judged rows of {entity.name}; internal to assay.",
+        "config": {"meta": {"assay_entity": entity.name}},
+    }
+    if staged_tests:
+        staged["data_tests"] = staged_tests
+    models.append(staged)
+    if entity.has_reject:
+        models.append(
+            {
+                "name": reject_name(entity),
+                "description": f"Rows of {entity.name} diverted by quality rules, with their raw payload, for replay.",
+                "config": {"meta": {"assay_entity": entity.name, "retention": entity.retention}},
+            }
+        )
+    return {"version": 2, "models": models}
+
+
+def snapshots_yml(project: Project) -> dict | None:
+    snaps = []
+    for e in project.entities:
+        if e.scd == "type2":
+            meta = {"assay_entity": e.name, "grain": e.grain}
+            if e.owner:
+                meta["owner"] = e.owner
+            snaps.append({"name": e.name, "description": e.description or e.grain, "config": {"meta": meta}})
+    if not snaps:
+        return None
+    return {"version": 2, "snapshots": snaps}
