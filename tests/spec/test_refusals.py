@@ -706,8 +706,9 @@ case(
     orders_entity("      status: {type: string}\n", "      status: {type: string}\n      weight: {type: float}\n"),
     [
         ("entity_orders.yaml", 11, "SPEC_INVALID",
-         "field `weight` of entity `orders` has type `float`; write one of string, int, bool, "
-         "date, timestamp, variant or decimal(p,s) with 1 <= p <= 38 and 0 <= s <= p."),
+         "field `weight` of entity `orders` has type `float`. Did you mean `decimal(38,9)`? "
+         "Write one of string, int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p "
+         "<= 38 and 0 <= s <= p."),
     ],
 )
 case(
@@ -715,7 +716,7 @@ case(
     orders_entity("      status: {type: string}\n", '      status: {type: string}\n      weight: {type: "decimal(40,2)"}\n'),
     [
         ("entity_orders.yaml", 11, "SPEC_INVALID",
-         "field `weight` of entity `orders` has type `decimal(40,2)`; write one of string, "
+         "field `weight` of entity `orders` has type `decimal(40,2)`. Write one of string, "
          "int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p <= 38 and 0 <= s <= "
          "p."),
     ],
@@ -1424,6 +1425,134 @@ case(
          "`parse_date`, `parse_ts`, `regex_extract`, `round`, `split_part`, `strip_prefix`, "
          "`strip_suffix`, `to_bool`, `to_decimal`, `to_int`, `to_string`, `to_utc`, `trim`, "
          "`upper`."),
+    ],
+)
+
+# --- declared checks (000) and SQL check files (002), reported through the spec ----------
+# The sentences are those of assay.checks; these cases pin where they land: the spec
+# file and the line of the offending check, or the SQL file and its line.
+
+
+def orders_checks(checks: str) -> dict:
+    """The orders entity with a `checks:` block; its first line is line 14."""
+    return orders_entity("    quality:\n", checks.strip("\n") + "\n    quality:\n")
+
+
+case(
+    "declared_check_unknown_column",
+    orders_checks("""
+    checks:
+      - {check_id: amount_filled, kind: null_ceiling, enforcement: required, columns: [amout], max_null_ppm: 0}
+"""),
+    [
+        ("entity_orders.yaml", 15, "DECLARED_CHECK_COLUMN_UNKNOWN",
+         "check AMOUNT_FILLED names column amout, which orders does not declare"),
+    ],
+)
+case(
+    "declared_check_duplicate_id",
+    orders_checks("""
+    checks:
+      - {check_id: rows, kind: row_expectation, enforcement: advisory, min_rows: 1}
+      - {check_id: rows, kind: row_expectation, enforcement: advisory, min_rows: 2}
+"""),
+    [
+        ("entity_orders.yaml", 16, "DECLARED_CHECK_DUPLICATE",
+         "two checks of orders claim the id ROWS (checks #1 and #2); give each check its own "
+         "check_id"),
+    ],
+)
+case(
+    "declared_checks_not_a_list",
+    orders_checks("    checks: {rows: 1}"),
+    [
+        ("entity_orders.yaml", 14, "DECLARED_CHECKS_INVALID",
+         "the checks of orders are a mapping, not a list; write checks: as a list of mappings, "
+         "one per check (checks: [] for none)"),
+    ],
+)
+case(
+    "declared_check_kind_unknown",
+    orders_checks("""
+    checks:
+      - {check_id: rows, kind: row_count, enforcement: advisory, min_rows: 1}
+"""),
+    [
+        ("entity_orders.yaml", 15, "DECLARED_CHECK_INVALID",
+         "check ROWS states kind 'row_count', which is not a kind of declared check; the kinds "
+         "are key_uniqueness, null_ceiling, value_range, continuity, row_expectation"),
+    ],
+)
+case(
+    "tables_document_name_without_schema",
+    {"tables.yaml": "tables_version: 1\ntables:\n  raw_orders:\n    grain: [id]\n"},
+    [
+        ("tables.yaml", 3, "SPEC_INVALID",
+         "table `raw_orders` is not `<schema>.<table>`; name the schema, e.g. `bronze.orders`."),
+    ],
+)
+case(
+    "tables_document_check_unknown_column",
+    {"tables.yaml": """
+        tables_version: 1
+        tables:
+          bronze.raw_orders:
+            grain: [id]
+            columns: [id, amount]
+            checks:
+              - {check_id: amount_range, kind: value_range, enforcement: required, columns: [amt], min_value: "0", max_value: "10"}
+    """},
+    [
+        ("tables.yaml", 7, "DECLARED_CHECK_COLUMN_UNKNOWN",
+         "check AMOUNT_RANGE names column amt, which bronze.raw_orders does not declare"),
+    ],
+)
+case(
+    "sql_check_on_unknown_table",
+    {"checks/silver/nowhere/no_rows.sql": "/* assay\non_failure: warn\n*/\nSELECT * FROM silver.nowhere WHERE 1 = 0\n"},
+    [
+        ("checks/silver/nowhere/no_rows.sql", 1, "SQL_CHECK_INVALID",
+         "check `silver.nowhere/no_rows` is on `silver.nowhere`, which is neither an entity "
+         "assay builds (schema `silver`) nor a table declared in a `tables_version: 1` "
+         "document; move the file under checks/<schema>/<table>/ of a known table."),
+    ],
+)
+case(
+    "sql_check_unknown_header_key",
+    {"checks/silver/orders/negative.sql": "/* assay\non_failure: warn\nseverity: high\n*/\nSELECT * FROM silver.orders WHERE amount < 0\n"},
+    [
+        ("checks/silver/orders/negative.sql", 3, "SQL_CHECK_INVALID",
+         "check silver.orders/negative: the header block states severity, which a check's "
+         "header does not accept; the accepted keys are on_failure and description"),
+    ],
+)
+case(
+    "sql_check_two_statements",
+    {"checks/silver/orders/negative.sql": "/* assay\non_failure: warn\n*/\nSELECT 1 FROM silver.orders; SELECT 2 FROM silver.orders\n"},
+    [
+        ("checks/silver/orders/negative.sql", 4, "SQL_CHECK_INVALID",
+         "check silver.orders/negative holds 2 statements; a check is exactly one SELECT, so "
+         "remove everything from line 4 on or move it to a check file of its own"),
+    ],
+)
+case(
+    "sql_check_reads_another_table",
+    {"checks/silver/orders/negative.sql": "/* assay\non_failure: warn\n*/\nSELECT * FROM silver.customer WHERE tier < 0\n"},
+    [
+        ("checks/silver/orders/negative.sql", 4, "SQL_CHECK_INVALID",
+         "check silver.orders/negative does not read its own table silver.orders (it reads "
+         "silver.customer); a check of a table selects from it, as silver.orders or orders"),
+    ],
+)
+case(
+    "sql_check_keep_on_incremental",
+    {"checks/silver/orders/negative.sql": "/* assay\non_failure: keep\n*/\nSELECT * FROM silver.orders WHERE amount < 0\n"}
+    | orders_entity("    key: [order_id]\n", "    key: [order_id]\n    materialized: incremental\n"),
+    [
+        ("checks/silver/orders/negative.sql", 2, "SQL_CHECK_INVALID",
+         "check silver.orders/negative keeps its table on failure (on_failure: keep), but "
+         "silver.orders is an incremental model: building it again only adds rows, so the "
+         "failed rows would stay; write on_failure: block or warn"),
     ],
 )
 
