@@ -27,8 +27,8 @@ def sources_yml(project: Project) -> dict:
             t = tables.setdefault(m.source, {"name": m.source})
             if e.has_ingestion_metadata:
                 t.setdefault("data_tests", [])
-                if "assay.assay_ingestion_metadata" not in t["data_tests"]:
-                    t["data_tests"].append("assay.assay_ingestion_metadata")
+                if not t["data_tests"]:
+                    t["data_tests"].append({"assay.assay_ingestion_metadata": {"name": f"assay_ingestion_metadata__{m.source}"}})
             if m.freshness_warn or m.freshness_error:
                 fresh = t.setdefault("freshness", {})
                 # Several mappings may read one relation; the strictest threshold wins.
@@ -76,8 +76,8 @@ def cross_entity_tests(entity: Entity, project: Project) -> list:
         args = {"child": child, "pairs": [list(p) for p in cov.columns], "min": cov.min}
         if parent_filter:
             args["parent_filter"] = parent_filter
-        args["config"] = {"severity": "error" if cov.on_fail == "fail" else "warn", "alias": cov.name}
-        tests.append({"assay.assay_coverage": args})
+        config = {"severity": "error" if cov.on_fail == "fail" else "warn"}
+        tests.append({"assay.assay_coverage": {"name": f"assay_coverage__{cov.name}", "arguments": args, "config": config}})
     for rec in project.reconcile:
         if rec.left.entity != entity.name:
             continue
@@ -89,8 +89,8 @@ def cross_entity_tests(entity: Entity, project: Project) -> list:
             args[f"{side_name}_agg"] = side.agg
             args[f"{side_name}_by"] = list(side.by)
         args["tolerance"] = rec.tolerance
-        args["config"] = {"severity": "error" if rec.on_fail == "fail" else "warn", "alias": rec.name}
-        tests.append({"assay.assay_reconcile": args})
+        config = {"severity": "error" if rec.on_fail == "fail" else "warn"}
+        tests.append({"assay.assay_reconcile": {"name": f"assay_reconcile__{rec.name}", "arguments": args, "config": config}})
     return tests
 
 
@@ -121,7 +121,12 @@ def entity_yml(entity: Entity, project: Project) -> dict:
         main["data_tests"] = cross
     models.append(main)
     staged_tests = [
-        {"assay.assay_fail_rule": {"rule_name": r.name, "flags_column": "_failed_rules"}}
+        {
+            "assay.assay_fail_rule": {
+                "name": f"assay_fail_rule__{entity.name}__{r.name}",
+                "arguments": {"rule_name": r.name, "flags_column": "_failed_rules"},
+            }
+        }
         for r in entity.rules
         if r.disposition == "fail"
     ]
