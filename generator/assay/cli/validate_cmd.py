@@ -42,13 +42,29 @@ def validate_cmd(spec_dir: Path, as_json: bool) -> None:
         click.echo(json.dumps(payload, indent=2, sort_keys=True))
         sys.exit(0 if project is not None else 1)
     for f, k in loaded.skipped:
-        click.echo(f"skipped {f}: `{k}` documents carry no quality semantics", err=True)
+        click.echo(f"skipped {_openable(spec_dir, f)}: `{k}` documents carry no quality semantics", err=True)
     if project is None:
         for d in diags:
-            click.echo(d.render())
-        click.echo(f"{len(diags)} problem{'s' if len(diags) != 1 else ''} found.", err=True)
+            click.echo(f"{_openable(spec_dir, d.file)}:{d.line}: {d.code}: {d.message}")
+        click.echo(f"{_count(len(diags), 'problem')} found.", err=True)
         sys.exit(1)
+    if not loaded.files:
+        click.echo(f"warning: {spec_dir} holds no spec documents (*.yml, *.yaml); pass the folder that holds your spec.", err=True)
     s = summary(project)
     click.echo(
-        f"ok: {s['entities']} entities, {s['mappings']} mappings, {s['rules']} rules, {s['checks']} checks (spec {project.fingerprint})"
+        f"ok: {_count(s['entities'], 'entity', 'entities')}, {_count(s['mappings'], 'mapping')}, "
+        f"{_count(s['rules'], 'rule')}, {_count(s['checks'], 'check')} (spec {project.fingerprint})"
     )
+
+
+def _openable(spec_dir: Path, file: str) -> str:
+    """A problem's file as the user can open it from where they ran the command.
+
+    Diagnostics name files relative to the project root (so the IR never depends on
+    where the project sits); on a terminal they are joined to the directory given.
+    """
+    return file if spec_dir == Path(".") else (spec_dir / file).as_posix()
+
+
+def _count(n: int, noun: str, plural: str = "") -> str:
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
