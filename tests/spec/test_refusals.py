@@ -376,6 +376,16 @@ case(
     ],
 )
 case(
+    "redact_inside_a_json_column",
+    orders_entity("retention: 90d}", 'retention: 90d, redact: ["$.payload.ssn"]}'),
+    [
+        ("entity_orders.yaml", 13, "SPEC_INVALID",
+         "redact path `$.payload.ssn` of entity `orders` reaches inside the JSON column "
+         "`payload`; redact removes whole bronze columns from the reject row, so write "
+         "`$.payload`."),
+    ],
+)
+case(
     "quarantine_without_ingestion_metadata",
     {
         "mapping_customer.yaml": """

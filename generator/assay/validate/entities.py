@@ -91,6 +91,15 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
         for i, path in enumerate(ent.quarantine.redact):
             if not re.match(r"^\$\.[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", path):
                 ctx.report(file, ent.quarantine.line("redact"), f"redact path `{path}` of {where} is not a path; write `$.<bronze column>` such as `$.email`.")
+            elif path.count(".") > 1:
+                # The reject row keeps or drops whole bronze columns; a key inside a JSON
+                # column would silently widen to the column.
+                column = path.split(".")[1]
+                ctx.report(
+                    file,
+                    ent.quarantine.line("redact"),
+                    f"redact path `{path}` of {where} reaches inside the JSON column `{column}`; redact removes whole bronze columns from the reject row, so write `$.{column}`.",
+                )
     # row rules
     expr_names = set()
     for i, rule in enumerate(ent.quality):
