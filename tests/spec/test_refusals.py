@@ -1613,6 +1613,25 @@ case(
     ],
 )
 case(
+    "field_written_as_a_bare_type",
+    orders_entity("      status: {type: string}\n", "      status: string\n"),
+    [
+        ("entity_orders.yaml", 10, "SPEC_GRAMMAR",
+         "entities.orders.fields.status is `string`, not a mapping; write its keys under it "
+         "(`assert`, `classification`, `description`, `required`, `type`), e.g. `{type: "
+         "string}`."),
+    ],
+)
+case(
+    "version_written_as_text",
+    {"notes.yaml": "spec_version: '1'\n"},
+    [
+        ("notes.yaml", 1, "SPEC_GRAMMAR",
+         "spec_version is the text `'1'`; assay reads version 1 of this document, write "
+         "`spec_version: 1`."),
+    ],
+)
+case(
     "scd_unknown",
     orders_entity("    key: [order_id]\n", "    key: [order_id]\n    scd: type3\n"),
     [

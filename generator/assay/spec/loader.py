@@ -29,6 +29,12 @@ from .models import (
 from .yamlload import LineDict, LineList, YamlSyntaxError, load_yaml
 
 SETTINGS_FILE = "assay.yml"
+# Folders of a dbt or SQLMesh project that hold no spec documents, skipped when the spec
+# lives at the root of such a project.
+_NOT_SPEC_DIRS = {
+    "target", "dbt_packages", "logs", "models", "snapshots", "macros", "seeds", "tests", "analyses",
+    "assay_packages", "audits", "external_models", "bronze",
+}
 
 
 @dataclass
@@ -205,7 +211,8 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         elif kind == "union_tag_not_found":
             msg = f"{path} names no `rule:`; write `rule: <kind>` first."
         elif kind == "literal_error" and str(key).endswith("_version"):
-            msg = f"{path} is {_show(value)}; assay reads version 1 of this document, write `{key}: 1`."
+            shown = f"the text `{value!r}`" if isinstance(value, str) else _show(value)
+            msg = f"{path} is {shown}; assay reads version 1 of this document, write `{key}: 1`."
         elif kind == "literal_error":
             choices = [f"`{t}`" for t in _tags(str(ctx.get("expected", "")).replace(" or ", ", "))]
             msg = f"{path} is {_show(value)}; write " + (f"one of {', '.join(choices)}." if len(choices) > 1 else f"{''.join(choices)}.")
@@ -223,8 +230,13 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
             msg = f"{path} is {_show(value)}, not text; write it in quotes: `'{value}'`." if not isinstance(value, (list, dict)) else f"{path} is {_show(value)}; write one text."
         elif kind in ("list_type",):
             msg = f"{path} is {_show(value)}, not a list; write a list such as `[{value}]`." if not isinstance(value, dict) else f"{path} is a mapping; write a list `[...]`."
+        elif kind in ("model_type", "model_attributes_type") and _fields_of(model, loc):
+            keys = ", ".join(f"`{a}`" for a in _fields_of(model, loc))
+            msg = f"{path} is {_show(value)}, not a mapping; write its keys under it ({keys})."
+            if isinstance(value, str) and "`type`" in keys:
+                msg = msg[:-1] + f", e.g. `{{type: {value}}}`."
         elif kind in ("dict_type", "model_type", "model_attributes_type"):
-            msg = f"{path} is {_show(value)}, not a mapping; write `<key>: <value>` entries under it."
+            msg = f"{path} is {_show(value)}, not a mapping; write `<name>: ...` entries under it."
         elif kind in ("bool_type", "bool_parsing"):
             msg = f"{path} is {_show(value)}; write `true` or `false`."
         elif kind in ("int_type", "int_parsing", "int_from_float"):
@@ -309,7 +321,7 @@ def load_spec(root: Path | str) -> LoadedSpec:
         for p in list(spec_root.rglob("*.yml")) + list(spec_root.rglob("*.yaml"))
         if p.name != SETTINGS_FILE
         and not _is_under(p, checks_dir)
-        and not any(part.startswith(".") or part in {"target", "dbt_packages", "logs"} for part in p.relative_to(spec_root).parts[:-1])
+        and not any(part.startswith(".") or part in _NOT_SPEC_DIRS for part in p.relative_to(spec_root).parts[:-1])
     )
     for path in yaml_files:
         rel = _rel(path, root)
