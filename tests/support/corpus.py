@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from .csvnull import read_csv
+from assay.runtime.csvnull import read_csv
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CORPUS = SHARED / "corpus"
