@@ -15,131 +15,147 @@ from tests.support.outcomes import observe
 pytestmark = pytest.mark.slow
 
 FK_COLUMNS = {"dirty_ref": ("customer_ref", "parent_ref")}
-# What DuckDB does with the rows whose outcome legitimately differs by engine: all three
-# cast to decimal (DuckDB reads `1.2e3` and trims spaces), and the text pattern flags them.
-DUCKDB_DIVERGENT = {"num_007": "flag", "num_011": "flag", "num_012": "flag"}
+# What the engines do with the rows whose outcome may legitimately differ: DuckDB and Postgres
+# both read `1.2e3` as 1200 and ignore surrounding spaces when casting to decimal, so all three
+# are kept, and the text `pattern` rule flags them.
+DIVERGENT = {"num_007": "flag", "num_011": "flag", "num_012": "flag"}
 # Rows no rule of the corpus spec can flag: U+200D is allowed by the `charset` rule (and the
 # `emoji_zwj_sequence` specimen, which contains it, is expected to pass), and a lone U+0301
 # is in NFC, within length, unique and allowed. See docs/decisions/0002-corpus-rows-the-spec-cannot-flag.md.
 SPEC_CANNOT_FLAG = {("dirty_name", "uni_004"): "pass", ("dirty_name", "uni_017"): "pass"}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def _build(root, engine, pg=None):
     corpus = dirty_corpus().without_fail_rows()
-    project = make_project(tmp_path_factory.mktemp("dirty"), DIRTY / "spec")
+    project = make_project(root, DIRTY / "spec", engine=engine, pg=pg)
     project.load_bronze(corpus.relations.values())
     proc = project.dbt("build")
     assert proc.returncode == 0, proc.stdout[-6000:]
     return project, corpus, proc
 
 
-def test_every_labelled_row_lands_where_expected(built):
-    project, corpus, _ = built
-    observed = {}
-    entities = sorted({e.entity for e in corpus.expectations})
-    for entity in entities:
-        observed[entity] = observe(project, entity, FK_COLUMNS.get(entity, ()))
-    mismatches = []
-    for e in corpus.expectations:
-        obs = observed[e.entity].get(e.source_row_id)
-        got = obs.outcome(FK_COLUMNS.get(e.entity, ())) if obs else "nowhere"
-        want = {"dedupe_winner": "pass"}.get(e.outcome, e.outcome)
-        if want == "dialect_divergent":
-            want = DUCKDB_DIVERGENT[e.source_row_id]
-        want = SPEC_CANNOT_FLAG.get((e.entity, e.source_row_id), want)
-        if got != want:
-            mismatches.append(f"{e.entity} {e.source_row_id} {e.case}: expected {want}, got {got}")
-    assert not mismatches, "\n".join(mismatches)
-    assert len(corpus.expectations) >= 160
+class CorpusSuite:
+    """The corpus assertions, written once; each engine subclass provides `built`."""
+
+    def test_every_labelled_row_lands_where_expected(self, built):
+        project, corpus, _ = built
+        observed = {}
+        entities = sorted({e.entity for e in corpus.expectations})
+        for entity in entities:
+            observed[entity] = observe(project, entity, FK_COLUMNS.get(entity, ()))
+        mismatches = []
+        for e in corpus.expectations:
+            obs = observed[e.entity].get(e.source_row_id)
+            got = obs.outcome(FK_COLUMNS.get(e.entity, ())) if obs else "nowhere"
+            want = {"dedupe_winner": "pass"}.get(e.outcome, e.outcome)
+            if want == "dialect_divergent":
+                want = DIVERGENT[e.source_row_id]
+            want = SPEC_CANNOT_FLAG.get((e.entity, e.source_row_id), want)
+            if got != want:
+                mismatches.append(f"{e.entity} {e.source_row_id} {e.case}: expected {want}, got {got}")
+        assert not mismatches, "\n".join(mismatches)
+        assert len(corpus.expectations) >= 160
 
 
-def test_unknown_member_rewrites_only_the_orphan_key(built):
-    project, corpus, _ = built
-    rows = dict(
-        (r[0], r[1:])
-        for r in project.query('select _source_row_id, customer_ref, parent_ref, _quality_flags from silver."dirty_ref"')
-    )
-    # orphan customer: rewritten and flagged; its NULL parent stays NULL (a NULL fk is no orphan)
-    assert rows["ref_002"][0] == "__unknown__" and rows["ref_002"][1] is None
-    assert list(rows["ref_002"][2]) == ["ref_of_customer_referential"]
-    # orphan parent only: the customer key is kept as delivered
-    assert rows["ref_006"][:2] == ("C-100", "__unknown__")
-    assert list(rows["ref_006"][2]) == ["ref_of_parent_referential"]
-    # a key that collides with the reserved member is still an orphan
-    assert rows["ref_011"][0] == "__unknown__"
-    # NULL foreign key: not an orphan, no flag
-    assert rows["ref_003"][0] is None and list(rows["ref_003"][2]) == []
+    def test_unknown_member_rewrites_only_the_orphan_key(self, built):
+        project, corpus, _ = built
+        rows = dict(
+            (r[0], r[1:])
+            for r in project.query('select _source_row_id, customer_ref, parent_ref, _quality_flags from silver."dirty_ref"')
+        )
+        # orphan customer: rewritten and flagged; its NULL parent stays NULL (a NULL fk is no orphan)
+        assert rows["ref_002"][0] == "__unknown__" and rows["ref_002"][1] is None
+        assert list(rows["ref_002"][2]) == ["ref_of_customer_referential"]
+        # orphan parent only: the customer key is kept as delivered
+        assert rows["ref_006"][:2] == ("C-100", "__unknown__")
+        assert list(rows["ref_006"][2]) == ["ref_of_parent_referential"]
+        # a key that collides with the reserved member is still an orphan
+        assert rows["ref_011"][0] == "__unknown__"
+        # NULL foreign key: not an orphan, no flag
+        assert rows["ref_003"][0] is None and list(rows["ref_003"][2]) == []
 
 
-def test_reject_rows_carry_identity_payload_and_every_failed_rule(built):
-    project, _corpus, _ = built
-    rows = project.query(
-        "select _source_row_id, reject_id, failed_rules, disposition, first_seen, last_seen, raw, key_values, resolved_at "
-        'from silver."dirty_status__reject" order by _source_row_id'
-    )
-    by_id = {r[0]: r for r in rows}
-    # 'NULL' (the text) is no enum member and no set member: both rules recorded, quarantine wins
-    r = by_id["enu_014"]
-    assert list(r[2]) == ["status_in_enum", "status_text_in_set"]
-    assert r[3] == "quarantine" and r[8] is None
-    assert str(r[4]) == str(r[5]) == "2026-01-05 09:00:00"
-    assert '"raw_status":"NULL"' in r[6].replace(" ", "") and '"case_name":"literal_null_string"' in r[7].replace(" ", "")
-    import hashlib
+    def test_reject_rows_carry_identity_payload_and_every_failed_rule(self, built):
+        project, _corpus, _ = built
+        rows = project.query(
+            "select _source_row_id, reject_id, failed_rules, disposition, first_seen, last_seen, raw, key_values, resolved_at "
+            'from silver."dirty_status__reject" order by _source_row_id'
+        )
+        by_id = {r[0]: r for r in rows}
+        # 'NULL' (the text) is no enum member and no set member: both rules recorded, quarantine wins
+        r = by_id["enu_014"]
+        assert list(r[2]) == ["status_in_enum", "status_text_in_set"]
+        assert r[3] == "quarantine" and r[8] is None
+        assert str(r[4]) == str(r[5]) == "2026-01-05 09:00:00"
+        assert '"raw_status":"NULL"' in r[6].replace(" ", "") and '"case_name":"literal_null_string"' in r[7].replace(" ", "")
+        import hashlib
 
-    assert r[1] == hashlib.md5(b"dirty__enums|enu_014").hexdigest()
-
-
-def test_dedupe_keeps_the_latest_by_the_total_order(built):
-    project, _corpus, _ = built
-    rows = dict(project.query("select _source_row_id, amount from silver.\"dirty_key\" where order_id in ('ORD-1001', 'ORD-1002', 'ORD-1003')"))
-    assert set(rows) == {"key_003", "key_005", "key_007"}
-    deduped = {r[0] for r in project.query("select _source_row_id from silver.\"dirty_key__staged\" where _route = 'deduped'")}
-    assert deduped == {"key_002", "key_004", "key_006"}
+        assert r[1] == hashlib.md5(b"dirty__enums|enu_014").hexdigest()
 
 
-def test_mart_accounts_for_every_row(built):
-    project, corpus, _ = built
-    rows = project.query(
-        "select entity, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped from gold.mart_data_quality"
-    )
-    acct = {r[0]: r for r in rows if r[1] == "(entity)"}
-    assert acct["dirty_key"][3:] == (len([e for e in corpus.expectations if e.entity == "dirty_key"]) - 3, 0, 4, 3)
-    rule_rows = {(r[0], r[1]): r for r in rows if r[1] != "(entity)"}
-    assert rule_rows[("dirty_status", "status_in_enum")][2] == "quarantine"
-    assert rule_rows[("dirty_status", "status_in_enum")][4] == 14
-    # rule rows carry no population counts, so sums stay additive at any grouping
-    assert all(r[3] == 0 and r[5] == 0 and r[6] == 0 for r in rule_rows.values())
+    def test_dedupe_keeps_the_latest_by_the_total_order(self, built):
+        project, _corpus, _ = built
+        rows = dict(project.query("select _source_row_id, amount from silver.\"dirty_key\" where order_id in ('ORD-1001', 'ORD-1002', 'ORD-1003')"))
+        assert set(rows) == {"key_003", "key_005", "key_007"}
+        deduped = {r[0] for r in project.query("select _source_row_id from silver.\"dirty_key__staged\" where _route = 'deduped'")}
+        assert deduped == {"key_002", "key_004", "key_006"}
 
 
-def test_every_fail_row_stops_the_run(built, tmp_path):
-    """Each `fail` specimen alone trips the blocking ingestion-metadata audit."""
-    project, _corpus, _ = built
-    full = dirty_corpus()
-    keys = full.relations["dirty__keys"]
-    srid = keys.columns.index("_case")
-    fail_cases = [e.case for e in full.expectations if e.outcome == "fail"]
-    assert len(fail_cases) == 6
-    clean = [r for r in keys.rows if r[srid] not in fail_cases]
-    try:
-        sid = keys.columns.index("_source_row_id")
-        # The two duplicate-id specimens are one defect: each alone is a clean row.
-        groups: dict = {}
-        for r in keys.rows:
-            if r[srid] in fail_cases:
-                groups.setdefault(r[sid] if r[sid] == "key_dup" else r[srid], []).append(r)
-        assert len(groups) == 5
-        for case, fail_rows in groups.items():
-            rows = clean + fail_rows
-            project.load_bronze([type(keys)(keys.name, keys.columns, rows)])
-            proc = project.dbt("test", "--select", "source:bronze.dirty__keys")
-            assert proc.returncode != 0, f"{case} did not fail the ingestion audit"
-            assert "assay_ingestion_metadata" in proc.stdout
-        # All fail rows at once: the whole build of the entity stops before publishing anything new.
-        project.load_bronze([keys])
-        before = project.query('select count(*) from silver."dirty_key"')
-        proc = project.dbt("build", "--select", "+dirty_key")
-        assert proc.returncode != 0
-        assert project.query('select count(*) from silver."dirty_key"') == before
-    finally:
-        project.load_bronze([type(keys)(keys.name, keys.columns, clean)])
+    def test_mart_accounts_for_every_row(self, built):
+        project, corpus, _ = built
+        rows = project.query(
+            "select entity, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped from gold.mart_data_quality"
+        )
+        acct = {r[0]: r for r in rows if r[1] == "(entity)"}
+        assert acct["dirty_key"][3:] == (len([e for e in corpus.expectations if e.entity == "dirty_key"]) - 3, 0, 4, 3)
+        rule_rows = {(r[0], r[1]): r for r in rows if r[1] != "(entity)"}
+        assert rule_rows[("dirty_status", "status_in_enum")][2] == "quarantine"
+        assert rule_rows[("dirty_status", "status_in_enum")][4] == 14
+        # rule rows carry no population counts, so sums stay additive at any grouping
+        assert all(r[3] == 0 and r[5] == 0 and r[6] == 0 for r in rule_rows.values())
+
+
+    def test_every_fail_row_stops_the_run(self, built, tmp_path):
+        """Each `fail` specimen alone trips the blocking ingestion-metadata audit."""
+        project, _corpus, _ = built
+        full = dirty_corpus()
+        keys = full.relations["dirty__keys"]
+        srid = keys.columns.index("_case")
+        fail_cases = [e.case for e in full.expectations if e.outcome == "fail"]
+        assert len(fail_cases) == 6
+        clean = [r for r in keys.rows if r[srid] not in fail_cases]
+        try:
+            sid = keys.columns.index("_source_row_id")
+            # The two duplicate-id specimens are one defect: each alone is a clean row.
+            groups: dict = {}
+            for r in keys.rows:
+                if r[srid] in fail_cases:
+                    groups.setdefault(r[sid] if r[sid] == "key_dup" else r[srid], []).append(r)
+            assert len(groups) == 5
+            for case, fail_rows in groups.items():
+                rows = clean + fail_rows
+                project.load_bronze([type(keys)(keys.name, keys.columns, rows)])
+                proc = project.dbt("test", "--select", "source:bronze.dirty__keys")
+                assert proc.returncode != 0, f"{case} did not fail the ingestion audit"
+                assert "assay_ingestion_metadata" in proc.stdout
+            # All fail rows at once: the whole build of the entity stops before publishing anything new.
+            project.load_bronze([keys])
+            before = project.query('select count(*) from silver."dirty_key"')
+            proc = project.dbt("build", "--select", "+dirty_key")
+            assert proc.returncode != 0
+            assert project.query('select count(*) from silver."dirty_key"') == before
+        finally:
+            project.load_bronze([type(keys)(keys.name, keys.columns, clean)])
+
+
+class TestCorpusDuckDB(CorpusSuite):
+    @pytest.fixture(scope="class")
+    def built(self, tmp_path_factory):
+        return _build(tmp_path_factory.mktemp("dirty_duckdb"), "duckdb")
+
+
+@pytest.mark.postgres
+class TestCorpusPostgres(CorpusSuite):
+    @pytest.fixture(scope="class")
+    def built(self, tmp_path_factory, postgres_database):
+        return _build(tmp_path_factory.mktemp("dirty_pg"), "postgres", postgres_database("dirty_corpus"))

@@ -1,8 +1,9 @@
 {#
   Generic test: two sides agree within an exact decimal tolerance.
   A side is `<agg>(<column>) by <columns>` over a relation, or a column keyed
-  by the entity key (agg none). NULL keys form a group of their own; a group
-  present on one side only is a mismatch.
+  by the entity key (agg none). NULL keys form a group of their own (GROUP BY
+  puts NULLs together, which a join would not); a group present on one side
+  only is a mismatch.
 #}
 {% test assay_reconcile(model, left_relation, left_column, left_agg, left_by, right_relation, right_column, right_agg, right_by, tolerance) %}
 {%- set n = left_by | length -%}
@@ -15,14 +16,19 @@ assay_right as (
   select {% for c in right_by %}{{ c }} as k{{ loop.index }}, {% endfor %}{{ right_agg ~ '(' ~ right_column ~ ')' if right_agg else right_column }} as v
   from {{ right_relation }}
   {% if right_agg %}group by {% for c in right_by %}{{ c }}{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}
+),
+assay_sides as (
+  select {% for i in range(1, n + 1) %}k{{ i }}, {% endfor %}v as left_value, null as right_value, 1 as in_left, 0 as in_right from assay_left
+  union all
+  select {% for i in range(1, n + 1) %}k{{ i }}, {% endfor %}null as left_value, v as right_value, 0 as in_left, 1 as in_right from assay_right
 )
-select {% for i in range(1, n + 1) %}coalesce(l.k{{ i }}, r.k{{ i }}) as k{{ i }}, {% endfor %}l.v as left_value, r.v as right_value
-from assay_left as l
-full outer join assay_right as r
-  on {% for i in range(1, n + 1) %}(l.k{{ i }} = r.k{{ i }} or (l.k{{ i }} is null and r.k{{ i }} is null)){% if not loop.last %} and {% endif %}{% endfor %}
-where case
-  when l.v is null and r.v is null then false
-  when l.v is null or r.v is null then true
-  else abs(l.v - r.v) > {{ tolerance }}
+select {% for i in range(1, n + 1) %}k{{ i }}, {% endfor %}max(left_value) as left_value, max(right_value) as right_value
+from assay_sides
+group by {% for i in range(1, n + 1) %}k{{ i }}{% if not loop.last %}, {% endif %}{% endfor %}
+having case
+  when sum(in_left) = 0 or sum(in_right) = 0 then true
+  when max(left_value) is null and max(right_value) is null then false
+  when max(left_value) is null or max(right_value) is null then true
+  else abs(max(left_value) - max(right_value)) > {{ tolerance }}
 end
 {% endtest %}
