@@ -1,0 +1,78 @@
+"""The core API of the SQLMesh target; the CLI and tests call it, it never prints.
+
+Generation imports sqlglot only: SQLMesh is needed to run the generated project, not to write it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .api import load_project
+from .artifacts import WriteReport, write_project
+from .ir.model import Project
+
+CONFIG_FILES = ("config.yaml", "config.yml", "config.py")
+
+
+@dataclass
+class SQLMeshGenerateResult:
+    project: Project
+    report: WriteReport
+
+
+def sqlmesh_files(project: Project, dialect: str = "duckdb") -> dict[str, str]:
+    """Everything assay owns in a SQLMesh project, as relative path -> text, sorted."""
+    from .targets.sqlmesh import generate_sqlmesh
+
+    return generate_sqlmesh(project, dialect)
+
+
+def is_sqlmesh_project(project_dir: Path | str) -> bool:
+    """A directory SQLMesh can load: it has a config file at its root."""
+    return any((Path(project_dir) / name).exists() for name in CONFIG_FILES)
+
+
+def generate_sqlmesh_project(
+    spec_dir: Path | str,
+    project_dir: Path | str,
+    dialect: str = "duckdb",
+    project: Optional[Project] = None,
+) -> SQLMeshGenerateResult:
+    """Write the SQLMesh models, audits, external models and macro hook of a spec into a project."""
+    project = project or load_project(spec_dir)
+    report = write_project(Path(project_dir), sqlmesh_files(project, dialect), "sqlmesh", project.fingerprint)
+    return SQLMeshGenerateResult(project, report)
+
+
+def duckdb_config(database: str = "warehouse.duckdb", dialect: str = "duckdb") -> str:
+    """A minimal SQLMesh config.yaml for a local DuckDB warehouse (tests, demos)."""
+    return (
+        "gateways:\n"
+        "  local:\n"
+        "    connection:\n"
+        "      type: duckdb\n"
+        f"      database: {database}\n"
+        "default_gateway: local\n"
+        "model_defaults:\n"
+        f"  dialect: {dialect}\n"
+    )
+
+
+def postgres_config(host: str, port: int, user: str, password: str, database: str) -> str:
+    """A minimal SQLMesh config.yaml for a Postgres warehouse (tests)."""
+    return (
+        "gateways:\n"
+        "  pg:\n"
+        "    connection:\n"
+        "      type: postgres\n"
+        f"      host: {host}\n"
+        f"      port: {port}\n"
+        f"      user: {user}\n"
+        f'      password: "{password}"\n'
+        f"      database: {database}\n"
+        "default_gateway: pg\n"
+        "model_defaults:\n"
+        "  dialect: postgres\n"
+    )

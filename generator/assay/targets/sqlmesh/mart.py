@@ -1,0 +1,134 @@
+"""gold.mart_data_quality, and the model that carries the cross-entity checks.
+
+The mart is INCREMENTAL_UNMANAGED: every evaluation appends one accounting row per entity and
+one row per rule, and SQLMesh never rebuilds it (unmanaged models are forward-only), so history
+survives rule changes. Only rows_failed is a fact about a rule; the other counts describe the
+entity's population, so rule rows carry zero there and sums stay additive at any grouping.
+"""
+
+from __future__ import annotations
+
+from ...ir.model import Project
+from . import naming
+from .lowering import Lowering
+from .modelblock import audit_call, model_block
+
+INDENT = "  "
+
+
+def mart_sql(project: Project, low: Lowering, header: str) -> str:
+    """The mart's file text; counts come from the staged tables, one aggregate per entity."""
+    ctes, selects = [], []
+    big = lambda v: low.cast(v, "int", False)  # noqa: E731
+    null_txt = low.cast("NULL", "string", False)
+    for e in project.entities:
+        agg = [
+            f"{INDENT * 2}SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated",
+            f"{INDENT * 2}SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined",
+            f"{INDENT * 2}SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped",
+        ]
+        agg += [f"{INDENT * 2}SUM(CASE WHEN _r__{r.name} THEN 1 ELSE 0 END) AS f__{r.name}" for r in e.rules]
+        alias = f"agg__{e.name}"
+        ctes.append(f"{alias} AS (\n{INDENT}SELECT\n" + ",\n".join(agg) + f"\n{INDENT}FROM {naming.staged(project, e)}\n)")
+
+        def row(mapping, rule, disposition, evaluated, failed, quarantined, deduped, alias=alias, entity=e.name):
+            return (
+                f"{INDENT}SELECT {low.lit(entity)} AS entity, {mapping} AS mapping, {rule} AS rule, {disposition} AS disposition, "
+                f"{big(evaluated)} AS rows_evaluated, {big(failed)} AS rows_failed, "
+                f"{big(quarantined)} AS rows_quarantined, {big(deduped)} AS rows_deduped FROM {alias}"
+            )
+
+        selects.append(
+            row(null_txt, "'(entity)'", "'(entity)'", "COALESCE(rows_evaluated, 0)", "0", "COALESCE(rows_quarantined, 0)", "COALESCE(rows_deduped, 0)")
+        )
+        for r in e.rules:
+            mapping = low.lit(r.mapping) if r.mapping else null_txt
+            selects.append(row(mapping, low.lit(r.name), low.lit(r.disposition), "0", f"COALESCE(f__{r.name}, 0)", "0", "0"))
+    # The mart reads only staged tables, but it describes a finished run: it waits for every chain.
+    depends = "(" + ", ".join(sorted(naming.last_node(project, e) for e in project.entities)) + ")"
+    block = model_block(
+        name=naming.mart(project),
+        kind="INCREMENTAL_UNMANAGED",
+        dialect=low.dialect,
+        description=low.lit("Per run: one (entity) accounting row per entity and one row per rule; history is kept."),
+        tags="(assay)",
+        grain="(run_id, entity, rule, mapping)",
+        depends_on=depends,
+    )
+    return "\n".join(
+        [
+            header,
+            block,
+            "",
+            "WITH " + ",\n\n".join(ctes) + ",",
+            "",
+            "counts AS (",
+            f"\n{INDENT}UNION ALL\n".join(selects),
+            ")",
+            "",
+            "SELECT",
+            f"{INDENT}counts.*,",
+            f"{INDENT}@assay_run_id() AS run_id,",
+            f"{INDENT}{low.cast('@assay_run_timestamp()', 'date', False)} AS run_date,",
+            f"{INDENT}@assay_run_timestamp() AS run_started_at",
+            "FROM counts",
+            "",
+        ]
+    )
+
+
+def _strs(items) -> str:
+    return "(" + ", ".join(items) + ")"
+
+
+def cross_checks_sql(project: Project, low: Lowering, header: str) -> str | None:
+    """Coverage and reconcile checks as audits of one model that depends on every entity they read.
+
+    Attached to neither entity because a child's staged model may already read its parent, so
+    the parent carrying an audit over the child would close a cycle. `fail` blocks, `flag` warns.
+    """
+    if not project.coverage and not project.reconcile:
+        return None
+    audits, rows, reads = [], [], set()
+    for cov in project.coverage:
+        parent, child = project.entity(cov.parent), project.entity(cov.child)
+        reads |= {naming.admitted(project, parent), naming.admitted(project, child)}
+        pairs = _strs(f"({low.lit(c)}, {low.lit(p)})" for c, p in cov.columns)
+        audits.append(
+            audit_call(
+                "assay_coverage",
+                parent=naming.admitted(project, parent),
+                child=naming.admitted(project, child),
+                pairs=pairs,
+                min_children=str(cov.min),
+                blocking="TRUE" if cov.on_fail == "fail" else "FALSE",
+            )
+        )
+        rows.append((cov.name, "coverage", cov.on_fail))
+    for rec in project.reconcile:
+        args = {}
+        for side_name, side in (("left", rec.left), ("right", rec.right)):
+            rel = naming.admitted(project, project.entity(side.entity))
+            reads.add(rel)
+            args[f"{side_name}_relation"] = rel
+            args[f"{side_name}_column"] = low.lit(side.column)
+            args[f"{side_name}_agg"] = low.lit(side.agg or "")
+            args[f"{side_name}_by"] = _strs(low.lit(c) for c in side.by)
+        args["tolerance"] = low.lit(rec.tolerance)
+        args["blocking"] = "TRUE" if rec.on_fail == "fail" else "FALSE"
+        audits.append(audit_call("assay_reconcile", **args))
+        rows.append((rec.name, "reconcile", rec.on_fail))
+    block = model_block(
+        name=naming.cross_checks(project),
+        kind="FULL",
+        dialect=low.dialect,
+        description=low.lit("The cross-entity checks of the spec (coverage, reconcile), one row each; the checks are its audits."),
+        tags="(assay)",
+        depends_on=_strs(sorted(reads)),
+        audits=audits,
+    )
+    selects = [
+        f"SELECT {low.lit(name)} AS check_name, {low.lit(kind)} AS kind, {low.lit(on_fail)} AS on_fail"
+        for name, kind, on_fail in sorted(rows)
+    ]
+    return "\n".join([header, block, "", "\nUNION ALL\n".join(selects), ""])

@@ -1,0 +1,110 @@
+"""Project-level files: the audit definitions, the macro registration hook, bronze external models."""
+
+from __future__ import annotations
+
+import yaml
+
+from ...ir.model import Project
+from . import naming
+from .lowering import Lowering
+
+# (name, blocking, defaults, body). Each body is one call of an assay_sqlmesh macro that returns
+# the violating rows; the model that attaches an audit may still override `blocking`.
+AUDITS = (
+    ("assay_ingestion_metadata", True, None, "@assay_ingestion_metadata_violations(@source)"),
+    ("assay_fail_rule", True, "flags_column = _quality_flags", "@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)"),
+    ("assay_flag_rule", False, "flags_column = _quality_flags", "@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)"),
+    ("assay_key_unique", True, "kept_only = FALSE", "@assay_key_uniqueness_violations(@this_model, @columns, @kept_only)"),
+    ("assay_conservation", True, None, "@assay_conservation_violations(@entity, @staged, @this_model, @mappings)"),
+    ("assay_conservation_no_reject", True, None, "@assay_conservation_violations(@this_model, @staged, NULL, @mappings)"),
+    ("assay_freshness_warn", False, None, "@assay_freshness_violations(@source, @max_age_hours)"),
+    ("assay_freshness_error", False, None, "@assay_freshness_violations(@source, @max_age_hours)"),
+    ("assay_coverage", True, "min_children = 1", "@assay_coverage_violations(@parent, @child, @pairs, @min_children)"),
+    (
+        "assay_reconcile",
+        True,
+        None,
+        "@assay_reconcile_violations(@left_relation, @left_column, @left_agg, @left_by, "
+        "@right_relation, @right_column, @right_agg, @right_by, @tolerance)",
+    ),
+)
+_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
+
+
+def audits_sql(low: Lowering, header: str) -> str:
+    """audits/assay.sql: one AUDIT block per reusable audit."""
+    blocks = [header]
+    for name, blocking, defaults, body in AUDITS:
+        props = [f"name {name}", f"dialect {low.dialect}", f"blocking {'TRUE' if blocking else 'FALSE'}"]
+        if defaults:
+            props.append(f"defaults ({defaults})")
+        # An audit body must be a query; the macro's query sits in it as a subquery.
+        query = f"SELECT * FROM ({body}) AS assay_violations"
+        blocks.append("AUDIT (\n  " + ",\n  ".join(props) + "\n);\n" + query + ";\n")
+    return "\n".join(blocks)
+
+
+def macros_py(header: str) -> str:
+    """macros/assay_macros.py: re-registers the assay_sqlmesh macros on every project load."""
+    return f'''{header}
+"""Registers the assay_sqlmesh macros with this project each time SQLMesh loads it.
+
+SQLMesh resets its macro registry around every load and re-imports this file, but the
+assay_sqlmesh package is imported once per process, so its @macro() decorators would run for
+the first Context only. register() puts every macro back, so a second Context works too.
+"""
+
+from assay_sqlmesh import register
+
+register()
+'''
+
+
+def hours(duration: str) -> int:
+    return int(duration[:-1]) * _HOURS[duration[-1]]
+
+
+def bronze_audits(project: Project) -> dict[str, list[tuple[str, dict]]]:
+    """Per bronze relation: the ingestion-metadata and freshness audits that read it.
+
+    SQLMesh 0.236 builds an external model's Python environment from the built-in macros only,
+    so an audit on the external model cannot call assay_sqlmesh. These audits read the bronze
+    relation but are attached to every staged model that reads it, which runs them before
+    anything downstream: a blocking failure still stops the entity from being rebuilt.
+    """
+    tables: dict[str, dict] = {}
+    for e in project.entities:
+        for m in e.mappings:
+            t = tables.setdefault(m.source, {"metadata": False, "warn": None, "error": None})
+            t["metadata"] = t["metadata"] or e.has_ingestion_metadata
+            # Several mappings may read one relation; the strictest threshold wins.
+            for key, value in (("warn", m.freshness_warn), ("error", m.freshness_error)):
+                if value is not None and (t[key] is None or hours(value) < t[key]):
+                    t[key] = hours(value)
+    out = {}
+    for source, t in sorted(tables.items()):
+        audits = [("assay_ingestion_metadata", {})] if t["metadata"] else []
+        for key in ("warn", "error"):
+            if t[key] is not None:
+                audits.append((f"assay_freshness_{key}", {"max_age_hours": str(t[key])}))
+        out[source] = audits
+    return out
+
+
+def external_models(project: Project) -> list[dict]:
+    """One external model per bronze relation (lineage and documentation; see bronze_audits)."""
+    readers: dict[str, set] = {}
+    for e in project.entities:
+        for m in e.mappings:
+            readers.setdefault(m.source, set()).add(f"{e.name} ({m.name})")
+    return [
+        {
+            "name": naming.bronze(project, source),
+            "description": "Bronze relation read by " + ", ".join(sorted(readers[source])) + ".",
+        }
+        for source in sorted(readers)
+    ]
+
+
+def external_models_yaml(project: Project, header: str) -> str:
+    return header + "\n" + yaml.safe_dump(external_models(project), sort_keys=False, allow_unicode=True, width=100)

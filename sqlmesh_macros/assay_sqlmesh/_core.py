@@ -1,0 +1,153 @@
+"""What every assay macro shares: which engine it renders for, its type names, and SQL templates.
+
+Per-engine behaviour lives in tables (`TYPE_NAMES`, the `*_TEMPLATES` dicts of the
+macro modules) keyed by sqlglot dialect name, the way sqlglot keeps one generator
+per dialect. A macro renders for the engine the model runs on: the engine
+adapter SQLMesh hands the evaluator at run time, or the evaluator's dialect when
+there is none (loading a project, `MacroEvaluator` in a test). Templates are
+written in the engine's own SQL and parsed with that dialect, so what reaches
+the engine is what the template says.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from sqlglot import exp, parse_one
+
+# Dialects a macro knows by name; anything else falls back to `default` templates.
+KNOWN = ("bigquery", "databricks", "duckdb", "postgres", "redshift", "snowflake", "spark", "trino")
+# Where an engine borrows another's SQL (dbt's dispatch order: Databricks is Spark, Redshift
+# speaks Postgres until a template says otherwise).
+INHERITS = {"databricks": "spark", "redshift": "postgres"}
+
+# Logical assay type -> engine type name. Decimals are formatted with `DECIMAL_NAMES`.
+TYPE_NAMES: dict[str, dict[str, str]] = {
+    "default": {"string": "VARCHAR", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "VARCHAR"},
+    "duckdb": {"string": "VARCHAR", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "JSON"},
+    # jsonb, not json: json has no equality operator, so DISTINCT / GROUP BY would fail.
+    "postgres": {"string": "TEXT", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "JSONB"},
+    # A bare VARCHAR is VARCHAR(256) on Redshift and would truncate.
+    "redshift": {"string": "VARCHAR(65535)", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "SUPER"},
+    "snowflake": {"string": "VARCHAR", "int": "NUMBER(19, 0)", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP_NTZ", "variant": "VARIANT"},
+    # DATETIME is BigQuery's zoneless type; JSON cannot be grouped or compared, so variant is text.
+    "bigquery": {"string": "STRING", "int": "INT64", "bool": "BOOL", "date": "DATE", "timestamp": "DATETIME", "variant": "STRING"},
+    "spark": {"string": "STRING", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "STRING"},
+    # Trino's bare timestamp is millisecond precision; the others keep microseconds.
+    "trino": {"string": "VARCHAR", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP(6)", "variant": "JSON"},
+}
+DECIMAL_NAMES = {"default": "DECIMAL", "postgres": "NUMERIC", "snowflake": "NUMBER"}
+
+# Column names that need quoting on at least one engine. The generator keeps the same list
+# (assay.targets.dbt.lowering.RESERVED); this package cannot import the generator, which must in
+# turn never import SQLMesh, so the list is held on both sides of that boundary.
+RESERVED = frozenset(
+    """all and any array as asc between both by case cast check collate column constraint create cross current_date
+    current_time current_timestamp current_user default desc distinct do else end except false fetch for foreign from
+    full grant group having in inner intersect into is join key lateral leading left like limit localtime
+    localtimestamp natural not null offset on only or order outer over partition primary qualify references right
+    row rows select session_user some table then to trailing true union unique user using value values when where
+    window with date time timestamp interval year month day hour minute second""".split()
+)
+_SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+SIMPLE_KINDS = ("string", "int", "bool", "date", "timestamp", "variant")
+
+
+class AssayMacroError(ValueError):
+    """A macro was called with arguments it cannot render; raised at load time, not at run time."""
+
+
+def dialect_of(evaluator: Any) -> str:
+    """The engine a macro renders for: the run's engine adapter, else the evaluator's dialect."""
+    adapter = getattr(evaluator, "locals", {}).get("engine_adapter")
+    name = getattr(adapter, "dialect", None) or getattr(evaluator, "dialect", None) or "duckdb"
+    # A dialect string may carry settings ("duckdb, normalization_strategy=...").
+    return str(name).split(",")[0].strip().lower() or "duckdb"
+
+
+def pick(table: dict, dialect: str) -> Any:
+    """The entry of a per-dialect table for `dialect`, following INHERITS, else `default`."""
+    d: Optional[str] = dialect
+    while d is not None:
+        if d in table:
+            return table[d]
+        d = INHERITS.get(d)
+    return table["default"]
+
+
+def parse_type(assay_type: str) -> tuple[str, Optional[int], Optional[int]]:
+    """`decimal(12, 2)` -> ("decimal", 12, 2); a simple kind -> (kind, None, None)."""
+    t = str(assay_type).lower().replace(" ", "")
+    if t in SIMPLE_KINDS:
+        return t, None, None
+    m = _DECIMAL.match(t)
+    if m and int(m.group(2)) <= int(m.group(1)) and 1 <= int(m.group(1)) <= 38:
+        return "decimal", int(m.group(1)), int(m.group(2))
+    # A typo in a spec must fail at load time rather than as engine-specific SQL noise.
+    raise AssayMacroError(f"assay: unknown logical type '{assay_type}'")
+
+
+def type_name(assay_type: str, dialect: str) -> str:
+    """The engine type name for a logical assay type, as the engine spells it."""
+    kind, p, s = parse_type(assay_type)
+    if kind == "decimal":
+        if dialect == "bigquery":
+            # NUMERIC holds at most 29 integer and 9 fraction digits.
+            name = "NUMERIC" if (s <= 9 and p - s <= 29) else "BIGNUMERIC"
+        else:
+            name = pick(DECIMAL_NAMES, dialect)
+        return f"{name}({p}, {s})"
+    return pick(TYPE_NAMES, dialect)[kind]
+
+
+def data_type(assay_type: str, dialect: str) -> exp.DataType:
+    return exp.DataType.build(type_name(assay_type, dialect), dialect=dialect)
+
+
+def lit(value: Any, dialect: str) -> str:
+    """A SQL literal for a Python value, escaped the way the engine reads literals."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    return exp.Literal.string(str(value)).sql(dialect=dialect)
+
+
+def text(value: Any, dialect: str) -> str:
+    """SQL text of an argument: an expression in the engine's dialect, or a raw fragment."""
+    if isinstance(value, exp.Expr):
+        return value.sql(dialect=dialect)
+    return str(value)
+
+
+def render(template: str, dialect: str, **parts: Any) -> exp.Expr:
+    """Fill `{name}` slots with SQL text and parse the result in the engine's dialect."""
+    # Without parts the template is finished SQL, whose regex braces must not be read as slots.
+    filled = template.format(**{k: text(v, dialect) for k, v in parts.items()}) if parts else template
+    return parse_one(filled, read=dialect)
+
+
+def as_text(value: Any, dialect: str) -> str:
+    """`CAST(value AS <string type>)` as SQL text (a value already cast to text is kept as is)."""
+    if isinstance(value, exp.Cast) and value.to.is_type(*exp.DataType.TEXT_TYPES):
+        return text(value, dialect)
+    return f"CAST({text(value, dialect)} AS {type_name('string', dialect)})"
+
+
+def column_sql(name: str, dialect: str) -> str:
+    """A column identifier: bare when every engine reads it as written, else quoted."""
+    quoted = not _SIMPLE_IDENT.match(name) or name in RESERVED
+    return exp.to_identifier(name, quoted=quoted).sql(dialect=dialect)
+
+
+def string_arg(value: Any, what: str) -> str:
+    """A macro argument that must be a literal text (a rule name, a pattern, a format)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, exp.Literal) and value.is_string:
+        return value.this
+    raise AssayMacroError(f"assay: {what} must be a string literal, got {value!r}")

@@ -1,0 +1,288 @@
+"""Audit queries: each returns the violating rows, so an AUDIT body is one call of these macros.
+
+A generated project defines its audits (`audits/assay.sql`) as thin AUDIT blocks over these
+macros; the model decides blocking or not. Relations arrive as table references and are
+resolved to physical tables by SQLMesh like any reference in an audit body (the pinned version
+resolves references to the audited model's parents, which is why models declare them in
+`depends_on`).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sqlglot import exp
+from sqlmesh import macro
+
+from ._core import AssayMacroError, as_text, column_sql, dialect_of, lit, pick, render, string_arg, text, type_name
+from .casts import guarded_cast_sql
+from .flags import FLAGS_CONTAIN
+
+
+def items(arg: Any) -> list:
+    """A list argument written as a tuple, an array, or one parenthesised item."""
+    if arg is None or (isinstance(arg, exp.Null)):
+        return []
+    if isinstance(arg, (list, tuple)):
+        return list(arg)
+    if isinstance(arg, exp.Paren):
+        return [arg.this]
+    if isinstance(arg, exp.Array):
+        return list(arg.expressions)
+    if isinstance(arg, exp.Tuple):
+        inner = arg.expressions
+        if inner and all(isinstance(e, (exp.Tuple, exp.Paren)) for e in inner):
+            return [e.this if isinstance(e, exp.Paren) else e for e in inner]
+        if inner and all(isinstance(e, (exp.Column, exp.Literal, exp.Identifier)) for e in inner):
+            return list(inner)
+        return [arg]
+    return [arg]
+
+
+def names(arg: Any, what: str) -> list[str]:
+    """Column names given as identifiers or string literals."""
+    out = []
+    for e in items(arg):
+        if isinstance(e, exp.Column) and not e.table:
+            out.append(e.name)
+        elif isinstance(e, exp.Identifier):
+            out.append(e.name)
+        else:
+            out.append(string_arg(e, what))
+    return out
+
+
+def relation(arg: Any, dialect: str) -> str:
+    """A table reference as SQL text (a model name parses as a column in a macro argument)."""
+    if isinstance(arg, exp.Column):
+        return exp.Table(this=arg.args["this"], db=arg.args.get("table"), catalog=arg.args.get("db")).sql(dialect=dialect)
+    if isinstance(arg, exp.Literal) and arg.is_string:
+        return exp.to_table(arg.this, dialect=dialect).sql(dialect=dialect)
+    return text(arg, dialect)
+
+
+ident = column_sql
+
+
+def _flag(arg: Any) -> bool:
+    if isinstance(arg, bool):
+        return arg
+    if isinstance(arg, exp.Boolean):
+        return bool(arg.this)
+    return bool(arg) and not isinstance(arg, exp.Null)
+
+
+@macro()
+def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
+    """Bronze rows whose ingestion metadata cannot order a dedupe: a NULL `_load_id`,
+    `_ingested_at` or `_source_row_id`, a repeated `_source_row_id`, an `_ingested_at` that
+    does not cast to timestamp.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> "unparseable_ingested_at" in render_sql("@assay_ingestion_metadata_violations(bronze.raw_orders)", "duckdb")
+    True
+    """
+    d = dialect_of(evaluator)
+    row_id = as_text("_source_row_id", d)
+    ingested = guarded_cast_sql(as_text("_ingested_at", d), "timestamp", d)
+    sql = f"""
+    WITH metadata AS (SELECT _load_id, _ingested_at, _source_row_id FROM {relation(rel, d)})
+    SELECT 'missing_metadata' AS failure, {row_id} AS source_row_id FROM metadata
+    WHERE _load_id IS NULL OR _ingested_at IS NULL OR _source_row_id IS NULL
+    UNION ALL
+    SELECT 'duplicate_source_row_id' AS failure, {row_id} AS source_row_id FROM metadata
+    WHERE _source_row_id IS NOT NULL GROUP BY _source_row_id HAVING COUNT(*) > 1
+    UNION ALL
+    SELECT 'unparseable_ingested_at' AS failure, {row_id} AS source_row_id FROM metadata
+    WHERE _ingested_at IS NOT NULL AND ({ingested}) IS NULL"""
+    return render(sql, d)
+
+
+@macro()
+def assay_fail_rule_violations(evaluator, rel: exp.Expr, rule_name: str, flags_column: exp.Expr = None) -> exp.Expr:
+    """Rows whose flags name `rule_name` (a `fail` rule a row broke, or a flag to warn about).
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_fail_rule_violations(silver.orders, 'amount_range_min', _quality_flags)", "duckdb")
+    "SELECT * FROM silver.orders WHERE ARRAY_CONTAINS(_quality_flags, 'amount_range_min')"
+    """
+    d = dialect_of(evaluator)
+    name = string_arg(rule_name, "the rule name")
+    flags = text(flags_column, d) if flags_column is not None else "_quality_flags"
+    where = pick(FLAGS_CONTAIN, d).format(f=flags, r=lit(name, d), delimited=lit(f",{name},", d))
+    return render(f"SELECT * FROM {relation(rel, d)} WHERE {where}", d)
+
+
+@macro()
+def assay_key_uniqueness_violations(evaluator, rel: exp.Expr, columns: exp.Expr, kept_only: exp.Expr = None) -> exp.Expr:
+    """Keys that repeat among the rows (rows with a NULL key part are no identity). With
+    `kept_only`, only the rows a staged model routes to the entity count.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_key_uniqueness_violations(silver.orders, (order_id, line_no))", "duckdb")
+    'SELECT order_id, line_no, COUNT(*) AS occurrences FROM silver.orders WHERE NOT order_id IS NULL AND NOT line_no IS NULL GROUP BY order_id, line_no HAVING COUNT(*) > 1'
+    """
+    d = dialect_of(evaluator)
+    cols = [ident(c, d) for c in names(columns, "a key column")]
+    conds = [f"{c} IS NOT NULL" for c in cols]
+    if _flag(kept_only):
+        conds.insert(0, "_route = 'kept'")
+    listed = ", ".join(cols)
+    return render(f"SELECT {listed}, COUNT(*) AS occurrences FROM {relation(rel, d)} WHERE {' AND '.join(conds)} GROUP BY {listed} HAVING COUNT(*) > 1", d)
+
+
+@macro()
+def assay_conservation_violations(evaluator, entity: exp.Expr, staged: exp.Expr, reject: exp.Expr, mappings: exp.Expr) -> exp.Expr:
+    """The conservation law: every bronze row is in exactly one place (the entity, an unresolved
+    reject, or the dedupe count). Returns bronze rows placed zero or several times.
+
+    `mappings` lists (mapping name, source relation name, source relation); `reject` is NULL for
+    an entity without a reject table. Reject rows whose bronze row aged out are history, not
+    placements, so only bronze rows are judged.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> sql = render_sql("@assay_conservation_violations(silver.o, silver.o__staged, silver.o__reject, (('o', 'raw_o', bronze.raw_o)))", "duckdb")
+    >>> "placements <> 1" in sql
+    True
+    """
+    d = dialect_of(evaluator)
+    maps = []
+    for m in items(mappings):
+        parts = m.expressions if isinstance(m, exp.Tuple) else []
+        if len(parts) != 3:
+            raise AssayMacroError(f"assay_conservation_violations: a mapping is ('name', 'source', relation), got {m.sql()}")
+        maps.append((string_arg(parts[0], "the mapping name"), string_arg(parts[1], "the source name"), relation(parts[2], d)))
+    string = type_name("string", d)
+    seen, bronze = set(), []
+    for _name, source, rel in maps:
+        if source not in seen:
+            seen.add(source)
+            bronze.append(f"SELECT {lit(source, d)} AS source_relation, CAST(_source_row_id AS {string}) AS source_row_id FROM {rel}")
+    case = "CASE _mapping " + " ".join(f"WHEN {lit(n, d)} THEN {lit(s, d)}" for n, s, _r in maps) + " END"
+    placed = [
+        f"SELECT {case} AS source_relation, _source_row_id AS source_row_id FROM {relation(entity, d)}",
+        f"SELECT {case} AS source_relation, _source_row_id AS source_row_id FROM {relation(staged, d)} WHERE _route = 'deduped'",
+    ]
+    if reject is not None and not isinstance(reject, exp.Null):
+        placed.append(f"SELECT source_relation, _source_row_id AS source_row_id FROM {relation(reject, d)} WHERE resolved_at IS NULL")
+    sql = f"""
+    WITH assay_bronze AS ({' UNION ALL '.join(bronze)}),
+    assay_placed AS ({' UNION ALL '.join(placed)}),
+    assay_counts AS (
+      SELECT source_relation, source_row_id, COUNT(*) AS placements FROM assay_placed GROUP BY source_relation, source_row_id
+    )
+    SELECT b.source_relation, b.source_row_id, COALESCE(c.placements, 0) AS placements
+    FROM assay_bronze AS b
+    LEFT JOIN assay_counts AS c ON c.source_relation = b.source_relation AND c.source_row_id = b.source_row_id
+    WHERE COALESCE(c.placements, 0) <> 1"""
+    return render(sql, d)
+
+
+def _hours_ago(ts_sql: str, hours: int, dialect: str) -> str:
+    if dialect in ("spark", "databricks"):
+        return f"TIMESTAMPADD(HOUR, {-hours}, {ts_sql})"
+    node = exp.DateAdd(this=exp.maybe_parse(ts_sql, dialect=dialect), expression=exp.Literal.number(-hours), unit=exp.var("HOUR"))
+    return node.sql(dialect=dialect)
+
+
+@macro()
+def assay_freshness_violations(evaluator, rel: exp.Expr, max_age_hours: int) -> exp.Expr:
+    """One row when the newest `_ingested_at` of a bronze relation is older than `max_age_hours`
+    at the run's execution time (or the relation is empty): the freshness check of a source.
+
+    Measured against SQLMesh's execution time, not the wall clock, so a backfill judges the
+    data as of the interval it builds.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> "HAVING" in render_sql("@assay_freshness_violations(bronze.raw_orders, 24)", "duckdb")
+    True
+    """
+    d = dialect_of(evaluator)
+    ts = type_name("timestamp", d)
+    newest = f"MAX({guarded_cast_sql(as_text('_ingested_at', d), 'timestamp', d)})"
+    now = f"CAST({lit(str(evaluator.locals.get('execution_ts') or '1970-01-01 00:00:00'), d)} AS {ts})"
+    limit = _hours_ago(now, int(max_age_hours), d)
+    sql = (
+        f"SELECT {newest} AS last_ingested_at, {now} AS measured_at, {int(max_age_hours)} AS max_age_hours "
+        f"FROM {relation(rel, d)} HAVING {newest} IS NULL OR {newest} < {limit}"
+    )
+    return render(sql, d)
+
+
+@macro()
+def assay_coverage_violations(evaluator, parent: exp.Expr, child: exp.Expr, pairs: exp.Expr, min_children: int = 1) -> exp.Expr:
+    """Admitted parent rows with fewer than `min_children` admitted children.
+
+    `pairs` lists (child column, parent column) as string literals.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_coverage_violations(silver.customer, silver.orders, (('customer_id', 'id')), 1)", "duckdb")
+    'SELECT parent.id, COUNT(child.customer_id) AS children FROM silver.customer AS parent LEFT JOIN silver.orders AS child ON child.customer_id = parent.id GROUP BY parent.id HAVING COUNT(child.customer_id) < 1'
+    """
+    d = dialect_of(evaluator)
+    cols = []
+    for p in items(pairs):
+        parts = p.expressions if isinstance(p, exp.Tuple) else []
+        if len(parts) != 2:
+            raise AssayMacroError(f"assay_coverage_violations: a pair is ('child column', 'parent column'), got {p.sql()}")
+        cols.append((ident(string_arg(parts[0], "a column"), d), ident(string_arg(parts[1], "a column"), d)))
+    parent_cols = ", ".join(f"parent.{pc}" for _c, pc in cols)
+    on = " AND ".join(f"child.{c} = parent.{pc}" for c, pc in cols)
+    sql = (
+        f"SELECT {parent_cols}, COUNT(child.{cols[0][0]}) AS children FROM {relation(parent, d)} AS parent "
+        f"LEFT JOIN {relation(child, d)} AS child ON {on} GROUP BY {parent_cols} HAVING COUNT(child.{cols[0][0]}) < {int(min_children)}"
+    )
+    return render(sql, d)
+
+
+def _side(rel: Any, column: str, agg: str, by: list[str], dialect: str) -> str:
+    keys = ", ".join(f"{ident(c, dialect)} AS k{i}" for i, c in enumerate(by, start=1))
+    value = f"{agg}({ident(column, dialect)})" if agg else ident(column, dialect)
+    group = f" GROUP BY {', '.join(ident(c, dialect) for c in by)}" if agg and by else ""
+    return f"SELECT {keys + ', ' if keys else ''}{value} AS v FROM {relation(rel, dialect)}{group}"
+
+
+@macro()
+def assay_reconcile_violations(
+    evaluator,
+    left_relation: exp.Expr,
+    left_column: str,
+    left_agg: str,
+    left_by: exp.Expr,
+    right_relation: exp.Expr,
+    right_column: str,
+    right_agg: str,
+    right_by: exp.Expr,
+    tolerance: str,
+) -> exp.Expr:
+    """Groups where two sides disagree by more than an exact decimal `tolerance`.
+
+    A side is `<agg>(<column>) by <columns>` (`agg` '' for a column keyed by the entity key).
+    NULL keys form a group of their own; a group present on one side only is a mismatch.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> sql = render_sql("@assay_reconcile_violations(silver.l, 'amount', 'sum', ('id'), silver.l, 'amount', '', ('id'), '0.01')", "duckdb")
+    >>> "ABS(l.v - r.v) > 0.01" in sql
+    True
+    """
+    d = dialect_of(evaluator)
+    try:
+        tol = str(Decimal(string_arg(tolerance, "the tolerance")))
+    except InvalidOperation as exc:
+        raise AssayMacroError(f"assay_reconcile_violations: tolerance {tolerance!r} is not a decimal") from exc
+    lby, rby = names(left_by, "a group column"), names(right_by, "a group column")
+    if len(lby) != len(rby):
+        raise AssayMacroError("assay_reconcile_violations: both sides need the same number of group columns")
+    left = _side(left_relation, string_arg(left_column, "a column"), string_arg(left_agg, "an aggregate"), lby, d)
+    right = _side(right_relation, string_arg(right_column, "a column"), string_arg(right_agg, "an aggregate"), rby, d)
+    n = len(lby)
+    keys = "".join(f"COALESCE(l.k{i}, r.k{i}) AS k{i}, " for i in range(1, n + 1))
+    on = " AND ".join(f"(l.k{i} = r.k{i} OR (l.k{i} IS NULL AND r.k{i} IS NULL))" for i in range(1, n + 1)) or "TRUE"
+    sql = f"""
+    WITH assay_left AS ({left}), assay_right AS ({right})
+    SELECT {keys}l.v AS left_value, r.v AS right_value
+    FROM assay_left AS l FULL OUTER JOIN assay_right AS r ON {on}
+    WHERE CASE WHEN l.v IS NULL AND r.v IS NULL THEN FALSE WHEN l.v IS NULL OR r.v IS NULL THEN TRUE
+    ELSE ABS(l.v - r.v) > {tol} END"""
+    return render(sql, d)

@@ -1,0 +1,131 @@
+"""Casts: the engine's raising cast, the guarded NULL-on-failure cast, and the coercion marker."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlmesh import macro
+
+from ._core import as_text, dialect_of, parse_type, pick, render, string_arg, type_name
+from .text import regex_match_sql
+
+# The engine's NULL-on-failure cast over the operand as text ({value}); {type} is the engine type,
+# {type_literal} its name as a string. Variant gets its own form where the engine parses JSON.
+TRY_CAST = {
+    "default": ("TRY_CAST({value} AS {type})", None),
+    # No TRY_CAST keyword: guard the engine's own input parser, so the accept set is the
+    # engine's rather than a regex approximation of it (PostgreSQL 16+).
+    "postgres": ("CASE WHEN pg_input_is_valid({value}, {type_literal}) THEN CAST({value} AS {type}) END", None),
+    # Redshift's TRY_CAST rejects an empty operand instead of returning NULL.
+    "redshift": ("TRY_CAST(NULLIF({value}, '') AS {type})", "CASE WHEN CAN_JSON_PARSE({value}) THEN JSON_PARSE({value}) END"),
+    # Snowflake's TRY_CAST accepts text operands only, which {value} is.
+    "snowflake": ("TRY_CAST({value} AS {type})", "TRY_PARSE_JSON({value})"),
+    "bigquery": ("SAFE_CAST({value} AS {type})", "CASE WHEN SAFE.PARSE_JSON({value}) IS NOT NULL THEN {value} END"),
+    "spark": ("TRY_CAST({value} AS {type})", "CASE WHEN get_json_object({value}, '$') IS NOT NULL THEN {value} END"),
+    "trino": ("TRY_CAST({value} AS {type})", "TRY(json_parse({value}))"),
+}
+# PostgreSQL 15 has no pg_input_is_valid; `@assay_install_functions()` creates this stand-in.
+PG15_CHECK = "assay_input_is_valid({value}, {type_literal})"
+INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
+CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
+
+
+def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: int = 160000) -> str:
+    """SQL text of the guarded cast of `value_sql` (already text) to `assay_type`.
+
+    The guards every engine shares: integers accept integer text only (engines otherwise
+    round '12.5' or read '1_000'); dates and timestamps refuse words that resolve to the
+    clock (the same cell must not convert differently per run); decimals refuse NaN/Inf.
+    """
+    kind, _p, _s = parse_type(assay_type)
+    if kind == "string":
+        return value_sql
+    tname = type_name(assay_type, dialect)
+    template, variant_template = pick(TRY_CAST, dialect)
+    if dialect == "postgres" and pg_version < 160000:
+        template = f"CASE WHEN {PG15_CHECK} THEN CAST({{value}} AS {{type}}) END"
+    if kind == "variant" and variant_template:
+        template = variant_template
+    type_literal = exp.Literal.string(tname.lower()).sql(dialect=dialect)
+    # {value} goes in last so that text inside the operand is never substituted.
+    cast = template.replace("{type_literal}", type_literal).replace("{type}", tname).replace("{value}", value_sql)
+    if kind == "int":
+        guard = regex_match_sql(value_sql, INT_TEXT, dialect)
+    elif kind in ("date", "timestamp"):
+        guard = "NOT " + regex_match_sql(f"LOWER({value_sql})", CLOCK_WORDS, dialect)
+    elif kind == "decimal":
+        guard = "NOT " + regex_match_sql(f"LOWER({value_sql})", "nan|inf", dialect)
+    else:
+        return cast
+    return f"CASE WHEN {guard} THEN {cast} END"
+
+
+def _pg_version(evaluator) -> int:
+    # PostgreSQL 15 is chosen explicitly with the variable; 16+ is the default.
+    try:
+        pinned = evaluator.var("assay_postgres_version_num")
+    except Exception:  # pragma: no cover - evaluators without variables
+        pinned = None
+    return int(pinned) if pinned is not None else 160000
+
+
+@macro()
+def assay_try_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
+    """NULL instead of an error when `value` does not convert to the logical `assay_type`.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_try_cast(x, 'int')", "duckdb")
+    "CASE WHEN REGEXP_MATCHES(CAST(x AS TEXT), '^\\\\s*[+-]?[0-9]+\\\\s*$') THEN TRY_CAST(CAST(x AS TEXT) AS BIGINT) END"
+    >>> render_sql("@assay_try_cast(x, 'decimal(12,2)')", "postgres")
+    "CASE WHEN NOT LOWER(CAST(x AS TEXT)) ~ 'nan|inf' THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
+    """
+    d = dialect_of(evaluator)
+    return render(guarded_cast_sql(as_text(value, d), string_arg(assay_type, "the type"), d, _pg_version(evaluator)), d)
+
+
+@macro()
+def assay_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
+    """The engine's own cast to a logical type: raises on a bad value (for values that cannot be bad).
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_cast(b.id, 'string')", "postgres")
+    'CAST(b.id AS TEXT)'
+    >>> render_sql("@assay_cast(x, 'timestamp')", "bigquery")
+    'CAST(x AS DATETIME)'
+    """
+    d = dialect_of(evaluator)
+    return render("CAST({value} AS {type})", d, value=value, type=type_name(string_arg(assay_type, "the type"), d))
+
+
+@macro()
+def assay_coercion_failed(evaluator, before: exp.Expr, after: exp.Expr) -> exp.Expr:
+    """The coercion marker of one casting step: there was a value and the cast made it NULL.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_coercion_failed(b.x, @assay_try_cast(b.x, 'bool'))", "duckdb")
+    '(NOT b.x IS NULL AND TRY_CAST(CAST(b.x AS TEXT) AS BOOLEAN) IS NULL)'
+    """
+    d = dialect_of(evaluator)
+    return render("({before} IS NOT NULL AND ({after}) IS NULL)", d, before=before, after=after)
+
+
+@macro()
+def assay_install_functions(evaluator) -> exp.Expr:
+    """Statements a PostgreSQL 15 warehouse needs before models run (a `before_all` statement).
+
+    Only class-22 (data_exception) errors mean "does not convert"; anything else, such as an
+    unknown type name, is a bug and still fails the run. On every other engine this is a no-op
+    `SELECT 1`.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_install_functions()", "duckdb")
+    'SELECT 1'
+    """
+    d = dialect_of(evaluator)
+    if d != "postgres" or _pg_version(evaluator) >= 160000:
+        return exp.select("1")
+    body = (
+        "CREATE OR REPLACE FUNCTION assay_input_is_valid(value TEXT, type_name TEXT) RETURNS BOOLEAN "
+        "LANGUAGE plpgsql STABLE STRICT AS $assay$ BEGIN EXECUTE format('select %L::%s', value, type_name); "
+        "RETURN TRUE; EXCEPTION WHEN data_exception THEN RETURN FALSE; END $assay$"
+    )
+    return exp.Command(this="CREATE", expression=exp.Literal.string(body[len("CREATE") :]))
