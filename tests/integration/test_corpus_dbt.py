@@ -150,12 +150,14 @@ class CorpusSuite:
 
 class TestCorpusDuckDB(CorpusSuite):
     @pytest.fixture(scope="class")
-    def built(self, tmp_path_factory):
+    @classmethod
+    def built(cls, tmp_path_factory):
         return _build(tmp_path_factory.mktemp("dirty_duckdb"), "duckdb")
 
 
 @pytest.mark.postgres
 class TestCorpusPostgres(CorpusSuite):
     @pytest.fixture(scope="class")
-    def built(self, tmp_path_factory, postgres_database):
+    @classmethod
+    def built(cls, tmp_path_factory, postgres_database):
         return _build(tmp_path_factory.mktemp("dirty_pg"), "postgres", postgres_database("dirty_corpus"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ir.model import Entity, Project
 from ... import __version__
+from .incremental import incremental_staged_sql
 from .mart import mart_sql
 from .naming import current_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, reject_sql, snapshot_sql
@@ -33,7 +34,8 @@ def generate_dbt(project: Project) -> dict[str, str]:
         jinja_h = "{# " + _header(project, _entity_files(e), "").strip() + " #}"
         yml_h = _header(project, _entity_files(e), "#")
         base = f"{MODELS_DIR}/{e.name}"
-        out[f"{base}/{staged_name(e)}.sql"] = staged_sql(e, project, sql_h)
+        staged = incremental_staged_sql if e.materialized == "incremental" else staged_sql
+        out[f"{base}/{staged_name(e)}.sql"] = staged(e, project, sql_h)
         out[f"{base}/{current_name(e) if e.scd == 'type2' else e.name}.sql"] = entity_sql(e, project, sql_h)
         if e.has_reject:
             out[f"{base}/{reject_name(e)}.sql"] = reject_sql(e, project, sql_h)

@@ -23,7 +23,10 @@ def mart_sql(project: Project, header: str) -> str:
             f"{INDENT * 2}sum(case when _route in ('quarantined', 'failed') then 1 else 0 end) as rows_quarantined",
             f"{INDENT * 2}sum(case when _route = 'deduped' then 1 else 0 end) as rows_deduped",
         ]
-        agg += [f"{INDENT * 2}sum(case when _r__{r.name} then 1 else 0 end) as f__{r.name}" for r in e.rules]
+        agg += [
+            f"{INDENT * 2}sum(case when " + call("flags_contain", '"_failed_rules"', jstr(r.name)) + f" then 1 else 0 end) as f__{r.name}"
+            for r in e.rules
+        ]
         alias = f"agg__{e.name}"
         ctes.append(f"{alias} as (\n{INDENT}select\n" + ",\n".join(agg) + f"\n{INDENT}from {{{{ ref({jstr(staged_name(e))}) }}}}\n)")
 

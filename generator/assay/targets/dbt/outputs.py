@@ -75,7 +75,7 @@ def audits_macro(entity: Entity, header: str) -> str:
     ]
     reject = f"ref({jstr(reject_name(entity))})" if entity.has_reject else "none"
     lines.append(
-        "  {% do audits.append({'name': 'conservation', 'sql': assay.conservation_violations(candidate, "
+        "  {% do audits.append({'name': 'conservation', 'sql': assay.conservation_count_violations(candidate, "
         f"ref({jstr(staged_name(entity))}), {reject}, {mappings})}}) %}}"
     )
     if not entity.dedupe:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from ...ir.model import Entity, Project
+from .incremental import late_arrivals_test
 from .naming import current_name, model_name, reject_name, staged_name
 
 _PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
@@ -130,6 +131,8 @@ def entity_yml(entity: Entity, project: Project) -> dict:
         for r in entity.rules
         if r.disposition == "fail"
     ]
+    if entity.materialized == "incremental":
+        staged_tests.append(late_arrivals_test(entity))
     staged = {
         "name": staged_name(entity),
         "description": f"Extracted, deduped and judged rows of {entity.name}; internal to assay.",

@@ -87,6 +87,7 @@ def staged_sql(entity: Entity, project: Project, header: str) -> str:
     flags = "[" + ", ".join(f"[{jstr(r.name)}, {jstr('_r__' + r.name)}]" for r in rules) + "]"
     fail = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "fail") or "false"
     quarantine = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "quarantine") or "false"
+    kept_cols = [qi(c.name) for c in entity.columns] + ["_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank"]
     lines = [
         header,
         "{{ config(materialized='table', schema=" + jstr(project.schema("silver")) + ", tags=['assay', 'assay_staged']) }}",
@@ -117,9 +118,9 @@ def staged_sql(entity: Entity, project: Project, header: str) -> str:
         f"{INDENT}from probed",
         ")",
         "",
+        "-- markers and per-rule booleans stay inside this query: downstream reads _failed_rules",
         "select",
-        f"{INDENT}*,",
-        f"{INDENT}" + call("quality_flags", flags) + " as _failed_rules,",
+        "".join(f"{INDENT}{c},\n" for c in kept_cols) + f"{INDENT}" + call("quality_flags", flags) + " as _failed_rules,",
         f"{INDENT}case",
         f"{INDENT * 2}when _dedupe_rank > 1 then 'deduped'",
         f"{INDENT * 2}when {fail} then 'failed'",

@@ -58,8 +58,18 @@ judged as (
     from probed
 )
 
+-- markers and per-rule booleans stay inside this query: downstream reads _failed_rules
 select
-    *,
+    customer_id,
+    email,
+    country,
+    tier,
+    signup_date,
+    _mapping,
+    _source_row_id,
+    _load_id,
+    _ingested_at,
+    _dedupe_rank,
     {{ assay.quality_flags([["country_coercible", "_r__country_coercible"], ["country_length", "_r__country_length"], ["customer_id_coercible", "_r__customer_id_coercible"], ["email_coercible", "_r__email_coercible"], ["email_pattern", "_r__email_pattern"], ["signup_date_coercible", "_r__signup_date_coercible"], ["tier_coercible", "_r__tier_coercible"], ["tier_range", "_r__tier_range"]]) }} as _failed_rules,
     case
         when _dedupe_rank > 1 then 'deduped'

@@ -67,8 +67,19 @@ judged as (
     from probed
 )
 
+-- markers and per-rule booleans stay inside this query: downstream reads _failed_rules
 select
-    *,
+    order_id,
+    customer_id,
+    ordered_at,
+    status,
+    amount,
+    discount,
+    _mapping,
+    _source_row_id,
+    _load_id,
+    _ingested_at,
+    _dedupe_rank,
     {{ assay.quality_flags([["amount_coercible", "_r__amount_coercible"], ["amount_not_null", "_r__amount_not_null"], ["amount_range_max", "_r__amount_range_max"], ["amount_range_min", "_r__amount_range_min"], ["customer_id_coercible", "_r__customer_id_coercible"], ["discount_coercible", "_r__discount_coercible"], ["discount_not_above_amount", "_r__discount_not_above_amount"], ["order_id_coercible", "_r__order_id_coercible"], ["order_of_customer_referential", "_r__order_of_customer_referential"], ["ordered_at_coercible", "_r__ordered_at_coercible"], ["status_coercible", "_r__status_coercible"], ["status_in_enum", "_r__status_in_enum"]]) }} as _failed_rules,
     case
         when _dedupe_rank > 1 then 'deduped'

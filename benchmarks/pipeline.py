@@ -1,0 +1,112 @@
+"""Pipeline cost: the generated entity + reject + mart + audits against a plain CTAS, side by side.
+
+Target (DESIGN.md section 6): at most 1.6x a `CREATE TABLE AS SELECT` of the entity's columns with
+plain casts and the three lineage columns over clean bronze, on DuckDB.
+
+    python benchmarks/pipeline.py --rows 10000000
+
+Both sides run on the same DuckDB file in this process's environment; the assay side's time is
+the sum of dbt's own execution times of the entity's nodes (from run_results.json), so dbt's
+start-up is not counted against either side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+from assay.api import generate_dbt_project
+from assay.runtime.dbt import run_dbt
+from assay.scaffold import duckdb_profile, write_dbt_skeleton
+
+SPEC = Path(__file__).parent / "specs" / "pipeline"
+
+BRONZE = """
+create or replace table bronze.raw_sales as
+select
+  'l' || (i % 7)::varchar as _load_id,
+  (timestamp '2026-01-01' + to_seconds(i % 86400))::varchar || 'Z' as _ingested_at,
+  'r' || i::varchar as _source_row_id,
+  -- about 2% of keys repeat (re-deliveries)
+  'S' || (case when i % 50 = 0 then i - 1 else i end)::varchar as sale_id,
+  ' st' || (i % 97)::varchar || ' ' as store,
+  case when i % 211 = 0 then 'bad' else 'ABC-' || lpad((i % 10000)::varchar, 4, '0') end as sku,
+  case when i % 307 = 0 then 'x' else (1 + i % 20)::varchar end as qty,
+  case when i % 401 = 0 then '12,50' else (i % 1000)::varchar || '.99' end as price,
+  (i % 5)::varchar || '.00' as discount,
+  '2026-01-0' || (1 + i % 9)::varchar || 'T10:00:00Z' as ts,
+  case i % 4 when 0 then 'Web' when 1 then 'store' when 2 then 'PHONE' else 'fax' end as channel,
+  'u' || i::varchar || '@example.com' as email
+from range({rows}) t(i)
+"""
+
+# A dbt model, so both sides are timed by dbt the same way in the same run.
+BASELINE = """{{ config(materialized='table') }}
+select
+  cast(sale_id as varchar) as sale_id, cast(store as varchar) as store, cast(sku as varchar) as sku,
+  cast(qty as bigint) as quantity, cast(price as decimal(12,2)) as unit_price,
+  cast(discount as decimal(12,2)) as discount, cast(ts as timestamp) as sold_at,
+  cast(channel as varchar) as channel, cast(email as varchar) as email,
+  _load_id, cast(_ingested_at as timestamp) as _ingested_at, _source_row_id
+from {{ source('bronze', 'clean_sales') }}
+"""
+BASELINE_SOURCE = """version: 2
+sources:
+  - name: bronze
+    schema: bronze
+    tables: [{name: clean_sales}]
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--keep", help="keep the benchmark project in this directory")
+    args = ap.parse_args()
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="assay-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        write_dbt_skeleton(work, "bench", duckdb_profile("bench", "bench.duckdb"))
+        generate_dbt_project(SPEC, work)
+        db = work / "bench.duckdb"
+        con = duckdb.connect(str(db))
+        con.execute("create schema if not exists bronze")
+        con.execute(BRONZE.format(rows=args.rows))
+        # The baseline reads clean bronze: the same rows with every value castable.
+        con.execute(
+            "create or replace table bronze.clean_sales as select * replace ("
+            "case when qty = 'x' then '1' else qty end as qty, "
+            "case when price = '12,50' then '12.50' else price end as price) from bronze.raw_sales"
+        )
+        con.close()
+        (work / "models" / "bench").mkdir(parents=True, exist_ok=True)
+        (work / "models" / "bench" / "baseline_ctas.sql").write_text(BASELINE)
+        (work / "models" / "bench" / "_baseline.yml").write_text(BASELINE_SOURCE.replace("name: bronze", "name: bench_bronze"))
+        (work / "models" / "bench" / "baseline_ctas.sql").write_text(BASELINE.replace("source('bronze'", "source('bench_bronze'"))
+        assert run_dbt(work, "deps").returncode == 0
+        # One thread: nodes do not overlap, so each node's time is its own.
+        proc = run_dbt(work, "build", "--threads", "1")
+        if proc.returncode != 0:
+            raise SystemExit(proc.stdout[-4000:])
+        results = json.loads((work / "target" / "run_results.json").read_text())["results"]
+        nodes = {r["unique_id"]: r["execution_time"] for r in results}
+        baseline = nodes.pop("model.bench.baseline_ctas")
+        assay = sum(v for k, v in nodes.items() if not k.startswith("operation."))
+        print(f"rows: {args.rows:,}")
+        print(f"baseline CTAS (plain casts, clean bronze): {baseline:.2f} s")
+        for uid, secs in sorted(nodes.items(), key=lambda kv: -kv[1]):
+            print(f"  {uid}: {secs:.2f} s")
+        print(f"assay entity + reject + mart + audits: {assay:.2f} s")
+        print(f"ratio: {assay / baseline:.2f}x (target <= 1.6x)")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""The staged model of a `materialized: incremental` entity: a ledger of every bronze row it processed.
+
+A full-rebuild entity re-derives `<entity>__staged` from all of bronze on every
+build. An incremental entity keeps that relation instead, one row per
+(mapping, `_source_row_id`) with the row's current route, and each build merges
+into it only what changed. Everything downstream (the entity, the reject table,
+the mart, the conservation audit) reads the ledger exactly as it reads a full
+staged table, which is why none of those nodes differ between the two modes.
+
+What one build does (docs/incremental.md says what it does not):
+- reads the bronze rows not yet in the ledger under the same `_ingested_at`;
+- of those, a row older than the window start (the newest `_ingested_at` in the
+  ledger minus the lag) is *late*: it is not ranked or judged, and goes to the
+  reject table under the reserved rule `_late_arrival`, so that conservation
+  still places it and an operator can find it;
+- every other new row is ranked together with the stored rows of its key,
+  using the same total order as a full rebuild; rows whose rank changed are
+  written back: a new winner is judged, an unseated incumbent becomes
+  `deduped`, and an incumbent that keeps its place is left exactly as stored.
+"""
+
+from __future__ import annotations
+
+from ...ir.model import Entity, Project
+from .lowering import call, jstr, qi, sql_type, violation
+from .staged import _mapping_select, _probes, _rank, _scoped
+
+INDENT = "    "
+LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
+LATE_RULE = "_late_arrival"  # leading underscore: no rule a spec can name collides with it
+_HOURS = {"h": 1, "d": 24, "w": 168}
+
+
+def lag_hours(entity: Entity) -> int:
+    lag = entity.incremental_lag
+    if not lag:
+        return 0
+    return int(lag[:-1]) * _HOURS[lag[-1]]
+
+
+def rewritten_fks(entity: Entity) -> list[str]:
+    """Columns an `unknown_member` rule may overwrite; the ledger also keeps their value as delivered."""
+    cols = []
+    for r in entity.rules_of_kind("referential"):
+        if r.param("on_missing") == "unknown_member":
+            fk = r.param("columns")[0][0]
+            if fk not in cols:
+                cols.append(fk)
+    return cols
+
+
+def _indent(text: str, by: str) -> str:
+    return "\n".join(by + line if line else line for line in text.split("\n"))
+
+
+def _extracted(entity: Entity, project: Project) -> str:
+    """New bronze rows of every mapping, each marked late or not; already processed rows are skipped."""
+    window_start = call("incremental_window_start", "this", str(lag_hours(entity)))
+    parts = []
+    for m in entity.mappings:
+        inner = _indent(_mapping_select(entity, m, project), INDENT)
+        parts.append(
+            "\n".join(
+                [
+                    f"{INDENT}select",
+                    f"{INDENT * 2}x.*,",
+                    f"{INDENT * 2}{{% if is_incremental() %}}coalesce(x._ingested_at < {window_start}, false)"
+                    "{% else %}false{% endif %} as _late",
+                    f"{INDENT}from (",
+                    inner,
+                    f"{INDENT}) as x",
+                    f"{INDENT}{{% if is_incremental() %}}",
+                    f"{INDENT}where not exists (",
+                    f"{INDENT * 2}select 1 from {{{{ this }}}} as l",
+                    f"{INDENT * 2}where l._mapping = x._mapping and l._source_row_id = x._source_row_id",
+                    f"{INDENT * 3}and (l._ingested_at = x._ingested_at or (l._ingested_at is null and x._ingested_at is null))",
+                    f"{INDENT})",
+                    f"{INDENT}{{% endif %}}",
+                ]
+            )
+        )
+    return f"\n{INDENT}union all\n".join(parts)
+
+
+def _row_columns(entity: Entity, source: str | None = None) -> list[str]:
+    """The columns every row carries before ranking, in one fixed order.
+
+    From the ledger (`source` = its alias) a rewritten foreign key is read back as
+    delivered, so a row judged again probes its parent with the value the source sent.
+    """
+    fks = rewritten_fks(entity)
+    cols = []
+    for c in entity.columns:
+        if source is None:
+            cols.append(qi(c.name))
+        elif c.name in fks:
+            cols.append(f"{source}._orig__{c.name} as {qi(c.name)}")
+        else:
+            cols.append(f"{source}.{qi(c.name)}")
+    pre = f"{source}." if source else ""
+    cols += [f"{pre}{c}" for c in LINEAGE]
+    cols += [f"{pre}_c__{c.name}" for c in entity.columns]
+    cols += [f"{source}._orig__{fk}" if source else f"{qi(fk)} as _orig__{fk}" for fk in fks]
+    cols.append(f"{pre}_late")
+    return cols
+
+
+def _prior(entity: Entity) -> str:
+    """Stored rows of the keys this build received, minus the rows a re-delivery replaces."""
+    fks = rewritten_fks(entity)
+    key_match = " and ".join(
+        f"x.{qi(k)} = l.{'_orig__' + k if k in fks else qi(k)}" for k in entity.key
+    )
+    cols = _row_columns(entity, "l") + ["true as _prior", "l._dedupe_rank as _old_rank"]
+    return "\n".join(
+        [
+            "prior as (",
+            f"{INDENT}select",
+            ",\n".join(f"{INDENT * 2}{c}" for c in cols),
+            f"{INDENT}from {{{{ this }}}} as l",
+            f"{INDENT}where not l._late",
+            f"{INDENT * 2}and not exists (select 1 from extracted as x where x._mapping = l._mapping and x._source_row_id = l._source_row_id)",
+            # NULL key parts never compare equal, so rows without an identity are never re-ranked.
+            f"{INDENT * 2}and exists (select 1 from extracted as x where {key_match})",
+            "),",
+        ]
+    )
+
+
+def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str:
+    int_t = sql_type("int")
+    row_cols = _row_columns(entity)
+    joins, probe_cols = _probes(entity, project)
+    rules = list(entity.rules)
+    col_types = {c.name: c.type for c in entity.columns}
+    rule_cols = [f"coalesce({_scoped(r, violation(r, entity, col_types.get(r.column or '')))}, false) as _r__{r.name}" for r in rules]
+    rewrites = {}
+    for r in entity.rules_of_kind("referential"):
+        if r.param("on_missing") == "unknown_member":
+            fk = r.param("columns")[0][0]
+            rewrites[fk] = call("unknown_member", jstr(qi(fk)), jstr(f"_probe__{r.param('relationship')}"))
+    out_cols = [f"{rewrites[c.name]} as {qi(c.name)}" if c.name in rewrites else qi(c.name) for c in entity.columns]
+    flag_pairs = [[LATE_RULE, "_late"]] + [[r.name, "_r__" + r.name] for r in rules]
+    flags = "[" + ", ".join(f"[{jstr(n)}, {jstr(p)}]" for n, p in flag_pairs) + "]"
+    fail = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "fail") or "false"
+    quarantine = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "quarantine") or "false"
+    fks = rewritten_fks(entity)
+    staged_cols = (
+        [qi(c.name) for c in entity.columns]
+        + list(LINEAGE)
+        + ["_dedupe_rank"]
+        + [f"_c__{c.name}" for c in entity.columns]
+        + [f"_r__{r.name}" for r in rules]
+    )
+    config = (
+        "{{ config(materialized='incremental', unique_key='_ledger_id', incremental_strategy='delete+insert', "
+        "on_schema_change='append_new_columns', schema=" + jstr(project.schema("silver"))
+        + ", tags=['assay', 'assay_staged', 'assay_incremental']) }}"
+    )
+    lines = [
+        header,
+        config,
+        "",
+        "with extracted as (",
+        _extracted(entity, project),
+        "),",
+        "",
+        "{% if is_incremental() %}",
+        _prior(entity),
+        "{% endif %}",
+        "",
+        "pool as (",
+        f"{INDENT}select " + ", ".join(row_cols) + f", false as _prior, cast(null as {int_t}) as _old_rank",
+        f"{INDENT}from extracted",
+        f"{INDENT}where not _late",
+        "{% if is_incremental() %}",
+        f"{INDENT}union all",
+        f"{INDENT}select * from prior",
+        "{% endif %}",
+        "),",
+        "",
+        "-- late rows take no part in the order: ranking them would unseat winners of rows already published",
+        "ranked as (",
+        f"{INDENT}select p.*, {_rank(entity)} as _dedupe_rank",
+        f"{INDENT}from pool as p",
+        f"{INDENT}union all",
+        f"{INDENT}select " + ", ".join(row_cols) + f", false as _prior, cast(null as {int_t}) as _old_rank, cast(null as {int_t}) as _dedupe_rank",
+        f"{INDENT}from extracted",
+        f"{INDENT}where _late",
+        "),",
+        "",
+        "probed as (",
+        f"{INDENT}select j.*" + "".join(f", {c}" for c in probe_cols),
+        f"{INDENT}from ranked as j",
+        *[f"{INDENT}{j}" for j in joins],
+        "),",
+        "",
+        "judged as (",
+        f"{INDENT}select",
+        ",\n".join(
+            [f"{INDENT * 2}{c}" for c in out_cols]
+            + [f"{INDENT * 2}{c}" for c in (*LINEAGE, "_dedupe_rank")]
+            + [f"{INDENT * 2}_c__{c.name}" for c in entity.columns]
+            + [f"{INDENT * 2}{c}" for c in rule_cols]
+            + [f"{INDENT * 2}_orig__{fk}" for fk in fks]
+            + [f"{INDENT * 2}{c}" for c in ("_late", "_prior", "_old_rank")]
+        ),
+        f"{INDENT}from probed",
+        ")",
+        "",
+        "select",
+        ",\n".join(f"{INDENT}{c}" for c in staged_cols) + ",",
+        f"{INDENT}" + call("quality_flags", flags) + " as _failed_rules,",
+        f"{INDENT}case",
+        f"{INDENT * 2}when _late then 'quarantined'",
+        f"{INDENT * 2}when _dedupe_rank > 1 then 'deduped'",
+        f"{INDENT * 2}when {fail} then 'failed'",
+        f"{INDENT * 2}when {quarantine} then 'quarantined'",
+        f"{INDENT * 2}else 'kept'",
+        f"{INDENT}end as _route,",
+        f"{INDENT}_mapping || '|' || _source_row_id as _ledger_id,",
+        f"{INDENT}_late,",
+        *[f"{INDENT}_orig__{fk}," for fk in fks],
+        f"{INDENT}{call('run_timestamp')} as _processed_at",
+        "from judged",
+        # An incumbent whose rank did not move keeps its stored judgement: it is not processed twice.
+        "where not _prior or _old_rank <> _dedupe_rank",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def late_arrivals_test(entity: Entity) -> dict:
+    """A warning on every build while rows that arrived older than the window sit unprocessed."""
+    return {
+        "assay.assay_late_arrivals": {
+            "name": f"assay_late_arrivals__{entity.name}",
+            "config": {"severity": "warn"},
+        }
+    }
+
