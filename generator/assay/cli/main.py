@@ -35,3 +35,7 @@ except ImportError:  # pragma: no cover - during bootstrap, before those modules
 
 def main() -> None:
     cli(prog_name="assay")
+
+
+if __name__ == "__main__":
+    main()
