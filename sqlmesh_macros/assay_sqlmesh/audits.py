@@ -143,7 +143,7 @@ def assay_conservation_violations(evaluator, entity: exp.Expr, staged: exp.Expr,
 
     >>> from assay_sqlmesh import render_sql
     >>> sql = render_sql("@assay_conservation_violations(silver.o, silver.o__staged, silver.o__reject, (('o', 'raw_o', bronze.raw_o)))", "duckdb")
-    >>> "placements <> 1" in sql
+    >>> "WHERE COALESCE(c.placements, 0) <> 1" in sql
     True
     """
     d = dialect_of(evaluator)

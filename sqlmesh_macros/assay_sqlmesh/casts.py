@@ -21,6 +21,8 @@ TRY_CAST = {
     "snowflake": ("TRY_CAST({value} AS {type})", "TRY_PARSE_JSON({value})"),
     "bigquery": ("SAFE_CAST({value} AS {type})", "CASE WHEN SAFE.PARSE_JSON({value}) IS NOT NULL THEN {value} END"),
     "spark": ("TRY_CAST({value} AS {type})", "CASE WHEN get_json_object({value}, '$') IS NOT NULL THEN {value} END"),
+    # sqlglot writes Databricks' get_json_object(x, '$') as the `x:` path syntax, which has no root.
+    "databricks": ("TRY_CAST({value} AS {type})", "CASE WHEN TRY_PARSE_JSON({value}) IS NOT NULL THEN {value} END"),
     "trino": ("TRY_CAST({value} AS {type})", "TRY(json_parse({value}))"),
 }
 # PostgreSQL 15 has no pg_input_is_valid; `@assay_install_functions()` creates this stand-in.
@@ -76,7 +78,7 @@ def assay_try_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
     >>> render_sql("@assay_try_cast(x, 'int')", "duckdb")
     "CASE WHEN REGEXP_MATCHES(CAST(x AS TEXT), '^\\\\s*[+-]?[0-9]+\\\\s*$') THEN TRY_CAST(CAST(x AS TEXT) AS BIGINT) END"
     >>> render_sql("@assay_try_cast(x, 'decimal(12,2)')", "postgres")
-    "CASE WHEN NOT LOWER(CAST(x AS TEXT)) ~ 'nan|inf' THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
+    "CASE WHEN NOT (LOWER(CAST(x AS TEXT)) ~ 'nan|inf') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
     """
     d = dialect_of(evaluator)
     return render(guarded_cast_sql(as_text(value, d), string_arg(assay_type, "the type"), d, _pg_version(evaluator)), d)
@@ -102,7 +104,7 @@ def assay_coercion_failed(evaluator, before: exp.Expr, after: exp.Expr) -> exp.E
 
     >>> from assay_sqlmesh import render_sql
     >>> render_sql("@assay_coercion_failed(b.x, @assay_try_cast(b.x, 'bool'))", "duckdb")
-    '(NOT b.x IS NULL AND TRY_CAST(CAST(b.x AS TEXT) AS BOOLEAN) IS NULL)'
+    '(NOT b.x IS NULL AND (TRY_CAST(CAST(b.x AS TEXT) AS BOOLEAN)) IS NULL)'
     """
     d = dialect_of(evaluator)
     return render("({before} IS NOT NULL AND ({after}) IS NULL)", d, before=before, after=after)

@@ -65,14 +65,14 @@ def json_object_sql(pairs: list[tuple[str, str]], dialect: str) -> str:
 def row_json_sql(alias: str, redact: list[str], dialect: str) -> str:
     if dialect == "postgres":
         return f"CAST((TO_JSONB({alias}){''.join(' - ' + lit(c, dialect) for c in redact)}) AS TEXT)"
-    if dialect in ("redshift", "trino"):
+    if dialect in ("redshift", "trino", "snowflake"):
+        # Snowflake has OBJECT_CONSTRUCT_KEEP_NULL(alias.*), but SQLMesh re-parses every macro
+        # result and sqlglot cannot read a qualified star there.
         raise AssayMacroError(
-            f"assay_row_json: {dialect} has no row-to-JSON function of a whole row; list the bronze columns and use assay_json_object"
+            f"assay_row_json: {dialect} has no whole-row JSON that SQLMesh can carry; list the bronze columns and use assay_json_object"
         )
     if dialect in ("spark", "databricks"):
         return f"TO_JSON(STRUCT({alias}.*))"
-    if dialect == "snowflake":
-        return f"TO_JSON(OBJECT_DELETE(OBJECT_CONSTRUCT_KEEP_NULL({alias}.*){''.join(', ' + lit(c, dialect) for c in redact)}))"
     if dialect == "bigquery":
         except_ = f" EXCEPT ({', '.join(redact)})" if redact else ""
         return f"TO_JSON_STRING((SELECT AS STRUCT {alias}.*{except_}))"

@@ -169,7 +169,7 @@ def assay_parse_ts(evaluator, value: exp.Expr, fmt: str) -> exp.Expr:
     >>> from assay_sqlmesh import render_sql
     >>> "TRY_STRPTIME" in render_sql("@assay_parse_ts(x, '%d/%m/%Y')", "duckdb")
     True
-    >>> render_sql("@assay_parse_ts(x, 'ISO8601_INSTANT')", "postgres").startswith("CASE WHEN CAST(x AS TEXT) ~ '^")
+    >>> render_sql("@assay_parse_ts(x, 'ISO8601_INSTANT')", "postgres").startswith("CASE WHEN (CAST(x AS TEXT) ~ '^")
     True
     """
     d = dialect_of(evaluator)

@@ -51,4 +51,28 @@ def generate_dbt_cmd(spec_dir: Path, project_dir: Path) -> None:
     _report(result, project_dir)
 
 
+@generate.command("sqlmesh")
+@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True, help="The spec directory.")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The SQLMesh project to write into.")
+@click.option(
+    "--dialect",
+    type=click.Choice(["bigquery", "databricks", "duckdb", "postgres", "redshift", "snowflake", "spark", "trino"]),
+    default="duckdb",
+    show_default=True,
+    help="The SQL dialect the generated models are written in (the macros render for the engine that runs them).",
+)
+def generate_sqlmesh_cmd(spec_dir: Path, project_dir: Path, dialect: str) -> None:
+    """Generate models, audits, external models and the macro hook into a SQLMesh project."""
+    from ..api_sqlmesh import generate_sqlmesh_project, is_sqlmesh_project
+
+    if not is_sqlmesh_project(project_dir):
+        raise click.UsageError(f"{project_dir} has no config.yaml or config.py; point --project at a SQLMesh project (`sqlmesh init`).")
+    try:
+        result = generate_sqlmesh_project(spec_dir, project_dir, dialect=dialect)
+    except SpecError as exc:
+        _fail_spec(exc)
+        return
+    _report(result, project_dir)
+
+
 COMMANDS = (generate,)
