@@ -263,7 +263,7 @@ def assay_reconcile_violations(
 
     >>> from assay_sqlmesh import render_sql
     >>> sql = render_sql("@assay_reconcile_violations(silver.l, 'amount', 'sum', ('id'), silver.l, 'amount', '', ('id'), '0.01')", "duckdb")
-    >>> "ABS(l.v - r.v) > 0.01" in sql
+    >>> "ABS(MAX(left_value) - MAX(right_value)) > 0.01" in sql
     True
     """
     d = dialect_of(evaluator)
@@ -277,12 +277,21 @@ def assay_reconcile_violations(
     left = _side(left_relation, string_arg(left_column, "a column"), string_arg(left_agg, "an aggregate"), lby, d)
     right = _side(right_relation, string_arg(right_column, "a column"), string_arg(right_agg, "an aggregate"), rby, d)
     n = len(lby)
-    keys = "".join(f"COALESCE(l.k{i}, r.k{i}) AS k{i}, " for i in range(1, n + 1))
-    on = " AND ".join(f"(l.k{i} = r.k{i} OR (l.k{i} IS NULL AND r.k{i} IS NULL))" for i in range(1, n + 1)) or "TRUE"
+    keys = "".join(f"k{i}, " for i in range(1, n + 1))
+    group = f" GROUP BY {', '.join(f'k{i}' for i in range(1, n + 1))}" if n else ""
+    # A union grouped by the keys rather than a full outer join: GROUP BY puts NULL keys together,
+    # which a join would not, and Postgres cannot full-join on an OR of conditions.
     sql = f"""
-    WITH assay_left AS ({left}), assay_right AS ({right})
-    SELECT {keys}l.v AS left_value, r.v AS right_value
-    FROM assay_left AS l FULL OUTER JOIN assay_right AS r ON {on}
-    WHERE CASE WHEN l.v IS NULL AND r.v IS NULL THEN FALSE WHEN l.v IS NULL OR r.v IS NULL THEN TRUE
-    ELSE ABS(l.v - r.v) > {tol} END"""
+    WITH assay_left AS ({left}), assay_right AS ({right}),
+    assay_sides AS (
+      SELECT {keys}v AS left_value, NULL AS right_value, 1 AS in_left, 0 AS in_right FROM assay_left
+      UNION ALL
+      SELECT {keys}NULL AS left_value, v AS right_value, 0 AS in_left, 1 AS in_right FROM assay_right
+    )
+    SELECT {keys}MAX(left_value) AS left_value, MAX(right_value) AS right_value
+    FROM assay_sides{group}
+    HAVING CASE WHEN SUM(in_left) = 0 OR SUM(in_right) = 0 THEN TRUE
+    WHEN MAX(left_value) IS NULL AND MAX(right_value) IS NULL THEN FALSE
+    WHEN MAX(left_value) IS NULL OR MAX(right_value) IS NULL THEN TRUE
+    ELSE ABS(MAX(left_value) - MAX(right_value)) > {tol} END"""
     return render(sql, d)
