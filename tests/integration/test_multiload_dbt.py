@@ -318,11 +318,6 @@ def test_rerun_moves_nothing(history):
 # --------------------------------------------------------------------------- found while writing these
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_ingested_at is try-cast to a naive TIMESTAMP, which on DuckDB drops a UTC offset instead of "
-    "converting it, so 13:00+03:00 (10:00 UTC) outranks 11:00Z in the dedupe order",
-)
 def test_ingested_at_offsets_are_instants_in_the_dedupe_order(history):
     # Runs last: it rebuilds the module's project, after every recorded observation was taken.
     project: DbtProject = history["_project"]

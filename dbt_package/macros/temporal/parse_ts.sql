@@ -18,10 +18,12 @@
   {%- if format_literal in ['ISO8601', 'ISO8601_INSTANT'] -%}
     {%- set s = assay._as_text(expr) -%}
     {%- set re = assay._iso8601_ts_re(format_literal == 'ISO8601_INSTANT') -%}
+    {#- DuckDB's cast wants seconds before a zone: 12:30Z becomes 12:30:00Z. -#}
+    {%- set full = "regexp_replace(" ~ s ~ ", '^([0-9-]+[T ][0-9]{2}:[0-9]{2})(Z|[+-][0-9:]+)?$', '\\1:00\\2')" -%}
     {{ return("CASE WHEN regexp_full_match(" ~ s ~ ", " ~ assay.string_literal(re[1:-1]) ~ ") THEN "
         ~ "CASE WHEN regexp_matches(" ~ s ~ ", '(Z|[+-][0-9]{2}(:[0-9]{2})?)$') "
-        ~ "THEN CAST(timezone('UTC', TRY_CAST(" ~ s ~ " AS TIMESTAMPTZ)) AS TIMESTAMP) "
-        ~ "ELSE TRY_CAST(" ~ s ~ " AS TIMESTAMP) END END") }}
+        ~ "THEN CAST(timezone('UTC', TRY_CAST(" ~ full ~ " AS TIMESTAMPTZ)) AS TIMESTAMP) "
+        ~ "ELSE TRY_CAST(" ~ full ~ " AS TIMESTAMP) END END") }}
   {%- endif -%}
   {%- set parsed = 'try_strptime(' ~ assay._as_text(expr) ~ ', ' ~ assay.string_literal(format_literal) ~ ')' -%}
   {#- a zone directive makes try_strptime return TIMESTAMPTZ -#}

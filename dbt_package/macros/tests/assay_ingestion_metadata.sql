@@ -21,5 +21,5 @@ having count(*) > 1
 union all
 select 'unparseable_ingested_at' as failure, {{ row_id }} as source_row_id
 from metadata
-where _ingested_at is not null and {{ assay.try_cast('_ingested_at', 'timestamp') }} is null
+where _ingested_at is not null and {{ assay.ingestion_timestamp('_ingested_at') }} is null
 {% endmacro %}

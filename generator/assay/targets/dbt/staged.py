@@ -23,7 +23,7 @@ def _mapping_select(entity: Entity, mapping, project: Project) -> str:
     cols.append(f"{sql_str(mapping.name)} as _mapping")
     cols.append(f"cast(b._source_row_id as {sql_type('string')}) as _source_row_id")
     cols.append(f"cast(b._load_id as {sql_type('string')}) as _load_id")
-    cols.append(call("try_cast", '"b._ingested_at"', '"timestamp"') + " as _ingested_at")
+    cols.append(call("ingestion_timestamp", '"b._ingested_at"') + " as _ingested_at")
     markers = []
     for column in entity.columns:
         src = mapping.source_for(column.name)

@@ -6,7 +6,7 @@ with extracted as (
         'raw_customers' as _mapping,
         cast(b._source_row_id as {{ assay.sql_type("string") }}) as _source_row_id,
         cast(b._load_id as {{ assay.sql_type("string") }}) as _load_id,
-        {{ assay.try_cast("b._ingested_at", "timestamp") }} as _ingested_at,
+        {{ assay.ingestion_timestamp("b._ingested_at") }} as _ingested_at,
         upper(trim(cast(b.id as {{ assay.sql_type("string") }}))) as customer_id,
         lower(trim(cast(b.email as {{ assay.sql_type("string") }}))) as email,
         upper(trim(cast(b.country as {{ assay.sql_type("string") }}))) as country,

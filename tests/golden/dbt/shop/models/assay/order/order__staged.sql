@@ -6,7 +6,7 @@ with extracted as (
         'raw_orders' as _mapping,
         cast(b._source_row_id as {{ assay.sql_type("string") }}) as _source_row_id,
         cast(b._load_id as {{ assay.sql_type("string") }}) as _load_id,
-        {{ assay.try_cast("b._ingested_at", "timestamp") }} as _ingested_at,
+        {{ assay.ingestion_timestamp("b._ingested_at") }} as _ingested_at,
         trim(cast(b.order_ref as {{ assay.sql_type("string") }})) as order_id,
         upper(trim(cast(b.customer as {{ assay.sql_type("string") }}))) as customer_id,
         {{ assay.parse_ts("cast(b.ts as " ~ (assay.sql_type("string")) ~ ")", "ISO8601") }} as ordered_at,
