@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlmesh import macro
 
 from ._core import AssayMacroError, as_text, column_sql, dialect_of, lit, pick, render, string_arg, text, type_name
-from .casts import guarded_cast_sql
+from .temporal import parse_ts_sql
 from .flags import FLAGS_CONTAIN
 
 
@@ -77,7 +77,7 @@ def _flag(arg: Any) -> bool:
 def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
     """Bronze rows whose ingestion metadata cannot order a dedupe: a NULL `_load_id`,
     `_ingested_at` or `_source_row_id`, a repeated `_source_row_id`, an `_ingested_at` that
-    does not cast to timestamp.
+    is no ISO 8601 timestamp (read as assay_ingestion_timestamp reads it).
 
     >>> from assay_sqlmesh import render_sql
     >>> "unparseable_ingested_at" in render_sql("@assay_ingestion_metadata_violations(bronze.raw_orders)", "duckdb")
@@ -85,7 +85,7 @@ def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
     """
     d = dialect_of(evaluator)
     row_id = as_text("_source_row_id", d)
-    ingested = guarded_cast_sql(as_text("_ingested_at", d), "timestamp", d)
+    ingested = parse_ts_sql("_ingested_at", "ISO8601", d)
     sql = f"""
     WITH metadata AS (SELECT _load_id, _ingested_at, _source_row_id FROM {relation(rel, d)})
     SELECT 'missing_metadata' AS failure, {row_id} AS source_row_id FROM metadata
@@ -200,7 +200,7 @@ def assay_freshness_violations(evaluator, rel: exp.Expr, max_age_hours: int) -> 
     """
     d = dialect_of(evaluator)
     ts = type_name("timestamp", d)
-    newest = f"MAX({guarded_cast_sql(as_text('_ingested_at', d), 'timestamp', d)})"
+    newest = f"MAX({parse_ts_sql('_ingested_at', 'ISO8601', d)})"
     now = f"CAST({lit(str(evaluator.locals.get('execution_ts') or '1970-01-01 00:00:00'), d)} AS {ts})"
     limit = _hours_ago(now, int(max_age_hours), d)
     sql = (

@@ -130,6 +130,16 @@ def test_every_dialect_generates_models_whose_sql_parses(dirty, precedence, dial
     assert checked >= 10
 
 
+def test_incremental_entities_are_refused_by_file_and_line():
+    from assay.errors import SpecError
+
+    spec = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "incremental"
+    with pytest.raises(SpecError) as info:
+        sqlmesh_files(load_project(spec))
+    assert all(d.code == "UNSUPPORTED_BY_TARGET" and d.line > 0 for d in info.value.diagnostics)
+    assert "materialized: incremental" in info.value.diagnostics[0].message
+
+
 def test_unknown_dialect_is_refused(precedence):
     with pytest.raises(ValueError, match="unknown SQLMesh dialect"):
         sqlmesh_files(precedence, "mysql")

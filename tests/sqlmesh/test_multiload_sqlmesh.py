@@ -141,6 +141,19 @@ def test_mart_keeps_one_set_of_rows_per_run(history):
     assert len({n for _r, n in runs}) == 1  # every run writes the same accounting rows
 
 
+def test_ingested_at_offsets_are_instants_in_the_dedupe_order(history):
+    project: SQLMeshProject = history["_project"]
+    bronze = Bronze()
+    bronze.deliver([
+        order("oz0", "Z1", "2026-03-05T11:00:00Z", "l5"),
+        order("oz1", "Z1", "2026-03-05T13:00:00+03:00", "l5"),  # the same load, an hour older
+        customer("cz", "C-Z", T1, "l5", email="z@x.io"),
+    ])
+    project.load_bronze(bronze.relations())
+    project.plan()
+    assert dict(project.query("select _source_row_id, _route from silver.orders__staged")) == {"oz0": "kept", "oz1": "deduped"}
+
+
 def test_an_unpublishable_entity_resolves_nothing(history):
     """The dbt target's known gap (its strict xfail): there the reject model resolves rows before
     the entity's audits refuse to publish. Here key uniqueness is also audited on the staged rows,

@@ -27,7 +27,10 @@ def mart_sql(project: Project, low: Lowering, header: str) -> str:
             f"{INDENT * 2}SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined",
             f"{INDENT * 2}SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped",
         ]
-        agg += [f"{INDENT * 2}SUM(CASE WHEN _r__{r.name} THEN 1 ELSE 0 END) AS f__{r.name}" for r in e.rules]
+        agg += [
+            f"{INDENT * 2}SUM(CASE WHEN @assay_flags_contain(_failed_rules, {low.lit(r.name)}) THEN 1 ELSE 0 END) AS f__{r.name}"
+            for r in e.rules
+        ]
         alias = f"agg__{e.name}"
         ctes.append(f"{alias} AS (\n{INDENT}SELECT\n" + ",\n".join(agg) + f"\n{INDENT}FROM {naming.staged(project, e)}\n)")
 

@@ -2,9 +2,9 @@
 
 Both outputs (the entity and its reject table) and the mart derive from this one table, so
 bronze is parsed once and every rule is evaluated once. Columns are the dbt target's: the
-entity's columns, lineage, one coercion marker `_c__<col>` per column, `_dedupe_rank`, one
-boolean `_r__<rule>` per rule, `_failed_rules` (all failed rules, sorted) and `_route`
-(`kept`, `quarantined`, `failed` or `deduped`).
+entity's columns, lineage, `_dedupe_rank`, `_failed_rules` (all failed rules, sorted) and
+`_route` (`kept`, `quarantined`, `failed` or `deduped`). The coercion markers `_c__<col>` and
+the per-rule booleans `_r__<rule>` are computed inside the query and not stored.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def _mapping_select(entity: Entity, mapping: Mapping, project: Project, low: Low
         f"{low.lit(mapping.name)} AS _mapping",
         f"{low.cast('b._source_row_id', 'string', False)} AS _source_row_id",
         f"{low.cast('b._load_id', 'string', False)} AS _load_id",
-        f"{low.cast('b._ingested_at', 'timestamp', True)} AS _ingested_at",
+        # an instant: an offset is converted to UTC, so deliveries order by when they happened
+        "@assay_ingestion_timestamp(b._ingested_at) AS _ingested_at",
     ]
     markers = []
     for column in entity.columns:
@@ -114,6 +115,7 @@ def staged_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
     flags = ", ".join(f"({low.lit(r.name)}, _r__{r.name})" for r in entity.rules)
     fail = " OR ".join(f"_r__{r.name}" for r in entity.rules if r.disposition == "fail") or "FALSE"
     quarantine = " OR ".join(f"_r__{r.name}" for r in entity.rules if r.disposition == "quarantine") or "FALSE"
+    kept_cols = [low.qi(c.name) for c in entity.columns] + ["_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank"]
     block = model_block(
         name=naming.staged(project, entity),
         kind="FULL",
@@ -153,8 +155,9 @@ def staged_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
         f"{INDENT}FROM probed",
         ")",
         "",
+        "-- markers and per-rule booleans stay inside this query: downstream reads _failed_rules",
         "SELECT",
-        f"{INDENT}*,",
+        *[f"{INDENT}{c}," for c in kept_cols],
         f"{INDENT}@assay_quality_flags({flags}) AS _failed_rules,",
         f"{INDENT}CASE",
         f"{INDENT * 2}WHEN _dedupe_rank > 1 THEN 'deduped'",

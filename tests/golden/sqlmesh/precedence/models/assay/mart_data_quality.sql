@@ -14,13 +14,13 @@ WITH agg__q_code AS (
     SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated,
     SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined,
     SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped,
-    SUM(CASE WHEN _r__code_fail_coercible THEN 1 ELSE 0 END) AS f__code_fail_coercible,
-    SUM(CASE WHEN _r__code_fail_unique THEN 1 ELSE 0 END) AS f__code_fail_unique,
-    SUM(CASE WHEN _r__code_flag_coercible THEN 1 ELSE 0 END) AS f__code_flag_coercible,
-    SUM(CASE WHEN _r__code_flag_unique THEN 1 ELSE 0 END) AS f__code_flag_unique,
-    SUM(CASE WHEN _r__code_id_coercible THEN 1 ELSE 0 END) AS f__code_id_coercible,
-    SUM(CASE WHEN _r__code_quar_coercible THEN 1 ELSE 0 END) AS f__code_quar_coercible,
-    SUM(CASE WHEN _r__code_quar_unique THEN 1 ELSE 0 END) AS f__code_quar_unique
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_coercible') THEN 1 ELSE 0 END) AS f__code_fail_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_unique') THEN 1 ELSE 0 END) AS f__code_fail_unique,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_coercible') THEN 1 ELSE 0 END) AS f__code_flag_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_unique') THEN 1 ELSE 0 END) AS f__code_flag_unique,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_id_coercible') THEN 1 ELSE 0 END) AS f__code_id_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_coercible') THEN 1 ELSE 0 END) AS f__code_quar_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_unique') THEN 1 ELSE 0 END) AS f__code_quar_unique
   FROM silver.q_code__staged
 ),
 
@@ -29,10 +29,10 @@ agg__q_dup AS (
     SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated,
     SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined,
     SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped,
-    SUM(CASE WHEN _r__group_id_coercible THEN 1 ELSE 0 END) AS f__group_id_coercible,
-    SUM(CASE WHEN _r__note_coercible THEN 1 ELSE 0 END) AS f__note_coercible,
-    SUM(CASE WHEN _r__status_coercible THEN 1 ELSE 0 END) AS f__status_coercible,
-    SUM(CASE WHEN _r__status_in_set THEN 1 ELSE 0 END) AS f__status_in_set
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'group_id_coercible') THEN 1 ELSE 0 END) AS f__group_id_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'note_coercible') THEN 1 ELSE 0 END) AS f__note_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN 1 ELSE 0 END) AS f__status_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN 1 ELSE 0 END) AS f__status_in_set
   FROM silver.q_dup__staged
 ),
 
@@ -41,15 +41,15 @@ agg__q_line AS (
     SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated,
     SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined,
     SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped,
-    SUM(CASE WHEN _r__amount_coercible THEN 1 ELSE 0 END) AS f__amount_coercible,
-    SUM(CASE WHEN _r__amount_range_min THEN 1 ELSE 0 END) AS f__amount_range_min,
-    SUM(CASE WHEN _r__code_coercible THEN 1 ELSE 0 END) AS f__code_coercible,
-    SUM(CASE WHEN _r__code_unique THEN 1 ELSE 0 END) AS f__code_unique,
-    SUM(CASE WHEN _r__line_no_coercible THEN 1 ELSE 0 END) AS f__line_no_coercible,
-    SUM(CASE WHEN _r__order_date_coercible THEN 1 ELSE 0 END) AS f__order_date_coercible,
-    SUM(CASE WHEN _r__order_id_coercible THEN 1 ELSE 0 END) AS f__order_id_coercible,
-    SUM(CASE WHEN _r__status_coercible THEN 1 ELSE 0 END) AS f__status_coercible,
-    SUM(CASE WHEN _r__status_in_set THEN 1 ELSE 0 END) AS f__status_in_set
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_coercible') THEN 1 ELSE 0 END) AS f__amount_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_range_min') THEN 1 ELSE 0 END) AS f__amount_range_min,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_coercible') THEN 1 ELSE 0 END) AS f__code_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_unique') THEN 1 ELSE 0 END) AS f__code_unique,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'line_no_coercible') THEN 1 ELSE 0 END) AS f__line_no_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_date_coercible') THEN 1 ELSE 0 END) AS f__order_date_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_id_coercible') THEN 1 ELSE 0 END) AS f__order_id_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN 1 ELSE 0 END) AS f__status_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN 1 ELSE 0 END) AS f__status_in_set
   FROM silver.q_line__staged
 ),
 

@@ -17,7 +17,7 @@ WITH extracted AS (
     'q__codes' AS _mapping,
     @assay_cast(b._source_row_id, 'string') AS _source_row_id,
     @assay_cast(b._load_id, 'string') AS _load_id,
-    @assay_try_cast(b._ingested_at, 'timestamp') AS _ingested_at,
+    @assay_ingestion_timestamp(b._ingested_at) AS _ingested_at,
     @assay_cast(b.code_id, 'string') AS code_id,
     @assay_cast(b.code_flag, 'string') AS code_flag,
     @assay_cast(b.code_quar, 'string') AS code_quar,
@@ -64,8 +64,17 @@ judged AS (
   FROM probed
 )
 
+-- markers and per-rule booleans stay inside this query: downstream reads _failed_rules
 SELECT
-  *,
+  code_id,
+  code_flag,
+  code_quar,
+  code_fail,
+  _mapping,
+  _source_row_id,
+  _load_id,
+  _ingested_at,
+  _dedupe_rank,
   @assay_quality_flags(('code_fail_coercible', _r__code_fail_coercible), ('code_fail_unique', _r__code_fail_unique), ('code_flag_coercible', _r__code_flag_coercible), ('code_flag_unique', _r__code_flag_unique), ('code_id_coercible', _r__code_id_coercible), ('code_quar_coercible', _r__code_quar_coercible), ('code_quar_unique', _r__code_quar_unique)) AS _failed_rules,
   CASE
     WHEN _dedupe_rank > 1 THEN 'deduped'

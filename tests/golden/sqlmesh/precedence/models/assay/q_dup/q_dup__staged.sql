@@ -17,7 +17,7 @@ WITH extracted AS (
     'q__dups' AS _mapping,
     @assay_cast(b._source_row_id, 'string') AS _source_row_id,
     @assay_cast(b._load_id, 'string') AS _load_id,
-    @assay_try_cast(b._ingested_at, 'timestamp') AS _ingested_at,
+    @assay_ingestion_timestamp(b._ingested_at) AS _ingested_at,
     @assay_cast(b.group_id, 'string') AS group_id,
     @assay_cast(b.status, 'string') AS status,
     @assay_cast(b.note, 'string') AS note,
@@ -57,8 +57,16 @@ judged AS (
   FROM probed
 )
 
+-- markers and per-rule booleans stay inside this query: downstream reads _failed_rules
 SELECT
-  *,
+  group_id,
+  status,
+  note,
+  _mapping,
+  _source_row_id,
+  _load_id,
+  _ingested_at,
+  _dedupe_rank,
   @assay_quality_flags(('group_id_coercible', _r__group_id_coercible), ('note_coercible', _r__note_coercible), ('status_coercible', _r__status_coercible), ('status_in_set', _r__status_in_set)) AS _failed_rules,
   CASE
     WHEN _dedupe_rank > 1 THEN 'deduped'

@@ -16,7 +16,7 @@ WITH extracted AS (
     'q__lines' AS _mapping,
     @assay_cast(b._source_row_id, 'string') AS _source_row_id,
     @assay_cast(b._load_id, 'string') AS _load_id,
-    @assay_try_cast(b._ingested_at, 'timestamp') AS _ingested_at,
+    @assay_ingestion_timestamp(b._ingested_at) AS _ingested_at,
     @assay_cast(b.order_id, 'string') AS order_id,
     @assay_try_cast(@assay_cast(b.line_no, 'string'), 'int') AS line_no,
     @assay_parse_date(@assay_cast(b.order_date, 'string'), 'ISO8601') AS order_date,
@@ -73,8 +73,19 @@ judged AS (
   FROM probed
 )
 
+-- markers and per-rule booleans stay inside this query: downstream reads _failed_rules
 SELECT
-  *,
+  order_id,
+  line_no,
+  order_date,
+  amount,
+  code,
+  status,
+  _mapping,
+  _source_row_id,
+  _load_id,
+  _ingested_at,
+  _dedupe_rank,
   @assay_quality_flags(('amount_coercible', _r__amount_coercible), ('amount_range_min', _r__amount_range_min), ('code_coercible', _r__code_coercible), ('code_unique', _r__code_unique), ('line_no_coercible', _r__line_no_coercible), ('order_date_coercible', _r__order_date_coercible), ('order_id_coercible', _r__order_id_coercible), ('status_coercible', _r__status_coercible), ('status_in_set', _r__status_in_set)) AS _failed_rules,
   CASE
     WHEN _dedupe_rank > 1 THEN 'deduped'
