@@ -1574,8 +1574,8 @@ case(
     [
         ("entity_orders.yaml", 5, "SPEC_GRAMMAR",
          "`ownr` is not a key of entities.orders. Did you mean `owner`? Accepted keys: "
-         "`checks`, `dedupe`, `description`, `fields`, `grain`, `grants`, `key`, "
-         "`materialized`, `owner`, `quality`, `quarantine`, `scd`."),
+         "`checks`, `dedupe`, `description`, `fields`, `grain`, `grants`, `incremental`, "
+         "`key`, `materialized`, `owner`, `quality`, `quarantine`, `scd`."),
     ],
 )
 case(

@@ -191,6 +191,7 @@ class Entity:
     retention: Optional[str]
     redact: tuple[str, ...]
     materialized: str
+    incremental_lag: Optional[str] = None  # arrival lag of an incremental entity (`2h`); None reads as zero
     declared_checks: tuple = ()
     sql_checks: tuple = ()
     file: str = ""

@@ -214,6 +214,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         retention=ent.quarantine.retention if ent.quarantine else None,
         redact=tuple(sorted(p[0] for p in (parse_path(x) for x in (ent.quarantine.redact if ent.quarantine else [])) if p)),
         materialized=ent.materialized,
+        incremental_lag=ent.incremental.lag if ent.incremental else None,
         declared_checks=tuple(declared.get(name, ())),
         sql_checks=sqls,
         file=file,

@@ -164,6 +164,10 @@ class Quarantine(Strict):
     redact: list[str] = Field(default_factory=list)
 
 
+class Incremental(Strict):
+    lag: str = Field(pattern=DURATION_PATTERN)
+
+
 class Grants(Strict):
     select: list[str] = Field(default_factory=list)
 
@@ -182,6 +186,7 @@ class Entity(Strict):
     # Declared checks are validated by assay.checks.declared, which owns their codes.
     checks: Optional[Any] = None
     materialized: Literal["table", "incremental"] = "table"
+    incremental: Optional[Incremental] = None
 
 
 class Relationship(Strict):

@@ -10,6 +10,7 @@ from .checks import check_declared, check_sql_files
 from .context import build_context
 from .dispositions import check_retention
 from .entities import check_entities
+from .incremental import check_incremental
 from .mappings import check_mappings
 from .relations import check_relations
 
@@ -34,6 +35,7 @@ def validate(loaded: LoadedSpec) -> Validated:
     check_mappings(ctx)
     check_relations(ctx)
     check_retention(ctx)
+    check_incremental(ctx)
     declared = check_declared(ctx)
     sql_checks = check_sql_files(ctx)
     return Validated(sorted(set(loaded.diagnostics) | set(ctx.out)), declared, sql_checks)

@@ -5,7 +5,8 @@ build. An incremental entity keeps that relation instead, one row per
 (mapping, `_source_row_id`) with the row's current route, and each build merges
 into it only what changed. Everything downstream (the entity, the reject table,
 the mart, the conservation audit) reads the ledger exactly as it reads a full
-staged table, which is why none of those nodes differ between the two modes.
+staged table, which is why those nodes are generated as for a full rebuild; only
+the conservation audit takes its row-by-row form (decision 0400).
 
 What one build does (docs/incremental.md says what it does not):
 - reads the bronze rows not yet in the ledger under the same `_ingested_at`;
@@ -145,21 +146,20 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
     fail = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "fail") or "false"
     quarantine = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "quarantine") or "false"
     fks = rewritten_fks(entity)
-    staged_cols = (
-        [qi(c.name) for c in entity.columns]
-        + list(LINEAGE)
-        + ["_dedupe_rank"]
-        + [f"_c__{c.name}" for c in entity.columns]
-        + [f"_r__{r.name}" for r in rules]
-    )
+    # The full rebuild's staged columns first, so every downstream node reads the ledger unchanged.
+    staged_cols = [qi(c.name) for c in entity.columns] + list(LINEAGE) + ["_dedupe_rank"]
     config = (
         "{{ config(materialized='incremental', unique_key='_ledger_id', incremental_strategy='delete+insert', "
         "on_schema_change='append_new_columns', schema=" + jstr(project.schema("silver"))
         + ", tags=['assay', 'assay_staged', 'assay_incremental']) }}"
     )
+    fks_read = [f"_orig__{fk}" for fk in fks]
+    read_back = [c.name for c in entity.columns if c.name not in fks] + list(LINEAGE) + [f"_c__{c.name}" for c in entity.columns]
+    read_back += fks_read + ["_late", "_dedupe_rank"]
     lines = [
         header,
         config,
+        call("incremental_ledger_check", "this", "[" + ", ".join(jstr(c) for c in read_back) + "]"),
         "",
         "with extracted as (",
         _extracted(entity, project),
@@ -218,6 +218,8 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         f"{INDENT * 2}when {quarantine} then 'quarantined'",
         f"{INDENT * 2}else 'kept'",
         f"{INDENT}end as _route,",
+        # Markers, not rule outcomes, are kept: a row promoted later is judged by the rules of that build.
+        *[f"{INDENT}_c__{c.name}," for c in entity.columns],
         f"{INDENT}_mapping || '|' || _source_row_id as _ledger_id,",
         f"{INDENT}_late,",
         *[f"{INDENT}_orig__{fk}," for fk in fks],

@@ -74,8 +74,10 @@ def audits_macro(entity: Entity, header: str) -> str:
         "  {% set audits = [] %}",
     ]
     reject = f"ref({jstr(reject_name(entity))})" if entity.has_reject else "none"
+    # An incremental ledger outlives the bronze rows it processed, which the count form assumes it does not.
+    conservation = "conservation_violations" if entity.materialized == "incremental" else "conservation_count_violations"
     lines.append(
-        "  {% do audits.append({'name': 'conservation', 'sql': assay.conservation_count_violations(candidate, "
+        "  {% do audits.append({'name': 'conservation', 'sql': assay." + conservation + "(candidate, "
         f"ref({jstr(staged_name(entity))}), {reject}, {mappings})}}) %}}"
     )
     if not entity.dedupe:

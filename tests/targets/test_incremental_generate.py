@@ -1,0 +1,181 @@
+"""The generated SQL of an incremental entity: its shape in both branches, and that nothing else moves.
+
+The staged model is rendered with stand-ins for dbt's context (every `assay.*` macro becomes an
+opaque function call whose arguments are recorded) and parsed with sqlglot, once as the first
+build and once as an incremental build.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import jinja2
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from assay.api import load_project
+from assay.targets.dbt import generate_dbt
+from assay.targets.dbt.incremental import LATE_RULE, lag_hours
+
+SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "incremental"
+STAGED = "models/assay/orders/orders__staged.sql"
+THIS = "silver.orders__staged"
+
+
+class _Assay:
+    def __init__(self):
+        self.calls: list[tuple] = []
+
+    def __getattr__(self, name):
+        def macro(*args):
+            self.calls.append((name, args))
+            if name == "incremental_ledger_check":
+                return ""
+            if name == "sql_type":
+                return {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP"}.get(args[0], "VARCHAR")
+            return f"assay_{name}()"
+
+        return macro
+
+
+def render(sql: str, incremental: bool) -> tuple[exp.Expression, _Assay]:
+    assay = _Assay()
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    text = env.from_string(sql).render(
+        config=lambda **kw: "",
+        source=lambda s, t: f"bronze.{t}",
+        ref=lambda name: f"silver.{name}",
+        this=THIS,
+        is_incremental=lambda: incremental,
+        assay=assay,
+    )
+    return sqlglot.parse_one(text, read="duckdb"), assay
+
+
+@pytest.fixture(scope="module")
+def files() -> dict:
+    return generate_dbt(load_project(SPEC))
+
+
+def table_variant(tmp_path: Path) -> Path:
+    root = tmp_path / "table"
+    shutil.copytree(SPEC, root)
+    path = root / "entities.yaml"
+    path.write_text(path.read_text().replace("    materialized: incremental\n", "").replace("    incremental: {lag: 2h}\n", ""))
+    return root
+
+
+def ctes(tree: exp.Expression) -> list[str]:
+    return [c.alias for c in tree.find(exp.With).expressions]
+
+
+def cte(tree: exp.Expression, name: str) -> exp.Expression:
+    return next(c.this for c in tree.find(exp.With).expressions if c.alias == name)
+
+
+def test_lag_hours():
+    entity = load_project(SPEC).entity("orders")
+    assert lag_hours(entity) == 2
+    for lag, hours in ((None, 0), ("1h", 1), ("3d", 72), ("2w", 336)):
+        assert lag_hours(type(entity)(**{**entity.__dict__, "incremental_lag": lag})) == hours
+
+
+def test_config_is_a_refreshable_delete_insert_ledger(files):
+    config = files[STAGED].splitlines()[1]
+    assert "materialized='incremental'" in config
+    assert "unique_key='_ledger_id'" in config and "incremental_strategy='delete+insert'" in config
+    assert "on_schema_change='append_new_columns'" in config
+    # A full refresh re-derives the ledger from bronze: it is the documented fix, so it stays allowed.
+    assert "full_refresh" not in config
+
+
+def test_first_build_reads_all_of_bronze_and_judges_like_a_full_rebuild(files):
+    tree, assay = render(files[STAGED], incremental=False)
+    assert ctes(tree) == ["extracted", "pool", "ranked", "probed", "judged"]
+    assert THIS not in tree.sql()
+    assert not [c for c in assay.calls if c[0] == "incremental_window_start"]
+
+
+def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(files):
+    tree, assay = render(files[STAGED], incremental=True)
+    assert ctes(tree) == ["extracted", "prior", "pool", "ranked", "probed", "judged"]
+    assert [args for name, args in assay.calls if name == "incremental_window_start"] == [(THIS, 2)]
+    extracted = cte(tree, "extracted").sql()
+    # Already processed = same mapping, same _source_row_id, same _ingested_at.
+    assert "l._mapping = x._mapping AND l._source_row_id = x._source_row_id" in extracted
+    assert "l._ingested_at = x._ingested_at" in extracted
+    prior = cte(tree, "prior").sql()
+    assert "NOT l._late" in prior
+    assert "x.order_id = l.order_id" in prior  # only keys this build received
+    # A rewritten foreign key is read back as delivered, so a re-judged row probes with the source's value.
+    assert "l._orig__customer_id AS customer_id" in prior
+
+
+def test_late_rows_are_not_ranked_and_carry_the_reserved_rule(files):
+    tree, assay = render(files[STAGED], incremental=True)
+    ranked = cte(tree, "ranked")
+    ranked_branch, late_branch = ranked.left, ranked.right
+    assert "ROW_NUMBER()" in ranked_branch.sql() and "NOT _late" not in ranked_branch.sql()
+    assert late_branch.args["where"].sql() == "WHERE _late"
+    assert "ROW_NUMBER()" not in late_branch.sql()
+    pool = cte(tree, "pool")
+    assert pool.left.args["where"].sql() == "WHERE NOT _late"
+    [(flags,)] = [args for name, args in assay.calls if name == "quality_flags"]
+    assert flags[0] == [LATE_RULE, "_late"]
+    assert [f[0] for f in flags] == sorted(f[0] for f in flags)  # the package checks the order
+    route = next(e for e in tree.expressions if e.alias == "_route").this
+    assert route.args["ifs"][0].sql() == "CASE WHEN _late THEN 'quarantined' END"
+
+
+def test_an_incumbent_whose_rank_did_not_move_is_not_written_again(files):
+    tree, _ = render(files[STAGED], incremental=True)
+    assert tree.args["where"].sql() == "WHERE NOT _prior OR _old_rank <> _dedupe_rank"
+
+
+def test_ledger_columns_extend_the_full_rebuild_staged_columns(files, tmp_path):
+    full = generate_dbt(load_project(table_variant(tmp_path)))
+    full_tree, _ = render(full[STAGED], incremental=False)
+    full_cols = [e.alias_or_name for e in full_tree.expressions]
+    markers = [f"_c__{c}" for c in ("order_id", "customer_id", "status", "amount", "quantity")]
+    for incremental in (False, True):
+        tree, _ = render(files[STAGED], incremental)
+        cols = [e.alias_or_name for e in tree.expressions]
+        assert cols == full_cols + markers + ["_ledger_id", "_late", "_orig__customer_id", "_processed_at"]
+
+
+def test_rule_predicates_are_the_full_rebuild_predicates(files, tmp_path):
+    full = generate_dbt(load_project(table_variant(tmp_path)))
+    full_tree, _ = render(full[STAGED], incremental=False)
+    tree, _ = render(files[STAGED], incremental=True)
+    rules = lambda t: {e.alias: e.sql() for e in cte(t, "judged").expressions if e.alias.startswith("_r__")}  # noqa: E731
+    assert rules(tree) == rules(full_tree)
+
+
+def test_staged_carries_a_late_arrival_warning(files):
+    yml = files["models/assay/orders/_orders.yml"]
+    assert "assay.assay_late_arrivals:\n      name: assay_late_arrivals__orders\n      config:\n        severity: warn" in yml
+
+
+def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(files, tmp_path):
+    full = generate_dbt(load_project(table_variant(tmp_path)))
+    assert sorted(full) == sorted(files)
+    body = lambda text: text.split("\n", 1)[1]  # noqa: E731  (line 1 names the spec fingerprint)
+    changed = {rel for rel in files if body(files[rel]) != body(full[rel])}
+    assert changed == {STAGED, "models/assay/orders/_orders.yml", "macros/assay/audits/orders.sql"}
+    # The ledger outlives bronze rows, so the audit places bronze rows one by one instead of counting.
+    audit = files["macros/assay/audits/orders.sql"]
+    assert "assay.conservation_violations(candidate" in audit
+    assert body(audit).replace("conservation_violations", "conservation_count_violations") == body(full["macros/assay/audits/orders.sql"])
+    # The full-rebuild entity in the same project is generated exactly as before.
+    assert body(files["models/assay/customers/customers__staged.sql"]) == body(full["models/assay/customers/customers__staged.sql"])
+
+
+def test_an_incremental_build_first_checks_the_columns_it_reads_back(files):
+    _tree, assay = render(files[STAGED], incremental=True)
+    [(relation, columns)] = [args for name, args in assay.calls if name == "incremental_ledger_check"]
+    assert relation == THIS
+    prior = cte(_tree, "prior")
+    read = {c.name for c in prior.find_all(exp.Column) if c.table == "l"}
+    assert read == set(columns)
