@@ -371,3 +371,59 @@ def test_a_build_whose_entity_is_not_published_resolves_nothing(history):
         f"where reject_id = '{reject_id('raw_customers', 'k1')}'"
     )
     assert state == [(None, None)], "k1 was never admitted: its reject row must stay open"
+
+
+KEYWORD_ENTITY = """
+spec_version: 1
+entities:
+  readings:
+    grain: one row per reading
+    key: [id]
+    fields:
+      id: {type: string, required: true}
+      at: {type: timestamp}
+      pivot: {type: string}
+      show: {type: string}
+      returning: {type: int}
+    dedupe: {keep: latest_by, field: at, tie_break: [_load_id]}
+    quarantine: {retention: 7d}
+"""
+KEYWORD_MAPPING = """
+mapping_version: 1
+source: raw_readings
+target: readings
+key:
+  id: {from: "$.id"}
+fields:
+  at: {from: "$.ts", transform: [{parse_ts: ISO8601}]}
+  pivot:
+    from: "$.p"
+    quality:
+      - {rule: in_set, values: [a, b], on_fail: quarantine}
+  show: {from: "$.s"}
+  returning:
+    from: "$.r"
+    transform: [to_int]
+    quality:
+      - {rule: range, max: 10, on_fail: flag}
+unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="lowering.RESERVED misses words DuckDB cannot read as bare column names (at, pivot, show, returning, "
+    "...): the spec validates, and the generated staged model fails to parse",
+)
+def test_fields_named_like_sql_keywords_build(tmp_path):
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "entity.yaml").write_text(KEYWORD_ENTITY.lstrip())
+    (spec / "mapping.yaml").write_text(KEYWORD_MAPPING.lstrip())
+    project = make_project(tmp_path / "project", spec)  # raises (not AssertionError) if the spec were refused
+    cols = META + ["id", "ts", "p", "s", "r"]
+    project.load_bronze([Relation("raw_readings", cols, [["l1", T1, "r1", "R1", "2026-03-01T09:00:00Z", "a", "x", "12"]])])
+    proc = project.dbt("build")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert project.query('select id, "returning", _quality_flags from silver.readings') == [("R1", 12, ["returning_range_max"])]

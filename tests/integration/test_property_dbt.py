@@ -81,9 +81,10 @@ unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
 COLUMNS = ["_load_id", "_ingested_at", "_source_row_id", "id", "amount", "fee", "shipped", "status", "note"]
 
-# Only values whose outcome the contract pins (the oracle raises on the others). Two spellings
-# of one instant make the dedupe compare timestamps rather than text.
-TIMES = ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-02 00:00:00", "2026-01-03T00:00:00.5Z"]
+# Only values whose outcome the contract pins (the oracle raises on the others). Three spellings
+# of one instant make the dedupe compare instants rather than text (decision 0302).
+TIMES = ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-02 00:00:00", "2026-01-02T01:00:00+01:00",
+         "2026-01-03T00:00:00.5Z"]
 KEYS = ["K1", "K2", "K3", " K1", "", None]
 NOTES = ["ok", "ok", "toolong", "BAD", "", None]  # flag rules only
 
