@@ -119,7 +119,8 @@ def scd2_sql(entity: Entity, project: Project, low: Lowering, header: str) -> st
     check = "(" + ", ".join(low.qi(c.name) for c in entity.columns) + ")"
     block = model_block(
         name=naming.entity_model(project, entity),
-        kind=f"SCD_TYPE_2_BY_COLUMN (unique_key {keys}, columns {check})",
+        # A first version is valid from the run that saw it (as a dbt snapshot's), not from 1970.
+        kind=f"SCD_TYPE_2_BY_COLUMN (unique_key {keys}, columns {check}, execution_time_as_valid_from TRUE)",
         dialect=low.dialect,
         owner=low.lit(entity.owner) if entity.owner else None,
         description=low.lit(entity.description or f"{entity.name}: {entity.grain}"),
