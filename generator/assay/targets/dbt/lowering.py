@@ -18,6 +18,8 @@ from sqlglot import exp
 from ...ir.model import Entity, FieldSource, Rule
 from ...spec.transforms import Step
 
+# The type of an arithmetic result, which no field type equals: it forces the final cast.
+NUMERIC = "numeric"
 SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 # Words that must be quoted as column names on at least one engine we dispatch to.
 RESERVED = frozenset(
@@ -132,16 +134,18 @@ def _step(expr: str, step: Step, current_type: str | None, safe: bool) -> tuple[
         return f"coalesce({expr}, {literal(a[0])})", current_type
     if n == "nullif":
         return f"nullif({expr}, {literal(a[0])})", current_type
-    numeric_type = current_type if current_type and (current_type == "int" or current_type.startswith("decimal")) else "decimal(38,9)"
-    num = expr if numeric_type == current_type else cast(expr, numeric_type, safe)
+    is_number = current_type is not None and (current_type in ("int", NUMERIC) or current_type.startswith("decimal"))
+    num = expr if is_number else cast(expr, "decimal(38,9)", safe)
+    # Arithmetic result types differ by engine (Postgres `round` drops the scale), so the
+    # chain's result is always cast to the field's type at the end.
     if n == "multiply":
-        return f"({num} * {Decimal(str(a[0]))})", numeric_type
+        return f"({num} * {Decimal(str(a[0]))})", NUMERIC
     if n == "divide":
-        return f"({num} / {Decimal(str(a[0]))})", "decimal(38,9)" if numeric_type == "int" else numeric_type
+        return f"({num} / {Decimal(str(a[0]))})", NUMERIC
     if n == "round":
-        return f"round({num}, {int(a[0])})", numeric_type
+        return f"round({num}, {int(a[0])})", NUMERIC
     if n == "abs":
-        return f"abs({num})", numeric_type
+        return f"abs({num})", NUMERIC
     raise ValueError(f"unknown transform {n}")  # pragma: no cover - validation refuses it
 
 

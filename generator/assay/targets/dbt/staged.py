@@ -21,9 +21,13 @@ def _mapping_select(entity: Entity, mapping, project: Project) -> str:
     safe = entity.opted_in
     cols = []
     cols.append(f"{sql_str(mapping.name)} as _mapping")
-    cols.append(f"cast(b._source_row_id as {sql_type('string')}) as _source_row_id")
-    cols.append(f"cast(b._load_id as {sql_type('string')}) as _load_id")
-    cols.append(call("ingestion_timestamp", '"b._ingested_at"') + " as _ingested_at")
+    # Ingestion metadata is required only where dedupe or quarantine reads it; a mapping that
+    # does not name a metadata column gets NULL lineage there rather than a broken query.
+    named = set(mapping.bronze_columns)
+    string, ts = sql_type("string"), sql_type("timestamp")
+    cols.append(f"cast(b._source_row_id as {string}) as _source_row_id" if "_source_row_id" in named else f"cast(null as {string}) as _source_row_id")
+    cols.append(f"cast(b._load_id as {string}) as _load_id" if "_load_id" in named else f"cast(null as {string}) as _load_id")
+    cols.append(call("ingestion_timestamp", '"b._ingested_at"') + " as _ingested_at" if "_ingested_at" in named else f"cast(null as {ts}) as _ingested_at")
     markers = []
     for column in entity.columns:
         src = mapping.source_for(column.name)
