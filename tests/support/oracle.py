@@ -18,6 +18,14 @@ Three layers:
   first_seen, last_seen, reopening, resolution, never deleting).
 - `Warehouse` strings the two together the way successive `dbt build`s do, and lets a test
   swap the spec between builds (a rule change) while the ledger survives.
+
+Not modelled (construction raises `Unsupported`, or the caller must not rely on it): referential
+rules, coverage and reconcile; type-2 and not-opted-in entities; incremental entities; JSON paths
+into a bronze column; transforms other than trim/upper/lower/to_string/enum_map/to_int/
+to_decimal/parse_date and parse_ts with ISO8601; expressions beyond `<col> <op> <col|literal>`
+and `<col> IS [NOT] NULL`; redaction; replay and retention; what a blocked build (a failing
+audit) leaves behind, which the ledger refuses to guess; the values of resolved_at,
+last_evaluated_at, run_id and run_date (only which build resolved a row).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cmp_to_key
 from typing import Any, Iterable, Mapping, Optional
 
@@ -49,7 +57,6 @@ __all__ = [
 ]
 
 INGESTION = ("_load_id", "_ingested_at", "_source_row_id")
-ROUTES = ("kept", "quarantined", "failed", "deduped")
 
 
 class Undefined(Exception):
@@ -540,7 +547,7 @@ class Oracle:
             fired: list[str] = []
             if ranks[i] == 1:
                 fired = [r.name for r in e.rules if self._fires(e, r, m.name, values, markers, counts)]
-            worst = max((SEVERITY[e_rule.disposition] for e_rule in e.rules if e_rule.name in fired), default=0)
+            worst = max((SEVERITY[rule.disposition] for rule in e.rules if rule.name in fired), default=0)
             route = (
                 "deduped"
                 if ranks[i] > 1
@@ -646,7 +653,7 @@ class Oracle:
 
     def _entity_audits(self, e: Entity, j: EntityJudgement) -> list[str]:
         out = []
-        fails = sorted({n for r in j.rows for n in r.failed_rules if e_rule_disposition(e, n) == "fail"})
+        fails = sorted({n for r in j.rows for n in r.failed_rules if _disposition(e, n) == "fail"})
         for name in fails:
             out.append(f"{e.name}: fail rule {name} fired")
         if not e.dedupe:
@@ -662,7 +669,7 @@ class Oracle:
         return out
 
 
-def e_rule_disposition(e: Entity, name: str) -> str:
+def _disposition(e: Entity, name: str) -> str:
     for r in e.rules:
         if r.name == name:
             return r.disposition
