@@ -31,7 +31,16 @@ assay_placed as (
   select case _mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end as source_relation, _source_row_id as source_row_id from {{ staged }} where _route = 'deduped'
   {%- if reject is not none %}
   union all
-  select source_relation, _source_row_id as source_row_id from {{ reject }} where resolved_at is null
+  {#- Open rejects this build admits or dedupes are resolved right after it publishes, so they
+      are judged as the state the build leaves behind: not open. -#}
+  select r.source_relation, r._source_row_id as source_row_id from {{ reject }} as r
+  where r.resolved_at is null
+    and not exists (
+      select 1 from {{ staged }} as s
+      where s._route in ('kept', 'deduped')
+        and s._source_row_id = r._source_row_id
+        and r.source_relation = case s._mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end
+    )
   {%- endif %}
 ),
 assay_counts as (

@@ -42,6 +42,14 @@
   {{ adapter.rename_relation(candidate, target_relation) }}
   {% do create_indexes(target_relation) %}
 
+  {#- Only now that the candidate is published may open rejects be marked admitted or deduped. -#}
+  {%- set resolution = assay.entity_resolution_sql(config.get('assay_audits')) -%}
+  {% if resolution %}
+    {% call statement('assay_resolve_rejects') -%}
+      {{ resolution }}
+    {%- endcall %}
+  {% endif %}
+
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {% do persist_docs(target_relation, model) %}
   {{ adapter.commit() }}

@@ -17,19 +17,12 @@ from sqlglot import exp
 
 from ...ir.model import Entity, FieldSource, Rule
 from ...spec.transforms import Step
+from .reserved_words import RESERVED_WORDS
 
 # The type of an arithmetic result, which no field type equals: it forces the final cast.
 NUMERIC = "numeric"
 SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
-# Words that must be quoted as column names on at least one engine we dispatch to.
-RESERVED = frozenset(
-    """all and any array as asc between both by case cast check collate column constraint create cross current_date
-    current_time current_timestamp current_user default desc distinct do else end except false fetch for foreign from
-    full grant group having in inner intersect into is join key lateral leading left like limit localtime
-    localtimestamp natural not null offset on only or order outer over partition primary qualify references right
-    row rows select session_user some table then to trailing true union unique user using value values when where
-    window with date time timestamp interval year month day hour minute second""".split()
-)
+RESERVED = RESERVED_WORDS
 
 
 def qi(name: str) -> str:
@@ -37,6 +30,13 @@ def qi(name: str) -> str:
     if SIMPLE_IDENT.match(name) and name not in RESERVED:
         return name
     return "{{ adapter.quote(" + jstr(name) + ") }}"
+
+
+def qi_jinja(name: str) -> str:
+    """The same identifier as a Jinja expression, for use inside `{% ... %}` code."""
+    if SIMPLE_IDENT.match(name) and name not in RESERVED:
+        return jstr(name)
+    return "adapter.quote(" + jstr(name) + ")"
 
 
 def jstr(value: str) -> str:

@@ -25,3 +25,8 @@ def current_name(entity: Entity) -> str:
 
 def audits_macro_name(entity: Entity) -> str:
     return f"assay_audits__{entity.name}"
+
+
+def resolve_macro_name(entity: Entity) -> str:
+    """Resolves the open rejects a published build admitted or deduped (run after publishing)."""
+    return f"assay_resolve__{entity.name}"

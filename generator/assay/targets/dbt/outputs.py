@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from .lowering import call, jstr, qi, sql_str, sql_type
-from .naming import audits_macro_name, current_name, reject_name, staged_name
+from .lowering import call, jexpr, jstr, qi, qi_jinja, sql_str, sql_type
+from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
 INDENT = "    "
 LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
@@ -81,7 +81,7 @@ def audits_macro(entity: Entity, header: str) -> str:
         f"ref({jstr(staged_name(entity))}), {reject}, {mappings})}}) %}}"
     )
     if not entity.dedupe:
-        keys = "[" + ", ".join(jstr(k) for k in entity.key) + "]"
+        keys = "[" + ", ".join(qi_jinja(k) for k in entity.key) + "]"
         lines.append(f"  {{% do audits.append({{'name': 'key_unique', 'sql': assay.key_uniqueness_violations(candidate, {keys})}}) %}}")
     for rule in entity.rules:
         if rule.disposition == "fail":
@@ -89,13 +89,25 @@ def audits_macro(entity: Entity, header: str) -> str:
                 f"  {{% do audits.append({{'name': {jstr('fail_rule__' + rule.name)}, 'sql': assay.fail_rule_violations(candidate, {jstr(rule.name)}, '_quality_flags')}}) %}}"
             )
     lines += ["  {{ return(audits) }}", "{% endmacro %}", ""]
+    if entity.has_reject:
+        lines += [
+            "",
+            f"{{% macro default__{resolve_macro_name(entity)}() %}}",
+            "  {{ return(assay.reject_resolution_sql(ref("
+            + jstr(reject_name(entity))
+            + "), ref("
+            + jstr(staged_name(entity))
+            + f"), {mappings})) }}}}",
+            "{% endmacro %}",
+            "",
+        ]
     return "\n".join(lines)
 
 
 def reject_sql(entity: Entity, project: Project, header: str) -> str:
     """The reject table: incremental on reject_id, history kept across full refreshes and rule changes."""
-    diverted, routes = [], []
-    key_pairs = "[" + ", ".join(f"[{jstr(k)}, {jstr('s.' + qi(k))}]" for k in entity.key) + "]"
+    diverted = []
+    key_pairs = "[" + ", ".join(f"[{jstr(k)}, {jexpr('s.' + qi(k))}]" for k in entity.key) + "]"
     for m in entity.mappings:
         redact = "[" + ", ".join(jstr(c) for c in entity.redact) + "]"
         rid = call("reject_id", jstr(m.source), '"s._source_row_id"')
@@ -121,9 +133,6 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
                 ]
             )
         )
-        routes.append(
-            f"{INDENT}select {rid} as reject_id, s._route from {_ref(staged_name(entity))} as s where s._mapping = {sql_str(m.name)}"
-        )
     now = call("run_timestamp")
     ts = sql_type("timestamp")
     txt = sql_type("string")
@@ -141,10 +150,6 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
         "",
         ", prior as (",
         f"{INDENT}select * from {{{{ this }}}}",
-        "),",
-        "",
-        "routes as (",
-        f"\n{INDENT}union all\n".join(routes),
         ")",
         "",
         "-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped",
@@ -162,23 +167,9 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
         "from diverted as d",
         "left join prior as p on p.reject_id = d.reject_id",
         "",
-        "union all",
-        "",
-        "-- open rejects this build admitted or deduped: resolved, never deleted",
-        "select",
-        ",\n".join(f"{INDENT}p.{c}" for c in carried) + ",",
-        f"{INDENT}p.first_seen,",
-        f"{INDENT}p.last_seen,",
-        f"{INDENT}p.failed_rules,",
-        f"{INDENT}p.disposition,",
-        f"{INDENT}p.key_values,",
-        f"{INDENT}p.raw,",
-        f"{INDENT}{now} as resolved_at,",
-        f"{INDENT}case when r._route = 'deduped' then 'deduped' else 'admitted' end as resolution,",
-        f"{INDENT}{now} as last_evaluated_at",
-        "from prior as p",
-        "inner join routes as r on r.reject_id = p.reject_id",
-        "where p.resolved_at is null and r._route in ('kept', 'deduped')",
+        "-- Open rejects that this build admits or dedupes are resolved by the entity's",
+        "-- materialization after it publishes (assay.reject_resolution_sql), never before:",
+        "-- a build whose audits refuse to publish must not mark rows as admitted.",
         "",
         "{% else %}",
         "",

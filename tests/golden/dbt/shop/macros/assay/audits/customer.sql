@@ -4,3 +4,8 @@
   {% do audits.append({'name': 'conservation', 'sql': assay.conservation_count_violations(candidate, ref("customer__staged"), ref("customer__reject"), [["raw_customers", "raw_customers", source('bronze', "raw_customers")]])}) %}
   {{ return(audits) }}
 {% endmacro %}
+
+
+{% macro default__assay_resolve__customer() %}
+  {{ return(assay.reject_resolution_sql(ref("customer__reject"), ref("customer__staged"), [["raw_customers", "raw_customers", source('bronze', "raw_customers")]])) }}
+{% endmacro %}

@@ -4,3 +4,8 @@
   {% do audits.append({'name': 'conservation', 'sql': assay.conservation_count_violations(candidate, ref("order__staged"), ref("order__reject"), [["raw_orders", "raw_orders", source('bronze', "raw_orders")]])}) %}
   {{ return(audits) }}
 {% endmacro %}
+
+
+{% macro default__assay_resolve__order() %}
+  {{ return(assay.reject_resolution_sql(ref("order__reject"), ref("order__staged"), [["raw_orders", "raw_orders", source('bronze', "raw_orders")]])) }}
+{% endmacro %}

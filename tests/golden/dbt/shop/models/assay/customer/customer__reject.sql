@@ -24,10 +24,6 @@ with diverted as (
 
 , prior as (
     select * from {{ this }}
-),
-
-routes as (
-    select {{ assay.reject_id("raw_customers", "s._source_row_id") }} as reject_id, s._route from {{ ref("customer__staged") }} as s where s._mapping = 'raw_customers'
 )
 
 -- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped
@@ -50,28 +46,9 @@ select
 from diverted as d
 left join prior as p on p.reject_id = d.reject_id
 
-union all
-
--- open rejects this build admitted or deduped: resolved, never deleted
-select
-    p.reject_id,
-    p.entity,
-    p.mapping,
-    p.source_relation,
-    p._source_row_id,
-    p._load_id,
-    p.first_seen,
-    p.last_seen,
-    p.failed_rules,
-    p.disposition,
-    p.key_values,
-    p.raw,
-    {{ assay.run_timestamp() }} as resolved_at,
-    case when r._route = 'deduped' then 'deduped' else 'admitted' end as resolution,
-    {{ assay.run_timestamp() }} as last_evaluated_at
-from prior as p
-inner join routes as r on r.reject_id = p.reject_id
-where p.resolved_at is null and r._route in ('kept', 'deduped')
+-- Open rejects that this build admits or dedupes are resolved by the entity's
+-- materialization after it publishes (assay.reject_resolution_sql), never before:
+-- a build whose audits refuse to publish must not mark rows as admitted.
 
 {% else %}
 
