@@ -12,6 +12,7 @@ the engine is what the template says.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from typing import Any, Optional
 
 from sqlglot import exp, parse_one
@@ -59,12 +60,48 @@ class AssayMacroError(ValueError):
     """A macro was called with arguments it cannot render; raised at load time, not at run time."""
 
 
+# The PostgreSQL server version the macro being expanded renders for (see dialect_of).
+_PG_VERSION: ContextVar[int] = ContextVar("assay_postgres_version_num", default=160000)
+_SERVER_VERSIONS: dict = {}
+
+
 def dialect_of(evaluator: Any) -> str:
-    """The engine a macro renders for: the run's engine adapter, else the evaluator's dialect."""
+    """The engine a macro renders for: the run's engine adapter, else the evaluator's dialect.
+
+    Every macro calls this first; on Postgres it also settles the server version the rendering
+    targets (postgres_version()).
+    """
     adapter = getattr(evaluator, "locals", {}).get("engine_adapter")
     name = getattr(adapter, "dialect", None) or getattr(evaluator, "dialect", None) or "duckdb"
     # A dialect string may carry settings ("duckdb, normalization_strategy=...").
-    return str(name).split(",")[0].strip().lower() or "duckdb"
+    dialect = str(name).split(",")[0].strip().lower() or "duckdb"
+    if dialect == "postgres":
+        _PG_VERSION.set(_server_version(evaluator, adapter))
+    return dialect
+
+
+def _server_version(evaluator: Any, adapter: Any) -> int:
+    """The server decides which cast guard exists (pg_input_is_valid is 16+), so it is read from
+    the connection the run uses, once per connection. The SQLMesh variable
+    `assay_postgres_version_num` pins it (rendering without a database); else 16+ is assumed."""
+    try:
+        pinned = evaluator.var("assay_postgres_version_num")
+    except Exception:  # pragma: no cover - evaluators without variables
+        pinned = None
+    if pinned is not None:
+        return int(pinned)
+    if adapter is None or getattr(adapter, "dialect", None) != "postgres":
+        return 160000
+    key = id(getattr(adapter, "_connection_pool", adapter))
+    if key not in _SERVER_VERSIONS:
+        row = adapter.fetchone("SELECT CAST(current_setting('server_version_num') AS INT)")
+        _SERVER_VERSIONS[key] = int(row[0])
+    return _SERVER_VERSIONS[key]
+
+
+def postgres_version() -> int:
+    """The server version of the Postgres rendering in progress (160000 outside one)."""
+    return _PG_VERSION.get()
 
 
 def pick(table: dict, dialect: str) -> Any:

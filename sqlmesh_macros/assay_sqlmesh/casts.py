@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlmesh import macro
 
-from ._core import as_text, dialect_of, parse_type, pick, render, string_arg, type_name
+from ._core import as_text, dialect_of, parse_type, pick, postgres_version, render, string_arg, type_name
 from .text import regex_match_sql
 
 # The engine's NULL-on-failure cast over the operand as text ({value}); {type} is the engine type,
@@ -31,7 +31,7 @@ INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
 
 
-def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: int = 160000) -> str:
+def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: int | None = None) -> str:
     """SQL text of the guarded cast of `value_sql` (already text) to `assay_type`.
 
     The guards every engine shares: integers accept integer text only (engines otherwise
@@ -43,7 +43,7 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
         return value_sql
     tname = type_name(assay_type, dialect)
     template, variant_template = pick(TRY_CAST, dialect)
-    if dialect == "postgres" and pg_version < 160000:
+    if dialect == "postgres" and (pg_version or postgres_version()) < 160000:
         template = f"CASE WHEN {PG15_CHECK} THEN CAST({{value}} AS {{type}}) END"
     if kind == "variant" and variant_template:
         template = variant_template
@@ -61,15 +61,6 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
     return f"CASE WHEN {guard} THEN {cast} END"
 
 
-def _pg_version(evaluator) -> int:
-    # PostgreSQL 15 is chosen explicitly with the variable; 16+ is the default.
-    try:
-        pinned = evaluator.var("assay_postgres_version_num")
-    except Exception:  # pragma: no cover - evaluators without variables
-        pinned = None
-    return int(pinned) if pinned is not None else 160000
-
-
 @macro()
 def assay_try_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
     """NULL instead of an error when `value` does not convert to the logical `assay_type`.
@@ -81,7 +72,7 @@ def assay_try_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
     "CASE WHEN NOT (LOWER(CAST(x AS TEXT)) ~ 'nan|inf') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
     """
     d = dialect_of(evaluator)
-    return render(guarded_cast_sql(as_text(value, d), string_arg(assay_type, "the type"), d, _pg_version(evaluator)), d)
+    return render(guarded_cast_sql(as_text(value, d), string_arg(assay_type, "the type"), d), d)
 
 
 @macro()
@@ -123,7 +114,7 @@ def assay_install_functions(evaluator) -> exp.Expr:
     'SELECT 1'
     """
     d = dialect_of(evaluator)
-    if d != "postgres" or _pg_version(evaluator) >= 160000:
+    if d != "postgres" or postgres_version() >= 160000:
         return exp.select("1")
     body = (
         "CREATE OR REPLACE FUNCTION assay_input_is_valid(value TEXT, type_name TEXT) RETURNS BOOLEAN "

@@ -11,7 +11,6 @@ import hashlib
 
 import pytest
 
-from assay_sqlmesh import render_sql
 from tests.support.corpus import DIRTY, dirty_corpus
 from tests.support.outcomes import observe
 from tests.support.sqlmeshproject import make_project
@@ -110,11 +109,11 @@ class CorpusSuite:
         keys = full.relations["dirty__keys"]
         clean = project.query('select count(*) from bronze."dirty__keys"')[0][0]
         before = sorted(project.query('select _source_row_id from silver."dirty_key"'))
-        violations = project.query(render_sql("@assay_ingestion_metadata_violations(bronze.dirty__keys)", project.dialect))
+        violations = project.query(project.render("@assay_ingestion_metadata_violations(bronze.dirty__keys)"))
         assert violations == []
         try:
             project.load_bronze([keys])
-            found = {r[0] for r in project.query(render_sql("@assay_ingestion_metadata_violations(bronze.dirty__keys)", project.dialect))}
+            found = {r[0] for r in project.query(project.render("@assay_ingestion_metadata_violations(bronze.dirty__keys)"))}
             assert found == {"missing_metadata", "duplicate_source_row_id", "unparseable_ingested_at"}
             with pytest.raises(Exception, match="Plan application failed"):
                 project.plan()

@@ -220,6 +220,9 @@ def test_run_identity_comes_from_the_engine_adapter():
         dialect = "postgres"
         correlation_id = "SQLMESH_RUN: abc123"
 
+        def fetchone(self, sql):  # the server version, asked once per connection
+            return (180001,)
+
     assay_sqlmesh.register()
     evaluator = MacroEvaluator(dialect="duckdb")
     evaluator.locals["engine_adapter"] = Adapter()

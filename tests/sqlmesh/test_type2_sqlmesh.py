@@ -93,3 +93,8 @@ def test_freshness_warns_without_blocking(project, caplog):
         with caplog.at_level(logging.WARNING, logger="sqlmesh"):
             project.plan()  # applies every time: freshness never blocks
         assert _freshness_warnings(caplog, "raw_orders") == expected, age
+        # `sqlmesh audit --model silver.order__staged` is the `dbt source freshness` of this
+        # target: it exits non-zero when any audit of the model, freshness included, finds rows.
+        day = project.clock.date().isoformat()
+        audited = project.context().audit(day, day, models=["silver.order__staged"], execution_time=project.clock)
+        assert audited is (not expected), age

@@ -23,6 +23,7 @@ class SQLMeshProject:
     engine: str  # duckdb | postgres
     pg: Optional[dict] = None
     dialect: str = "duckdb"
+    server_version: int = 0  # PostgreSQL's server_version_num
     _context: object = field(default=None, repr=False)
     # Each load is one day after the previous one: SQLMesh evaluates a model once per interval
     # of its cron (@daily), so a new load needs a new interval, as it would in production.
@@ -62,6 +63,13 @@ class SQLMeshProject:
         if self._context is not None:
             self._context.close()
             self._context = None
+
+    def render(self, sql: str) -> str:
+        """Expand assay macros in `sql` for this project's engine (and Postgres server version)."""
+        from assay_sqlmesh import render_sql
+
+        pinned = {"__sqlmesh__vars__": {"assay_postgres_version_num": self.server_version}} if self.server_version else {}
+        return render_sql(sql, self.dialect, **pinned)
 
     # --- data -------------------------------------------------------------------------------
     def query(self, sql: str) -> list[tuple]:
@@ -113,19 +121,33 @@ class SQLMeshProject:
                 self.execute(f'insert into {schema}."{rel.name}" values ({marks})', [list(r) for r in rel.rows])
 
 
+def _server_version(pg: dict) -> int:
+    import psycopg2
+
+    conn = psycopg2.connect(**pg)
+    try:
+        cur = conn.cursor()
+        cur.execute("select current_setting('server_version_num')::int")
+        return int(cur.fetchone()[0])
+    finally:
+        conn.close()
+
+
 def make_project(root: Path, spec_dir: Path, engine: str = "duckdb", pg: Optional[dict] = None) -> SQLMeshProject:
     """A SQLMesh project in `root` with the spec generated into it."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    version = 0
     if engine == "duckdb":
         config, dialect = duckdb_config(str(root / "warehouse.duckdb")), "duckdb"
     else:
-        config = postgres_config(pg["host"], pg["port"], pg["user"], pg.get("password", ""), pg["dbname"])
+        version = _server_version(pg)
+        config = postgres_config(pg["host"], pg["port"], pg["user"], pg.get("password", ""), pg["dbname"], version)
         dialect = "postgres"
     (root / "config.yaml").write_text(config, encoding="utf-8")
     result = generate_sqlmesh_project(spec_dir, root, dialect=dialect)
     assert not result.report.conflicts, result.report.conflicts
-    return SQLMeshProject(root, engine, pg=pg, dialect=dialect)
+    return SQLMeshProject(root, engine, pg=pg, dialect=dialect, server_version=version)
 
 
 def load_corpus(project: SQLMeshProject, corpus: Corpus) -> None:
