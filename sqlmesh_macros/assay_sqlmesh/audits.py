@@ -53,6 +53,21 @@ def names(arg: Any, what: str) -> list[str]:
     return out
 
 
+def columns_sql(arg: Any, what: str, dialect: str) -> list[str]:
+    """Column identifiers as SQL: an identifier keeps the quoting it was written with (the
+    generator quotes key words), a string literal is quoted where it needs it."""
+    out = []
+    for e in items(arg):
+        if isinstance(e, exp.Column) and not e.table:
+            ident_ = e.this
+            out.append(ident_.sql(dialect=dialect) if ident_.quoted else column_sql(ident_.name, dialect))
+        elif isinstance(e, exp.Identifier):
+            out.append(e.sql(dialect=dialect) if e.quoted else column_sql(e.name, dialect))
+        else:
+            out.append(column_sql(string_arg(e, what), dialect))
+    return out
+
+
 def relation(arg: Any, dialect: str) -> str:
     """A table reference as SQL text (a model name parses as a column in a macro argument)."""
     if isinstance(arg, exp.Column):
@@ -124,7 +139,7 @@ def assay_key_uniqueness_violations(evaluator, rel: exp.Expr, columns: exp.Expr,
     'SELECT order_id, line_no, COUNT(*) AS occurrences FROM silver.orders WHERE NOT order_id IS NULL AND NOT line_no IS NULL GROUP BY order_id, line_no HAVING COUNT(*) > 1'
     """
     d = dialect_of(evaluator)
-    cols = [ident(c, d) for c in names(columns, "a key column")]
+    cols = columns_sql(columns, "a key column", d)
     conds = [f"{c} IS NOT NULL" for c in cols]
     if _flag(kept_only):
         conds.insert(0, "_route = 'kept'")
@@ -147,12 +162,7 @@ def assay_conservation_violations(evaluator, entity: exp.Expr, staged: exp.Expr,
     True
     """
     d = dialect_of(evaluator)
-    maps = []
-    for m in items(mappings):
-        parts = m.expressions if isinstance(m, exp.Tuple) else []
-        if len(parts) != 3:
-            raise AssayMacroError(f"assay_conservation_violations: a mapping is ('name', 'source', relation), got {m.sql()}")
-        maps.append((string_arg(parts[0], "the mapping name"), string_arg(parts[1], "the source name"), relation(parts[2], d)))
+    maps = _mappings(mappings, d)
     string = type_name("string", d)
     seen, bronze = set(), []
     for _name, source, rel in maps:
@@ -177,6 +187,63 @@ def assay_conservation_violations(evaluator, entity: exp.Expr, staged: exp.Expr,
     LEFT JOIN assay_counts AS c ON c.source_relation = b.source_relation AND c.source_row_id = b.source_row_id
     WHERE COALESCE(c.placements, 0) <> 1"""
     return render(sql, d)
+
+
+@macro()
+def assay_conservation_count_violations(evaluator, entity: exp.Expr, staged: exp.Expr, reject: exp.Expr, mappings: exp.Expr) -> exp.Expr:
+    """The conservation law from counts, for bronze without `_source_row_id` to match rows by.
+
+    The staged relation holds one row per bronze row and gives each one route, so the law holds
+    when bronze = entity + open rejects of diverted rows + deduped, staged = bronze, the entity
+    holds the kept rows and every diverted row has an open reject row. One row when broken.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> "bronze_rows <> entity_rows + open_rejects + deduped_rows" in render_sql(
+    ...     "@assay_conservation_count_violations(silver.p, silver.p__staged, NULL, (('p', 'raw_p', bronze.raw_p)))", "duckdb")
+    True
+    """
+    d = dialect_of(evaluator)
+    maps = _mappings(mappings, d)
+    seen, bronze = set(), []
+    for _name, source, rel in maps:
+        if source not in seen:
+            seen.add(source)
+            bronze.append(f"(SELECT COUNT(*) FROM {rel})")
+    st = relation(staged, d)
+    if reject is not None and not isinstance(reject, exp.Null):
+        case = "CASE s._mapping " + " ".join(f"WHEN {lit(n, d)} THEN {lit(src, d)}" for n, src, _r in maps) + " END"
+        open_rejects = (
+            f"(SELECT COUNT(*) FROM {relation(reject, d)} AS r WHERE r.resolved_at IS NULL AND EXISTS ("
+            f"SELECT 1 FROM {st} AS s WHERE s._route IN ('quarantined', 'failed') "
+            f"AND s._source_row_id = r._source_row_id AND r.source_relation = {case}))"
+        )
+    else:
+        open_rejects = "0"
+    sql = f"""
+    WITH assay_counts AS (
+      SELECT
+        {' + '.join(bronze)} AS bronze_rows,
+        (SELECT COUNT(*) FROM {st}) AS staged_rows,
+        (SELECT COUNT(*) FROM {st} WHERE _route = 'kept') AS kept_rows,
+        (SELECT COUNT(*) FROM {st} WHERE _route = 'deduped') AS deduped_rows,
+        (SELECT COUNT(*) FROM {st} WHERE _route IN ('quarantined', 'failed')) AS diverted_rows,
+        (SELECT COUNT(*) FROM {relation(entity, d)}) AS entity_rows,
+        {open_rejects} AS open_rejects
+    )
+    SELECT * FROM assay_counts
+    WHERE bronze_rows <> entity_rows + open_rejects + deduped_rows OR staged_rows <> bronze_rows
+    OR entity_rows <> kept_rows OR open_rejects <> diverted_rows"""
+    return render(sql, d)
+
+
+def _mappings(mappings: Any, d: str) -> list[tuple[str, str, str]]:
+    maps = []
+    for m in items(mappings):
+        parts = m.expressions if isinstance(m, exp.Tuple) else []
+        if len(parts) != 3:
+            raise AssayMacroError(f"assay: a mapping is ('name', 'source', relation), got {m.sql()}")
+        maps.append((string_arg(parts[0], "the mapping name"), string_arg(parts[1], "the source name"), relation(parts[2], d)))
+    return maps
 
 
 def _hours_ago(ts_sql: str, hours: int, dialect: str) -> str:

@@ -20,6 +20,9 @@ from ...spec.transforms import Step
 from ..dbt.lowering import RESERVED
 
 SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+# The type of an arithmetic result, which no field type equals: it forces the final cast
+# (arithmetic result types differ by engine; Postgres `round` drops the scale).
+NUMERIC = "numeric"
 
 
 class Lowering:
@@ -93,16 +96,16 @@ class Lowering:
             return f"COALESCE({expr}, {self.lit(a[0])})", current
         if n == "nullif":
             return f"NULLIF({expr}, {self.lit(a[0])})", current
-        numeric = current if current and (current == "int" or current.startswith("decimal")) else "decimal(38,9)"
-        num = expr if numeric == current else self.cast(expr, numeric, safe)
+        is_number = current is not None and (current in ("int", NUMERIC) or current.startswith("decimal"))
+        num = expr if is_number else self.cast(expr, "decimal(38,9)", safe)
         if n == "multiply":
-            return f"({num} * {Decimal(str(a[0]))})", numeric
+            return f"({num} * {Decimal(str(a[0]))})", NUMERIC
         if n == "divide":
-            return f"({num} / {Decimal(str(a[0]))})", "decimal(38,9)" if numeric == "int" else numeric
+            return f"({num} / {Decimal(str(a[0]))})", NUMERIC
         if n == "round":
-            return f"ROUND({num}, {int(a[0])})", numeric
+            return f"ROUND({num}, {int(a[0])})", NUMERIC
         if n == "abs":
-            return f"ABS({num})", numeric
+            return f"ABS({num})", NUMERIC
         raise ValueError(f"unknown transform {n}")  # pragma: no cover - validation refuses it
 
     def field(self, src: FieldSource, alias: str, safe: bool) -> tuple[str, str | None]:

@@ -17,6 +17,7 @@ AUDITS = (
     ("assay_key_unique", True, "kept_only = FALSE", "@assay_key_uniqueness_violations(@this_model, @columns, @kept_only)"),
     ("assay_conservation", True, None, "@assay_conservation_violations(@entity, @staged, @this_model, @mappings)"),
     ("assay_conservation_no_reject", True, None, "@assay_conservation_violations(@this_model, @staged, NULL, @mappings)"),
+    ("assay_conservation_counts", True, None, "@assay_conservation_count_violations(@this_model, @staged, NULL, @mappings)"),
     ("assay_freshness_warn", False, None, "@assay_freshness_violations(@source, @max_age_hours)"),
     ("assay_freshness_error", False, None, "@assay_freshness_violations(@source, @max_age_hours)"),
     ("assay_coverage", True, "min_children = 1", "@assay_coverage_violations(@parent, @child, @pairs, @min_children)"),

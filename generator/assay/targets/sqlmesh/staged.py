@@ -19,12 +19,16 @@ INDENT = "  "
 
 
 def _mapping_select(entity: Entity, mapping: Mapping, project: Project, low: Lowering) -> str:
+    # Ingestion metadata is required only where dedupe or quarantine reads it; a mapping that
+    # does not name a metadata column gets NULL lineage there rather than a broken query.
+    named = set(mapping.bronze_columns)
     cols = [
         f"{low.lit(mapping.name)} AS _mapping",
-        f"{low.cast('b._source_row_id', 'string', False)} AS _source_row_id",
-        f"{low.cast('b._load_id', 'string', False)} AS _load_id",
+        f"{low.cast('b._source_row_id' if '_source_row_id' in named else 'NULL', 'string', False)} AS _source_row_id",
+        f"{low.cast('b._load_id' if '_load_id' in named else 'NULL', 'string', False)} AS _load_id",
         # an instant: an offset is converted to UTC, so deliveries order by when they happened
-        "@assay_ingestion_timestamp(b._ingested_at) AS _ingested_at",
+        ("@assay_ingestion_timestamp(b._ingested_at)" if "_ingested_at" in named else low.cast("NULL", "timestamp", False))
+        + " AS _ingested_at",
     ]
     markers = []
     for column in entity.columns:

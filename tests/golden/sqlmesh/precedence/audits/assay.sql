@@ -45,6 +45,13 @@ AUDIT (
 SELECT * FROM (@assay_conservation_violations(@this_model, @staged, NULL, @mappings)) AS assay_violations;
 
 AUDIT (
+  name assay_conservation_counts,
+  dialect duckdb,
+  blocking TRUE
+);
+SELECT * FROM (@assay_conservation_count_violations(@this_model, @staged, NULL, @mappings)) AS assay_violations;
+
+AUDIT (
   name assay_freshness_warn,
   dialect duckdb,
   blocking FALSE
