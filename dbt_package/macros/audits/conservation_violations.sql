@@ -32,7 +32,7 @@ assay_placed as (
   {%- if reject is not none %}
   union all
   {#- Open rejects this build admits or dedupes are resolved right after it publishes, so they
-      are judged as the state the build leaves behind: not open. -#}
+      are judged as the state the build leaves behind: not open. #}
   select r.source_relation, r._source_row_id as source_row_id from {{ reject }} as r
   where r.resolved_at is null
     and not exists (
