@@ -108,6 +108,9 @@ class TestKitchenSinkDuckDB(KitchenSink):
         proc = p.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
         assert "WARN 1 assay_coverage__every_store_sells" in proc.stdout
+        # S1: 2 items for 12.00, S3: 3 items for 1.30; both differ by more than 0.5
+        assert "WARN 2 assay_reconcile__qty_matches_price" in proc.stdout
+        assert "PASS assay_reconcile__qty_by_store" in proc.stdout
         return p
 
 
