@@ -40,29 +40,11 @@ TYPE_NAMES: dict[str, dict[str, str]] = {
 }
 DECIMAL_NAMES = {"default": "DECIMAL", "postgres": "NUMERIC", "snowflake": "NUMBER"}
 
-# Column names that need quoting on at least one engine: a copy of the generator's list
-# (assay/targets/dbt/reserved_words.py, DuckDB's and PostgreSQL's reserved words). The generator
-# passes identifiers already quoted where needed, and the macros keep that quoting; this list
-# only serves column names given as strings. This package never imports the generator.
-RESERVED = frozenset(
-    """    all analyse analyze and anti any array as asc asof asymmetric at authorization between
-    bigint binary bit boolean both by case cast char character check coalesce collate collation
-    column columns concurrently constraint create cross current_catalog current_date
-    current_role current_schema current_time current_timestamp current_user date day dec decimal
-    default deferrable desc describe distinct do else end except exists extract false fetch
-    float for foreign freeze from full generated glob grant greatest group grouping grouping_id
-    having hour ilike in initially inner inout int integer intersect interval into is isnull
-    join key lambda lateral leading least left like limit localtime localtimestamp map minute
-    month national natural nchar none normalize not notnull null nullif numeric offset on only
-    or order out outer over overlaps overlay partition pivot pivot_longer pivot_wider placing
-    position positional precision primary qualify range real references returning right row rows
-    second select semi session_user setof show similar smallint some struct substring summarize
-    symmetric system_user table tablesample then time timestamp to trailing treat trim true
-    try_cast union unique unpack unpivot user using value values varchar variadic verbose when
-    where window with xmlattributes xmlconcat xmlelement xmlexists xmlforest xmlnamespaces
-    xmlparse xmlpi xmlroot xmlserialize xmltable year
-        """.split()
-)
+# Column names that need quoting on at least one engine (DuckDB's and PostgreSQL's reserved
+# words). The generator passes identifiers already quoted where needed, and the macros keep that
+# quoting; this list only serves column names given as strings. It is the one list the
+# generator uses too, a data-only module with no imports.
+from assay.lower.reserved_words import RESERVED_WORDS as RESERVED  # noqa: E402
 _SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 SIMPLE_KINDS = ("string", "int", "bool", "date", "timestamp", "variant")

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from ...ir.model import Entity, FieldSource, Rule
 from ...spec.transforms import Step
-from .reserved_words import RESERVED_WORDS
+from ...lower.reserved_words import RESERVED_WORDS
 
 # The type of an arithmetic result, which no field type equals: it forces the final cast.
 NUMERIC = "numeric"
