@@ -17,20 +17,25 @@ def cli() -> None:
 cli.add_command(validate_cmd)
 
 
-def _register_optional() -> None:
-    # Commands whose modules may import heavier parts of assay register lazily so
-    # that `assay validate` stays fast.
-    from . import generate_cmd, init_cmd  # noqa: F401
+OPTIONAL_COMMANDS = ("generate_cmd", "init_cmd", "plan_cmd", "checks_cmd")
 
-    for mod in (generate_cmd, init_cmd):
+
+def _register_optional() -> None:
+    # Each command module registers on its own, lazily, so that `assay validate` stays fast
+    # and one module that cannot import (a missing optional dependency) takes no other
+    # command down with it.
+    import importlib
+
+    for name in OPTIONAL_COMMANDS:
+        try:
+            mod = importlib.import_module(f"{__package__}.{name}")
+        except ImportError:  # pragma: no cover - an optional dependency is missing
+            continue
         for cmd in getattr(mod, "COMMANDS", ()):
             cli.add_command(cmd)
 
 
-try:
-    _register_optional()
-except ImportError:  # pragma: no cover - during bootstrap, before those modules exist
-    pass
+_register_optional()
 
 
 def main() -> None:

@@ -1,0 +1,150 @@
+"""`assay plan OLD NEW`: what a spec change means for data already built.
+
+Reference 001: adding, removing or changing a rule, changing a disposition in
+either direction, and changing dedupe are RESTATING: rows sitting in the reject
+table (not in bronze's incremental window) may now pass, so a backfill alone
+would leave them quarantined. A plan therefore carries a `replay_scope` beside
+its `backfill_scope`:
+
+- an entity with a restating change is in replay_scope; so is every entity whose
+  referential rule at `on_missing: quarantine` reaches one, directly or through
+  a chain. The scope is ordered parents first, ties by name; a cycle is broken at
+  its first member by name and parent-first order resumes from there.
+- an entity whose referential rule at `unknown_member` or `flag` reaches an entity
+  in replay_scope is in backfill_scope (its rows still in bronze are rebuilt
+  against the returned parent), as is every entity whose values change
+  (mappings, fields, keys).
+
+Pure: two IRs in, a Plan out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ir.model import Entity, Project
+
+RESTATING = "RESTATING"
+BREAKING = "BREAKING"
+NON_BREAKING = "NON_BREAKING"
+
+
+@dataclass(frozen=True)
+class Change:
+    entity: str
+    kind: str
+    detail: str
+    classification: str
+
+    def as_dict(self) -> dict:
+        return {"entity": self.entity, "kind": self.kind, "detail": self.detail, "classification": self.classification}
+
+
+@dataclass(frozen=True)
+class Plan:
+    changes: tuple[Change, ...]
+    replay_scope: tuple[str, ...]
+    backfill_scope: tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        return {
+            "changes": [c.as_dict() for c in self.changes],
+            "replay_scope": list(self.replay_scope),
+            "backfill_scope": list(self.backfill_scope),
+        }
+
+
+def _rule_sig(rule) -> tuple:
+    return (rule.kind, rule.column, rule.mapping, rule.params)
+
+
+def _entity_changes(old: Entity, new: Entity) -> list[Change]:
+    out: list[Change] = []
+    name = new.name
+    old_rules = {r.name: r for r in old.rules}
+    new_rules = {r.name: r for r in new.rules}
+    for rname in sorted(set(new_rules) - set(old_rules)):
+        out.append(Change(name, "rule_added", f"{rname} ({new_rules[rname].disposition})", RESTATING))
+    for rname in sorted(set(old_rules) - set(new_rules)):
+        out.append(Change(name, "rule_removed", f"{rname} ({old_rules[rname].disposition})", RESTATING))
+    for rname in sorted(set(old_rules) & set(new_rules)):
+        o, n = old_rules[rname], new_rules[rname]
+        if o.disposition != n.disposition:
+            out.append(Change(name, "disposition_changed", f"{rname}: {o.disposition} -> {n.disposition}", RESTATING))
+        if _rule_sig(o) != _rule_sig(n):
+            out.append(Change(name, "rule_changed", rname, RESTATING))
+    if old.dedupe != new.dedupe:
+        out.append(Change(name, "dedupe_changed", ", ".join(k.column for k in new.dedupe) or "(none)", RESTATING))
+    if old.key != new.key:
+        out.append(Change(name, "key_changed", f"({', '.join(old.key)}) -> ({', '.join(new.key)})", BREAKING))
+    if old.columns != new.columns:
+        out.append(Change(name, "fields_changed", "columns or their types", BREAKING))
+    if old.mappings != new.mappings:
+        out.append(Change(name, "mappings_changed", "sources, paths or transforms", BREAKING))
+    if old.scd != new.scd:
+        out.append(Change(name, "scd_changed", f"{old.scd} -> {new.scd}", BREAKING))
+    meta_old = (old.grain, old.owner, old.description, old.grants_select, old.retention, old.redact)
+    meta_new = (new.grain, new.owner, new.description, new.grants_select, new.retention, new.redact)
+    if meta_old != meta_new:
+        out.append(Change(name, "metadata_changed", "grain, owner, grants, retention or redaction", NON_BREAKING))
+    return out
+
+
+def _referential_edges(project: Project, dispositions: tuple[str, ...]) -> dict[str, set[str]]:
+    """parent -> children whose referential rule (with one of `dispositions`) reads it."""
+    edges: dict[str, set[str]] = {}
+    for e in project.entities:
+        for r in e.rules_of_kind("referential"):
+            if r.param("on_missing") in dispositions:
+                edges.setdefault(r.param("parent"), set()).add(e.name)
+    return edges
+
+
+def _reach(start: set[str], edges: dict[str, set[str]]) -> set[str]:
+    seen = set(start)
+    frontier = sorted(start)
+    while frontier:
+        nxt = []
+        for parent in frontier:
+            for child in sorted(edges.get(parent, ())):
+                if child not in seen:
+                    seen.add(child)
+                    nxt.append(child)
+        frontier = nxt
+    return seen
+
+
+def parents_first(names: set[str], edges: dict[str, set[str]]) -> tuple[str, ...]:
+    """Topological order over `names` (parent before child), ties by name, cycles broken at the first name."""
+    remaining = set(names)
+    incoming = {n: {p for p, cs in edges.items() if n in cs and p in remaining and p != n} for n in remaining}
+    order: list[str] = []
+    while remaining:
+        ready = sorted(n for n in remaining if not (incoming[n] & remaining))
+        pick = ready[0] if ready else sorted(remaining)[0]
+        order.append(pick)
+        remaining.discard(pick)
+    return tuple(order)
+
+
+def plan(old: Project, new: Project) -> Plan:
+    """Classify the changes between two resolved specs and name what to replay and backfill."""
+    changes: list[Change] = []
+    old_by = {e.name: e for e in old.entities}
+    new_by = {e.name: e for e in new.entities}
+    for name in sorted(set(new_by) - set(old_by)):
+        changes.append(Change(name, "entity_added", new_by[name].grain, BREAKING))
+    for name in sorted(set(old_by) - set(new_by)):
+        changes.append(Change(name, "entity_removed", old_by[name].grain, BREAKING))
+    for name in sorted(set(old_by) & set(new_by)):
+        changes.extend(_entity_changes(old_by[name], new_by[name]))
+    restating = {c.entity for c in changes if c.classification == RESTATING and c.entity in new_by}
+    quarantine_edges = _referential_edges(new, ("quarantine",))
+    replay = _reach(restating, quarantine_edges)
+    all_edges = _referential_edges(new, ("quarantine", "unknown_member", "flag"))
+    soft_edges = _referential_edges(new, ("unknown_member", "flag"))
+    backfill = {c.entity for c in changes if c.classification == BREAKING and c.entity in new_by}
+    backfill |= restating
+    for parent in replay:
+        backfill |= soft_edges.get(parent, set())
+    return Plan(tuple(changes), parents_first(replay, all_edges), tuple(sorted(backfill)))

@@ -1,0 +1,113 @@
+"""`assay plan`: change classification, replay_scope (parents first) and backfill_scope."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from assay.api import load_project
+from assay.cli.main import cli
+from assay.plan import BREAKING, NON_BREAKING, RESTATING, parents_first, plan
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    dst = tmp_path / name
+    shutil.copytree(EXAMPLE, dst)
+    return dst
+
+
+def _edit(spec: Path, rel: str, old: str, new: str) -> None:
+    p = spec / rel
+    text = p.read_text()
+    assert old in text, old
+    p.write_text(text.replace(old, new))
+
+
+def test_no_change_is_an_empty_plan():
+    p = plan(load_project(EXAMPLE), load_project(EXAMPLE))
+    assert p.changes == () and p.replay_scope == () and p.backfill_scope == ()
+
+
+def test_relaxing_a_disposition_restates_and_reaches_soft_children(tmp_path):
+    new = _copy(tmp_path, "new")
+    # customer.tier range: quarantine -> flag frees rows sitting in the reject table
+    _edit(new, "spec/customers.yml", "{rule: range, min: 1, max: 3, on_fail: quarantine}", "{rule: range, min: 1, max: 3, on_fail: flag}")
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert [(c.entity, c.kind, c.classification) for c in p.changes] == [("customer", "disposition_changed", RESTATING)]
+    assert p.changes[0].detail == "tier_range: quarantine -> flag"
+    assert p.replay_scope == ("customer",)
+    # order reads customer through unknown_member: its bronze rows are rebuilt, not replayed
+    assert p.backfill_scope == ("customer", "order")
+
+
+def test_transform_and_metadata_changes(tmp_path):
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/orders.yml", "transform: [{to_decimal: [12, 2]}]", "transform: [trim, {to_decimal: [12, 2]}]")
+    _edit(new, "spec/entities.yml", "owner: finance-data", "owner: finance")
+    p = plan(load_project(EXAMPLE), load_project(new))
+    kinds = {(c.entity, c.kind): c.classification for c in p.changes}
+    assert kinds == {("order", "mappings_changed"): BREAKING, ("order", "metadata_changed"): NON_BREAKING}
+    assert p.replay_scope == () and p.backfill_scope == ("order",)
+
+
+ENTITIES = """spec_version: 1
+entities:
+{entities}
+relationships:
+{relationships}
+"""
+
+
+def _spec(root: Path, edges: list[tuple[str, str, str]], in_set: dict[str, str]) -> Path:
+    """Entities a..e, each with one mapping and an in_set rule; edges (child, parent, on_missing)."""
+    root.mkdir(parents=True)
+    names = sorted({n for e in edges for n in e[:2]} | set(in_set))
+    ents, rels = [], []
+    for n in names:
+        quality = [f"{{rule: referential, via: {c}_{p}, on_missing: {m}}}" for c, p, m in edges if c == n]
+        ents.append(
+            f"  {n}:\n    grain: one row per id\n    key: [id]\n    fields: {{id: {{type: string}}, ref: {{type: string}}, code: {{type: string}}}}\n"
+            f"    quarantine: {{retention: 7d}}\n    quality: [{', '.join(quality)}]"
+        )
+        (root / f"m_{n}.yml").write_text(
+            f"mapping_version: 1\nsource: raw_{n}\ntarget: {n}\nkey: {{id: {{from: \"$.id\"}}}}\n"
+            f"fields:\n  ref: {{from: \"$.ref\"}}\n  code: {{from: \"$.code\", quality: [{{rule: in_set, values: [{in_set.get(n, 'A')}], on_fail: quarantine}}]}}\n"
+            "unmapped: [\"$._load_id\", \"$._ingested_at\", \"$._source_row_id\"]\n"
+        )
+    for c, p, _m in edges:
+        rels.append(f"  - {{name: {c}_{p}, from: {c}, to: {p}, via: {{ref: id}}}}")
+    (root / "entities.yml").write_text(ENTITIES.format(entities="\n".join(ents), relationships="\n".join(rels) or "  []"))
+    return root
+
+
+def test_quarantine_chains_are_replayed_parents_first_and_cycles_break_at_the_first_name(tmp_path):
+    edges = [("b", "a", "quarantine"), ("c", "b", "quarantine"), ("d", "c", "quarantine"), ("c", "d", "quarantine"), ("e", "b", "flag")]
+    old = _spec(tmp_path / "old", edges, {})
+    new = _spec(tmp_path / "new", edges, {"a": "B"})
+    p = plan(load_project(old), load_project(new))
+    assert [(c.entity, c.kind) for c in p.changes] == [("a", "rule_changed")]
+    # a, then b (its child), then the c<->d cycle broken at c
+    assert p.replay_scope == ("a", "b", "c", "d")
+    # e reads b through a flag rule: backfilled, not replayed
+    assert p.backfill_scope == ("a", "e")
+
+
+def test_parents_first_ties_by_name():
+    edges = {"p": {"x", "y"}, "y": {"z"}}
+    assert parents_first({"z", "y", "x", "p"}, edges) == ("p", "x", "y", "z")
+
+
+def test_cli_plan(tmp_path):
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/customers.yml", "{rule: range, min: 1, max: 3, on_fail: quarantine}", "{rule: range, min: 1, max: 3, on_fail: flag}")
+    res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), str(new)])
+    assert res.exit_code == 0, res.output
+    assert "RESTATING    customer: disposition_changed tier_range: quarantine -> flag" in res.output
+    assert "replay_scope: customer" in res.output and "backfill_scope: customer, order" in res.output
+    res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), str(new), "--json"])
+    assert json.loads(res.output)["replay_scope"] == ["customer"]
