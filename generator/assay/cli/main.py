@@ -17,7 +17,7 @@ def cli() -> None:
 cli.add_command(validate_cmd)
 
 
-OPTIONAL_COMMANDS = ("generate_cmd", "init_cmd", "plan_cmd", "checks_cmd")
+OPTIONAL_COMMANDS = ("generate_cmd", "init_cmd", "plan_cmd", "replay_cmd", "checks_cmd")
 
 
 def _register_optional() -> None:
