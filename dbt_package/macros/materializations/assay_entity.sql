@@ -8,6 +8,11 @@
   kept for inspection, and the model fails with CHECK_FAILED, so dbt skips
   everything downstream.
 
+  Declared table checks (document 000) run on the same candidate in one query
+  (assay.run_declared_checks); a failed `required` one blocks like an audit,
+  an `advisory` one is only recorded. Every result goes to
+  <meta>.assay_check_results before the publish decision.
+
   The audits come from a macro the generator writes into the project,
   `default__<config assay_audits>(candidate)`, returning a list of
   {'name': ..., 'sql': <query returning the violating rows>}.
@@ -30,6 +35,9 @@
   {%- endcall %}
 
   {%- set failures = assay.run_entity_audits(candidate, config.get('assay_audits')) -%}
+  {#- Declared checks (000) measure the same candidate and are recorded whether or not they
+      pass; the commit below keeps their results even when the node then fails. -#}
+  {%- do failures.extend(assay.run_declared_checks(candidate, config.get('assay_audits'))) -%}
   {% if failures | length > 0 %}
     {# Keep the candidate: its rows are the evidence of what failed. #}
     {{ adapter.commit() }}

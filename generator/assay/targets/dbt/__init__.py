@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ir.model import Entity, Project
 from ... import __version__
+from .declared_checks import RESULTS_TABLE, results_model_sql
 from .incremental import incremental_staged_sql
 from .mart import mart_sql
 from .naming import current_name, reject_name, staged_name
@@ -40,12 +41,15 @@ def generate_dbt(project: Project) -> dict[str, str]:
         if e.has_reject:
             out[f"{base}/{reject_name(e)}.sql"] = reject_sql(e, project, sql_h)
         out[f"{base}/_{e.name}.yml"] = yml_h + "\n" + dump_yaml(entity_yml(e, project))
-        out[f"{MACROS_DIR}/audits/{e.name}.sql"] = audits_macro(e, jinja_h)
+        out[f"{MACROS_DIR}/audits/{e.name}.sql"] = audits_macro(e, jinja_h, project)
         if e.scd == "type2":
             out[f"{SNAPSHOTS_DIR}/{e.name}.sql"] = snapshot_sql(e, project, sql_h)
     all_files = list(project.spec_files)
     out[f"{MODELS_DIR}/sources.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(sources_yml(project))
     out[f"{MODELS_DIR}/mart_data_quality.sql"] = mart_sql(project, _header(project, all_files, "--"))
+    results = results_model_sql(project, _header(project, all_files, "--"))
+    if results:
+        out[f"{MODELS_DIR}/{RESULTS_TABLE}.sql"] = results
     snaps = snapshots_yml(project)
     if snaps:
         out[f"{SNAPSHOTS_DIR}/_snapshots.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(snaps)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ir.model import Entity, Project
 from .lowering import call, jexpr, jstr, qi, qi_jinja, sql_str, sql_type
+from .declared_checks import RESULTS_TABLE, declared_macro
 from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
 INDENT = "    "
@@ -43,6 +44,8 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         deps.append(f"-- depends_on: {_ref(reject_name(entity))}")
     for m in entity.mappings:
         deps.append(f"-- depends_on: {_source(m.source)}")
+    if entity.declared_checks:
+        deps.append(f"-- depends_on: {_ref(RESULTS_TABLE)}")
     config = _config(
         materialized="'assay_entity'",
         schema=jstr(project.schema("silver")),
@@ -65,7 +68,7 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
     )
 
 
-def audits_macro(entity: Entity, header: str) -> str:
+def audits_macro(entity: Entity, header: str, project: Project | None = None) -> str:
     """The blocking audits the `assay_entity` materialization runs on the candidate before publishing."""
     mappings = "[" + ", ".join(f"[{jstr(m.name)}, {jstr(m.source)}, source('bronze', {jstr(m.source)})]" for m in entity.mappings) + "]"
     lines = [
@@ -101,6 +104,9 @@ def audits_macro(entity: Entity, header: str) -> str:
             "{% endmacro %}",
             "",
         ]
+    if project is not None and entity.declared_checks:
+        # Declared checks (000) ride in the same file; the materialization finds them by name.
+        lines += ["", declared_macro(entity, project)]
     return "\n".join(lines)
 
 

@@ -9,3 +9,23 @@
 {% macro default__assay_resolve__order() %}
   {{ return(assay.reject_resolution_sql(ref("order__reject"), ref("order__staged"), [["raw_orders", "raw_orders", source('bronze', "raw_orders")]])) }}
 {% endmacro %}
+
+
+{% macro default__assay_declared__order(candidate) %}
+  {% set checks = [] %}
+  {% do checks.append({"check_id": "ENOUGH_ORDERS", "kind": "row_expectation", "enforcement": "advisory", "blocking": false, "position": 1, "columns": [], "types": [], "bounds": {"min_rows": 1}, "counts": {"rows": "assay_rows"}, "texts": {}}) %}
+  {% set sql %}
+with assay_t as (
+    select * from {{ candidate }}
+),
+assay_m as (
+    select
+        count(*) as assay_rows
+    from assay_t
+)
+select
+    m.*
+from assay_m as m
+  {% endset %}
+  {{ return({'table': "order", 'results_schema': "assay_meta", 'sql': sql, 'checks': checks}) }}
+{% endmacro %}

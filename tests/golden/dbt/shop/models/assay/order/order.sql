@@ -2,6 +2,7 @@
 {{ config(materialized='assay_entity', schema="silver", assay_audits="assay_audits__order", tags=['assay'], grants={'select': ["reporter"]}) }}
 -- depends_on: {{ ref("order__reject") }}
 -- depends_on: {{ source('bronze', "raw_orders") }}
+-- depends_on: {{ ref("assay_check_results") }}
 
 select
     order_id,
