@@ -21,12 +21,15 @@ with diverted as (
 )
 
 {% if is_incremental() %}
-
 , prior as (
-    select * from {{ this }}
+    select reject_id, first_seen from {{ this }}
 )
+{% endif %}
 
--- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped
+-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.
+-- Open rejects that this build admits or dedupes are resolved by the entity's materialization
+-- after it publishes (assay.reject_resolution_sql), never before: a build whose audits refuse
+-- to publish must not mark rows as admitted.
 select
     d.reject_id,
     d.entity,
@@ -34,7 +37,7 @@ select
     d.source_relation,
     d._source_row_id,
     d._load_id,
-    coalesce(p.first_seen, d._ingested_at) as first_seen,
+    {% if is_incremental() %}coalesce(p.first_seen, d._ingested_at){% else %}d._ingested_at{% endif %} as first_seen,
     d._ingested_at as last_seen,
     d.failed_rules,
     d.disposition,
@@ -44,30 +47,6 @@ select
     cast(null as {{ assay.sql_type("string") }}) as resolution,
     {{ assay.run_timestamp() }} as last_evaluated_at
 from diverted as d
+{% if is_incremental() %}
 left join prior as p on p.reject_id = d.reject_id
-
--- Open rejects that this build admits or dedupes are resolved by the entity's
--- materialization after it publishes (assay.reject_resolution_sql), never before:
--- a build whose audits refuse to publish must not mark rows as admitted.
-
-{% else %}
-
-select
-    d.reject_id,
-    d.entity,
-    d.mapping,
-    d.source_relation,
-    d._source_row_id,
-    d._load_id,
-    d._ingested_at as first_seen,
-    d._ingested_at as last_seen,
-    d.failed_rules,
-    d.disposition,
-    d.key_values,
-    d.raw,
-    cast(null as {{ assay.sql_type("timestamp") }}) as resolved_at,
-    cast(null as {{ assay.sql_type("string") }}) as resolution,
-    {{ assay.run_timestamp() }} as last_evaluated_at
-from diverted as d
-
 {% endif %}
