@@ -38,6 +38,8 @@
   {#- Declared checks (000) measure the same candidate and are recorded whether or not they
       pass; the commit below keeps their results even when the node then fails. -#}
   {%- do failures.extend(assay.run_declared_checks(candidate, config.get('assay_audits'))) -%}
+  {#- SQL check files (002): block sets back, warn and keep publish; all recorded. -#}
+  {%- do failures.extend(assay.run_sql_checks(candidate, config.get('assay_audits'), config.get('assay_meta_schema'))) -%}
   {% if failures | length > 0 %}
     {# Keep the candidate: its rows are the evidence of what failed. #}
     {{ adapter.commit() }}

@@ -78,6 +78,14 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
     types = list(spec.get("types") or [])
     bounds = spec.get("bounds") or {}
     rows = int(measures.get("rows") or 0)
+    if kind == "sql":
+        # A SQL check file (document 002): its count is the number of rows it returned.
+        n = int(measures["failing_rows"])
+        outcome = bounds.get("on_failure", "block")
+        if n == 0:
+            return Verdict(True, "returned no rows, as expected")
+        word = "row" if n == 1 else "rows"
+        return Verdict(outcome == "warn", f"returned {n} {word}" + (" (warned)" if outcome == "warn" else " (kept)" if outcome == "keep" else ""))
     if kind == "row_expectation":
         return row_expectation_detail(rows, min_rows=bounds.get("min_rows"), max_rows=bounds.get("max_rows"))
     if kind == "null_ceiling":

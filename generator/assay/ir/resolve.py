@@ -120,7 +120,7 @@ def _frozen(params: dict) -> tuple:
     return tuple(sorted(params.items()))
 
 
-def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict, parents_scd: dict, declared: dict, sql_checks: list, out: list[Diagnostic]) -> Entity:
+def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict, parents_scd: dict, declared: dict, sql_checks: list, out: list[Diagnostic], silver: str = "silver") -> Entity:
     columns = tuple(
         Column(
             name=col,
@@ -197,7 +197,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
             }
             add("referential", REFERENTIAL_DISPOSITION[r.on_missing], None, None, params, False, loc, relationship=rel.name)
 
-    sqls = tuple(c for _p, c in sql_checks if c.table == name)
+    sqls = tuple(c for _p, c in sql_checks if c.table == name and c.namespace == silver)
     return Entity(
         name=name,
         grain=ent.grain,
@@ -254,7 +254,10 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
     for name in sorted(entities_raw):
         file, ent = entities_raw[name]
         entities.append(
-            _resolve_entity(name, file, ent, mapping_docs_by_target.get(name, []), relationships, parents_scd, validated.declared, validated.sql_checks, out)
+            _resolve_entity(
+                name, file, ent, mapping_docs_by_target.get(name, []), relationships, parents_scd,
+                validated.declared, validated.sql_checks, out, loaded.settings.schemas.silver,
+            )
         )
     tables = []
     for file, doc, _raw in loaded.table_docs:

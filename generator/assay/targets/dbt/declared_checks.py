@@ -255,7 +255,7 @@ def results_model_sql(project: Project, header: str) -> Optional[str]:
     table in the meta schema. Entities with declared checks depend on it, so the table exists
     before they run in parallel (a create race fails the run on DuckDB); ``full_refresh=false``
     keeps the history of results through ``--full-refresh``."""
-    if not any(e.declared_checks for e in project.entities):
+    if not any(e.declared_checks or e.sql_checks for e in project.entities):
         return None
     return "\n".join(
         [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...ir.model import Entity, Project
 from .lowering import call, jexpr, jstr, qi, qi_jinja, sql_str, sql_type
 from .declared_checks import RESULTS_TABLE, declared_macro
+from .sql_checks import sqlchecks_macro
 from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
 INDENT = "    "
@@ -44,12 +45,13 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         deps.append(f"-- depends_on: {_ref(reject_name(entity))}")
     for m in entity.mappings:
         deps.append(f"-- depends_on: {_source(m.source)}")
-    if entity.declared_checks:
+    if entity.declared_checks or entity.sql_checks:
         deps.append(f"-- depends_on: {_ref(RESULTS_TABLE)}")
     config = _config(
         materialized="'assay_entity'",
         schema=jstr(project.schema("silver")),
         assay_audits=jstr(audits_macro_name(entity)),
+        assay_meta_schema=jstr(project.schema("meta")) if entity.sql_checks else None,
         tags="['assay']",
         grants=_grants(entity) if entity.scd == "type1" else None,
     )
@@ -107,6 +109,8 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
     if project is not None and entity.declared_checks:
         # Declared checks (000) ride in the same file; the materialization finds them by name.
         lines += ["", declared_macro(entity, project)]
+    if project is not None and entity.sql_checks:
+        lines += ["", sqlchecks_macro(entity, project)]
     return "\n".join(lines)
 
 

@@ -1,0 +1,57 @@
+"""SQL check files (document 002) of an entity, run on its candidate before publishing.
+
+Each check is a SELECT returning the rows that are wrong; its count is
+`SELECT COUNT(*) FROM (<check>)`: zero is `passed`, more is `failed` (block, keep) or
+`warned` (warn). The generator rewrites the check's reference to its own table into the
+candidate relation (with sqlglot, never by text search), so the check judges the data about
+to be published. `block` failures set the table back like the generated audits.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from ...ir.model import Entity, Project
+from .lowering import jstr
+from .naming import audits_macro_name
+
+PLACEHOLDER = "assay_candidate_placeholder"
+
+
+def sqlchecks_macro_name(entity: Entity) -> str:
+    return audits_macro_name(entity).replace("assay_audits__", "assay_sqlchecks__")
+
+
+def _against_candidate(check, schema: str) -> str:
+    """The check's SQL with its own table replaced by a placeholder the macro fills in."""
+    tree = sqlglot.parse_one(check.sql, read="duckdb")
+    for table in list(tree.find_all(exp.Table)):
+        own = table.name == check.table and (not table.db or table.db == check.namespace or table.db == schema)
+        if own:
+            alias = table.args.get("alias")
+            new = exp.to_table(PLACEHOLDER)
+            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(check.table, quoted=True)))
+            table.replace(new)
+    return tree.sql(dialect="postgres")
+
+
+def _jinja_sql(sql: str) -> str:
+    """`"select ... from " ~ candidate ~ " where ..."` as a Jinja expression."""
+    parts = sql.split(PLACEHOLDER)
+    return " ~ candidate ~ ".join(jstr(p) for p in parts)
+
+
+def sqlchecks_macro(entity: Entity, project: Project) -> str:
+    """The macro the materialization calls: one entry per SQL check file of the entity."""
+    if not entity.sql_checks:
+        return ""
+    lines = [f"{{% macro default__{sqlchecks_macro_name(entity)}(candidate) %}}", "  {% set checks = [] %}"]
+    for check in sorted(entity.sql_checks, key=lambda c: c.name):
+        sql = _against_candidate(check, project.schema("silver"))
+        lines.append(
+            "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
+            + ", 'sql': " + _jinja_sql(sql) + "}) %}"
+        )
+    lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
+    return "\n".join(lines)
