@@ -192,8 +192,31 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
             if not has_enum:
                 ctx.report(file, line, f"{what} checks membership of the `enum_map` targets, and the chain of `{col}` has no `enum_map`; add `{{enum_map: [raw, mapped, ...]}}` to its transform or use `in_set`.")
         elif kind == "in_set":
-            pass
+            _check_set_values(ctx, file, rule, what, col, column_type)
     del chain_type
+
+
+def _check_set_values(ctx: Context, file: str, rule, what: str, col: str, column_type: str) -> None:
+    """A value of another type than the column's can never match, which reads as a rule that holds."""
+    for value in rule.values:
+        if column_type == "string" or column_type == "variant":
+            return
+        if column_type == "bool":
+            ok = isinstance(value, bool)
+        elif is_numeric(column_type):
+            ok = not isinstance(value, bool) and parse_bound(value, column_type)[1] is None
+            if ok and column_type == "int" and "." in str(value):
+                ok = False
+        else:
+            ok = parse_bound(value, column_type)[1] is None
+        if not ok:
+            ctx.report(
+                file,
+                rule.line("values"),
+                f"{what} lists {value!r}, which no {column_type} value of `{col}` can equal; write values of the column's type "
+                f"(or compare the raw text in a string field).",
+            )
+            return
 
 
 def _require_text(ctx: Context, file: str, line: int, what: str, col: str, column_type: str) -> None:

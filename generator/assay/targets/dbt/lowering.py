@@ -219,10 +219,15 @@ def violation(rule: Rule, entity: Entity, column_type: str | None) -> str:
         return "not (" + call("regex_matches", jexpr(v), jstr(rule.param("regex"))) + ")"
     if k in ("in_set", "in_enum"):
         values = rule.param("values") or ()
-        target = v if column_type == "string" else cast(v, "string", False)
         if not values:
-            return f"({target} is not null)"
-        return f"{target} not in (" + ", ".join(sql_str(x) for x in values) + ")"
+            return f"({v} is not null)"
+        if column_type in (None, "string", "variant"):
+            target = v if column_type == "string" else cast(v, "string", False)
+            return f"{target} not in (" + ", ".join(sql_str(x) for x in values) + ")"
+        # Typed columns compare typed values: the text of 1.50 is not the text of 1.5.
+        if column_type == "bool":
+            return f"{v} not in (" + ", ".join(x for x in values) + ")"
+        return f"{v} not in (" + ", ".join(_typed_literal(x, column_type) for x in values) + ")"
     if k == "unique":
         # Rules run after dedupe: only winners count towards a repeat.
         return f"({v} is not null and sum(case when _dedupe_rank = 1 then 1 else 0 end) over (partition by {v}) > 1)"

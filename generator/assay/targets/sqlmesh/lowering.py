@@ -172,10 +172,15 @@ class Lowering:
             return f"NOT (@assay_regex_matches({v}, {self.lit(rule.param('regex'))}))"
         if k in ("in_set", "in_enum"):
             values = rule.param("values") or ()
-            target = v if column_type == "string" else self.cast(v, "string", False)
             if not values:
-                return f"({target} IS NOT NULL)"
-            return f"{target} NOT IN (" + ", ".join(self.lit(x) for x in values) + ")"
+                return f"({v} IS NOT NULL)"
+            if column_type in (None, "string", "variant"):
+                target = v if column_type == "string" else self.cast(v, "string", False)
+                return f"{target} NOT IN (" + ", ".join(self.lit(x) for x in values) + ")"
+            # Typed columns compare typed values: the text of 1.50 is not the text of 1.5.
+            if column_type == "bool":
+                return f"{v} NOT IN (" + ", ".join(x.upper() for x in values) + ")"
+            return f"{v} NOT IN (" + ", ".join(self._typed_literal(x, column_type) for x in values) + ")"
         if k == "unique":
             # Rules run after dedupe: only winners count towards a repeat.
             return f"({v} IS NOT NULL AND SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) OVER (PARTITION BY {v}) > 1)"
