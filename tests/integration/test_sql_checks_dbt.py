@@ -66,3 +66,16 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     assert project.query('select count(*) from silver."order"') == [(5,)]
     got = {r["check_id"]: (r["passed"], r["detail"]) for r in _results(project)}
     assert got["silver.order/no_refunds"] == (True, "returned no rows, as expected")
+
+    # `assay check list`: every result of both runs, newest first
+    res = CliRunner().invoke(cli, ["check", "list", "--project", str(project.path), "--output", "json"])
+    assert res.exit_code == 0, res.output
+    listed = [(i["check"], i["outcome"], i["rows"], i["on_failure"]) for i in json.loads(res.output)]
+    assert listed[:3] == [
+        ("silver.order/no_refunds", "passed", "0", "block"),
+        ("silver.order/no_huge_orders", "warned", "1", "warn"),
+        ("ENOUGH_ORDERS", "passed", "", "advisory"),
+    ]
+    assert ("silver.order/no_refunds", "FAILED", "1", "block") in listed[3:]
+    text = CliRunner().invoke(cli, ["check", "list", "--project", str(project.path)]).output
+    assert text.splitlines()[0].split() == ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]

@@ -9,13 +9,11 @@ recorded measurements (the warehouse only records numbers and values).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import click
-import yaml
 
 from ..checks.recorded import verdict_of_row
 
@@ -23,65 +21,20 @@ RESULTS_TABLE = "assay_check_results"
 COLUMNS = "table_name, check_id, kind, passed, check_spec, measures, check_position"
 
 
-def _profile_output(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> dict:
-    """The output of the project's profile that dbt itself would use (profiles.yml beside the
-    project, then $DBT_PROFILES_DIR, then ~/.dbt)."""
-    project_yml = yaml.safe_load((project_dir / "dbt_project.yml").read_text(encoding="utf-8")) or {}
-    name = project_yml.get("profile")
-    candidates = [profiles_dir] if profiles_dir else []
-    candidates += [project_dir]
-    if os.environ.get("DBT_PROFILES_DIR"):
-        candidates.append(Path(os.environ["DBT_PROFILES_DIR"]))
-    candidates.append(Path.home() / ".dbt")
-    for folder in candidates:
-        path = Path(folder) / "profiles.yml"
-        if path.is_file():
-            profiles = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            if name in profiles:
-                profile = profiles[name]
-                output = (profile.get("outputs") or {}).get(target or profile.get("target"))
-                if output is None:
-                    raise click.ClickException(f"profile {name} in {path} has no output {target or profile.get('target')}")
-                return output
-    raise click.ClickException(f"no profiles.yml with profile {name!r} found for {project_dir}")
+def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], columns: str,
+                 where: str = "", params: tuple = ()) -> list[tuple]:
+    """Rows of every results table in the warehouse the project's profile names."""
+    from ..runtime.warehouse import connect, query
 
-
-def _rows_duckdb(output: dict, project_dir: Path, run_id: str) -> list[tuple]:
-    import duckdb
-
-    path = Path(str(output.get("path", ":memory:")))
-    if not path.is_absolute():
-        # dbt resolves a relative path against where it runs, which is the project directory.
-        path = project_dir / path
-    if not path.exists():
-        raise click.ClickException(f"the DuckDB database {path} does not exist; run dbt first")
-    conn = duckdb.connect(str(path), read_only=True)
     try:
-        schemas = [r[0] for r in conn.execute(
-            "select distinct table_schema from information_schema.tables where table_name = ?", [RESULTS_TABLE]
-        ).fetchall()]
-        rows: list[tuple] = []
-        for schema in schemas:
-            rows += conn.execute(
-                f'select {COLUMNS} from "{schema}".{RESULTS_TABLE} where run_id = ?', [run_id]
-            ).fetchall()
-        return rows
-    finally:
-        conn.close()
-
-
-def _rows_postgres(output: dict, run_id: str) -> list[tuple]:
-    import psycopg2
-
-    conn = psycopg2.connect(host=output.get("host"), port=output.get("port"), user=output.get("user"),
-                            password=str(output.get("password") or ""), dbname=output.get("dbname") or output.get("database"))
+        conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
+    except (FileNotFoundError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
     try:
-        cur = conn.cursor()
-        cur.execute("select distinct table_schema from information_schema.tables where table_name = %s", [RESULTS_TABLE])
+        schemas = [r[0] for r in query(conn, dialect, "select distinct table_schema from information_schema.tables where table_name = ?", (RESULTS_TABLE,))]
         rows: list[tuple] = []
-        for (schema,) in cur.fetchall():
-            cur.execute(f'select {COLUMNS} from "{schema}".{RESULTS_TABLE} where run_id = %s', [run_id])
-            rows += cur.fetchall()
+        for schema in sorted(schemas):
+            rows += query(conn, dialect, f'select {columns} from "{schema}".{RESULTS_TABLE} {where}', params)
         return rows
     finally:
         conn.close()
@@ -90,14 +43,7 @@ def _rows_postgres(output: dict, run_id: str) -> list[tuple]:
 def results_of_run(project_dir: Path, run_id: str, profiles_dir: Optional[Path] = None,
                    target: Optional[str] = None) -> list[dict[str, Any]]:
     """The wire results of one run, in table then declaration order."""
-    output = _profile_output(project_dir, profiles_dir, target)
-    kind = output.get("type")
-    if kind == "duckdb":
-        rows = _rows_duckdb(output, project_dir, run_id)
-    elif kind == "postgres":
-        rows = _rows_postgres(output, run_id)
-    else:
-        raise click.ClickException(f"assay checks reads DuckDB and Postgres profiles; this one is {kind}")
+    rows = _result_rows(project_dir, profiles_dir, target, COLUMNS, "where run_id = ?", (run_id,))
     out = []
     for table, check_id, kind_, passed, spec, measures, position in sorted(rows, key=lambda r: (r[0], r[6], r[1])):
         verdict = verdict_of_row(kind_, spec, measures)
@@ -127,4 +73,51 @@ def checks_cmd(run_id: str, project_dir: Path, profiles_dir: Optional[Path], tar
     sys.exit(0 if results else 1)
 
 
-COMMANDS = (checks_cmd,)
+LIST_COLUMNS = "run_id, table_name, check_id, kind, enforcement, passed, row_count, measures, recorded_at"
+
+
+def _outcome(kind: str, enforcement: str, passed: bool, measures: str) -> tuple[str, str]:
+    """(outcome, rows shown) of one recorded result, as `assay check list` prints them."""
+    m = json.loads(measures or "{}")
+    if kind == "sql":
+        n = int(m.get("failing_rows", 0))
+        if n == 0:
+            return "passed", "0"
+        return {"warn": "warned", "keep": "failed (kept)"}.get(enforcement, "FAILED"), str(n)
+    return ("passed" if passed else ("FAILED" if enforcement == "required" else "warned")), ""
+
+
+@click.group("check")
+def check_group() -> None:
+    """Results of table checks recorded by dbt runs."""
+
+
+@check_group.command("list")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".")
+@click.option("--profiles-dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None)
+@click.option("--target", default=None)
+@click.option("--output", "output", type=click.Choice(["text", "json"]), default="text")
+def check_list(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], output: str) -> None:
+    """Every recorded check result, newest first: run, table, check, outcome, rows, on_failure, finished_at."""
+    rows = _result_rows(project_dir, profiles_dir, target, LIST_COLUMNS)
+    rows.sort(key=lambda r: (str(r[8]), r[0], r[1], r[2]), reverse=True)
+    items = []
+    for run_id, table, check_id, kind, enforcement, passed, row_count, measures, recorded_at in rows:
+        outcome, failing = _outcome(kind, enforcement, bool(passed), measures)
+        items.append({"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
+                      "on_failure": enforcement, "finished_at": str(recorded_at)})
+    if output == "json":
+        click.echo(json.dumps(items, indent=2))
+        return
+    if not items:
+        click.echo("no check results recorded yet")
+        return
+    cols = ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
+    shown = [{**i, "run": i["run"][:8]} for i in items]
+    widths = {c: max(len(c), *(len(str(i[c])) for i in shown)) for c in cols}
+    click.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
+    for i in shown:
+        click.echo("  ".join(str(i[c]).ljust(widths[c]) for c in cols).rstrip())
+
+
+COMMANDS = (checks_cmd, check_group)
