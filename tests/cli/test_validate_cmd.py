@@ -10,17 +10,15 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 from assay.ir.resolve import compile_spec
+from tests.support.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "specs"
-needs_corpus = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not on this machine")
 
 
 def run(*args: str):
     return CliRunner().invoke(cli, ["validate", *args])
 
 
-@needs_corpus
 @pytest.mark.parametrize(
     "spec, counts",
     [
@@ -101,7 +99,6 @@ def test_json_on_a_bad_spec() -> None:
     assert result.stderr == ""
 
 
-@needs_corpus
 def test_json_on_a_valid_spec() -> None:
     result = run("--json", str(CORPUS / "precedence" / "spec"))
     assert result.exit_code == 0
@@ -115,14 +112,14 @@ def test_json_on_a_valid_spec() -> None:
 
 def test_a_missing_directory_is_a_usage_error(tmp_path) -> None:
     result = run(str(tmp_path / "nowhere"))
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     assert f"{tmp_path / 'nowhere'} is not a directory; pass the folder that holds your spec YAML files." in result.stderr
     assert result.stdout == ""
 
 
 def test_a_file_instead_of_a_directory_is_a_usage_error(tmp_path) -> None:
     (tmp_path / "spec.yaml").write_text("spec_version: 1\n")
-    assert run(str(tmp_path / "spec.yaml")).exit_code == 2
+    assert run(str(tmp_path / "spec.yaml")).exit_code == 3
 
 
 def test_an_empty_directory_passes_with_a_warning(tmp_path) -> None:

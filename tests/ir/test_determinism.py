@@ -11,11 +11,10 @@ from pathlib import Path
 
 from assay.ir.model import dump
 from assay.ir.resolve import compile_spec
+from tests.support.corpus import DIRTY
 
-CORPUS_SPEC = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "dirty" / "spec"
-BASE_SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "base"
-# The richest spec available: the corpus where it exists, the base fixture otherwise.
-SPEC = CORPUS_SPEC if CORPUS_SPEC.exists() else BASE_SPEC
+# The richest spec there is: the vendored corpus.
+SPEC = DIRTY / "spec"
 
 
 def render(root) -> tuple[str, str]:

@@ -17,12 +17,10 @@ import pytest
 
 from assay.ir.model import dump
 from assay.ir.resolve import compile_spec
+from tests.support.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "ir"
 SPECS = {"dirty": CORPUS / "dirty" / "spec", "precedence": CORPUS / "precedence" / "spec"}
-
-pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not on this machine")
 
 
 def render(project) -> str:

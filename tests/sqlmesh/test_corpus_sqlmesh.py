@@ -15,7 +15,7 @@ from tests.support.corpus import DIRTY, dirty_corpus
 from tests.support.outcomes import observe
 from tests.support.sqlmeshproject import make_project
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not DIRTY.exists(), reason="the shared corpus is not on this machine")]
+pytestmark = pytest.mark.slow
 
 FK_COLUMNS = {"dirty_ref": ("customer_ref", "parent_ref")}
 # As on dbt: DuckDB and Postgres read `1.2e3` as 1200 and ignore surrounding spaces when

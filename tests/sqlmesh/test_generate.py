@@ -25,8 +25,6 @@ from tests.support.corpus import DIRTY, PRECEDENCE
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "sqlmesh"
 UPDATE = os.environ.get("ASSAY_UPDATE_GOLDEN") == "1"
 
-pytestmark = pytest.mark.skipif(not DIRTY.exists(), reason="the shared corpus is not on this machine")
-
 
 @pytest.fixture(scope="module")
 def precedence():

@@ -1,5 +1,7 @@
 """The peer project's dirty-data corpus as bronze relations, with each row's expected outcome.
 
+`CORPUS`, `DIRTY` and `PRECEDENCE` are the paths every test uses (tests/fixtures/corpus).
+
 The CSVs hold hand-made bad values labelled with what the quality semantics
 demand. A few bronze relations the specs read have no CSV of their own
 (customers, ref parents) or share one (the extremes); this module derives
@@ -26,8 +28,9 @@ from typing import Optional
 
 from assay.runtime.csvnull import read_csv
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-CORPUS = SHARED / "corpus"
+# The one place tests find the corpus: vendored into the repository (MIT, see its LICENSE and
+# README.md) so that a clone anywhere runs every corpus test, with nothing beside it.
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
 DIRTY = CORPUS / "dirty"
 PRECEDENCE = CORPUS / "precedence"
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
+from ..errors import SpecError, openable
 from ..ir.resolve import compile_spec
 
 
@@ -27,7 +27,7 @@ def summary(project) -> dict:
 @click.argument("spec_dir", type=click.Path(file_okay=False, path_type=Path), default=".")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON objects.")
 def validate_cmd(spec_dir: Path, as_json: bool) -> None:
-    """Check a spec directory and report every problem at once."""
+    """Check a spec directory and report every problem at once (exit 1 when there is one)."""
     if not spec_dir.is_dir():
         raise click.UsageError(f"{spec_dir} is not a directory; pass the folder that holds your spec YAML files.")
     project, diags, loaded = compile_spec(spec_dir)
@@ -39,31 +39,25 @@ def validate_cmd(spec_dir: Path, as_json: bool) -> None:
             "skipped": skipped,
             "summary": summary(project) if project is not None else None,
         }
-        click.echo(json.dumps(payload, indent=2, sort_keys=True))
-        sys.exit(0 if project is not None else 1)
+        text = json.dumps(payload, indent=2, sort_keys=True)
+        if project is None:
+            raise SpecError(diags, out=[text], summary="")
+        click.echo(text)
+        return
     for f, k in loaded.skipped:
-        click.echo(f"skipped {_openable(spec_dir, f)}: `{k}` documents carry no quality semantics", err=True)
+        click.echo(f"skipped {openable(spec_dir, f)}: `{k}` documents carry no quality semantics", err=True)
     if project is None:
-        for d in diags:
-            click.echo(f"{_openable(spec_dir, d.file)}:{d.line}: {d.code}: {d.message}")
-        click.echo(f"{_count(len(diags), 'problem')} found.", err=True)
-        sys.exit(1)
+        raise SpecError(diags, spec_dir=spec_dir, summary=f"{_count(len(diags), 'problem')} found.")
     if not loaded.files:
         click.echo(f"warning: {spec_dir} holds no spec documents (*.yml, *.yaml); pass the folder that holds your spec.", err=True)
+    elif not project.entities:
+        click.echo(f"warning: {spec_dir} declares no entities, so `assay generate` has nothing to build and refuses it; "
+                   "add a `spec_version: 1` document with `entities:`.", err=True)
     s = summary(project)
     click.echo(
         f"ok: {_count(s['entities'], 'entity', 'entities')}, {_count(s['mappings'], 'mapping')}, "
         f"{_count(s['rules'], 'rule')}, {_count(s['checks'], 'check')} (spec {project.fingerprint})"
     )
-
-
-def _openable(spec_dir: Path, file: str) -> str:
-    """A problem's file as the user can open it from where they ran the command.
-
-    Diagnostics name files relative to the project root (so the IR never depends on
-    where the project sits); on a terminal they are joined to the directory given.
-    """
-    return file if spec_dir == Path(".") else (spec_dir / file).as_posix()
 
 
 def _count(n: int, noun: str, plural: str = "") -> str:
