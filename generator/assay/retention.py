@@ -1,0 +1,151 @@
+"""Retention: the only code in assay that deletes a row.
+
+Reject rows hold source payloads (`raw`, `key_values`) and therefore personal data, so every entity
+that can quarantine declares `quarantine.retention` (reference 001: "quarantine plus a retention
+policy: a deletion with a paper trail"). `maintain` executes it: a reject row is deleted once it is
+older than its entity's retention, measured
+
+- for an unresolved row from `last_seen` (when the source last delivered it: replay does not move
+  it, so a row nobody fixes expires), and
+- for a resolved row from `resolved_at` (it is audit history from then on).
+
+Every run writes one `REJECTS_EXPIRED` event per entity into `<meta>.assay_events` with the count
+and the cut-off, including a count of zero, so an operator can see that maintenance ran. Running it
+twice deletes nothing the second time. `dry_run` counts and changes nothing.
+
+The clock is the caller's (`now`, naive UTC, like every timestamp assay writes), so the command is
+testable and a scheduler may pass its own logical time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Optional
+
+from .ir.model import Entity, Project
+
+EVENTS_TABLE = "assay_events"
+EXPIRED = "REJECTS_EXPIRED"
+
+_DURATION = re.compile(r"^([1-9][0-9]{0,4})([hdw])$")
+_UNIT_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
+
+# One events table for every state change assay records (retention here; check failures, set-backs
+# and kept marks as they are added). Columns are plain text and counts so any engine can hold them.
+EVENTS_COLUMNS = (
+    ("event_id", "string"),
+    ("event_type", "string"),
+    ("run_id", "string"),
+    ("table_name", "string"),
+    ("check_name", "string"),
+    ("why", "string"),
+    ("row_count", "int"),
+    ("cutoff", "timestamp"),
+    ("occurred_at", "timestamp"),
+)
+_ENGINE_TYPES = {
+    "duckdb": {"string": "varchar", "int": "bigint", "timestamp": "timestamp"},
+    "postgres": {"string": "text", "int": "bigint", "timestamp": "timestamp"},
+}
+
+
+def parse_duration(text: str) -> dt.timedelta:
+    """`90d` -> 90 days; the spec grammar's durations (hours, days, weeks)."""
+    m = _DURATION.match(text or "")
+    if not m:
+        raise ValueError(f"{text!r} is not a duration like 6h, 90d or 2w")
+    return dt.timedelta(hours=int(m.group(1)) * _UNIT_HOURS[m.group(2)])
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """What retention did (or, on a dry run, would do) to one entity's reject table."""
+
+    entity: str
+    table: str
+    retention: str
+    cutoff: dt.datetime
+    unresolved: int
+    resolved: int
+
+    @property
+    def total(self) -> int:
+        return self.unresolved + self.resolved
+
+    def why(self) -> str:
+        return (
+            f"retention {self.retention}: unresolved rows last seen before {self.cutoff.isoformat(sep=' ')} "
+            f"and resolved rows resolved before it"
+        )
+
+
+def _ph(dialect: str) -> str:
+    return "?" if dialect == "duckdb" else "%s"
+
+
+def _table_exists(cur, dialect: str, schema: str, table: str) -> bool:
+    cur.execute(
+        f"select count(*) from information_schema.tables where table_schema = {_ph(dialect)} and table_name = {_ph(dialect)}",
+        (schema, table),
+    )
+    return cur.fetchone()[0] > 0
+
+
+def ensure_events_table(cur, dialect: str, meta_schema: str) -> str:
+    """Create `<meta>.assay_events` when it is missing; return its quoted name."""
+    types = _ENGINE_TYPES[dialect]
+    cur.execute(f'create schema if not exists "{meta_schema}"')
+    cols = ", ".join(f"{name} {types[t]}" for name, t in EVENTS_COLUMNS)
+    cur.execute(f'create table if not exists "{meta_schema}".{EVENTS_TABLE} ({cols})')
+    return f'"{meta_schema}".{EVENTS_TABLE}'
+
+
+def _expire_one(cur, dialect: str, project: Project, entity: Entity, now: dt.datetime, dry_run: bool) -> Optional[Expiry]:
+    silver = project.schema("silver")
+    name = f"{entity.name}__reject"
+    if entity.retention is None or not _table_exists(cur, dialect, silver, name):
+        return None
+    cutoff = now - parse_duration(entity.retention)
+    table = f'"{silver}"."{name}"'
+    p = _ph(dialect)
+    unresolved_where = f"resolved_at is null and last_seen < {p}"
+    resolved_where = f"resolved_at is not null and resolved_at < {p}"
+    cur.execute(f"select count(*) from {table} where {unresolved_where}", (cutoff,))
+    unresolved = int(cur.fetchone()[0])
+    cur.execute(f"select count(*) from {table} where {resolved_where}", (cutoff,))
+    resolved = int(cur.fetchone()[0])
+    if not dry_run and unresolved + resolved:
+        cur.execute(f"delete from {table} where ({unresolved_where}) or ({resolved_where})", (cutoff, cutoff))
+    return Expiry(entity.name, f"{silver}.{name}", entity.retention, cutoff, unresolved, resolved)
+
+
+def maintain(conn, dialect: str, project: Project, now: dt.datetime, dry_run: bool = False,
+             entities: Optional[list[str]] = None) -> list[Expiry]:
+    """Apply every entity's retention to its reject table; record one event per entity.
+
+    `now` is naive UTC. Entities without a reject table in the warehouse (never built) are skipped.
+    Returns what was (or would be) deleted, by entity name.
+    """
+    if dialect not in _ENGINE_TYPES:
+        raise ValueError(f"assay maintain talks to DuckDB and Postgres warehouses, not {dialect}")
+    cur = conn.cursor()
+    chosen = [e for e in project.entities if entities is None or e.name in entities]
+    done: list[Expiry] = []
+    for entity in chosen:
+        expiry = _expire_one(cur, dialect, project, entity, now, dry_run)
+        if expiry is not None:
+            done.append(expiry)
+    if not dry_run and done:
+        events = ensure_events_table(cur, dialect, project.schema("meta"))
+        run_id = str(uuid.uuid4())
+        marks = ", ".join([_ph(dialect)] * len(EVENTS_COLUMNS))
+        names = ", ".join(n for n, _ in EVENTS_COLUMNS)
+        for e in done:
+            cur.execute(
+                f"insert into {events} ({names}) values ({marks})",
+                (str(uuid.uuid4()), EXPIRED, run_id, e.table, None, e.why(), e.total, e.cutoff, now),
+            )
+    return done
