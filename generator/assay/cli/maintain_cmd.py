@@ -43,24 +43,17 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     command that ever deletes a row.
     """
     from ..api import load_project
-    from ..errors import SpecError
+    from ..errors import WarehouseError
     from ..retention import maintain
     from ..runtime.warehouse import connect
 
     now = _parse_now(now_text)
-    spec = spec_dir or project_dir / "spec"
-    try:
-        project = load_project(spec)
-    except SpecError as exc:
-        for d in exc.diagnostics:
-            click.echo(d.render(), err=True)
-        raise click.exceptions.Exit(1)
-    except FileNotFoundError as exc:
-        raise click.ClickException(f"{exc}; pass --spec with the directory holding assay.yml") from None
+    project = load_project(spec_dir or project_dir / "spec")  # a SpecError carries its own exit code
     try:
         conn, dialect = connect(project_dir, profiles_dir)
     except Exception as exc:  # the driver's own error: name the cause, never a traceback
-        raise click.ClickException(f"cannot connect to the warehouse of {project_dir}: {exc}") from None
+        raise WarehouseError(f"cannot connect to the warehouse of the dbt project {project_dir}: {exc}; "
+                             "check its profiles.yml and that the warehouse is running") from None
     try:
         done = maintain(conn, dialect, project, now, dry_run=dry_run)
     finally:
