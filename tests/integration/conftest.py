@@ -1,12 +1,35 @@
-"""Engine fixtures for the integration tests: a throwaway Postgres server per installation."""
+"""Engine fixtures for the integration tests.
+
+- `engine`: one parameter per entry of tests/support/engines.ENGINES (DuckDB, PostgreSQL 18,
+  PostgreSQL 15); the oracle-judged suites take it, so adding an engine is adding an entry.
+- `postgres_server` / `postgres_database`: a throwaway Postgres server per installation.
+Both draw their servers from one session-wide pool, so each server starts once per session.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support.pg import postgres_server_fixture
+from tests.support import pg
+from tests.support.engines import ENGINES, Engine, ServerPool
 
-postgres_server = postgres_server_fixture()
+
+@pytest.fixture(scope="session")
+def pg_servers():
+    pool = ServerPool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session", params=list(pg.LABELS), ids=[pg.LABEL_IDS[label] for label in pg.LABELS])
+def postgres_server(request, pg_servers):
+    return pg_servers.get(request.param)
+
+
+@pytest.fixture(scope="session", params=ENGINES, ids=[e.id for e in ENGINES])
+def engine(request, pg_servers) -> Engine:
+    spec = request.param
+    return Engine(spec, pg_servers.get(spec.server_label) if spec.server_label else None)
 
 
 @pytest.fixture(scope="class")

@@ -1,6 +1,7 @@
 """Generated dirty batches through a real `dbt build`, judged by the oracle and by the conservation law.
 
-One generated dbt project serves the whole session; an example only replaces bronze (and drops
+Runs once per engine (the `engine` fixture: DuckDB, PostgreSQL 18, PostgreSQL 15). One generated
+dbt project per engine serves the whole session; an example only replaces bronze (and drops
 the reject and mart history, so every example starts from an empty warehouse and a failure can
 be replayed alone). Each example is two builds: a first batch, then the cumulative bronze after
 a second batch of re-deliveries, corrections, late rows and new rows, so the reject lifecycle is
@@ -21,9 +22,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, event, given, note, settings
 from hypothesis import strategies as st
 
-from assay.api import load_project
 from tests.support.corpus import Relation
-from tests.support.dbtproject import make_project
 from tests.support.oracle import Warehouse, expected_state, observed_state, placements
 
 pytestmark = pytest.mark.slow
@@ -135,45 +134,46 @@ class InProcessDbt:
 
 
 class Session:
-    """The project, its IR and the runner; a short repr keeps hypothesis' failure report readable."""
+    """The project, its spec directory and the runner; a short repr keeps hypothesis' failure report readable."""
 
-    def __init__(self, project, ir, dbt):
-        self.project, self.ir, self.dbt = project, ir, dbt
+    def __init__(self, project, spec, dbt):
+        self.project, self.spec, self.dbt = project, spec, dbt
 
     def __repr__(self) -> str:
-        return f"<lines project at {self.project.path}>"
+        return f"<lines project on {self.project.engine} at {self.project.path}>"
 
 
 @pytest.fixture(scope="session")
-def lines_project(tmp_path_factory):
-    root = tmp_path_factory.mktemp("property")
+def lines_project(tmp_path_factory, engine):
+    root = tmp_path_factory.mktemp(f"property_{engine.id}")
     spec = root / "spec"
     spec.mkdir()
     (spec / "entity.yaml").write_text(textwrap.dedent(ENTITY).lstrip())
     (spec / "mapping.yaml").write_text(textwrap.dedent(MAPPING).lstrip())
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
-    project = make_project(root / "project", spec)
-    return Session(project, load_project(spec), InProcessDbt(project))
+    project = engine.dbt_project(root / "project", spec, "property_dbt")
+    return Session(project, spec, InProcessDbt(project))
 
 
 def _fresh_history(project) -> None:
     conn = project.connect()
     try:
-        conn.execute('drop table if exists silver."lines__reject"')
-        conn.execute("drop table if exists gold.mart_data_quality")
+        cur = conn.cursor()
+        cur.execute('drop table if exists silver."lines__reject"')
+        cur.execute("drop table if exists gold.mart_data_quality")
     finally:
         conn.close()
 
 
-def _check(project, ir, wh, bronze: list, run_id: str, when: str) -> None:
+def _check(project, spec, wh, bronze: list, run_id: str, when: str) -> None:
     build = wh.build({"raw_lines": bronze})
     expected = expected_state(wh, build)
-    observed = observed_state(project.query, ir, run_id)
+    observed = observed_state(project.query, spec, run_id)
 
-    places = placements(project.query, ir, {"raw_lines": bronze})
+    places = placements(project.query, spec, {"raw_lines": bronze})
     assert {k: v for k, v in places.items() if len(v) != 1} == {}, f"{when}: conservation"
 
-    disposition = {r.name: r.disposition for r in ir.entity("lines").rules}
+    disposition = {r.name: r.disposition for r in wh.spec.entity("lines").rules}
     for row in observed["entity"]["lines"]:
         flags = row[-2]
         assert all(disposition[f] == "flag" for f in flags), f"{when}: a kept row carries {flags}"
@@ -210,17 +210,17 @@ def _check(project, ir, wh, bronze: list, run_id: str, when: str) -> None:
 )
 @given(batch=batches())
 def test_generated_batches_agree_with_the_oracle(lines_project, batch):
-    project, ir, dbt = lines_project.project, lines_project.ir, lines_project.dbt
+    project, spec, dbt = lines_project.project, lines_project.spec, lines_project.dbt
     first, second = batch
     note(f"first batch: {first}")
     note(f"second batch: {second}")
     _fresh_history(project)
-    wh = Warehouse(ir)
+    wh = Warehouse(spec)
 
     bronze = {r["_source_row_id"]: r for r in first}
     project.load_bronze([Relation("raw_lines", COLUMNS, [[r[c] for c in COLUMNS] for r in bronze.values()])])
-    _check(project, ir, wh, list(bronze.values()), dbt.build(), "first build")
+    _check(project, spec, wh, list(bronze.values()), dbt.build(), "first build")
 
     bronze.update({r["_source_row_id"]: r for r in second})
     project.load_bronze([Relation("raw_lines", COLUMNS, [[r[c] for c in COLUMNS] for r in bronze.values()])])
-    _check(project, ir, wh, list(bronze.values()), dbt.build(), "second build")
+    _check(project, spec, wh, list(bronze.values()), dbt.build(), "second build")
