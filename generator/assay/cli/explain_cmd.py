@@ -1,0 +1,75 @@
+"""`assay explain ENTITY [KEY ...] [--source-row-id ID] [--project DIR] [--json]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import click
+
+
+@click.command("explain")
+@click.argument("entity")
+@click.argument("key", nargs=-1)
+@click.option("--source-row-id", default=None, help="Explain one source row (every delivery of it) instead of a key.")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
+              help="The dbt project whose profile names the warehouse (default: the current directory).")
+@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="The spec directory (default: the project's spec/ directory).")
+@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
+def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str], project_dir: Path,
+                spec_dir: Optional[Path], profiles_dir: Optional[Path], as_json: bool) -> None:
+    """Why a key is (or is not) in the entity: every bronze delivery, the transformed values, the
+    coercions that failed, each rule's verdict, the dedupe and its reason, the route, the reject history.
+
+    KEY is one value per key column, in the order of the entity's `key:`.
+    """
+    from ..api import load_project
+    from ..errors import AssayUsageError, WarehouseError
+    from ..explain import Explainer
+    from ..runtime.warehouse import connect
+
+    project = load_project(spec_dir or project_dir / "spec")
+    names = [e.name for e in project.entities]
+    if entity not in names:
+        raise AssayUsageError(f"no entity {entity!r} in the spec; entities are {', '.join(names)}")
+    ent = project.entity(entity)
+    if not key and source_row_id is None:
+        raise AssayUsageError(f"name a key ({', '.join(ent.key)}) or pass --source-row-id")
+    if key and len(key) != len(ent.key):
+        raise AssayUsageError(f"{entity} has the key ({', '.join(ent.key)}): give {len(ent.key)} "
+                              f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
+    try:
+        conn, dialect = connect(project_dir, profiles_dir, read_only=True)
+    except Exception as exc:  # the driver's own error: name the cause, never a traceback
+        raise WarehouseError(f"cannot connect to the warehouse of the dbt project {project_dir}: {exc}; "
+                             "check its profiles.yml, that the warehouse is running and that dbt build has run") from None
+    cur = conn.cursor()
+    mark = "?" if dialect == "duckdb" else "%s"
+
+    def query(sql: str, params: tuple) -> list[tuple]:
+        cur.execute(sql.replace("?", mark), params)
+        return [tuple(r) for r in cur.fetchall()]
+
+    def columns(relation: str) -> list[str]:
+        cur.execute(f"select * from {relation} where 1 = 0")
+        return [d[0] for d in cur.description]
+
+    try:
+        explainer = Explainer(project, ent, query, columns)
+        try:
+            result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id)
+        except Exception as exc:
+            raise WarehouseError(f"cannot read {entity}'s tables in the warehouse: {exc}; run dbt build first") from None
+    finally:
+        conn.close()
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True, default=str))
+        return
+    for line in result.render():
+        click.echo(line)
+
+
+COMMANDS = (explain_cmd,)

@@ -1,0 +1,274 @@
+"""`assay explain`: why a key (or one source row) is where it is, in plain sentences.
+
+Everything comes from what the last build left in the warehouse: the staged relation (one row
+per bronze delivery with its transformed values, dedupe rank, fired rules and route), the bronze
+rows themselves, the published entity and the reject table. Nothing is re-judged here: the
+explanation is the build's own account, put into words with the spec's rules beside it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Callable, Optional
+
+from .ir.model import Entity, Project, Rule
+
+Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
+
+# How the staged relation names a route, and what it means to someone reading about one row.
+ROUTE_WORDS = {
+    "kept": "kept in the entity",
+    "quarantined": "quarantined to the reject table",
+    "failed": "diverted by a fail rule (the build stops until it is fixed)",
+    "deduped": "deduped",
+}
+
+
+def _text(value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, Decimal)):
+        return str(value)
+    return str(value)
+
+
+def _flags(value: Any) -> list[str]:
+    """`_failed_rules` as a list, whether the engine stored an array or a comma string."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return sorted(str(v) for v in value)
+    text = str(value).strip("{}")
+    return sorted(p.strip().strip('"') for p in text.split(",") if p.strip())
+
+
+@dataclass
+class Delivery:
+    """One bronze delivery of the key (or source row), as the build staged it."""
+
+    mapping: str
+    source_relation: str
+    source_row_id: str
+    load_id: Optional[str]
+    ingested_at: Optional[str]
+    route: str
+    dedupe_rank: int
+    superseded: bool
+    values: dict[str, Optional[str]]
+    failed_rules: list[str]
+    bronze: dict[str, Optional[str]] = field(default_factory=dict)
+    verdicts: list[dict] = field(default_factory=list)
+    coercions: list[str] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)
+
+    def label(self) -> str:
+        return f"{self.source_relation} row {self.source_row_id} (load {self.load_id}, ingested {self.ingested_at})"
+
+
+@dataclass
+class Explanation:
+    entity: str
+    key: dict[str, Optional[str]]
+    deliveries: list[Delivery]
+    rejects: list[dict]
+    in_entity: bool
+    summary: list[str]
+
+    def as_dict(self) -> dict:
+        return {
+            "entity": self.entity,
+            "key": self.key,
+            "in_entity": self.in_entity,
+            "summary": self.summary,
+            "deliveries": [d.__dict__ for d in self.deliveries],
+            "rejects": self.rejects,
+        }
+
+    def render(self) -> list[str]:
+        """The explanation as lines of text for a terminal."""
+        lines = list(self.summary)
+        for n, d in enumerate(self.deliveries, 1):
+            lines.append("")
+            lines.append(f"{n}. {d.label()}: {ROUTE_WORDS.get(d.route, d.route)}")
+            for sentence in d.why:
+                lines.append(f"   {sentence}")
+            shown = ", ".join(f"{k}={v!r}" for k, v in d.values.items())
+            lines.append(f"   transformed values: {shown}")
+            for c in d.coercions:
+                lines.append(f"   coercion failed: {c}")
+            for v in d.verdicts:
+                lines.append(f"   rule {v['rule']} ({v['disposition']}): {v['verdict']}")
+        for r in self.rejects:
+            lines.append("")
+            state = (f"resolved {r['resolved_at']} ({r['resolution']})" if r["resolved_at"] is not None
+                     else "open")
+            lines.append(
+                f"reject row {r['reject_id']} for {r['source_relation']} row {r['_source_row_id']}: {state}; "
+                f"first seen {r['first_seen']}, last seen {r['last_seen']} (load {r['_load_id']}), "
+                f"failed rules: {', '.join(r['failed_rules']) or 'none'}"
+            )
+        return lines
+
+
+class Explainer:
+    """Gathers the rows of one key (or source row) of one entity and explains them."""
+
+    def __init__(self, project: Project, entity: Entity, query: Query, columns: Callable[[str], list[str]]):
+        self.project, self.entity, self.query, self.columns = project, entity, query, columns
+        silver = project.schema("silver")
+        self.staged = f'"{silver}"."{entity.name}__staged"'
+        self.published = f'"{silver}"."{entity.name}"'
+        self.reject = f'"{silver}"."{entity.name}__reject"'
+        self.bronze = project.schema("bronze")
+        self.sources = {m.name: m.source for m in entity.mappings}
+
+    # ------------------------------------------------------------------ gathering
+    def _staged_rows(self, where: str, params: tuple) -> list[dict]:
+        cols = self.columns(self.staged)
+        rows = self.query(f"select * from {self.staged} where {where}", params)
+        return [dict(zip(cols, r)) for r in rows]
+
+    def _bronze_row(self, source: str, srid: str, load_id: Optional[str]) -> dict:
+        rel = f'"{self.bronze}"."{source}"'
+        cols = self.columns(rel)
+        if "_source_row_id" not in cols:
+            return {}
+        where = "cast(_source_row_id as varchar) = ?"
+        params: tuple = (srid,)
+        if load_id is not None and "_load_id" in cols:
+            where += " and cast(_load_id as varchar) = ?"
+            params += (load_id,)
+        rows = self.query(f"select * from {rel} where {where}", params)
+        return {c: _text(v) for c, v in zip(cols, rows[0])} if rows else {}
+
+    def _rejects(self, srids: list[tuple[str, str]]) -> list[dict]:
+        if not self.entity.has_reject or not srids:
+            return []
+        try:
+            cols = self.columns(self.reject)
+        except Exception:  # never built: nothing was ever diverted
+            return []
+        found = []
+        for source, srid in sorted(set(srids)):
+            for r in self.query(f"select * from {self.reject} where source_relation = ? and _source_row_id = ?", (source, srid)):
+                row = dict(zip(cols, r))
+                found.append({
+                    "reject_id": row.get("reject_id"), "source_relation": source, "_source_row_id": srid,
+                    "_load_id": row.get("_load_id"), "first_seen": _text(row.get("first_seen")),
+                    "last_seen": _text(row.get("last_seen")), "failed_rules": _flags(row.get("failed_rules")),
+                    "disposition": row.get("disposition"), "resolved_at": _text(row.get("resolved_at")),
+                    "resolution": row.get("resolution"),
+                })
+        return found
+
+    # ------------------------------------------------------------------ judging in words
+    def _rules_for(self, mapping: str) -> list[Rule]:
+        return [r for r in self.entity.rules if r.mapping is None or r.mapping == mapping]
+
+    def _delivery(self, row: dict) -> Delivery:
+        mapping = row.get("_mapping")
+        source = self.sources.get(mapping, mapping)
+        d = Delivery(
+            mapping=mapping, source_relation=source, source_row_id=_text(row.get("_source_row_id")),
+            load_id=_text(row.get("_load_id")), ingested_at=_text(row.get("_ingested_at")),
+            route=row.get("_route"), dedupe_rank=int(row.get("_dedupe_rank") or 1),
+            superseded=int(row.get("_delivery_rank") or 1) > 1,
+            values={c.name: _text(row.get(c.name)) for c in self.entity.columns},
+            failed_rules=_flags(row.get("_failed_rules")),
+        )
+        d.bronze = self._bronze_row(source, d.source_row_id, d.load_id)
+        if d.route != "deduped":
+            fired = set(d.failed_rules)
+            for rule in self._rules_for(mapping):
+                d.verdicts.append({
+                    "rule": rule.name, "disposition": rule.disposition, "kind": rule.kind,
+                    "verdict": "fired" if rule.name in fired else "held",
+                })
+            m = next((m for m in self.entity.mappings if m.name == mapping), None)
+            for rule in self._rules_for(mapping):
+                if rule.kind == "coercible" and rule.name in fired and m is not None:
+                    src = m.source_for(rule.column)
+                    if src is not None:
+                        raw = d.bronze.get(src.bronze_column)
+                        path = "$." + ".".join(src.path)
+                        d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")
+        return d
+
+    def _dedupe_reason(self, winner: Delivery, loser: Delivery, staged: dict[str, dict]) -> str:
+        if loser.superseded:
+            return (f"superseded: the same source row was delivered again later (decision 0014), "
+                    f"so only its latest delivery is judged")
+        # The spec's order, then the tail that makes it total (decision 0014), each column once.
+        order: list[tuple[str, str]] = []
+        for col in [k.column for k in self.entity.dedupe] + ["_source_row_id", "_load_id"]:
+            if (col, col) not in order:
+                order.append((col, col))
+        w, l = staged[winner.source_row_id + "|" + str(winner.load_id)], staged[loser.source_row_id + "|" + str(loser.load_id)]
+        for label, col in order:
+            a, b = w.get(col), l.get(col)
+            if a != b:
+                if b is None:
+                    return f"lost the dedupe to {winner.source_row_id}: its {label} is NULL, and NULLs sort last"
+                return (f"lost the dedupe to {winner.source_row_id}: {label} {_text(a)!r} beats {_text(b)!r} "
+                        f"(the latest wins; order: {', '.join(c for c, _ in order)}, each descending)")
+        return f"lost the dedupe to {winner.source_row_id}"
+
+    def explain(self, key: Optional[dict[str, str]] = None, source_row_id: Optional[str] = None) -> Explanation:
+        if source_row_id is not None:
+            rows = self._staged_rows("cast(_source_row_id as varchar) = ?", (source_row_id,))
+            if rows and key is None:
+                key = {k: _text(rows[0].get(k)) for k in self.entity.key}
+        if key is not None and all(v is not None for v in key.values()):
+            where = " and ".join(f'cast("{k}" as varchar) = ?' for k in self.entity.key)
+            by_key = self._staged_rows(where, tuple(key[k] for k in self.entity.key))
+            seen = {(r.get("_source_row_id"), r.get("_load_id")) for r in rows} if source_row_id is not None else set()
+            rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
+        staged = {_text(r.get("_source_row_id")) + "|" + str(_text(r.get("_load_id"))): r for r in rows}
+        deliveries = sorted((self._delivery(r) for r in rows), key=lambda d: (d.dedupe_rank, d.superseded, d.source_row_id, d.load_id or ""))
+        winner = next((d for d in deliveries if d.dedupe_rank == 1 and not d.superseded and d.route != "deduped"), None)
+        for d in deliveries:
+            if d.route == "deduped" and winner is not None:
+                d.why.append(self._dedupe_reason(winner, d, staged))
+            elif d.route == "deduped":
+                d.why.append("superseded by a later delivery of the same source row (decision 0014)")
+            else:
+                fired = [v for v in d.verdicts if v["verdict"] == "fired"]
+                if len([x for x in deliveries if x.route != "deduped"]) > 1 or any(x.route == "deduped" for x in deliveries):
+                    d.why.append("won the dedupe: it is the latest delivery of this key under the dedupe order")
+                if d.route == "kept":
+                    d.why.append("kept" + (f" with flags: {', '.join(v['rule'] for v in fired)}" if fired else " with no rule fired"))
+                elif fired:
+                    worst = max(fired, key=lambda v: {"flag": 1, "quarantine": 2, "fail": 3}[v["disposition"]])
+                    d.why.append(f"{d.route} because {worst['rule']} ({worst['disposition']}) fired; severity fail > quarantine > flag decides"
+                                 + (f"; every rule that fired: {', '.join(v['rule'] for v in fired)}" if len(fired) > 1 else ""))
+        in_entity = False
+        if key is not None and all(v is not None for v in (key or {}).values()):
+            where = " and ".join(f'cast("{k}" as varchar) = ?' for k in self.entity.key)
+            try:
+                in_entity = bool(self.query(f"select count(*) from {self.published} where {where}", tuple(key[k] for k in self.entity.key))[0][0])
+            except Exception:  # a type-2 entity publishes through its snapshot; the staged route says it all
+                in_entity = winner is not None and winner.route == "kept"
+        rejects = self._rejects([(d.source_relation, d.source_row_id) for d in deliveries])
+        summary = self._summary(key, source_row_id, deliveries, winner, in_entity, rejects)
+        return Explanation(self.entity.name, dict(key or {}), deliveries, rejects, in_entity, summary)
+
+    def _summary(self, key, srid, deliveries, winner, in_entity, rejects) -> list[str]:
+        what = (f"{self.entity.name} " + ", ".join(f"{k}={v!r}" for k, v in (key or {}).items())) if key else f"{self.entity.name} source row {srid!r}"
+        if not deliveries:
+            return [f"{what}: no delivery of it is in bronze as of the last build (or the last build has not run)."]
+        n = len(deliveries)
+        head = f"{what}: {n} {'delivery' if n == 1 else 'deliveries'} in bronze."
+        if winner is None:
+            return [head, "No delivery is judged: every one was superseded or deduped."]
+        if winner.route == "kept":
+            state = "It is in the entity" + (" (published)." if in_entity else ", but the published table does not hold it yet (the last build was not published).")
+        else:
+            state = f"It is not in the entity: its judged delivery {winner.source_row_id} was {ROUTE_WORDS[winner.route]}."
+        open_rejects = [r for r in rejects if r["resolved_at"] is None]
+        tail = f" {len(open_rejects)} open reject {'row' if len(open_rejects) == 1 else 'rows'}." if rejects else ""
+        return [head, state + tail]

@@ -1,0 +1,161 @@
+"""The operator's commands on real builds, DuckDB and PostgreSQL (15 and 18), one build per engine.
+
+`assay explain`: why a key is, or is not, in the entity. `assay maintain`: retention deletes only
+what has expired (unresolved rows from `last_seen`, resolved rows from `resolved_at`), a row exactly
+at the cut-off stays, a dry run changes nothing, a second run deletes nothing, every run records one
+event per reject table; the clock is injected with `--now`. Explain runs first: retention deletes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+from tests.support.corpus import PRECEDENCE, Relation
+from tests.support.dbtproject import make_project
+
+pytestmark = pytest.mark.slow
+
+COLS = ["_load_id", "_ingested_at", "_source_row_id", "order_id", "line_no", "order_date", "amount", "code", "status"]
+CLEAN = ["l1", "2026-02-01T10:00:00Z", "ln_01", "ORD-1", "1", "2026-01-31", "10.00", "A", "open"]
+# `pending` is not a status the spec knows, and codes must be unique (a quarantine rule).
+HELD_2 = ["l1", "2026-02-01T11:00:00Z", "ln_02", "ORD-2", "1", "2026-01-31", "12.00", "B", "pending"]
+HELD_3 = ["l1", "2026-03-01T10:00:00Z", "ln_03", "ORD-3", "1", "2026-01-31", "13.00", "D", "pending"]
+BAD_AMOUNT = ["l1", "2026-03-01T10:00:00Z", "ln_05", "ORD-4", "1", "2026-01-31", "12,50", "F", "open"]
+# a newer clean delivery of ORD-2 under a new id: ln_02 resolves as deduped in the second build
+FIX_2 = ["l2", "2026-03-10T00:00:00Z", "ln_04", "ORD-2", "1", "2026-01-31", "12.00", "E", "open"]
+OTHER = [
+    Relation("q__codes", ["_load_id", "_ingested_at", "_source_row_id", "code_id", "code_flag", "code_quar", "code_fail"], []),
+    Relation("q__dups", ["_load_id", "_ingested_at", "_source_row_id", "group_id", "status", "note"], []),
+]
+
+
+def _build(tmp_path, engine, pg=None):
+    spec = tmp_path / "spec"
+    shutil.copytree(PRECEDENCE / "spec", spec)
+    project = make_project(tmp_path / "proj", spec, engine=engine, pg=pg)
+    project.load_bronze([Relation("q__lines", COLS, [CLEAN, HELD_2, HELD_3, BAD_AMOUNT])] + OTHER)
+    project.dbt("build", check=True)
+    project.load_bronze([Relation("q__lines", COLS, [CLEAN, HELD_2, HELD_3, BAD_AMOUNT, FIX_2])] + OTHER)
+    project.dbt("build", check=True)
+    return project, spec
+
+
+def _run(project, spec, *args):
+    res = CliRunner().invoke(cli, [*args, "--project", str(project.path), "--spec", str(spec)])
+    return res.exit_code, res.output
+
+
+def _explain(project, spec):
+    # A key whose older delivery was quarantined and then lost to a newer clean one.
+    code, out = _run(project, spec, "explain", "q_line", "ORD-2", "1")
+    assert code == 0, out
+    assert "q_line order_id='ORD-2', line_no='1': 2 deliveries in bronze." in out
+    assert "It is in the entity (published). 0 open reject rows." in out
+    assert "1. q__lines row ln_04 (load l2, ingested 2026-03-10 00:00:00): kept in the entity" in out
+    assert "2. q__lines row ln_02 (load l1, ingested 2026-02-01 11:00:00): deduped" in out
+    assert ("lost the dedupe to ln_04: _ingested_at '2026-03-10 00:00:00' beats '2026-02-01 11:00:00' "
+            "(the latest wins; order: _ingested_at, _load_id, _source_row_id, each descending)") in out
+    assert "rule status_in_set (quarantine): held" in out
+    assert "(deduped); first seen 2026-02-01 11:00:00, last seen 2026-02-01 11:00:00 (load l1), failed rules: status_in_set" in out
+
+    # A key that is not in silver, and why.
+    code, out = _run(project, spec, "explain", "q_line", "ORD-3", "1")
+    assert code == 0, out
+    assert "It is not in the entity: its judged delivery ln_03 was quarantined to the reject table. 1 open reject row." in out
+    assert "quarantined because status_in_set (quarantine) fired" in out
+    assert "rule status_in_set (quarantine): fired" in out
+
+    # A value that did not cast, found by its source row.
+    code, out = _run(project, spec, "explain", "q_line", "--source-row-id", "ln_05")
+    assert code == 0, out
+    assert "coercion failed: amount: bronze $.amount = '12,50' did not become a decimal(38,9)" in out
+    assert "quarantined because amount_coercible (quarantine) fired" in out
+
+    code, out = _run(project, spec, "explain", "q_line", "ORD-9", "1")
+    assert code == 0, out
+    assert "q_line order_id='ORD-9', line_no='1': no delivery of it is in bronze" in out
+
+    code, out = _run(project, spec, "explain", "q_line", "ORD-2", "1", "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["in_entity"] is True
+    assert [(d["source_row_id"], d["route"]) for d in doc["deliveries"]] == [("ln_04", "kept"), ("ln_02", "deduped")]
+    assert [(r["_source_row_id"], r["resolution"]) for r in doc["rejects"]] == [("ln_02", "deduped")]
+
+    # Usage errors name what to write instead and exit 3.
+    code, out = _run(project, spec, "explain", "q_line", "ORD-2")
+    assert code == 3 and "give 2 values, in that order; got 1" in out
+    code, out = _run(project, spec, "explain", "nope", "x")
+    assert code == 3 and "no entity 'nope' in the spec" in out
+
+
+def _maintain(project, spec, *extra):
+    code, out = _run(project, spec, "maintain", "--json", *extra)
+    assert code == 0, out
+    return {e["entity"]: e for e in json.loads(out)}
+
+
+def _rejects(project):
+    return sorted(project.query("select _source_row_id, resolution from silver.q_line__reject"), key=lambda r: r[0])
+
+
+def _retention(project, spec):
+    assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
+    resolved_at = project.query("select resolved_at from silver.q_line__reject where _source_row_id = 'ln_02'")[0][0]
+
+    # Exactly 90 days after the last_seen of ln_03 and ln_05: at the cut-off, so they stay.
+    at_cutoff = _maintain(project, spec, "--now", "2026-05-30T10:00:00Z")
+    assert (at_cutoff["q_line"]["unresolved_deleted"], at_cutoff["q_line"]["resolved_deleted"]) == (0, 0)
+
+    # A dry run one second later counts both and deletes nothing.
+    dry = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z", "--dry-run")
+    assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"]) == (2, 0)
+    assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
+
+    done = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")
+    assert (done["q_line"]["unresolved_deleted"], done["q_line"]["resolved_deleted"]) == (2, 0)
+    assert done["q_line"]["cutoff"] == "2026-03-01T10:00:01"
+    # ln_02 was resolved by the second build (run time): measured from resolved_at, not last_seen.
+    assert _rejects(project) == [("ln_02", "deduped")]
+
+    again = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")
+    assert again["q_line"]["unresolved_deleted"] + again["q_line"]["resolved_deleted"] == 0
+
+    later = (resolved_at + dt.timedelta(days=90, seconds=1)).isoformat()
+    expired = _maintain(project, spec, "--now", later)
+    assert (expired["q_line"]["unresolved_deleted"], expired["q_line"]["resolved_deleted"]) == (0, 1)
+    assert _rejects(project) == []
+    # the other entities' reject tables were maintained too, with nothing to delete
+    assert set(expired) == {"q_code", "q_dup", "q_line"}
+
+    events = project.query(
+        "select event_type, table_name, cutoff, row_count from assay_meta.assay_events "
+        "where table_name = 'silver.q_line__reject'")
+    # the at-cut-off run, the real run, the repeat, the resolved expiry (the dry run records nothing)
+    table = ("REJECTS_EXPIRED", "silver.q_line__reject")
+    assert sorted(events, key=lambda e: (e[2], e[3])) == [
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 0), 0),
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 0),
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 2),
+        (*table, resolved_at + dt.timedelta(seconds=1), 1),
+    ]
+
+
+def _scenario(project, spec):
+    _explain(project, spec)
+    _retention(project, spec)
+
+
+def test_operator_commands_on_duckdb(tmp_path):
+    _scenario(*_build(tmp_path, "duckdb"))
+
+
+@pytest.mark.postgres
+def test_operator_commands_on_postgres(tmp_path, postgres_database):
+    _scenario(*_build(tmp_path, "postgres", postgres_database("operator")))
