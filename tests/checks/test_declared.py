@@ -459,12 +459,37 @@ def test_plain_decimal_text_round_trips_through_the_bound_grammar(value):
 
 @settings(max_examples=150, deadline=None)
 @given(st.text(max_size=12))
-def test_bound_grammar_accepts_only_what_the_regex_of_000_accepts(text):
-    import re
-
-    expected = re.fullmatch(r"-?(?:0|[1-9][0-9]{0,38})(?:\.[0-9]{1,18})?", text) is not None
+def test_bound_grammar_accepts_only_what_the_grammar_of_000_accepts(text):
+    expected = _bound_by_hand(text)
     assert is_decimal_bound(text) is expected
     assert (DECIMAL_BOUND_RE.fullmatch(text) is not None) is expected
+
+
+def _bound_by_hand(text: str) -> bool:
+    """000's bound grammar read character by character (no regex, nothing shared with the
+    checker): an optional '-', then '0' or a non-zero ASCII digit and at most 38 more digits,
+    then optionally '.' and 1 to 18 digits."""
+    digits = set("0123456789")
+    body = text[1:] if text.startswith("-") else text
+    whole, dot, frac = body.partition(".")
+    if not whole or any(c not in digits for c in whole):
+        return False
+    if whole != "0" and (whole[0] == "0" or len(whole) > 39):
+        return False
+    if dot and (not 1 <= len(frac) <= 18 or any(c not in digits for c in frac)):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("text,ok", [
+    ("0", True), ("-0", True), ("7", True), ("-12.5", True), ("100", True), ("0.000000000000000001", True),
+    ("9" * 39, True), ("9" * 40, False), ("1." + "0" * 18, True), ("1." + "0" * 19, False),
+    ("", False), ("-", False), ("01", False), ("1.", False), (".5", False), ("+1", False), ("1e3", False),
+    (" 1", False), ("1 ", False), ("1\n", False), ("١٢", False), ("1,5", False), ("--1", False), ("NaN", False),
+])
+def test_bound_grammar_examples_written_by_hand(text, ok):
+    assert _bound_by_hand(text) is ok
+    assert is_decimal_bound(text) is ok
 
 
 def test_declared_check_default_fields():

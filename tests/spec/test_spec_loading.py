@@ -39,7 +39,7 @@ def test_unknown_documents_are_listed_once_as_skipped_and_do_not_fail(write_spec
     )
     project, diagnostics, loaded = compile_spec(spec)
     assert diagnostics == []
-    assert project is not None
+    assert [e.name for e in project.entities] == ["customer", "orders"]
     assert loaded.skipped == [("marts/orders_mart.yaml", "mart_version"), ("metrics.yaml", "metric_version")]
     assert project.skipped == (("marts/orders_mart.yaml", "mart_version"), ("metrics.yaml", "metric_version"))
     assert "metrics.yaml" in project.spec_files
@@ -48,7 +48,9 @@ def test_unknown_documents_are_listed_once_as_skipped_and_do_not_fail(write_spec
 def test_empty_and_comment_only_documents_are_ignored(write_spec) -> None:
     project, diagnostics, _loaded = compile_spec(write_spec({"empty.yaml": "", "notes.yml": "# later\n"}))
     assert diagnostics == []
-    assert project is not None
+    # the base spec compiles as it would without them
+    assert [e.name for e in project.entities] == ["customer", "orders"]
+    assert {"entity_customer.yaml", "entity_orders.yaml", "mapping_customer.yaml", "mapping_orders.yaml"} <= set(project.spec_files)
 
 
 def test_build_and_hidden_directories_are_not_read(write_spec) -> None:
@@ -57,7 +59,8 @@ def test_build_and_hidden_directories_are_not_read(write_spec) -> None:
     spec = write_spec({"target/run.yml": broken, "dbt_packages/p/x.yml": broken, ".venv/x.yaml": broken, "logs/x.yml": broken})
     project, diagnostics, _loaded = compile_spec(spec)
     assert diagnostics == []
-    assert project is not None
+    assert [e.name for e in project.entities] == ["customer", "orders"]
+    assert not [f for f in project.spec_files if f.startswith(("target/", "dbt_packages/", ".venv/", "logs/"))]
 
 
 def test_file_names_stay_relative_when_specs_live_in_a_subdirectory(tmp_path, monkeypatch) -> None:

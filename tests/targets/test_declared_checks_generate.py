@@ -222,7 +222,6 @@ def test_parse_value(text, t, value):
 
 
 def test_results_node_and_dependency_only_with_declared_checks():
-    from assay.targets.dbt import generate_dbt
     from assay.targets.dbt.declared_checks import results_model_sql
     from assay.targets.dbt.outputs import entity_sql
 
@@ -231,7 +230,30 @@ def test_results_node_and_dependency_only_with_declared_checks():
     assert results_model_sql(_Shop([entity()]), "--") is None
     assert '-- depends_on: {{ ref("assay_check_results") }}' in entity_sql(ALL, _Shop([ALL]), "--")
     assert "assay_check_results" not in entity_sql(entity(), _Shop([entity()]), "--")
-    assert callable(generate_dbt)
+
+
+def test_generated_project_has_the_results_node_only_when_a_check_is_declared(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from assay.api import load_project
+    from assay.targets.dbt import generate_dbt
+
+    shop = Path(__file__).resolve().parents[2] / "examples" / "shop"
+    files = generate_dbt(load_project(shop))
+    assert "full_refresh=false" in files["models/assay/assay_check_results.sql"]
+    assert '{{ ref("assay_check_results") }}' in files["models/assay/order/order.sql"]
+    # the shop's only declared check removed: no results node, no dependency on it
+    copy = tmp_path / "shop"
+    shutil.copytree(shop, copy)
+    entities = copy / "spec" / "entities.yml"
+    text = entities.read_text()
+    check = "    checks:\n      - {check_id: enough_orders, kind: row_expectation, enforcement: advisory, min_rows: 1}\n"
+    assert check in text
+    entities.write_text(text.replace(check, ""))
+    files = generate_dbt(load_project(copy))
+    assert "models/assay/assay_check_results.sql" not in files
+    assert "assay_check_results" not in files["models/assay/order/order.sql"]
 
 
 class _Shop(_Project):
