@@ -91,8 +91,12 @@ def _flag(arg: Any) -> bool:
 @macro()
 def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
     """Bronze rows whose ingestion metadata cannot order a dedupe: a NULL `_load_id`,
-    `_ingested_at` or `_source_row_id`, a repeated `_source_row_id`, an `_ingested_at` that
-    is no ISO 8601 timestamp (read as assay_ingestion_timestamp reads it).
+    `_ingested_at` or `_source_row_id`, a `_source_row_id` repeated within one `_load_id`, an
+    `_ingested_at` that is no ISO 8601 timestamp (read as assay_ingestion_timestamp reads it).
+
+    A `_source_row_id` that repeats across loads is a re-delivery, which is normal (decision
+    0014: the latest delivery supersedes the earlier ones); within one load two deliveries of
+    one source row would tie.
 
     >>> from assay_sqlmesh import render_sql
     >>> "unparseable_ingested_at" in render_sql("@assay_ingestion_metadata_violations(bronze.raw_orders)", "duckdb")
@@ -107,7 +111,7 @@ def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
     WHERE _load_id IS NULL OR _ingested_at IS NULL OR _source_row_id IS NULL
     UNION ALL
     SELECT 'duplicate_source_row_id' AS failure, {row_id} AS source_row_id FROM metadata
-    WHERE _source_row_id IS NOT NULL GROUP BY _source_row_id HAVING COUNT(*) > 1
+    WHERE _source_row_id IS NOT NULL AND _load_id IS NOT NULL GROUP BY _load_id, _source_row_id HAVING COUNT(*) > 1
     UNION ALL
     SELECT 'unparseable_ingested_at' AS failure, {row_id} AS source_row_id FROM metadata
     WHERE _ingested_at IS NOT NULL AND ({ingested}) IS NULL"""
@@ -153,8 +157,11 @@ def assay_conservation_violations(evaluator, entity: exp.Expr, staged: exp.Expr,
     reject, or the dedupe count). Returns bronze rows placed zero or several times.
 
     `mappings` lists (mapping name, source relation name, source relation); `reject` is NULL for
-    an entity without a reject table. Reject rows whose bronze row aged out are history, not
-    placements, so only bronze rows are judged.
+    an entity without a reject table. A bronze row is one delivery (source relation,
+    `_source_row_id`, `_load_id`; the ingestion audit keeps it unique): a superseded delivery is
+    in the dedupe count, and an open reject row places the delivery it describes (decision
+    0014). Reject rows whose bronze row aged out are history, not placements, so only bronze rows
+    are judged.
 
     >>> from assay_sqlmesh import render_sql
     >>> sql = render_sql("@assay_conservation_violations(silver.o, silver.o__staged, silver.o__reject, (('o', 'raw_o', bronze.raw_o)))", "duckdb")
@@ -168,23 +175,30 @@ def assay_conservation_violations(evaluator, entity: exp.Expr, staged: exp.Expr,
     for _name, source, rel in maps:
         if source not in seen:
             seen.add(source)
-            bronze.append(f"SELECT {lit(source, d)} AS source_relation, CAST(_source_row_id AS {string}) AS source_row_id FROM {rel}")
+            bronze.append(
+                f"SELECT {lit(source, d)} AS source_relation, CAST(_source_row_id AS {string}) AS source_row_id, "
+                f"CAST(_load_id AS {string}) AS load_id FROM {rel}"
+            )
     case = "CASE _mapping " + " ".join(f"WHEN {lit(n, d)} THEN {lit(s, d)}" for n, s, _r in maps) + " END"
     placed = [
-        f"SELECT {case} AS source_relation, _source_row_id AS source_row_id FROM {relation(entity, d)}",
-        f"SELECT {case} AS source_relation, _source_row_id AS source_row_id FROM {relation(staged, d)} WHERE _route = 'deduped'",
+        f"SELECT {case} AS source_relation, _source_row_id AS source_row_id, _load_id AS load_id FROM {relation(entity, d)}",
+        f"SELECT {case} AS source_relation, _source_row_id AS source_row_id, _load_id AS load_id FROM {relation(staged, d)} WHERE _route = 'deduped'",
     ]
     if reject is not None and not isinstance(reject, exp.Null):
-        placed.append(f"SELECT source_relation, _source_row_id AS source_row_id FROM {relation(reject, d)} WHERE resolved_at IS NULL")
+        placed.append(
+            f"SELECT source_relation, _source_row_id AS source_row_id, _load_id AS load_id FROM {relation(reject, d)} WHERE resolved_at IS NULL"
+        )
     sql = f"""
     WITH assay_bronze AS ({' UNION ALL '.join(bronze)}),
     assay_placed AS ({' UNION ALL '.join(placed)}),
     assay_counts AS (
-      SELECT source_relation, source_row_id, COUNT(*) AS placements FROM assay_placed GROUP BY source_relation, source_row_id
+      SELECT source_relation, source_row_id, load_id, COUNT(*) AS placements FROM assay_placed
+      GROUP BY source_relation, source_row_id, load_id
     )
-    SELECT b.source_relation, b.source_row_id, COALESCE(c.placements, 0) AS placements
+    SELECT b.source_relation, b.source_row_id, b.load_id, COALESCE(c.placements, 0) AS placements
     FROM assay_bronze AS b
-    LEFT JOIN assay_counts AS c ON c.source_relation = b.source_relation AND c.source_row_id = b.source_row_id
+    LEFT JOIN assay_counts AS c
+      ON c.source_relation = b.source_relation AND c.source_row_id = b.source_row_id AND c.load_id = b.load_id
     WHERE COALESCE(c.placements, 0) <> 1"""
     return render(sql, d)
 
@@ -215,7 +229,7 @@ def assay_conservation_count_violations(evaluator, entity: exp.Expr, staged: exp
         open_rejects = (
             f"(SELECT COUNT(*) FROM {relation(reject, d)} AS r WHERE r.resolved_at IS NULL AND EXISTS ("
             f"SELECT 1 FROM {st} AS s WHERE s._route IN ('quarantined', 'failed') "
-            f"AND s._source_row_id = r._source_row_id AND r.source_relation = {case}))"
+            f"AND s._source_row_id = r._source_row_id AND s._load_id = r._load_id AND r.source_relation = {case}))"
         )
     else:
         open_rejects = "0"

@@ -93,45 +93,75 @@ def test_config_is_a_refreshable_delete_insert_ledger(files):
 
 def test_first_build_reads_all_of_bronze_and_judges_like_a_full_rebuild(files):
     tree, assay = render(files[STAGED], incremental=False)
-    assert ctes(tree) == ["extracted", "pool", "ranked", "probed", "judged"]
+    assert ctes(tree) == ["extracted", "pool", "delivered", "ranked", "probed", "judged"]
     assert THIS not in tree.sql()
     assert not [c for c in assay.calls if c[0] == "incremental_window_start"]
 
 
 def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(files):
     tree, assay = render(files[STAGED], incremental=True)
-    assert ctes(tree) == ["extracted", "prior", "pool", "ranked", "probed", "judged"]
+    assert ctes(tree) == ["extracted", "held", "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
     assert [args for name, args in assay.calls if name == "incremental_window_start"] == [(THIS, 2)]
     extracted = cte(tree, "extracted").sql()
-    # Already processed = same mapping, same _source_row_id, same _ingested_at.
-    assert "l._mapping = x._mapping AND l._source_row_id = x._source_row_id" in extracted
+    # Already processed = the same delivery: mapping, _source_row_id, _load_id and _ingested_at.
+    assert "l._mapping = x._mapping AND l._source_row_id = x._source_row_id AND l._load_id = x._load_id" in extracted
     assert "l._ingested_at = x._ingested_at" in extracted
     prior = cte(tree, "prior").sql()
-    assert "NOT l._late" in prior
-    assert "x.order_id = l.order_id" in prior  # only keys this build received
+    # Every stored delivery of a source row delivered again, so the delivery order sees them all...
+    assert "OR (l._delivery_rank = 1" in prior
+    assert "EXISTS(SELECT 1 FROM extracted AS x WHERE x._mapping = l._mapping AND x._source_row_id = l._source_row_id) OR" in prior
+    # ...and the latest stored deliveries of the keys touched by new or superseded deliveries.
+    assert "l._delivery_rank = 1 AND NOT l._late AND EXISTS(SELECT 1 FROM touched AS t WHERE t.order_id = l.order_id)" in prior
+    # A stored delivery an upserting loader overwrote (bronze no longer holds it) is replaced, not superseded.
+    assert "OR EXISTS(SELECT 1 FROM held AS h WHERE h._mapping = l._mapping AND h._source_row_id = l._source_row_id AND h._load_id = l._load_id)" in prior
+    assert cte(tree, "held").sql() == (
+        "SELECT 'raw_orders' AS _mapping, CAST(b._source_row_id AS TEXT) AS _source_row_id, CAST(b._load_id AS TEXT) AS _load_id "
+        "FROM bronze.raw_orders AS b"
+    )
+    touched = cte(tree, "touched").sql()
+    assert touched.startswith("SELECT order_id FROM extracted UNION ALL SELECT l.order_id AS order_id FROM silver.orders__staged AS l")
     # A rewritten foreign key is read back as delivered, so a re-judged row probes with the source's value.
     assert "l._orig__customer_id AS customer_id" in prior
 
 
 def test_late_rows_are_not_ranked_and_carry_the_reserved_rule(files):
     tree, assay = render(files[STAGED], incremental=True)
-    ranked = cte(tree, "ranked")
-    ranked_branch, late_branch = ranked.left, ranked.right
-    assert "ROW_NUMBER()" in ranked_branch.sql() and "NOT _late" not in ranked_branch.sql()
-    assert late_branch.args["where"].sql() == "WHERE _late"
-    assert "ROW_NUMBER()" not in late_branch.sql()
-    pool = cte(tree, "pool")
-    assert pool.left.args["where"].sql() == "WHERE NOT _late"
+    ranked = cte(tree, "ranked").sql()
+    # Only latest deliveries that are not late compete for a key; the others get no rank.
+    assert ranked.startswith("SELECT d.*, CASE WHEN _delivery_rank = 1 AND NOT _late THEN ROW_NUMBER() OVER (PARTITION BY _delivery_rank = 1 AND NOT _late, order_id,")
+    assert ranked.endswith("END AS _dedupe_rank FROM delivered AS d")
+    # Late rows are in the delivery order: a late re-delivery still supersedes an older delivery.
+    delivered = cte(tree, "delivered").sql()
+    assert "ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC, _load_id DESC)" in delivered
+    assert cte(tree, "pool").left.args.get("where") is None
     [(flags,)] = [args for name, args in assay.calls if name == "quality_flags"]
     assert flags[0] == [LATE_RULE, "_late"]
     assert [f[0] for f in flags] == sorted(f[0] for f in flags)  # the package checks the order
     route = next(e for e in tree.expressions if e.alias == "_route").this
-    assert route.args["ifs"][0].sql() == "CASE WHEN _late THEN 'quarantined' END"
+    assert [i.sql() for i in route.args["ifs"][:3]] == [
+        "CASE WHEN _delivery_rank > 1 THEN 'deduped' END",
+        "CASE WHEN _late THEN 'quarantined' END",
+        "CASE WHEN _dedupe_rank > 1 THEN 'deduped' END",
+    ]
+    # A superseded late delivery is no longer held in the reject table.
+    assert [e.sql() for e in cte(tree, "judged").expressions if e.alias == "_late"] == ["_late AND _delivery_rank = 1 AS _late"]
 
 
 def test_an_incumbent_whose_rank_did_not_move_is_not_written_again(files):
     tree, _ = render(files[STAGED], incremental=True)
-    assert tree.args["where"].sql() == "WHERE NOT _prior OR _old_rank <> _dedupe_rank"
+    assert tree.args["where"].sql() == (
+        "WHERE NOT _prior OR _old_delivery_rank <> _delivery_rank OR COALESCE(_old_rank, 0) <> COALESCE(_dedupe_rank, 0)"
+    )
+
+
+def test_one_ledger_row_per_delivery(files):
+    tree, _ = render(files[STAGED], incremental=True)
+    ledger_id = next(e for e in tree.expressions if e.alias == "_ledger_id").this
+    # the latest delivery holds the source row's id, so a new latest delivery replaces its row
+    assert ledger_id.sql() == (
+        "CASE WHEN _delivery_rank = 1 THEN _mapping || '|' || _source_row_id "
+        "ELSE _mapping || '|' || _source_row_id || '|' || _load_id END"
+    )
 
 
 def test_ledger_columns_extend_the_full_rebuild_staged_columns(files, tmp_path):

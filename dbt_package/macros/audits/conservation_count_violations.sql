@@ -2,12 +2,17 @@
   The conservation law from recorded counts, for the write-audit-publish step.
 
   The staged relation holds exactly one row per bronze row (checked here by
-  count; `_source_row_id` uniqueness is the ingestion audit's job) and gives
-  each one route. So the law holds when the candidate holds the kept rows,
-  the unresolved reject rows of current bronze are the diverted rows, and
-  bronze = entity + unresolved reject + deduped. Counting is one cheap pass;
-  the row-by-row version is `conservation_violations` (the generic test
-  `assay_conservation`), for when a count could hide two compensating errors.
+  count; one delivery per `_source_row_id` and `_load_id` is the ingestion
+  audit's job) and gives each one route. A source row delivered several times
+  has one latest delivery; the earlier ones are superseded and routed `deduped`
+  (decision 0014), so only latest deliveries are ever diverted, and the reject
+  row of a diverted source row describes exactly that delivery (`_load_id`).
+  So the law holds when the candidate holds the kept rows, the unresolved
+  reject rows of current bronze are the diverted deliveries, and
+  bronze = entity + unresolved reject + deduped (key losers and superseded
+  deliveries). Counting is one cheap pass; the row-by-row version is
+  `conservation_violations` (the generic test `assay_conservation`), for when a
+  count could hide two compensating errors.
 
   Returns one row when the law is broken, none when it holds.
 #}
@@ -29,6 +34,7 @@ with assay_counts as (
           select 1 from {{ staged }} as s
           where s._route in ('quarantined', 'failed')
             and s._source_row_id = r._source_row_id
+            and s._load_id = r._load_id
             and r.source_relation = case s._mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end
         )) as open_rejects
     {%- else %}

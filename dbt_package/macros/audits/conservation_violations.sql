@@ -1,9 +1,14 @@
 {#
-  The conservation law as a query: every bronze row is in exactly one place,
-  the entity, an unresolved reject, or the dedupe count. Returns the bronze
-  rows placed zero or several times.
+  The conservation law as a query: every bronze row (one delivery of a source
+  row) is in exactly one place, the entity, an unresolved reject, or the dedupe
+  count. Returns the bronze rows placed zero or several times.
 
   mappings: list of [mapping name, source relation name, source relation].
+  A delivery is (source relation, `_source_row_id`, `_load_id`), which the
+  ingestion audit keeps unique, so it needs the ingestion metadata. A source
+  row delivered several times is placed delivery by delivery (decision 0014):
+  its superseded deliveries in the dedupe count, its latest one in the entity,
+  the dedupe count, or the reject row, which describes that delivery.
   Reject rows whose bronze row has aged out are history, not placements, so
   only bronze rows are judged.
 #}
@@ -18,7 +23,7 @@
 with assay_bronze as (
   {%- for name in ns.sources %}
   {%- for m in mappings if m[1] == name %}{% if loop.first %}
-  select '{{ name }}' as source_relation, cast(_source_row_id as {{ string }}) as source_row_id from {{ m[2] }}
+  select '{{ name }}' as source_relation, cast(_source_row_id as {{ string }}) as source_row_id, cast(_load_id as {{ string }}) as load_id from {{ m[2] }}
   {%- endif %}{% endfor %}
   {%- if not loop.last %}
   union all
@@ -26,31 +31,33 @@ with assay_bronze as (
   {%- endfor %}
 ),
 assay_placed as (
-  select case _mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end as source_relation, _source_row_id as source_row_id from {{ entity }}
+  select case _mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end as source_relation, _source_row_id as source_row_id, _load_id as load_id from {{ entity }}
   union all
-  select case _mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end as source_relation, _source_row_id as source_row_id from {{ staged }} where _route = 'deduped'
+  select case _mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end as source_relation, _source_row_id as source_row_id, _load_id as load_id from {{ staged }} where _route = 'deduped'
   {%- if reject is not none %}
   union all
   {#- Open rejects this build admits or dedupes are resolved right after it publishes, so they
-      are judged as the state the build leaves behind: not open. #}
-  select r.source_relation, r._source_row_id as source_row_id from {{ reject }} as r
+      are judged as the state the build leaves behind: not open. Only the latest delivery of a
+      source row resolves its reject row. #}
+  select r.source_relation, r._source_row_id as source_row_id, r._load_id as load_id from {{ reject }} as r
   where r.resolved_at is null
     and not exists (
       select 1 from {{ staged }} as s
-      where s._route in ('kept', 'deduped')
+      where s._delivery_rank = 1
+        and s._route in ('kept', 'deduped')
         and s._source_row_id = r._source_row_id
         and r.source_relation = case s._mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end
     )
   {%- endif %}
 ),
 assay_counts as (
-  select source_relation, source_row_id, count(*) as placements
+  select source_relation, source_row_id, load_id, count(*) as placements
   from assay_placed
-  group by source_relation, source_row_id
+  group by source_relation, source_row_id, load_id
 )
-select b.source_relation, b.source_row_id, coalesce(c.placements, 0) as placements
+select b.source_relation, b.source_row_id, b.load_id, coalesce(c.placements, 0) as placements
 from assay_bronze as b
 left join assay_counts as c
-  on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id
+  on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id and c.load_id = b.load_id
 where coalesce(c.placements, 0) <> 1
 {% endmacro %}

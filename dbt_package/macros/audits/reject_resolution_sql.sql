@@ -1,9 +1,14 @@
 {#
   Marks the open reject rows that a published build admitted (now kept) or
-  deduped (a newer delivery won) as resolved. Run by the entity's
+  deduped (a better row won the key) as resolved. Run by the entity's
   materialization after the candidate is published, so a build refused by its
   audits never claims to have admitted anything. Resolved rows stay as audit
   history; nothing is deleted.
+
+  Only the latest delivery of a source row (`_delivery_rank = 1`) speaks for
+  it (decision 0014): an earlier delivery is superseded, routed `deduped`, and
+  never resolves anything. Resolution leaves `last_seen`, `_load_id` and
+  `failed_rules` alone: the row keeps its account of the last diversion (decision 0301).
 #}
 {% macro reject_resolution_sql(reject, staged, mappings) %}
   {{ return(adapter.dispatch('reject_resolution_sql', 'assay')(reject, staged, mappings)) }}
@@ -16,6 +21,7 @@ set resolved_at = {{ assay.run_timestamp() }},
     last_evaluated_at = {{ assay.run_timestamp() }}
 from {{ staged }} as s
 where {{ reject }}.resolved_at is null
+  and s._delivery_rank = 1
   and s._route in ('kept', 'deduped')
   and s._source_row_id = {{ reject }}._source_row_id
   and {{ reject }}.source_relation = case s._mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end

@@ -1,5 +1,8 @@
-{#- Blocking audit for every dedupe:/quarantine: entity: dedupe orders by these columns, so a
-    missing, repeated or unparseable value would make the surviving row arbitrary. -#}
+{#- Blocking audit for every entity whose bronze carries the ingestion metadata. Dedupe and the
+    delivery order read these columns, so a missing or unparseable value would make the surviving
+    row arbitrary. A `_source_row_id` that repeats across loads is a re-delivery, which is normal
+    (decision 0014: the latest delivery supersedes the earlier ones); only a repeat within one
+    `_load_id` is corrupt ingestion, because then two deliveries of one source row tie. -#}
 {% test assay_ingestion_metadata(model) %}
   {{ return(adapter.dispatch('test_assay_ingestion_metadata', 'assay')(model)) }}
 {% endtest %}
@@ -15,8 +18,8 @@ where _load_id is null or _ingested_at is null or _source_row_id is null
 union all
 select 'duplicate_source_row_id' as failure, {{ row_id }} as source_row_id
 from metadata
-where _source_row_id is not null
-group by _source_row_id
+where _source_row_id is not null and _load_id is not null
+group by _load_id, _source_row_id
 having count(*) > 1
 union all
 select 'unparseable_ingested_at' as failure, {{ row_id }} as source_row_id

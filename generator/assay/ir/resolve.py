@@ -139,8 +139,12 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
     order_cols: set[str] = set()
     if ent.dedupe is not None:
         keys = [ent.dedupe.field] + list(ent.dedupe.tie_break or [])
-        if "_source_row_id" not in keys:
-            keys.append("_source_row_id")
+        # The order is total: the source row, then its delivery, settle every remaining tie
+        # (decision 0014: only one delivery per source row competes, but two mappings may
+        # share a `_source_row_id`).
+        for meta in ("_source_row_id", "_load_id"):
+            if meta not in keys:
+                keys.append(meta)
         seen = []
         for k in keys:
             if k not in seen:

@@ -1,15 +1,20 @@
 """The staged model of a `materialized: incremental` entity: a ledger of every bronze row it processed.
 
 A full-rebuild entity re-derives `<entity>__staged` from all of bronze on every
-build. An incremental entity keeps that relation instead, one row per
-(mapping, `_source_row_id`) with the row's current route, and each build merges
-into it only what changed. Everything downstream (the entity, the reject table,
+build. An incremental entity keeps that relation instead, one row per delivery
+(mapping, `_source_row_id`, `_load_id`) with the row's current route, and each
+build merges into it only what changed. Everything downstream (the entity, the reject table,
 the mart, the conservation audit) reads the ledger exactly as it reads a full
 staged table, which is why those nodes are generated as for a full rebuild; only
 the conservation audit takes its row-by-row form (decision 0400).
 
 What one build does (docs/incremental.md says what it does not):
-- reads the bronze rows not yet in the ledger under the same `_ingested_at`;
+- reads the bronze rows not yet in the ledger under the same `_load_id` and
+  `_ingested_at`;
+- ranks every new delivery with the stored deliveries of its source row
+  (decision 0014): the latest one supersedes the others, which become `deduped`
+  and leave the key dedupe; a stored winner superseded this way hands its key to
+  the rows that remain;
 - of those, a row older than the window start (the newest `_ingested_at` in the
   ledger minus the lag) is *late*: it is not ranked or judged, and goes to the
   reject table under the reserved rule `_late_arrival`, so that conservation
@@ -23,8 +28,8 @@ What one build does (docs/incremental.md says what it does not):
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from .lowering import call, jstr, qi, sql_type, violation
-from .staged import _mapping_select, _probes, _rank, _scoped
+from .lowering import call, jstr, qi, sql_str, sql_type, violation
+from .staged import DELIVERY_ORDER, _mapping_select, _probes, _rank, _scoped
 
 INDENT = "    "
 LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
@@ -73,7 +78,7 @@ def _extracted(entity: Entity, project: Project) -> str:
                     f"{INDENT}{{% if is_incremental() %}}",
                     f"{INDENT}where not exists (",
                     f"{INDENT * 2}select 1 from {{{{ this }}}} as l",
-                    f"{INDENT * 2}where l._mapping = x._mapping and l._source_row_id = x._source_row_id",
+                    f"{INDENT * 2}where l._mapping = x._mapping and l._source_row_id = x._source_row_id and l._load_id = x._load_id",
                     f"{INDENT * 3}and (l._ingested_at = x._ingested_at or (l._ingested_at is null and x._ingested_at is null))",
                     f"{INDENT})",
                     f"{INDENT}{{% endif %}}",
@@ -106,23 +111,65 @@ def _row_columns(entity: Entity, source: str | None = None) -> list[str]:
     return cols
 
 
-def _prior(entity: Entity) -> str:
-    """Stored rows of the keys this build received, minus the rows a re-delivery replaces."""
+def _delivered_key(entity: Entity, alias: str) -> list[str]:
+    """A ledger row's key as delivered (before an `unknown_member` rewrite), named as the key."""
     fks = rewritten_fks(entity)
-    key_match = " and ".join(
-        f"x.{qi(k)} = l.{'_orig__' + k if k in fks else qi(k)}" for k in entity.key
-    )
-    cols = _row_columns(entity, "l") + ["true as _prior", "l._dedupe_rank as _old_rank"]
+    return [f"{alias}.{'_orig__' + k if k in fks else qi(k)} as {qi(k)}" for k in entity.key]
+
+
+def _held(entity: Entity) -> str:
+    """The deliveries bronze holds now, by mapping: what tells an append-only feed's earlier
+    delivery (still there, kept in the ledger as superseded) from one an upserting loader
+    overwrote (gone, replaced in the ledger by its new delivery)."""
+    string = sql_type("string")
+    parts = [
+        f"{INDENT}select {sql_str(m.name)} as _mapping, cast(b._source_row_id as {string}) as _source_row_id, "
+        f"cast(b._load_id as {string}) as _load_id from {{{{ source('bronze', {jstr(m.source)}) }}}} as b"
+        for m in entity.mappings
+    ]
+    return "held as (\n" + f"\n{INDENT}union all\n".join(parts) + "\n),"
+
+
+def _prior(entity: Entity) -> str:
+    """The stored rows this build ranks again, minus the rows a new delivery replaces.
+
+    Two kinds: every stored delivery of a source row delivered again (the delivery order
+    decides which one is latest now), and the latest stored deliveries of every key a new
+    delivery or a superseded one touches (the key dedupe decides its winner again). A stored
+    delivery is replaced when the new one is the same delivery (`_load_id`), or when bronze no
+    longer holds it (an upserting loader overwrote it with the new one).
+    """
+    fks = rewritten_fks(entity)
+    key_match = " and ".join(f"t.{qi(k)} = l.{'_orig__' + k if k in fks else qi(k)}" for k in entity.key)
+    same_row = "x._mapping = l._mapping and x._source_row_id = l._source_row_id"
+    held = "h._mapping = l._mapping and h._source_row_id = l._source_row_id and h._load_id = l._load_id"
+    cols = _row_columns(entity, "l") + ["true as _prior", "l._dedupe_rank as _old_rank", "l._delivery_rank as _old_delivery_rank"]
+    touched_new = ", ".join(qi(k) for k in entity.key)
+    touched_old = ", ".join(_delivered_key(entity, "l"))
     return "\n".join(
         [
+            _held(entity),
+            "",
+            "touched as (",
+            f"{INDENT}select {touched_new} from extracted",
+            f"{INDENT}union all",
+            # a stored delivery about to be superseded may hold a key that another row must now win
+            f"{INDENT}select {touched_old} from {{{{ this }}}} as l",
+            f"{INDENT}where exists (select 1 from extracted as x where {same_row})",
+            "),",
+            "",
             "prior as (",
             f"{INDENT}select",
             ",\n".join(f"{INDENT * 2}{c}" for c in cols),
             f"{INDENT}from {{{{ this }}}} as l",
-            f"{INDENT}where not l._late",
-            f"{INDENT * 2}and not exists (select 1 from extracted as x where x._mapping = l._mapping and x._source_row_id = l._source_row_id)",
-            # NULL key parts never compare equal, so rows without an identity are never re-ranked.
-            f"{INDENT * 2}and exists (select 1 from extracted as x where {key_match})",
+            f"{INDENT}where not exists (select 1 from extracted as x where {same_row} and x._load_id = l._load_id)",
+            f"{INDENT * 2}and (not exists (select 1 from extracted as x where {same_row}) or exists (select 1 from held as h where {held}))",
+            f"{INDENT * 2}and (",
+            f"{INDENT * 3}exists (select 1 from extracted as x where {same_row})",
+            # NULL key parts never compare equal, so rows without an identity are never re-ranked;
+            # a superseded or late stored row has no place in any key's order.
+            f"{INDENT * 3}or (l._delivery_rank = 1 and not l._late and exists (select 1 from touched as t where {key_match}))",
+            f"{INDENT * 2})",
             "),",
         ]
     )
@@ -147,7 +194,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
     quarantine = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "quarantine") or "false"
     fks = rewritten_fks(entity)
     # The full rebuild's staged columns first, so every downstream node reads the ledger unchanged.
-    staged_cols = [qi(c.name) for c in entity.columns] + list(LINEAGE) + ["_dedupe_rank"]
+    staged_cols = [qi(c.name) for c in entity.columns] + list(LINEAGE) + ["_dedupe_rank", "_delivery_rank"]
     config = (
         "{{ config(materialized='incremental', unique_key='_ledger_id', incremental_strategy='delete+insert', "
         "on_schema_change='append_new_columns', schema=" + jstr(project.schema("silver"))
@@ -155,7 +202,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
     )
     fks_read = [f"_orig__{fk}" for fk in fks]
     read_back = [c.name for c in entity.columns if c.name not in fks] + list(LINEAGE) + [f"_c__{c.name}" for c in entity.columns]
-    read_back += fks_read + ["_late", "_dedupe_rank"]
+    read_back += fks_read + ["_late", "_dedupe_rank", "_delivery_rank"]
     lines = [
         header,
         config,
@@ -170,23 +217,27 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         "{% endif %}",
         "",
         "pool as (",
-        f"{INDENT}select " + ", ".join(row_cols) + f", false as _prior, cast(null as {int_t}) as _old_rank",
+        f"{INDENT}select " + ", ".join(row_cols) + f", false as _prior, cast(null as {int_t}) as _old_rank, cast(null as {int_t}) as _old_delivery_rank",
         f"{INDENT}from extracted",
-        f"{INDENT}where not _late",
         "{% if is_incremental() %}",
         f"{INDENT}union all",
         f"{INDENT}select * from prior",
         "{% endif %}",
         "),",
         "",
-        "-- late rows take no part in the order: ranking them would unseat winners of rows already published",
-        "ranked as (",
-        f"{INDENT}select p.*, {_rank(entity)} as _dedupe_rank",
+        # Every delivery of a source row in the pool is here (new, and all stored ones of it), so
+        # this is the source row's whole delivery order; a row pulled in for its key only is the
+        # stored latest delivery of an untouched source row, rank 1 again.
+        "delivered as (",
+        f"{INDENT}select p.*, case when _source_row_id is null then 1 else row_number() over "
+        f"(partition by _mapping, _source_row_id order by {DELIVERY_ORDER}) end as _delivery_rank",
         f"{INDENT}from pool as p",
-        f"{INDENT}union all",
-        f"{INDENT}select " + ", ".join(row_cols) + f", false as _prior, cast(null as {int_t}) as _old_rank, cast(null as {int_t}) as _dedupe_rank",
-        f"{INDENT}from extracted",
-        f"{INDENT}where _late",
+        "),",
+        "",
+        "-- late rows take no part in the key order: ranking them would unseat winners of rows already published",
+        "ranked as (",
+        f"{INDENT}select d.*, {_rank(entity, '_delivery_rank = 1 and not _late')} as _dedupe_rank",
+        f"{INDENT}from delivered as d",
         "),",
         "",
         "probed as (",
@@ -199,11 +250,13 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         f"{INDENT}select",
         ",\n".join(
             [f"{INDENT * 2}{c}" for c in out_cols]
-            + [f"{INDENT * 2}{c}" for c in (*LINEAGE, "_dedupe_rank")]
+            + [f"{INDENT * 2}{c}" for c in (*LINEAGE, "_dedupe_rank", "_delivery_rank")]
             + [f"{INDENT * 2}_c__{c.name}" for c in entity.columns]
             + [f"{INDENT * 2}{c}" for c in rule_cols]
             + [f"{INDENT * 2}_orig__{fk}" for fk in fks]
-            + [f"{INDENT * 2}{c}" for c in ("_late", "_prior", "_old_rank")]
+            # a superseded late delivery is no longer held: its source row's latest delivery speaks
+            + [f"{INDENT * 2}_late and _delivery_rank = 1 as _late"]
+            + [f"{INDENT * 2}{c}" for c in ("_prior", "_old_rank", "_old_delivery_rank")]
         ),
         f"{INDENT}from probed",
         ")",
@@ -212,6 +265,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         ",\n".join(f"{INDENT}{c}" for c in staged_cols) + ",",
         f"{INDENT}" + call("quality_flags", flags) + " as _failed_rules,",
         f"{INDENT}case",
+        f"{INDENT * 2}when _delivery_rank > 1 then 'deduped'",
         f"{INDENT * 2}when _late then 'quarantined'",
         f"{INDENT * 2}when _dedupe_rank > 1 then 'deduped'",
         f"{INDENT * 2}when {fail} then 'failed'",
@@ -220,13 +274,18 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         f"{INDENT}end as _route,",
         # Markers, not rule outcomes, are kept: a row promoted later is judged by the rules of that build.
         *[f"{INDENT}_c__{c.name}," for c in entity.columns],
-        f"{INDENT}_mapping || '|' || _source_row_id as _ledger_id,",
+        # One ledger row per delivery. The latest delivery of a source row takes the source row's id,
+        # so a new latest delivery replaces the row of the one it supersedes (rewritten under its
+        # delivery's id when bronze still holds it, gone when an upserting loader overwrote it).
+        f"{INDENT}case when _delivery_rank = 1 then _mapping || '|' || _source_row_id",
+        f"{INDENT * 2}else _mapping || '|' || _source_row_id || '|' || _load_id end as _ledger_id,",
         f"{INDENT}_late,",
         *[f"{INDENT}_orig__{fk}," for fk in fks],
         f"{INDENT}{call('run_timestamp')} as _processed_at",
         "from judged",
-        # An incumbent whose rank did not move keeps its stored judgement: it is not processed twice.
-        "where not _prior or _old_rank <> _dedupe_rank",
+        # An incumbent whose ranks did not move keeps its stored judgement: it is not processed twice.
+        # A superseded row has no key rank, hence the null-safe comparison.
+        "where not _prior or _old_delivery_rank <> _delivery_rank or coalesce(_old_rank, 0) <> coalesce(_dedupe_rank, 0)",
         "",
     ]
     return "\n".join(lines)

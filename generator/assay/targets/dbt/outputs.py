@@ -138,7 +138,9 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
                     f"{INDENT * 2}{call('row_json', jstr('b'), redact)} as raw",
                     f"{INDENT}from {_ref(staged_name(entity))} as s",
                     f"{INDENT}inner join {_source(m.source)} as b",
+                    # the delivery, not just the source row: bronze may hold earlier deliveries of it
                     f"{INDENT * 2}on cast(b._source_row_id as {sql_type('string')}) = s._source_row_id",
+                    f"{INDENT * 2}and cast(b._load_id as {sql_type('string')}) = s._load_id",
                     f"{INDENT}where s._mapping = {sql_str(m.name)} and s._route in ('quarantined', 'failed')",
                 ]
             )
@@ -163,6 +165,8 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
         "{% endif %}",
         "",
         "-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.",
+        "-- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so",
+        "-- each reject_id appears at most once here.",
         "-- Open rejects that this build admits or dedupes are resolved by the entity's materialization",
         "-- after it publishes (assay.reject_resolution_sql), never before: a build whose audits refuse",
         "-- to publish must not mark rows as admitted.",

@@ -3,9 +3,13 @@
 Both outputs (the entity and its reject table) and the mart are derived from
 this one table, so bronze is parsed once and every rule is evaluated once.
 Columns: the entity's columns, the lineage columns, one coercion marker
-`_c__<col>` per column, `_dedupe_rank`, one boolean `_r__<rule>` per rule,
-`_failed_rules` (all failed rules, sorted) and `_route`
+`_c__<col>` per column, `_dedupe_rank`, `_delivery_rank`, one boolean
+`_r__<rule>` per rule, `_failed_rules` (all failed rules, sorted) and `_route`
 (`kept`, `quarantined`, `failed` or `deduped`).
+
+A source row may be delivered several times (decision 0014): only its latest
+delivery (`_delivery_rank = 1`) competes for a key and is judged; the earlier
+ones are superseded, routed `deduped`, and have no `_dedupe_rank`.
 """
 
 from __future__ import annotations
@@ -43,15 +47,37 @@ def _mapping_select(entity: Entity, mapping, project: Project) -> str:
     return f"{INDENT}select\n{INDENT * 2}{body}\n{INDENT}from {source} as b"
 
 
-def _rank(entity: Entity) -> str:
-    if not entity.dedupe:
+DELIVERY_ORDER = "_ingested_at desc nulls last, _load_id desc nulls last"
+LATEST = "_delivery_rank = 1"
+
+
+def delivery_rank(entity: Entity) -> str:
+    """Which delivery of its source row a row is: 1 for the latest, which supersedes the others.
+
+    Only an entity whose bronze carries the ingestion metadata has deliveries to tell apart; a
+    row without a `_source_row_id` has no identity and is nobody's re-delivery.
+    """
+    if not entity.has_ingestion_metadata:
         return "1"
+    over = f"row_number() over (partition by _mapping, _source_row_id order by {DELIVERY_ORDER})"
+    return f"case when _source_row_id is null then 1 else {over} end"
+
+
+def _rank(entity: Entity, competes: str = LATEST) -> str:
+    """The key dedupe among the rows that compete (`competes`); NULL for the others.
+
+    Superseded deliveries never compete: partitioning by `competes` keeps them out of every
+    latest delivery's partition, and the CASE gives them no rank at all.
+    """
+    if not entity.dedupe:
+        return f"case when {competes} then 1 end"
     keys = [qi(k) for k in entity.key]
     # A NULL key part is no identity: such rows never dedupe against each other.
     any_null = " or ".join(f"{k} is null" for k in keys)
     isolate = f"case when {any_null} then _mapping || '|' || _source_row_id end"
     order = ", ".join(f"{qi(k.column)} desc nulls last" for k in entity.dedupe)
-    return f"row_number() over (partition by {', '.join(keys)}, {isolate} order by {order})"
+    over = f"row_number() over (partition by {competes}, {', '.join(keys)}, {isolate} order by {order})"
+    return f"case when {competes} then {over} end"
 
 
 def _probes(entity: Entity, project: Project) -> tuple[list[str], list[str]]:
@@ -91,7 +117,7 @@ def staged_sql(entity: Entity, project: Project, header: str) -> str:
     flags = "[" + ", ".join(f"[{jstr(r.name)}, {jstr('_r__' + r.name)}]" for r in rules) + "]"
     fail = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "fail") or "false"
     quarantine = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "quarantine") or "false"
-    kept_cols = [qi(c.name) for c in entity.columns] + ["_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank"]
+    kept_cols = [qi(c.name) for c in entity.columns] + ["_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank", "_delivery_rank"]
     lines = [
         header,
         "{{ config(materialized='table', schema=" + jstr(project.schema("silver")) + ", tags=['assay', 'assay_staged']) }}",
@@ -100,9 +126,14 @@ def staged_sql(entity: Entity, project: Project, header: str) -> str:
         unioned,
         "),",
         "",
+        "delivered as (",
+        f"{INDENT}select *, {delivery_rank(entity)} as _delivery_rank",
+        f"{INDENT}from extracted",
+        "),",
+        "",
         "ranked as (",
         f"{INDENT}select *, {_rank(entity)} as _dedupe_rank",
-        f"{INDENT}from extracted",
+        f"{INDENT}from delivered",
         "),",
         "",
         "probed as (",
@@ -115,7 +146,7 @@ def staged_sql(entity: Entity, project: Project, header: str) -> str:
         f"{INDENT}select",
         (",\n").join(
             [f"{INDENT * 2}{c}" for c in out_cols]
-            + [f"{INDENT * 2}{c}" for c in ("_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank")]
+            + [f"{INDENT * 2}{c}" for c in ("_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank", "_delivery_rank")]
             + [f"{INDENT * 2}_c__{c.name}" for c in entity.columns]
             + [f"{INDENT * 2}{c}" for c in rule_cols]
         ),
@@ -126,6 +157,7 @@ def staged_sql(entity: Entity, project: Project, header: str) -> str:
         "select",
         "".join(f"{INDENT}{c},\n" for c in kept_cols) + f"{INDENT}" + call("quality_flags", flags) + " as _failed_rules,",
         f"{INDENT}case",
+        f"{INDENT * 2}when _delivery_rank > 1 then 'deduped'",
         f"{INDENT * 2}when _dedupe_rank > 1 then 'deduped'",
         f"{INDENT * 2}when {fail} then 'failed'",
         f"{INDENT * 2}when {quarantine} then 'quarantined'",
@@ -138,7 +170,8 @@ def staged_sql(entity: Entity, project: Project, header: str) -> str:
 
 
 def _scoped(rule, predicate: str) -> str:
-    """Field rules judge their own mapping's rows; losers of the dedupe are never judged."""
+    """Field rules judge their own mapping's rows; losers of the dedupe and superseded deliveries
+    (no `_dedupe_rank`) are never judged."""
     conds = ["_dedupe_rank = 1"]
     if rule.mapping is not None:
         conds.append(f"_mapping = {sql_str(rule.mapping)}")

@@ -56,9 +56,9 @@ def _conservation(entity: Entity, project: Project, low: Lowering, on_reject: bo
     staged = naming.staged(project, entity)
     if on_reject:
         return audit_call("assay_conservation", entity=naming.admitted(project, entity), staged=staged, mappings=mappings_arg(entity, project, low))
-    if not all("_source_row_id" in m.bronze_columns for m in entity.mappings):
-        # No row identity to match bronze rows by (an entity that needs no ingestion metadata):
-        # the law is checked from counts.
+    if not all({"_source_row_id", "_load_id"} <= set(m.bronze_columns) for m in entity.mappings):
+        # No delivery identity to match bronze rows by (an entity that needs no ingestion
+        # metadata): the law is checked from counts.
         return audit_call("assay_conservation_counts", staged=staged, mappings=mappings_arg(entity, project, low))
     return audit_call("assay_conservation_no_reject", staged=staged, mappings=mappings_arg(entity, project, low))
 
@@ -166,7 +166,8 @@ def reject_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
     The query reads the table's previous state (a self-reference, hence the declared columns:
     SQLMesh creates the table empty before the first run), so first_seen stays where it was,
     last_seen follows the delivery, rules are re-stamped, and an open reject row whose bronze row
-    is now kept or deduped is resolved rather than deleted.
+    is now kept or deduped is resolved rather than deleted. A source row delivered several times
+    speaks through its latest delivery only (decision 0014), so each reject_id appears once.
     """
     staged = naming.staged(project, entity)
     this = naming.reject(project, entity)
@@ -193,12 +194,17 @@ def reject_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
                     f"{INDENT * 2}@assay_row_json(bronze_row{redact}) AS raw",
                     f"{INDENT}FROM {staged} AS s",
                     f"{INDENT}INNER JOIN {naming.bronze(project, m.source)} AS bronze_row",
+                    # the delivery, not just the source row: bronze may hold earlier deliveries of it
                     f"{INDENT * 2}ON {low.cast('bronze_row._source_row_id', 'string', False)} = s._source_row_id",
+                    f"{INDENT * 2}AND {low.cast('bronze_row._load_id', 'string', False)} = s._load_id",
                     f"{INDENT}WHERE s._mapping = {low.lit(m.name)} AND s._route IN ('quarantined', 'failed')",
                 ]
             )
         )
-        routes.append(f"{INDENT}SELECT {rid} AS reject_id, s._route FROM {staged} AS s WHERE s._mapping = {low.lit(m.name)}")
+        # Only the latest delivery of a source row speaks for it: a superseded one never resolves.
+        routes.append(
+            f"{INDENT}SELECT {rid} AS reject_id, s._route FROM {staged} AS s WHERE s._mapping = {low.lit(m.name)} AND s._delivery_rank = 1"
+        )
     ts_null = low.cast("NULL", "timestamp", False)
     txt_null = low.cast("NULL", "string", False)
     now = "@assay_run_timestamp()"

@@ -2,9 +2,13 @@
 
 Both outputs (the entity and its reject table) and the mart derive from this one table, so
 bronze is parsed once and every rule is evaluated once. Columns are the dbt target's: the
-entity's columns, lineage, `_dedupe_rank`, `_failed_rules` (all failed rules, sorted) and
-`_route` (`kept`, `quarantined`, `failed` or `deduped`). The coercion markers `_c__<col>` and
-the per-rule booleans `_r__<rule>` are computed inside the query and not stored.
+entity's columns, lineage, `_dedupe_rank`, `_delivery_rank`, `_failed_rules` (all failed rules,
+sorted) and `_route` (`kept`, `quarantined`, `failed` or `deduped`). The coercion markers
+`_c__<col>` and the per-rule booleans `_r__<rule>` are computed inside the query and not stored.
+
+A source row may be delivered several times (decision 0014): only its latest delivery
+(`_delivery_rank = 1`) competes for a key and is judged; the earlier ones are superseded, routed
+`deduped`, and have no `_dedupe_rank`.
 """
 
 from __future__ import annotations
@@ -44,15 +48,29 @@ def _mapping_select(entity: Entity, mapping: Mapping, project: Project, low: Low
     return f"{INDENT}SELECT\n{INDENT * 2}{body}\n{INDENT}FROM {naming.bronze(project, mapping.source)} AS b"
 
 
-def _rank(entity: Entity, low: Lowering) -> str:
-    if not entity.dedupe:
+def _delivery_rank(entity: Entity) -> str:
+    """Which delivery of its source row a row is: 1 for the latest, which supersedes the others.
+
+    Only an entity whose bronze carries the ingestion metadata has deliveries to tell apart; a
+    row without a `_source_row_id` has no identity and is nobody's re-delivery.
+    """
+    if not entity.has_ingestion_metadata:
         return "1"
+    over = "ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, _load_id DESC NULLS LAST)"
+    return f"CASE WHEN _source_row_id IS NULL THEN 1 ELSE {over} END"
+
+
+def _rank(entity: Entity, low: Lowering) -> str:
+    """The key dedupe among latest deliveries; superseded ones never compete and get no rank."""
+    latest = "_delivery_rank = 1"
+    if not entity.dedupe:
+        return f"CASE WHEN {latest} THEN 1 END"
     keys = [low.qi(k) for k in entity.key]
     # A NULL key part is no identity: such rows never dedupe against each other.
     any_null = " OR ".join(f"{k} IS NULL" for k in keys)
     isolate = f"CASE WHEN {any_null} THEN _mapping || '|' || _source_row_id END"
     order = ", ".join(f"{low.qi(k.column)} DESC NULLS LAST" for k in entity.dedupe)
-    return f"ROW_NUMBER() OVER (PARTITION BY {', '.join(keys)}, {isolate} ORDER BY {order})"
+    return f"CASE WHEN {latest} THEN ROW_NUMBER() OVER (PARTITION BY {latest}, {', '.join(keys)}, {isolate} ORDER BY {order}) END"
 
 
 def _probes(entity: Entity, project: Project, low: Lowering) -> tuple[list[str], list[str]]:
@@ -74,7 +92,8 @@ def _probes(entity: Entity, project: Project, low: Lowering) -> tuple[list[str],
 
 
 def _scoped(rule, predicate: str, low: Lowering) -> str:
-    """Field rules judge their own mapping's rows; losers of the dedupe are never judged."""
+    """Field rules judge their own mapping's rows; losers of the dedupe and superseded deliveries
+    (no `_dedupe_rank`) are never judged."""
     conds = ["_dedupe_rank = 1"]
     if rule.mapping is not None:
         conds.append(f"_mapping = {low.lit(rule.mapping)}")
@@ -119,7 +138,7 @@ def staged_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
     flags = ", ".join(f"({low.lit(r.name)}, _r__{r.name})" for r in entity.rules)
     fail = " OR ".join(f"_r__{r.name}" for r in entity.rules if r.disposition == "fail") or "FALSE"
     quarantine = " OR ".join(f"_r__{r.name}" for r in entity.rules if r.disposition == "quarantine") or "FALSE"
-    kept_cols = [low.qi(c.name) for c in entity.columns] + ["_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank"]
+    kept_cols = [low.qi(c.name) for c in entity.columns] + ["_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank", "_delivery_rank"]
     block = model_block(
         name=naming.staged(project, entity),
         kind="FULL",
@@ -130,7 +149,7 @@ def staged_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
     )
     judged = (
         [f"{INDENT * 2}{c}" for c in out_cols]
-        + [f"{INDENT * 2}{c}" for c in ("_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank")]
+        + [f"{INDENT * 2}{c}" for c in ("_mapping", "_source_row_id", "_load_id", "_ingested_at", "_dedupe_rank", "_delivery_rank")]
         + [f"{INDENT * 2}_c__{c.name}" for c in entity.columns]
         + [f"{INDENT * 2}{c}" for c in rule_cols]
     )
@@ -142,9 +161,14 @@ def staged_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
         f"\n{INDENT}UNION ALL\n".join(selects),
         "),",
         "",
+        "delivered AS (",
+        f"{INDENT}SELECT *, {_delivery_rank(entity)} AS _delivery_rank",
+        f"{INDENT}FROM extracted",
+        "),",
+        "",
         "ranked AS (",
         f"{INDENT}SELECT *, {_rank(entity, low)} AS _dedupe_rank",
-        f"{INDENT}FROM extracted",
+        f"{INDENT}FROM delivered",
         "),",
         "",
         "probed AS (",
@@ -164,6 +188,7 @@ def staged_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
         *[f"{INDENT}{c}," for c in kept_cols],
         f"{INDENT}@assay_quality_flags({flags}) AS _failed_rules,",
         f"{INDENT}CASE",
+        f"{INDENT * 2}WHEN _delivery_rank > 1 THEN 'deduped'",
         f"{INDENT * 2}WHEN _dedupe_rank > 1 THEN 'deduped'",
         f"{INDENT * 2}WHEN {fail} THEN 'failed'",
         f"{INDENT * 2}WHEN {quarantine} THEN 'quarantined'",

@@ -17,6 +17,7 @@ with diverted as (
     from {{ ref("customer__staged") }} as s
     inner join {{ source('bronze', "raw_customers") }} as b
         on cast(b._source_row_id as {{ assay.sql_type("string") }}) = s._source_row_id
+        and cast(b._load_id as {{ assay.sql_type("string") }}) = s._load_id
     where s._mapping = 'raw_customers' and s._route in ('quarantined', 'failed')
 )
 
@@ -27,6 +28,8 @@ with diverted as (
 {% endif %}
 
 -- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.
+-- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so
+-- each reject_id appears at most once here.
 -- Open rejects that this build admits or dedupes are resolved by the entity's materialization
 -- after it publishes (assay.reject_resolution_sql), never before: a build whose audits refuse
 -- to publish must not mark rows as admitted.

@@ -20,9 +20,14 @@ with extracted as (
     from {{ source('bronze', "raw_customers") }} as b
 ),
 
-ranked as (
-    select *, row_number() over (partition by customer_id, case when customer_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, _load_id desc nulls last, _source_row_id desc nulls last) as _dedupe_rank
+delivered as (
+    select *, case when _source_row_id is null then 1 else row_number() over (partition by _mapping, _source_row_id order by _ingested_at desc nulls last, _load_id desc nulls last) end as _delivery_rank
     from extracted
+),
+
+ranked as (
+    select *, case when _delivery_rank = 1 then row_number() over (partition by _delivery_rank = 1, customer_id, case when customer_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, _load_id desc nulls last, _source_row_id desc nulls last) end as _dedupe_rank
+    from delivered
 ),
 
 probed as (
@@ -42,6 +47,7 @@ judged as (
         _load_id,
         _ingested_at,
         _dedupe_rank,
+        _delivery_rank,
         _c__customer_id,
         _c__email,
         _c__country,
@@ -70,8 +76,10 @@ select
     _load_id,
     _ingested_at,
     _dedupe_rank,
+    _delivery_rank,
     {{ assay.quality_flags([["country_coercible", "_r__country_coercible"], ["country_length", "_r__country_length"], ["customer_id_coercible", "_r__customer_id_coercible"], ["email_coercible", "_r__email_coercible"], ["email_pattern", "_r__email_pattern"], ["signup_date_coercible", "_r__signup_date_coercible"], ["tier_coercible", "_r__tier_coercible"], ["tier_range", "_r__tier_range"]]) }} as _failed_rules,
     case
+        when _delivery_rank > 1 then 'deduped'
         when _dedupe_rank > 1 then 'deduped'
         when false then 'failed'
         when _r__country_coercible or _r__country_length or _r__customer_id_coercible or _r__email_coercible or _r__signup_date_coercible or _r__tier_coercible or _r__tier_range then 'quarantined'

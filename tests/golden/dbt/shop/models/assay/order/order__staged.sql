@@ -22,9 +22,14 @@ with extracted as (
     from {{ source('bronze', "raw_orders") }} as b
 ),
 
-ranked as (
-    select *, row_number() over (partition by order_id, case when order_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, _load_id desc nulls last, _source_row_id desc nulls last) as _dedupe_rank
+delivered as (
+    select *, case when _source_row_id is null then 1 else row_number() over (partition by _mapping, _source_row_id order by _ingested_at desc nulls last, _load_id desc nulls last) end as _delivery_rank
     from extracted
+),
+
+ranked as (
+    select *, case when _delivery_rank = 1 then row_number() over (partition by _delivery_rank = 1, order_id, case when order_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, _load_id desc nulls last, _source_row_id desc nulls last) end as _dedupe_rank
+    from delivered
 ),
 
 probed as (
@@ -46,6 +51,7 @@ judged as (
         _load_id,
         _ingested_at,
         _dedupe_rank,
+        _delivery_rank,
         _c__order_id,
         _c__customer_id,
         _c__ordered_at,
@@ -80,8 +86,10 @@ select
     _load_id,
     _ingested_at,
     _dedupe_rank,
+    _delivery_rank,
     {{ assay.quality_flags([["amount_coercible", "_r__amount_coercible"], ["amount_not_null", "_r__amount_not_null"], ["amount_range_max", "_r__amount_range_max"], ["amount_range_min", "_r__amount_range_min"], ["customer_id_coercible", "_r__customer_id_coercible"], ["discount_coercible", "_r__discount_coercible"], ["discount_not_above_amount", "_r__discount_not_above_amount"], ["order_id_coercible", "_r__order_id_coercible"], ["order_of_customer_referential", "_r__order_of_customer_referential"], ["ordered_at_coercible", "_r__ordered_at_coercible"], ["status_coercible", "_r__status_coercible"], ["status_in_enum", "_r__status_in_enum"]]) }} as _failed_rules,
     case
+        when _delivery_rank > 1 then 'deduped'
         when _dedupe_rank > 1 then 'deduped'
         when false then 'failed'
         when _r__amount_coercible or _r__amount_not_null or _r__amount_range_min or _r__customer_id_coercible or _r__discount_coercible or _r__order_id_coercible or _r__ordered_at_coercible or _r__status_coercible or _r__status_in_enum then 'quarantined'

@@ -44,6 +44,7 @@ WITH diverted AS (
   FROM silver.q_code__staged AS s
   INNER JOIN bronze.q__codes AS bronze_row
     ON @assay_cast(bronze_row._source_row_id, 'string') = s._source_row_id
+    AND @assay_cast(bronze_row._load_id, 'string') = s._load_id
   WHERE s._mapping = 'q__codes' AND s._route IN ('quarantined', 'failed')
 ),
 
@@ -52,7 +53,7 @@ prior AS (
 ),
 
 routes AS (
-  SELECT @assay_reject_id('q__codes', s._source_row_id) AS reject_id, s._route FROM silver.q_code__staged AS s WHERE s._mapping = 'q__codes'
+  SELECT @assay_reject_id('q__codes', s._source_row_id) AS reject_id, s._route FROM silver.q_code__staged AS s WHERE s._mapping = 'q__codes' AND s._delivery_rank = 1
 )
 
 -- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped

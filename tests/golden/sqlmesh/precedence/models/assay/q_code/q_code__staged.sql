@@ -29,9 +29,14 @@ WITH extracted AS (
   FROM bronze.q__codes AS b
 ),
 
-ranked AS (
-  SELECT *, 1 AS _dedupe_rank
+delivered AS (
+  SELECT *, CASE WHEN _source_row_id IS NULL THEN 1 ELSE ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, _load_id DESC NULLS LAST) END AS _delivery_rank
   FROM extracted
+),
+
+ranked AS (
+  SELECT *, CASE WHEN _delivery_rank = 1 THEN 1 END AS _dedupe_rank
+  FROM delivered
 ),
 
 probed AS (
@@ -50,6 +55,7 @@ judged AS (
     _load_id,
     _ingested_at,
     _dedupe_rank,
+    _delivery_rank,
     _c__code_id,
     _c__code_flag,
     _c__code_quar,
@@ -75,8 +81,10 @@ SELECT
   _load_id,
   _ingested_at,
   _dedupe_rank,
+  _delivery_rank,
   @assay_quality_flags(('code_fail_coercible', _r__code_fail_coercible), ('code_fail_unique', _r__code_fail_unique), ('code_flag_coercible', _r__code_flag_coercible), ('code_flag_unique', _r__code_flag_unique), ('code_id_coercible', _r__code_id_coercible), ('code_quar_coercible', _r__code_quar_coercible), ('code_quar_unique', _r__code_quar_unique)) AS _failed_rules,
   CASE
+    WHEN _delivery_rank > 1 THEN 'deduped'
     WHEN _dedupe_rank > 1 THEN 'deduped'
     WHEN _r__code_fail_unique THEN 'failed'
     WHEN _r__code_fail_coercible OR _r__code_flag_coercible OR _r__code_id_coercible OR _r__code_quar_coercible OR _r__code_quar_unique THEN 'quarantined'

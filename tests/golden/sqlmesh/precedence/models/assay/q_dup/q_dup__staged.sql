@@ -27,9 +27,14 @@ WITH extracted AS (
   FROM bronze.q__dups AS b
 ),
 
-ranked AS (
-  SELECT *, 1 AS _dedupe_rank
+delivered AS (
+  SELECT *, CASE WHEN _source_row_id IS NULL THEN 1 ELSE ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, _load_id DESC NULLS LAST) END AS _delivery_rank
   FROM extracted
+),
+
+ranked AS (
+  SELECT *, CASE WHEN _delivery_rank = 1 THEN 1 END AS _dedupe_rank
+  FROM delivered
 ),
 
 probed AS (
@@ -47,6 +52,7 @@ judged AS (
     _load_id,
     _ingested_at,
     _dedupe_rank,
+    _delivery_rank,
     _c__group_id,
     _c__status,
     _c__note,
@@ -67,8 +73,10 @@ SELECT
   _load_id,
   _ingested_at,
   _dedupe_rank,
+  _delivery_rank,
   @assay_quality_flags(('group_id_coercible', _r__group_id_coercible), ('note_coercible', _r__note_coercible), ('status_coercible', _r__status_coercible), ('status_in_set', _r__status_in_set)) AS _failed_rules,
   CASE
+    WHEN _delivery_rank > 1 THEN 'deduped'
     WHEN _dedupe_rank > 1 THEN 'deduped'
     WHEN _r__note_coercible THEN 'failed'
     WHEN _r__group_id_coercible OR _r__status_coercible OR _r__status_in_set THEN 'quarantined'

@@ -32,9 +32,14 @@ WITH extracted AS (
   FROM bronze.q__lines AS b
 ),
 
-ranked AS (
-  SELECT *, ROW_NUMBER() OVER (PARTITION BY order_id, line_no, CASE WHEN order_id IS NULL OR line_no IS NULL THEN _mapping || '|' || _source_row_id END ORDER BY _ingested_at DESC NULLS LAST, _load_id DESC NULLS LAST, _source_row_id DESC NULLS LAST) AS _dedupe_rank
+delivered AS (
+  SELECT *, CASE WHEN _source_row_id IS NULL THEN 1 ELSE ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, _load_id DESC NULLS LAST) END AS _delivery_rank
   FROM extracted
+),
+
+ranked AS (
+  SELECT *, CASE WHEN _delivery_rank = 1 THEN ROW_NUMBER() OVER (PARTITION BY _delivery_rank = 1, order_id, line_no, CASE WHEN order_id IS NULL OR line_no IS NULL THEN _mapping || '|' || _source_row_id END ORDER BY _ingested_at DESC NULLS LAST, _load_id DESC NULLS LAST, _source_row_id DESC NULLS LAST) END AS _dedupe_rank
+  FROM delivered
 ),
 
 probed AS (
@@ -55,6 +60,7 @@ judged AS (
     _load_id,
     _ingested_at,
     _dedupe_rank,
+    _delivery_rank,
     _c__order_id,
     _c__line_no,
     _c__order_date,
@@ -86,8 +92,10 @@ SELECT
   _load_id,
   _ingested_at,
   _dedupe_rank,
+  _delivery_rank,
   @assay_quality_flags(('amount_coercible', _r__amount_coercible), ('amount_range_min', _r__amount_range_min), ('code_coercible', _r__code_coercible), ('code_unique', _r__code_unique), ('line_no_coercible', _r__line_no_coercible), ('order_date_coercible', _r__order_date_coercible), ('order_id_coercible', _r__order_id_coercible), ('status_coercible', _r__status_coercible), ('status_in_set', _r__status_in_set)) AS _failed_rules,
   CASE
+    WHEN _delivery_rank > 1 THEN 'deduped'
     WHEN _dedupe_rank > 1 THEN 'deduped'
     WHEN _r__amount_range_min THEN 'failed'
     WHEN _r__amount_coercible OR _r__code_coercible OR _r__code_unique OR _r__line_no_coercible OR _r__order_date_coercible OR _r__order_id_coercible OR _r__status_coercible OR _r__status_in_set THEN 'quarantined'
