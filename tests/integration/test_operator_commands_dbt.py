@@ -1,16 +1,21 @@
 """The operator's commands on real builds, DuckDB and PostgreSQL (15 and 18), one build per engine.
 
-`assay explain`: why a key is, or is not, in the entity. `assay maintain`: retention deletes only
+`assay explain`: why a key is, or is not, in the entity. `assay report`: the numbers (`--json`)
+and the HTML page, opened in a real headless Chromium. `assay maintain`: retention deletes only
 what has expired (unresolved rows from `last_seen`, resolved rows from `resolved_at`), a row exactly
 at the cut-off stays, a dry run changes nothing, a second run deletes nothing, every run records one
-event per reject table; the clock is injected with `--now`. Explain runs first: retention deletes.
+event per reject table; the clock is injected with `--now`. Explain and report run first: retention deletes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -38,6 +43,8 @@ OTHER = [
 def _build(tmp_path, engine, pg=None):
     spec = tmp_path / "spec"
     shutil.copytree(PRECEDENCE / "spec", spec)
+    mapping = spec / "mapping_lines.yaml"
+    mapping.write_text(mapping.read_text().replace("target: q_line\n", "target: q_line\nfreshness: {warn_after: 6h, error_after: 1d}\n"))
     project = make_project(tmp_path / "proj", spec, engine=engine, pg=pg)
     project.load_bronze([Relation("q__lines", COLS, [CLEAN, HELD_2, HELD_3, BAD_AMOUNT])] + OTHER)
     project.dbt("build", check=True)
@@ -147,13 +154,68 @@ def _retention(project, spec):
     ]
 
 
-def _scenario(project, spec):
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _report(project, spec, browser: bool):
+    code, out = _run(project, spec, "report", "--json", "--now", "2026-04-15T10:00:00Z")
+    assert code == 0, out
+    data = json.loads(out)
+    line = next(e for e in data["entities"] if e["entity"] == "q_line")
+    # Build 1: 4 bronze rows, ORD-1 kept, three quarantined. Build 2: ln_04 wins ORD-2, ln_02 deduped.
+    assert [(r["bronze"], r["kept"], r["quarantined"], r["deduped"]) for r in line["trend"]] == [(4, 1, 3, 0), (5, 2, 2, 1)]
+    assert {k: line["latest"][k] for k in ("bronze", "kept", "quarantined", "deduped")} == {"bronze": 5, "kept": 2, "quarantined": 2, "deduped": 1}
+    assert line["flagged"] == 0
+    assert [(r["rule"], r["disposition"], r["rows_failed"]) for r in line["top_rules"]] == [
+        ("amount_coercible", "quarantine", 1), ("status_in_set", "quarantine", 1)]
+    example = line["top_rules"][0]["examples"][0]
+    assert (example["where"], example["source_row_id"], example["raw"]["amount"]) == ("reject", "ln_05", "12,50")
+    # ln_03 and ln_05 were last seen 2026-03-01 10:00: 45 of 90 days old.
+    assert line["rejects"]["open"] == 2
+    assert [b["rows"] for b in line["rejects"]["by_age"]] == [0, 2, 0, 0, 0]
+    assert [(f["source"], f["status"]) for f in line["freshness"]] == [("q__lines", "error")]
+    for now, status in (("2026-03-10T03:00:00Z", "pass"), ("2026-03-10T12:00:00Z", "warn")):
+        code, out = _run(project, spec, "report", "--json", "--now", now)
+        fresh = next(e for e in json.loads(out)["entities"] if e["entity"] == "q_line")["freshness"]
+        assert fresh[0]["status"] == status, (now, fresh)
+
+    page = project.path / "report.html"
+    code, out = _run(project, spec, "report", "--out", str(page), "--now", "2026-04-15T10:00:00Z")
+    assert code == 0 and page.exists(), out
+    text = page.read_text()
+    assert not re.search(r"(src|href)=\"(https?:)?//", text), "the page must load nothing from the network"
+    if not browser:
+        return
+    assert CHROMIUM, "Debian's chromium is needed to open the report (.ci/run installs it)"
+    profile = project.path / ".chromium"
+    dom = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    shown = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom.stdout))
+    assert "assay report:" in shown
+    assert "q_line 5 2 0 2 1 2" in shown  # entity, bronze, kept, flagged, quarantined, deduped, open rejects
+    assert "amount_coercible quarantine 1" in shown
+    assert "Open reject rows: 2" in shown and "past retention" in shown
+    assert "error" in shown
+    assert 'aria-label="rows per run: kept, quarantined, deduped"' in dom.stdout
+    artifacts = os.environ.get("ASSAY_TEST_ARTIFACTS")
+    shot = (Path(artifacts) if artifacts else project.path) / f"assay-report-{project.engine}.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    snap = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={shot}",
+                           "--window-size=1200,1800", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert snap.returncode == 0 and shot.exists() and shot.stat().st_size > 10_000, snap.stderr[-2000:]
+
+
+def _scenario(project, spec, browser: bool = False):
     _explain(project, spec)
+    _report(project, spec, browser)
     _retention(project, spec)
 
 
 def test_operator_commands_on_duckdb(tmp_path):
-    _scenario(*_build(tmp_path, "duckdb"))
+    _scenario(*_build(tmp_path, "duckdb"), browser=True)
 
 
 @pytest.mark.postgres

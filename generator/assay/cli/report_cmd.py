@@ -1,0 +1,72 @@
+"""`assay report [--project DIR] [--spec DIR] [--out FILE.html] [--json] [--now TIMESTAMP]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from .maintain_cmd import _parse_now
+
+
+@click.command("report")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
+              help="The dbt project whose profile names the warehouse (default: the current directory).")
+@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="The spec directory (default: the project's spec/ directory).")
+@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the HTML page here (default: assay-report.html in the project).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report's numbers as JSON instead of writing HTML.")
+@click.option("--now", "now_text", default=None, help="The clock ages and freshness are measured from (ISO 8601, UTC; default: now).")
+def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], out_file: Optional[Path],
+               as_json: bool, now_text: Optional[str]) -> None:
+    """One self-contained HTML page of what the builds did: per entity bronze, kept, flagged,
+    quarantined and deduped (latest run and every run), the rules that fire most with example rows,
+    open reject rows by age against retention, freshness, and the latest table-check results."""
+    from ..api import load_project
+    from ..errors import WarehouseError
+    from ..report.gather import Gatherer
+    from ..report.html import render
+    from ..runtime.warehouse import connect
+
+    now = _parse_now(now_text)
+    project = load_project(spec_dir or project_dir / "spec")
+    try:
+        conn, dialect = connect(project_dir, profiles_dir, read_only=True)
+    except Exception as exc:  # the driver's own error: name the cause, never a traceback
+        raise WarehouseError(f"cannot connect to the warehouse of the dbt project {project_dir}: {exc}; "
+                             "check its profiles.yml, that the warehouse is running and that dbt build has run") from None
+    cur = conn.cursor()
+    mark = "?" if dialect == "duckdb" else "%s"
+
+    def query(sql: str, params: tuple) -> list[tuple]:
+        cur.execute(sql.replace("?", mark), params)
+        return [tuple(r) for r in cur.fetchall()]
+
+    def columns(relation: str) -> list[str]:
+        cur.execute(f"select * from {relation} where 1 = 0")
+        return [d[0] for d in cur.description]
+
+    def exists(schema: str, table: str) -> bool:
+        return query("select count(*) from information_schema.tables where table_schema = ? and table_name = ?", (schema, table))[0][0] > 0
+
+    try:
+        data = Gatherer(project, query, columns, exists).gather(now)
+    except WarehouseError:
+        raise
+    except Exception as exc:
+        raise WarehouseError(f"cannot read the warehouse of {project_dir}: {exc}; run dbt build first") from None
+    finally:
+        conn.close()
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+        return
+    target = out_file or project_dir / "assay-report.html"
+    target.write_text(render(data), encoding="utf-8")
+    click.echo(f"wrote {target} ({len(data['entities'])} entities); open it in a browser, it needs no network")
+
+
+COMMANDS = (report_cmd,)

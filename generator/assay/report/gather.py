@@ -1,0 +1,212 @@
+"""The numbers of `assay report`, read from the warehouse into one plain dict (the `--json` twin).
+
+Sources, all written by the builds themselves: `gold.mart_data_quality` (per run: the `(entity)`
+accounting row and one row per rule), each entity's published table (`_quality_ok`), its reject
+table (open rows, their age, examples), its staged relation (newest `_ingested_at` per mapping, for
+freshness) and `<meta>.assay_check_results`. Nothing is re-judged here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from typing import Any, Callable, Optional
+
+from ..ir.model import Entity, Project
+from ..retention import parse_duration
+
+Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
+Columns = Callable[[str], list[str]]  # relation -> its column names
+
+EXAMPLES_PER_RULE = 3
+TOP_RULES = 10
+# Reject rows are fetched for examples up to this many per entity: a report over a large history
+# must not read whole reject tables to show three rows per rule.
+EXAMPLE_SCAN = 500
+AGE_BUCKETS = (("under 25% of retention", 0.25), ("25-50%", 0.5), ("50-75%", 0.75), ("75-100%", 1.0))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, Decimal)):
+        return str(value)
+    return value
+
+
+def _flags(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return sorted(str(v) for v in value)
+    return sorted(p.strip().strip('"') for p in str(value).strip("{}").split(",") if p.strip())
+
+
+def _json(value: Any) -> Any:
+    if value is None or isinstance(value, (dict, list)):
+        return value
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class Gatherer:
+    """Reads one project's warehouse; `gather(now)` returns the report's data."""
+
+    def __init__(self, project: Project, query: Query, columns: Columns, exists: Callable[[str, str], bool]):
+        self.project, self.query, self.columns, self.exists = project, query, columns, exists
+        self.silver, self.gold, self.meta = project.schema("silver"), project.schema("gold"), project.schema("meta")
+
+    def _rel(self, schema: str, name: str) -> str:
+        return f'"{schema}"."{name}"'
+
+    # ------------------------------------------------------------------ mart history
+    def _history(self) -> dict[str, list[dict]]:
+        if not self.exists(self.gold, "mart_data_quality"):
+            return {}
+        rows = self.query(
+            "select entity, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped, "
+            f"run_id, run_started_at from {self._rel(self.gold, 'mart_data_quality')}", ())
+        runs: dict[tuple[str, str], dict] = {}
+        for entity, rule, disposition, evaluated, failed, quarantined, deduped, run_id, started in rows:
+            run = runs.setdefault((entity, run_id), {"run_id": run_id, "run_started_at": _plain(started), "rules": {}})
+            if rule == "(entity)":
+                evaluated, quarantined, deduped = int(evaluated or 0), int(quarantined or 0), int(deduped or 0)
+                run.update(bronze=evaluated + deduped, evaluated=evaluated, kept=evaluated - quarantined,
+                           quarantined=quarantined, deduped=deduped)
+            else:
+                run["rules"][rule] = {"disposition": disposition, "rows_failed": int(failed or 0)}
+        history: dict[str, list[dict]] = {}
+        for (entity, _), run in runs.items():
+            if "bronze" in run:
+                history.setdefault(entity, []).append(run)
+        for entity in history:
+            history[entity].sort(key=lambda r: (str(r["run_started_at"]), str(r["run_id"])))
+        return history
+
+    # ------------------------------------------------------------------ one entity
+    def _published(self, e: Entity) -> Optional[str]:
+        name = f"{e.name}__current" if e.scd == "type2" else e.name
+        return self._rel(self.silver, name) if self.exists(self.silver, name) else None
+
+    def _flagged(self, e: Entity) -> Optional[int]:
+        table = self._published(e)
+        if table is None or not e.opted_in:
+            return None
+        return int(self.query(f"select count(*) from {table} where not _quality_ok", ())[0][0])
+
+    def _open_rejects(self, e: Entity, now: dt.datetime) -> dict:
+        name = f"{e.name}__reject"
+        if not e.has_reject or not self.exists(self.silver, name):
+            return {"open": 0, "by_age": [], "retention": e.retention}
+        seen = [r[0] for r in self.query(f"select last_seen from {self._rel(self.silver, name)} where resolved_at is null", ())]
+        buckets = [{"bucket": label, "rows": 0} for label, _ in AGE_BUCKETS] + [{"bucket": "past retention", "rows": 0}]
+        if e.retention is not None:
+            span = parse_duration(e.retention).total_seconds()
+            for last in seen:
+                share = (now - last).total_seconds() / span if last is not None else 0.0
+                index = next((i for i, (_, upper) in enumerate(AGE_BUCKETS) if share <= upper), len(AGE_BUCKETS))
+                buckets[index]["rows"] += 1
+        return {"open": len(seen), "by_age": buckets, "retention": e.retention}
+
+    def _examples(self, e: Entity, rules: list[str]) -> dict[str, list[dict]]:
+        """Up to three rows per rule: diverted rows from the reject table (raw is already redacted),
+        kept rows from the entity (key columns and the rule's own column only)."""
+        out: dict[str, list[dict]] = {r: [] for r in rules}
+        reject = f"{e.name}__reject"
+        if e.has_reject and self.exists(self.silver, reject):
+            rows = self.query(
+                f"select _source_row_id, failed_rules, key_values, raw from {self._rel(self.silver, reject)} "
+                f"where resolved_at is null order by last_seen desc, _source_row_id limit {EXAMPLE_SCAN}", ())
+            for srid, failed, keys, raw in rows:
+                for rule in _flags(failed):
+                    if rule in out and len(out[rule]) < EXAMPLES_PER_RULE:
+                        out[rule].append({"where": "reject", "source_row_id": srid, "key": _json(keys), "raw": _json(raw)})
+        table = self._published(e)
+        if table is not None and e.opted_in:
+            cols = self.columns(table)
+            shown = [c for c in cols if c in e.key] + ["_source_row_id", "_quality_flags"]
+            rules_by_name = {r.name: r for r in e.rules}
+            extra = sorted({r.column for r in rules_by_name.values() if r.column and r.column in cols} - set(shown))
+            select = ", ".join(f'"{c}"' for c in shown + extra)
+            rows = self.query(f"select {select} from {table} where not _quality_ok order by _source_row_id limit {EXAMPLE_SCAN}", ())
+            for row in rows:
+                rec = dict(zip(shown + extra, row))
+                for rule in _flags(rec["_quality_flags"]):
+                    if rule in out and len(out[rule]) < EXAMPLES_PER_RULE:
+                        column = rules_by_name[rule].column if rule in rules_by_name else None
+                        value = {column: _plain(rec.get(column))} if column in rec else {}
+                        out[rule].append({"where": "entity (flagged)", "source_row_id": rec["_source_row_id"],
+                                          "key": {k: _plain(rec[k]) for k in e.key if k in rec}, "raw": value})
+        return out
+
+    def _freshness(self, e: Entity, now: dt.datetime) -> list[dict]:
+        staged = f"{e.name}__staged"
+        out = []
+        for m in e.mappings:
+            if m.freshness_warn is None and m.freshness_error is None:
+                continue
+            newest = None
+            if self.exists(self.silver, staged):
+                newest = self.query(f"select max(_ingested_at) from {self._rel(self.silver, staged)} where _mapping = ?", (m.name,))[0][0]
+            age = (now - newest) if newest is not None else None
+            status = "no data"
+            if age is not None:
+                status = "pass"
+                if m.freshness_warn and age > parse_duration(m.freshness_warn):
+                    status = "warn"
+                if m.freshness_error and age > parse_duration(m.freshness_error):
+                    status = "error"
+            out.append({"source": m.source, "newest_ingested_at": _plain(newest),
+                        "age_hours": round(age.total_seconds() / 3600, 1) if age is not None else None,
+                        "warn_after": m.freshness_warn, "error_after": m.freshness_error, "status": status})
+        return out
+
+    # ------------------------------------------------------------------ checks
+    def _checks(self) -> list[dict]:
+        from ..checks.recorded import verdict_of_row
+
+        if not self.exists(self.meta, "assay_check_results"):
+            return []
+        rows = self.query(
+            "select run_id, table_name, check_id, kind, enforcement, passed, check_spec, measures, recorded_at, check_position "
+            f"from {self._rel(self.meta, 'assay_check_results')}", ())
+        latest: dict[str, tuple] = {}
+        for r in rows:
+            if r[1] not in latest or (str(r[8]), str(r[0])) > (str(latest[r[1]][8]), str(latest[r[1]][0])):
+                latest[r[1]] = r
+        out = []
+        for r in rows:
+            if latest.get(r[1]) is None or r[0] != latest[r[1]][0]:
+                continue
+            try:
+                detail = verdict_of_row(r[3], r[6], r[7]).detail
+            except Exception:  # a SQL check file's result carries no measurements to render
+                detail = None
+            out.append({"run_id": r[0], "table": r[1], "check_id": r[2], "kind": r[3], "enforcement": r[4],
+                        "passed": bool(r[5]), "detail": detail, "recorded_at": _plain(r[8]), "position": r[9]})
+        out.sort(key=lambda c: (c["table"], c["position"] if c["position"] is not None else 0, c["check_id"]))
+        return out
+
+    # ------------------------------------------------------------------ all
+    def gather(self, now: dt.datetime) -> dict:
+        history = self._history()
+        entities = []
+        for e in self.project.entities:
+            runs = history.get(e.name, [])
+            latest = runs[-1] if runs else None
+            ranked = sorted(((r, v) for r, v in (latest or {}).get("rules", {}).items() if v["rows_failed"] > 0),
+                            key=lambda rv: (-rv[1]["rows_failed"], rv[0]))[:TOP_RULES]
+            examples = self._examples(e, [r for r, _ in ranked])
+            entities.append({
+                "entity": e.name,
+                "latest": None if latest is None else {k: latest[k] for k in ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")},
+                "flagged": self._flagged(e),
+                "trend": [{k: r[k] for k in ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")} for r in runs],
+                "top_rules": [{"rule": r, "disposition": v["disposition"], "rows_failed": v["rows_failed"], "examples": examples.get(r, [])} for r, v in ranked],
+                "rejects": self._open_rejects(e, now),
+                "freshness": self._freshness(e, now),
+            })
+        return {"project": self.project.name, "generated_for": now.isoformat(sep=" "), "entities": entities, "checks": self._checks()}
