@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.corpus import DIRTY, dirty_corpus
 from tests.support.outcomes import observe
+from tests.support.sqlmeshfailures import plan_fails
 from tests.support.sqlmeshproject import make_project
 
 pytestmark = pytest.mark.slow
@@ -108,16 +109,21 @@ class CorpusSuite:
         full = dirty_corpus()
         keys = full.relations["dirty__keys"]
         clean = project.query('select count(*) from bronze."dirty__keys"')[0][0]
-        before = sorted(project.query('select _source_row_id from silver."dirty_key"'))
+        before = sorted(project.query('select * from silver."dirty_key"'), key=repr)
         violations = project.query(project.render("@assay_ingestion_metadata_violations(bronze.dirty__keys)"))
         assert violations == []
         try:
             project.load_bronze([keys])
             found = {r[0] for r in project.query(project.render("@assay_ingestion_metadata_violations(bronze.dirty__keys)"))}
             assert found == {"missing_metadata", "duplicate_source_row_id", "unparseable_ingested_at"}
-            with pytest.raises(Exception, match="Plan application failed"):
-                project.plan()
-            assert sorted(project.query('select _source_row_id from silver."dirty_key"')) == before
+            failures = plan_fails(project)
+            # exactly the blocking ingestion audit of the staged model, on exactly the fail rows
+            assert [(f.model_name, f.audit, f.count) for f in failures] == [
+                ("silver.dirty_key__staged", "assay_ingestion_metadata", 5)], failures
+            assert sorted(project.query(failures[0].sql), key=repr) == sorted([
+                ("duplicate_source_row_id", "key_dup"), ("missing_metadata", None), ("missing_metadata", "key_017"),
+                ("unparseable_ingested_at", "key_018"), ("missing_metadata", "key_019")], key=repr)
+            assert sorted(project.query('select * from silver."dirty_key"'), key=repr) == before
         finally:
             project.load_bronze([dirty_corpus().without_fail_rows().relations["dirty__keys"]])
         assert project.query('select count(*) from bronze."dirty__keys"')[0][0] == clean
