@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
-# The test command: a fresh virtual environment, assay with its test extras, the whole suite.
+# The test command: a virtual environment with assay and its test extras, then the whole suite
+# (real dbt, DuckDB, SQLMesh and an embedded PostgreSQL). Needs nothing outside this checkout.
 # Usage: bash scripts/test.sh [pytest args]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-VENV="${ASSAY_VENV:-.venv}"
-if [ ! -x "$VENV/bin/python" ]; then
-  python3 -m venv "$VENV"
-fi
-"$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet -e ".[test]"
+source "$(dirname "$0")/venv.sh"
+assay_venv test
+cd "$ASSAY_ROOT"
 exec "$VENV/bin/python" -m pytest -n 2 --dist loadfile "$@"

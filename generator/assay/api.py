@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Optional
 
 from .artifacts import WriteReport, ensure_package_entry, write_project
-from .errors import SpecError
+from .errors import AssayError, SpecError
 from .ir.model import Project
 from .ir.resolve import compile_spec
 
 
 @dataclass
 class GenerateResult:
+    """What `generate_dbt_project` did: the compiled project, the files written, packages.yml changed."""
+
     project: Project
     report: WriteReport
     packages_changed: bool = False
@@ -23,8 +25,23 @@ def load_project(spec_dir: Path | str) -> Project:
     """Compile a spec directory to the IR or raise SpecError with every refusal."""
     project, diags, _loaded = compile_spec(Path(spec_dir))
     if project is None:
-        raise SpecError(diags)
+        raise SpecError(diags, spec_dir=Path(spec_dir))
     return project
+
+
+def require_entities(project: Project, spec_dir: Path | str) -> None:
+    """Refuse to generate from a spec that declares no entity.
+
+    Such a spec is valid (a new project, a directory with only `tables_version` documents) but
+    every generated node hangs off an entity, and an empty project would compile to broken SQL
+    (`mart_data_quality` with no entity to read). Called before anything is written or removed.
+    """
+    if not project.entities:
+        raise AssayError(
+            f"the spec in {spec_dir} declares no entities, so there is nothing to generate and nothing was written. "
+            "Add a `spec_version: 1` document with `entities:` (docs/spec.md), or point --spec at the directory "
+            "that holds your spec (`assay validate DIR` shows what it finds)."
+        )
 
 
 def dbt_files(project: Project) -> dict[str, str]:
@@ -42,6 +59,7 @@ def generate_dbt_project(spec_dir: Path | str, project_dir: Path | str, project:
     from .targets.dbt import PACKAGE_DIR
 
     project = project or load_project(spec_dir)
+    require_entities(project, spec_dir)
     project_dir = Path(project_dir)
     report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint)
     changed = False

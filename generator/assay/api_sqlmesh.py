@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .api import load_project
+from .api import load_project, require_entities
 from .artifacts import WriteReport, write_project
 from .ir.model import Project
 
@@ -42,6 +42,7 @@ def generate_sqlmesh_project(
 ) -> SQLMeshGenerateResult:
     """Write the SQLMesh models, audits, external models and macro hook of a spec into a project."""
     project = project or load_project(spec_dir)
+    require_entities(project, spec_dir)
     report = write_project(Path(project_dir), sqlmesh_files(project, dialect), "sqlmesh", project.fingerprint)
     return SQLMeshGenerateResult(project, report)
 

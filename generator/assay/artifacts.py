@@ -18,6 +18,8 @@ MANIFEST = ".assay/manifest.json"
 
 @dataclass
 class WriteReport:
+    """The files one generation wrote, left unchanged, removed, or refused to overwrite (conflicts)."""
+
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -41,22 +43,23 @@ def write_project(project_dir: Path, files: dict[str, str], target: str, fingerp
     project_dir = Path(project_dir)
     report = WriteReport()
     old = read_manifest(project_dir).get("files", {})
+    # Every conflict is found before the first write: a refused generation leaves the project
+    # exactly as it was, rather than half-written with files the manifest does not own.
+    for rel in sorted(files):
+        path = project_dir / rel
+        if path.exists() and rel not in old and path.read_text(encoding="utf-8", errors="replace") != files[rel]:
+            report.conflicts.append(rel)
+    if report.conflicts:
+        return report
     for rel in sorted(files):
         path = project_dir / rel
         text = files[rel]
-        if path.exists() and rel not in old:
-            existing = path.read_text(encoding="utf-8", errors="replace")
-            if existing != text:
-                report.conflicts.append(rel)
-                continue
         if path.exists() and path.read_text(encoding="utf-8", errors="replace") == text:
             report.unchanged.append(rel)
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         report.written.append(rel)
-    if report.conflicts:
-        return report
     for rel in sorted(set(old) - set(files)):
         path = project_dir / rel
         if path.exists():

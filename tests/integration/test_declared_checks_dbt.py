@@ -81,8 +81,10 @@ def run_id(project) -> str:
 
 def wire(project, rid: str) -> list[dict]:
     res = CliRunner().invoke(cli, ["checks", rid, "--json", "--project", str(project.path)])
-    assert res.exit_code == 0, res.output
-    return json.loads(res.output)
+    results = json.loads(res.stdout)
+    # exit 2 when any check of the run did not pass (README, "Exit codes")
+    assert res.exit_code == (0 if all(r["passed"] for r in results) else 2), res.output
+    return results
 
 
 def expected(sentences: dict[str, tuple[bool, str]]) -> list[dict]:
@@ -194,8 +196,8 @@ class DeclaredChecks:
             ("reading", "ENOUGH_ROWS", "row_expectation", "required", True, 3),
         ]
         text = CliRunner().invoke(cli, ["checks", third, "--project", str(project.path)])
-        assert text.exit_code == 0
-        assert text.output.splitlines()[3] == (
+        assert text.exit_code == 2  # an advisory check did not pass
+        assert text.stdout.splitlines()[3] == (
             "reading: HOURLY: FAILED: column 'observed_at' gaps from '2026-03-01T00:00:00Z' to '2026-03-01T05:00:00Z' by "
             "18000, above the declared ceiling of 7200, measured in seconds between timestamps"
         )
@@ -204,7 +206,8 @@ class DeclaredChecks:
         # runs after the build above, in the same warehouse
         res = CliRunner().invoke(cli, ["checks", "no-such-run", "--json", "--project", str(project.path)])
         assert res.exit_code == 1
-        assert json.loads(res.output) == []
+        assert json.loads(res.stdout) == []
+        assert "no check results are recorded for run no-such-run" in res.stderr
 
 
 class TestDeclaredChecksDuckDB(DeclaredChecks):

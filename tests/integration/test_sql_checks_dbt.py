@@ -33,8 +33,10 @@ select * from silver.order where amount > 10000
 def _results(project) -> list[dict]:
     run_id = json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
     res = CliRunner().invoke(cli, ["checks", run_id, "--project", str(project.path), "--json"])
-    assert res.exit_code == 0, res.output
-    return json.loads(res.output)
+    results = json.loads(res.stdout)
+    # exit 2 when any check of the run did not pass (README, "Exit codes")
+    assert res.exit_code == (0 if all(r["passed"] for r in results) else 2), res.output
+    return results
 
 
 def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):

@@ -9,13 +9,13 @@ recorded measurements (the warehouse only records numbers and values).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import click
 
 from ..checks.recorded import verdict_of_row
+from ..errors import AssayError, ChecksFailed
 
 RESULTS_TABLE = "assay_check_results"
 COLUMNS = "table_name, check_id, kind, passed, check_spec, measures, check_position"
@@ -24,17 +24,15 @@ COLUMNS = "table_name, check_id, kind, passed, check_spec, measures, check_posit
 def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], columns: str,
                  where: str = "", params: tuple = ()) -> list[tuple]:
     """Rows of every results table in the warehouse the project's profile names."""
-    from ..runtime.warehouse import connect, query
+    from ..runtime.warehouse import connect, describe, query, warehouse_errors
 
+    conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     try:
-        conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
-    except (FileNotFoundError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
-        schemas = [r[0] for r in query(conn, dialect, "select distinct table_schema from information_schema.tables where table_name = ?", (RESULTS_TABLE,))]
-        rows: list[tuple] = []
-        for schema in sorted(schemas):
-            rows += query(conn, dialect, f'select {columns} from "{schema}".{RESULTS_TABLE} {where}', params)
+        with warehouse_errors(f"cannot read check results from the warehouse of {describe(project_dir, profiles_dir, target)}"):
+            schemas = [r[0] for r in query(conn, dialect, "select distinct table_schema from information_schema.tables where table_name = ?", (RESULTS_TABLE,))]
+            rows: list[tuple] = []
+            for schema in sorted(schemas):
+                rows += query(conn, dialect, f'select {columns} from "{schema}".{RESULTS_TABLE} {where}', params)
         return rows
     finally:
         conn.close()
@@ -61,16 +59,25 @@ def results_of_run(project_dir: Path, run_id: str, profiles_dir: Optional[Path] 
 @click.option("--target", default=None, help="The profile output to read (default: the profile's target).")
 @click.option("--json", "as_json", is_flag=True, help="Print 000's wire shape as a JSON list.")
 def checks_cmd(run_id: str, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], as_json: bool) -> None:
-    """Print the declared-check results of dbt run RUN_ID (its invocation_id)."""
+    """Print the check results of dbt run RUN_ID (its invocation_id).
+
+    Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
+    """
     results = results_of_run(project_dir, run_id, profiles_dir, target)
     if as_json:
         click.echo(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in results], indent=2))
     else:
-        if not results:
-            click.echo(f"no declared-check results recorded for run {run_id}", err=True)
         for r in results:
             click.echo(f"{r['_table']}: {r['check_id']}: {'passed' if r['passed'] else 'FAILED'}: {r['detail']}")
-    sys.exit(0 if results else 1)
+    if not results:
+        raise AssayError(
+            f"no check results are recorded for run {run_id}; check the run id (dbt's invocation_id, in "
+            "target/run_results.json), or list the recorded runs with `assay check list`."
+        )
+    failed = [r for r in results if not r["passed"]]
+    if failed:
+        raise ChecksFailed(f"{len(failed)} of {len(results)} checks of run {run_id} did not pass: "
+                           + ", ".join(r["check_id"] for r in failed) + ".")
 
 
 LIST_COLUMNS = "run_id, table_name, check_id, kind, enforcement, passed, row_count, measures, recorded_at"

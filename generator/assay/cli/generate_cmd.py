@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from ..errors import SpecError
+from ..errors import ProjectError
 
 
 @click.group("generate")
@@ -18,20 +17,16 @@ def generate() -> None:
 def _report(result, project_dir: Path) -> None:
     r = result.report
     if r.conflicts:
-        for rel in r.conflicts:
-            click.echo(f"{project_dir / rel}: exists and is not assay's; move it away or remove it, assay never overwrites your files.", err=True)
-        sys.exit(1)
+        raise ProjectError(
+            f"{len(r.conflicts)} of the files assay generates already exist in {project_dir} and are not assay's; "
+            "nothing was written. Move them away or remove them and run `assay generate` again: assay never "
+            "overwrites your files.",
+            details=[f"{project_dir / rel}: exists and is not assay's" for rel in r.conflicts],
+        )
     click.echo(
         f"assay generate: {len(r.written)} written, {len(r.unchanged)} unchanged, {len(r.removed)} removed "
         f"({len(result.project.entities)} entities, spec {result.project.fingerprint})"
     )
-
-
-def _fail_spec(exc: SpecError) -> None:
-    for d in exc.diagnostics:
-        click.echo(d.render())
-    click.echo(f"{len(exc.diagnostics)} problems found; nothing was written.", err=True)
-    sys.exit(1)
 
 
 @generate.command("dbt")
@@ -42,13 +37,8 @@ def generate_dbt_cmd(spec_dir: Path, project_dir: Path) -> None:
     from ..api import generate_dbt_project
 
     if not (project_dir / "dbt_project.yml").exists():
-        raise click.UsageError(f"{project_dir} has no dbt_project.yml; point --project at a dbt project (or run `assay init`).")
-    try:
-        result = generate_dbt_project(spec_dir, project_dir)
-    except SpecError as exc:
-        _fail_spec(exc)
-        return
-    _report(result, project_dir)
+        raise ProjectError(f"{project_dir} has no dbt_project.yml; point --project at a dbt project (or make one with `assay init DIR`).")
+    _report(generate_dbt_project(spec_dir, project_dir), project_dir)
 
 
 @generate.command("sqlmesh")
@@ -66,13 +56,8 @@ def generate_sqlmesh_cmd(spec_dir: Path, project_dir: Path, dialect: str) -> Non
     from ..api_sqlmesh import generate_sqlmesh_project, is_sqlmesh_project
 
     if not is_sqlmesh_project(project_dir):
-        raise click.UsageError(f"{project_dir} has no config.yaml or config.py; point --project at a SQLMesh project (`sqlmesh init`).")
-    try:
-        result = generate_sqlmesh_project(spec_dir, project_dir, dialect=dialect)
-    except SpecError as exc:
-        _fail_spec(exc)
-        return
-    _report(result, project_dir)
+        raise ProjectError(f"{project_dir} has no config.yaml or config.py; point --project at a SQLMesh project (make one with `sqlmesh init`).")
+    _report(generate_sqlmesh_project(spec_dir, project_dir, dialect=dialect), project_dir)
 
 
 COMMANDS = (generate,)

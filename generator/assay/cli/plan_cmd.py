@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
-
-from ..errors import SpecError
 
 
 @click.command("plan")
@@ -20,12 +17,7 @@ def plan_cmd(old: Path, new: Path, as_json: bool) -> None:
     from ..api import load_project
     from ..plan import plan
 
-    try:
-        result = plan(load_project(old), load_project(new))
-    except SpecError as exc:
-        for d in exc.diagnostics:
-            click.echo(d.render())
-        sys.exit(1)
+    result = plan(load_project(old), load_project(new))
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True))
         return

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
 import click
-
-from ..errors import SpecError
 
 
 @click.command("replay")
@@ -21,23 +18,21 @@ def replay_cmd(entity: str, spec_dir: Path, project_dir: Path, profiles_dir: Opt
     """Re-deliver an entity's open reject rows whose bronze row has aged out, for the next build to judge."""
     from ..api import load_project
     from ..replay import replay
-    from ..runtime.warehouse import connect
+    from ..runtime.warehouse import connect, describe, warehouse_errors
 
-    try:
-        project = load_project(spec_dir)
-    except SpecError as exc:
-        for d in exc.diagnostics:
-            click.echo(d.render())
-        sys.exit(1)
+    project = load_project(spec_dir)
     names = [e.name for e in project.entities]
     if entity not in names:
-        raise click.UsageError(f"no entity {entity!r} in the spec; entities are {', '.join(names)}")
+        raise click.BadParameter(f"no entity {entity!r} in the spec; pass one of {', '.join(names) or '(none: the spec declares no entities)'}.",
+                                 param_hint="ENTITY")
     ent = project.entity(entity)
     if not ent.has_reject:
-        raise click.UsageError(f"{entity} has no reject table (it declares no quality rules), so there is nothing to replay")
+        raise click.BadParameter(f"{entity} has no reject table (it declares no quality rules), so there is nothing to replay; "
+                                 "pass an entity that quarantines rows.", param_hint="ENTITY")
     conn, dialect = connect(project_dir, profiles_dir)
     try:
-        report = replay(conn, dialect, project, ent, dry_run=dry_run)
+        with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir)}"):
+            report = replay(conn, dialect, project, ent, dry_run=dry_run)
     finally:
         conn.close()
     verb = "would re-deliver" if dry_run else "re-delivered"

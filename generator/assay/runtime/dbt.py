@@ -1,27 +1,126 @@
-"""Running the real dbt CLI of this environment."""
+"""Running the real dbt CLI of this environment, and reading why a run failed."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..errors import ProjectError
+
+# dbt prefixes every log line with a clock; an error shown to a user reads better without it.
+_CLOCK = re.compile(r"^\d\d:\d\d:\d\d\s{1,2}")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A node whose own materialization refused to publish: a blocking check failed (dbt_package's
+# assay_entity raises this), which is an outcome of the data, not a broken project.
+CHECK_FAILED = "CHECK_FAILED"
 
 
 def dbt_executable() -> str:
+    """The dbt beside this Python (the same virtual environment), else the first on PATH."""
     here = Path(sys.executable).with_name("dbt")
     if here.exists():
         return str(here)
     found = shutil.which("dbt")
     if not found:
-        raise FileNotFoundError("dbt is not installed in this environment; install assay with the dbt extra: pip install 'assay[dbt]'")
+        raise ProjectError("dbt is not installed in this environment; install assay with the dbt extra: pip install 'assay[dbt]'.")
     return found
 
 
+@dataclass
+class DbtRun:
+    """One finished dbt invocation: its output, and the node results it recorded (if any)."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    results: list[dict] = field(default_factory=list)  # run_results.json (or sources.json) of this run
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def checks_failed(self) -> bool:
+        """True when the run failed only because checks did not pass.
+
+        That is: dbt finished normally (exit 1, not its exit 2 for a run that could not
+        start) and every unsuccessful node is a failed test, a stale source, or an entity
+        whose blocking checks refused the publish (CHECK_FAILED). Anything else (a
+        compilation error, a database error) is a problem with the project or warehouse.
+        """
+        if self.returncode != 1 or not self.results:
+            return False
+        bad = [r for r in self.results if r.get("status") not in ("success", "pass", "warn", "skipped", "no-op")]
+        return bool(bad) and all(
+            r.get("status") == "fail" or (r.get("status") == "error" and CHECK_FAILED in (r.get("message") or ""))
+            or (r.get("status") == "error" and self.args[:1] == ("source",))  # freshness: error_after exceeded
+            for r in bad
+        )
+
+    def error_lines(self, limit: int = 40) -> list[str]:
+        """dbt's own words for what went wrong, without clocks and colours.
+
+        dbt ends a failed run with a `Completed with N errors` section naming each failure; a
+        run that could not start says `Encountered an error` or prints to stderr (bad flags).
+        Whichever is there is returned, at most `limit` lines.
+        """
+        out = [_CLOCK.sub("", _ANSI.sub("", line)).rstrip() for line in self.stdout.splitlines()]
+        err = [_ANSI.sub("", line).rstrip() for line in self.stderr.splitlines() if line.strip()]
+        picked: list[str] = []
+        for i, line in enumerate(out):
+            if line.startswith("Completed with") or line.startswith("Encountered an error"):
+                picked = [x for x in out[i:] if x.strip() and not x.startswith("Done.")]
+                break
+        if not picked:
+            picked = [x for x in out if re.search(r"\b(error|fail(ed|ure)?)\b", x, re.I)]
+        lines = picked + err
+        if not lines:
+            lines = [x for x in out if x.strip()][-10:]
+        return lines[:limit] + ([f"... ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
+
+    def freshness_lines(self) -> list[str]:
+        """The per-source result lines of `dbt source freshness`, without clocks."""
+        return [_CLOCK.sub("", _ANSI.sub("", line)).strip() for line in self.stdout.splitlines()
+                if "freshness of" in line and " START " not in line]
+
+    def summary(self) -> str:
+        """dbt's closing `Done. PASS=... ERROR=...` line, or ''."""
+        done = [line for line in self.stdout.splitlines() if "Done." in line or "Completed successfully" in line]
+        return _ANSI.sub("", done[-1]).split("  ", 1)[-1].strip() if done else ""
+
+
 def run_dbt(project_dir: Path, *args: str, capture: bool = True) -> subprocess.CompletedProcess:
-    """`dbt <args>` in a project whose profiles.yml sits beside dbt_project.yml."""
+    """`dbt <args>` in a project whose profiles.yml sits beside dbt_project.yml.
+
+    The project directory is made absolute first: dbt runs with that directory as its working
+    directory, where a relative `--project-dir` would no longer point at it.
+    """
+    project_dir = Path(project_dir).resolve()
     env = dict(os.environ)
     env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    env.setdefault("DBT_USE_COLORS", "false")
     cmd = [dbt_executable(), *args, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
     return subprocess.run(cmd, cwd=project_dir, env=env, capture_output=capture, text=True)
+
+
+def run_dbt_step(project_dir: Path, *args: str) -> DbtRun:
+    """Run dbt and collect what it recorded: node results of this run from target/ (none for `deps`)."""
+    project_dir = Path(project_dir).resolve()
+    started = time.time()
+    proc = run_dbt(project_dir, *args)
+    artifact = project_dir / "target" / ("sources.json" if args[:1] == ("source",) else "run_results.json")
+    results: list[dict] = []
+    # Only an artifact written by this very run says anything about it.
+    if artifact.exists() and artifact.stat().st_mtime >= started - 1:
+        try:
+            results = list(json.loads(artifact.read_text(encoding="utf-8")).get("results", []))
+        except (OSError, ValueError):
+            results = []
+    return DbtRun(tuple(args), proc.returncode, proc.stdout or "", proc.stderr or "", results)

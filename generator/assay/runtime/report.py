@@ -37,9 +37,10 @@ def landing_counts(db_path: Path, project: Project) -> list[dict]:
 
 
 def format_counts(rows: list[dict]) -> str:
+    """The counts as the aligned table `assay demo` prints."""
     cols = ["entity", "bronze", "kept", "flagged", "quarantined", "deduped"]
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
-    lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip()]
     for r in rows:
-        lines.append("  ".join(str(r[c]).ljust(widths[c]) for c in cols))
+        lines.append("  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip())
     return "\n".join(lines)

@@ -1,58 +1,163 @@
-"""A DB-API connection to the warehouse a dbt project's profile points at (DuckDB or Postgres)."""
+"""A DB-API connection to the warehouse a dbt project's profile points at (DuckDB or Postgres).
+
+Every way this can fail (no profile, an unknown target, a server that is down, a DuckDB file
+another process holds) becomes a :class:`WarehouseError` that names the profile, the target and
+the driver's own cause, and says what to check; the CLI prints it and exits 1.
+"""
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import yaml
 
+from ..errors import ProjectError, WarehouseError
 
-def profile_output(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> dict:
-    """The profile output dbt itself would use: profiles.yml beside the project, then DBT_PROFILES_DIR, then ~/.dbt."""
-    project = yaml.safe_load((Path(project_dir) / "dbt_project.yml").read_text())
-    name = project["profile"]
+# The packages whose exceptions are the warehouse talking (DuckDB's live in `_duckdb`).
+_DRIVER_MODULES = ("duckdb", "_duckdb", "psycopg2")
+
+
+@dataclass(frozen=True)
+class ProfileTarget:
+    """The profile output dbt itself would use for a project, and where it was found."""
+
+    profile: str
+    target: str
+    path: Path  # the profiles.yml it came from
+    output: dict
+
+    def describe(self) -> str:
+        """`profile 'shop', target 'dev' (duckdb at /x/warehouse.duckdb)`, for messages."""
+        kind = self.output.get("type", "?")
+        if kind == "postgres":
+            where = f"{self.output.get('host')}:{self.output.get('port', 5432)}/{self.output.get('dbname') or self.output.get('database')}"
+        else:
+            where = str(self.output.get("path", ":memory:"))
+        return f"profile {self.profile!r}, target {self.target!r} ({kind} at {where}, from {self.path})"
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ProjectError(f"{path} cannot be read as YAML ({_first_line(exc)}); fix it so that dbt can read it too.") from None
+    return data if isinstance(data, dict) else {}
+
+
+def profile_target(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> ProfileTarget:
+    """Find the project's profile: profiles.yml in --profiles-dir, beside the project, DBT_PROFILES_DIR, ~/.dbt."""
+    project_file = Path(project_dir) / "dbt_project.yml"
+    if not project_file.exists():
+        raise ProjectError(f"{project_dir} has no dbt_project.yml; point --project at the dbt project whose profile names the warehouse.")
+    name = _read_yaml(project_file).get("profile")
+    if not isinstance(name, str) or not name:
+        raise ProjectError(f"{project_file} names no `profile:`; add the name of the profiles.yml entry that holds the warehouse connection.")
     folders = [profiles_dir, Path(project_dir), os.environ.get("DBT_PROFILES_DIR"), Path.home() / ".dbt"]
+    looked = []
     for folder in folders:
         if not folder:
             continue
         path = Path(folder) / "profiles.yml"
-        if path.exists():
-            profiles = yaml.safe_load(path.read_text()) or {}
-            if name in profiles:
-                prof = profiles[name]
-                outputs = prof.get("outputs") or {}
-                chosen = target or prof.get("target", "dev")
-                if chosen not in outputs:
-                    raise FileNotFoundError(f"profile {name} in {path} has no output {chosen}")
-                return dict(outputs[chosen])
-    raise FileNotFoundError(f"no profiles.yml with profile {name!r} found for {project_dir}")
+        looked.append(str(path))
+        if not path.exists():
+            continue
+        profiles = _read_yaml(path)
+        if name not in profiles:
+            continue
+        prof = profiles[name] if isinstance(profiles[name], dict) else {}
+        outputs = prof.get("outputs") if isinstance(prof.get("outputs"), dict) else {}
+        chosen = target or prof.get("target", "dev")
+        if chosen not in outputs or not isinstance(outputs[chosen], dict):
+            known = ", ".join(repr(k) for k in outputs) or "none"
+            raise WarehouseError(
+                f"profile {name!r} in {path} has no target {chosen!r} (its targets: {known}); "
+                "pass --target with one of them, or add the target to profiles.yml."
+            )
+        return ProfileTarget(name, str(chosen), path, dict(outputs[chosen]))
+    raise WarehouseError(
+        f"no profiles.yml defines the profile {name!r} that {project_file} names (looked in {', '.join(looked)}); "
+        "write it beside dbt_project.yml or pass --profiles-dir with the folder that holds it."
+    )
+
+
+def describe(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> str:
+    """The profile and target a project's warehouse is reached through, for messages."""
+    return profile_target(project_dir, profiles_dir, target).describe()
+
+
+def profile_output(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> dict:
+    """The profile output dbt itself would use: profiles.yml beside the project, then DBT_PROFILES_DIR, then ~/.dbt."""
+    return profile_target(project_dir, profiles_dir, target).output
 
 
 def connect(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None, read_only: bool = False):
-    """(connection, dialect) for the project's warehouse."""
-    out = profile_output(project_dir, profiles_dir, target)
-    if out["type"] == "duckdb":
-        import duckdb
-
+    """(connection, dialect) for the project's warehouse; a WarehouseError naming profile, target and cause otherwise."""
+    found = profile_target(project_dir, profiles_dir, target)
+    out = found.output
+    kind = out.get("type")
+    if kind == "duckdb":
         path = Path(str(out.get("path", ":memory:")))
         if not path.is_absolute():
             # dbt resolves a relative path against where it runs, which is the project directory.
             path = Path(project_dir) / path
         if read_only and not path.exists():
-            raise FileNotFoundError(f"the DuckDB database {path} does not exist; run dbt first")
-        return duckdb.connect(str(path), read_only=read_only), "duckdb"
-    if out["type"] == "postgres":
-        import psycopg2
+            raise WarehouseError(
+                f"cannot read the warehouse of {found.describe()}: the DuckDB file {path} does not exist; "
+                "run `dbt build` in the project first, or check the target's `path:`."
+            )
+        duckdb = _driver("duckdb")
+        with warehouse_errors(f"cannot connect to the warehouse of {found.describe()}"):
+            return duckdb.connect(str(path), read_only=read_only), "duckdb"
+    if kind == "postgres":
+        missing = [k for k in ("host", "user") if not out.get(k)] + ([] if out.get("dbname") or out.get("database") else ["dbname"])
+        if missing:
+            raise WarehouseError(f"{found.describe()} has no {', '.join(f'`{k}`' for k in missing)}; add it to the target in profiles.yml.")
+        psycopg2 = _driver("psycopg2")
+        with warehouse_errors(f"cannot connect to the warehouse of {found.describe()}"):
+            conn = psycopg2.connect(
+                host=out["host"], port=out.get("port", 5432), user=out["user"], password=str(out.get("password") or ""),
+                dbname=out.get("dbname") or out.get("database"), connect_timeout=10,
+            )
+            conn.autocommit = True
+            return conn, "postgres"
+    raise WarehouseError(f"assay talks to DuckDB and Postgres warehouses; {found.describe()} is {kind!r}. Pass --target with a DuckDB or Postgres target.")
 
-        conn = psycopg2.connect(
-            host=out["host"], port=out.get("port", 5432), user=out["user"], password=str(out.get("password") or ""),
-            dbname=out.get("dbname") or out.get("database"),
-        )
-        conn.autocommit = True
-        return conn, "postgres"
-    raise ValueError(f"assay talks to DuckDB and Postgres warehouses; this profile is {out['type']}")
+
+def _driver(name: str):
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise WarehouseError(f"the {name} driver is not installed in this environment; install assay with the dbt extra: pip install 'assay[dbt]'.") from None
+
+
+def is_driver_error(exc: BaseException) -> bool:
+    """True for an exception raised by the DuckDB or Postgres driver (the warehouse's answer, not a bug)."""
+    return type(exc).__module__.split(".")[0] in _DRIVER_MODULES
+
+
+@contextmanager
+def warehouse_errors(doing: str) -> Iterator[None]:
+    """Turn a driver exception raised inside the block into a WarehouseError: `<doing>: <cause>. <advice>`."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_driver_error(exc):
+            raise
+        raise WarehouseError(
+            f"{doing}: {_first_line(exc)}. Check that the warehouse is running and reachable with the profile's "
+            "settings, that no other process holds it, and that `dbt build` has run in the project."
+        ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split("\n")[:1]).strip()
+    return text or type(exc).__name__
 
 
 def query(conn, dialect: str, sql: str, params: tuple = ()) -> list[tuple]:

@@ -61,8 +61,9 @@ class LoadedSpec:
 def _rel(path: Path, root: Path) -> str:
     # Relative to the project root whatever the caller passed (relative root, `specs:`
     # pointing into or out of it): file names end up in the IR, which must not depend
-    # on where the project sits.
-    return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    # on where the project sits. The folder is resolved, not the file: a spec file that is a
+    # symbolic link is named as the user sees it in the folder, not by where it points.
+    return Path(os.path.relpath(path.parent.resolve() / path.name, root.resolve())).as_posix()
 
 
 def _walk_raw(raw: Any, loc: tuple) -> tuple[Any, Any, int]:
@@ -296,7 +297,9 @@ def load_settings(root: Path) -> tuple[ProjectSettings, list[Diagnostic]]:
     path = root / SETTINGS_FILE
     if not path.exists():
         return ProjectSettings(), []
-    text = path.read_text(encoding="utf-8")
+    text, problem = read_spec_file(path, SETTINGS_FILE)
+    if problem is not None:
+        return ProjectSettings(), [problem]
     try:
         raw = load_yaml(text) or LineDict()
     except YamlSyntaxError as exc:
@@ -305,7 +308,16 @@ def load_settings(root: Path) -> tuple[ProjectSettings, list[Diagnostic]]:
         settings = ProjectSettings.model_validate(raw)
     except ValidationError as exc:
         return ProjectSettings(), pydantic_diagnostics(SETTINGS_FILE, ProjectSettings, raw, exc)
+    attach_lines(settings, raw)
     return settings, _duplicate_keys(SETTINGS_FILE, raw)
+
+
+def _is_dir(path: Path) -> bool:
+    # Path.is_dir raises for some unusable names (too long, ...): those are no directory either.
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def load_spec(root: Path | str) -> LoadedSpec:
@@ -316,21 +328,77 @@ def load_spec(root: Path | str) -> LoadedSpec:
     loaded = LoadedSpec(root=root, settings=settings, diagnostics=list(diags))
     checks_dir = root / settings.checks.dir
     loaded.checks_dir = settings.checks.dir
+    if not _is_dir(spec_root):
+        # Reading nothing would pass as an empty spec; name the setting that points nowhere.
+        loaded.diagnostics.append(Diagnostic(
+            SETTINGS_FILE, settings.line("specs") or 1,
+            f"`specs: {settings.specs}` names no directory beside {SETTINGS_FILE}; write the folder that holds "
+            "your spec YAML files, relative to assay.yml (or `.` for this one).", "SPEC_SETTINGS",
+        ))
+        return loaded
     yaml_files = sorted(
         p
         for p in list(spec_root.rglob("*.yml")) + list(spec_root.rglob("*.yaml"))
         if p.name != SETTINGS_FILE
+        and not p.is_dir()  # a folder named like a spec file: its contents are found by rglob
         and not _is_under(p, checks_dir)
         and not any(part.startswith(".") or part in _NOT_SPEC_DIRS for part in p.relative_to(spec_root).parts[:-1])
     )
     for path in yaml_files:
         rel = _rel(path, root)
         loaded.files.append(rel)
-        _load_document(loaded, rel, path.read_text(encoding="utf-8"))
-    if checks_dir.is_dir():
+        text, problem = read_spec_file(path, rel)
+        if problem is not None:
+            loaded.diagnostics.append(problem)
+            # What can be read of it still names its entities and target, so that the rest of
+            # the project does not echo the one problem as "no mapping feeds" refusals.
+            _remember_unparsed(loaded, text)
+            continue
+        _load_document(loaded, rel, text)
+    if _is_dir(checks_dir):
         for path in sorted(checks_dir.rglob("*.sql")):
-            loaded.check_files.append((_rel(path, root), path.read_text(encoding="utf-8")))
+            rel = _rel(path, root)
+            text, problem = read_spec_file(path, rel)
+            if problem is not None:
+                loaded.diagnostics.append(problem)
+                continue
+            loaded.check_files.append((rel, text))
     return loaded
+
+
+def read_spec_file(path: Path, rel: str) -> tuple[str, Optional[Diagnostic]]:
+    """The text of one spec file, and a diagnostic saying why it cannot be read and what to do.
+
+    With a diagnostic, the text is what could be read (undecodable bytes replaced), for
+    echo suppression only.
+
+    Spec files are UTF-8. Anything else (a file saved as Latin-1 or UTF-16, stray binary
+    bytes, a file the user may not read) is a refusal naming the file and, for bytes that
+    do not decode, the byte offset and line of the first one, never a traceback.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return "", Diagnostic(rel, 1, f"cannot be read ({reason}); make it a readable file or move it out of the spec directory.", "SPEC_UNREADABLE")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        readable = data.decode("utf-8", errors="replace")
+        offset = exc.start
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        byte = data[offset]
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            what = "it is saved as UTF-16 (it starts with a UTF-16 byte-order mark)"
+        else:
+            what = f"byte {offset} (line {line}, column {column}) is 0x{byte:02x}, which is not UTF-8"
+        return readable, Diagnostic(
+            rel, line,
+            f"not UTF-8 text: {what}. assay reads spec files as UTF-8; save the file as UTF-8 "
+            "(for example `iconv -f <its encoding> -t UTF-8`) or remove the stray bytes.",
+            "SPEC_ENCODING",
+        )
 
 
 def _salvage(loaded: LoadedSpec, model, raw: LineDict):

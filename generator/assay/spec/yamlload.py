@@ -18,6 +18,10 @@ class LineDict(dict):
     line: int = 0
     key_lines: dict
 
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.key_lines = {}
+
     def line_of(self, key: str) -> int:
         return self.key_lines.get(key, self.line)
 
@@ -28,6 +32,10 @@ class LineList(list):
     line: int = 0
     item_lines: list
 
+    def __init__(self, *args: Any):
+        super().__init__(*args)
+        self.item_lines = []
+
     def line_of(self, index: int) -> int:
         if 0 <= index < len(self.item_lines):
             return self.item_lines[index]
@@ -35,7 +43,19 @@ class LineList(list):
 
 
 class _Loader(yaml.SafeLoader):
-    pass
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        # PyYAML's own constructors raise plain ValueError and friends for a value that does
+        # not fit its explicit tag (`!!int x`, `!!float y`, bad base64 after `!!binary`); give
+        # them the node's position so they are reported like any other YAML mistake.
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the value {node.value!r} does not fit its tag {node.tag} ({exc})"
+                if isinstance(node, yaml.ScalarNode) else f"a {node.tag} node cannot be read ({exc})", node.start_mark,
+            ) from None
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
@@ -106,6 +126,15 @@ def load_yaml(text: str) -> Any:
                 message += f"; {advice}"
                 break
         raise YamlSyntaxError(line, message) from None
+    except yaml.reader.ReaderError as exc:
+        # A control character (NUL, ESC, ...) that YAML forbids anywhere in a document.
+        line = text.count("\n", 0, exc.position) + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise YamlSyntaxError(
+            line,
+            f"the character U+{ord(char):04X} is not allowed in YAML; delete it, or write it as an escape such as "
+            f"\"\\u{ord(char):04X}\" inside a double-quoted value",
+        ) from None
     except yaml.YAMLError as exc:  # pragma: no cover - defensive
         raise YamlSyntaxError(1, str(exc)) from None
 
