@@ -16,7 +16,7 @@ fixed day (START) and moves one day per load: nothing depends on the wall clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -64,11 +64,23 @@ def _categories(plan) -> dict:
     return out
 
 
+def _pin_clock(project: SQLMeshProject) -> None:
+    """Start the project's clock at START, and its models the day before (SQLMesh's default
+    start is the day before the wall clock's today)."""
+    import yaml
+
+    path = project.path / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    config.setdefault("model_defaults", {})["start"] = (START - timedelta(days=1)).strftime("%Y-%m-%d")
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    project.clock = START
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory, engine) -> dict:
     root = tmp_path_factory.mktemp(f"sqlmesh_multiload_{engine.id}")
     project: SQLMeshProject = engine.sqlmesh_project(root / "project", SPEC, "multiload_sqlmesh")
-    project.clock = START
+    _pin_clock(project)
     wh = Warehouse(SPEC)
     bronze = Bronze()
     out: dict = {}
