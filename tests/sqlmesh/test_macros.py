@@ -241,8 +241,9 @@ def test_audit_queries_return_the_violations(con):
     con.execute(
         "create or replace table bronze.raw as select * from (values "
         "('l1', '2026-01-05T10:00:00Z', 'r1'), ('l1', 'not a time', 'r2'), (NULL, '2026-01-05', 'r3'), "
-        "('l1', '2026-01-05', 'r4'), ('l1', '2026-01-05', 'r4')) as v(_load_id, _ingested_at, _source_row_id)"
+        "('l1', '2026-01-05', 'r4'), ('l1', '2026-01-05', 'r4'), ('l2', '2026-01-06', 'r1')) as v(_load_id, _ingested_at, _source_row_id)"
     )
+    # r4 repeats within l1 (corrupt); r1 comes back in l2 (a re-delivery, decision 0014: not a violation)
     rows = con.execute(render_sql("@assay_ingestion_metadata_violations(bronze.raw)")).fetchall()
     assert sorted(rows) == [("duplicate_source_row_id", "r4"), ("missing_metadata", "r3"), ("unparseable_ingested_at", "r2")]
     fresh = render_sql("@assay_freshness_violations(bronze.raw, 24)", execution_ts="2026-01-05 20:00:00")
@@ -250,16 +251,23 @@ def test_audit_queries_return_the_violations(con):
     stale = render_sql("@assay_freshness_violations(bronze.raw, 6)", execution_ts="2026-01-06 20:00:00")
     assert len(con.execute(stale).fetchall()) == 1
 
-    con.execute("create or replace table bronze.raw as select * from (values ('r1'), ('r2'), ('r3'), ('r4')) v(_source_row_id)")
-    con.execute("create or replace table e as select 'm' as _mapping, 'r1' as _source_row_id, 'k' as k, ['x'] as _quality_flags")
-    con.execute("create or replace table s as select 'm' as _mapping, 'r2' as _source_row_id, 'deduped' as _route")
+    # a bronze row is one delivery: (_source_row_id, _load_id); r2 was delivered twice (decision 0014)
     con.execute(
-        "create or replace table rej as select 'raw' as source_relation, 'r3' as _source_row_id, NULL::timestamp as resolved_at "
-        "union all select 'raw', 'r1', NULL::timestamp"
+        "create or replace table bronze.raw as select * from (values ('r1', 'l1'), ('r2', 'l1'), ('r2', 'l2'), ('r3', 'l1'), ('r4', 'l1')) "
+        "v(_source_row_id, _load_id)"
+    )
+    con.execute("create or replace table e as select 'm' as _mapping, 'r1' as _source_row_id, 'l1' as _load_id, 'k' as k, ['x'] as _quality_flags")
+    con.execute(
+        "create or replace table s as select 'm' as _mapping, 'r2' as _source_row_id, 'l1' as _load_id, 'deduped' as _route "
+        "union all select 'm', 'r2', 'l2', 'deduped'"
+    )
+    con.execute(
+        "create or replace table rej as select 'raw' as source_relation, 'r3' as _source_row_id, 'l1' as _load_id, NULL::timestamp as resolved_at "
+        "union all select 'raw', 'r1', 'l1', NULL::timestamp"
     )
     conservation = render_sql("@assay_conservation_violations(e, s, rej, (('m', 'raw', bronze.raw)))")
-    # r1 placed twice (entity and an open reject), r4 nowhere
-    assert sorted(con.execute(conservation).fetchall()) == [("raw", "r1", 2), ("raw", "r4", 0)]
+    # r1 placed twice (entity and an open reject), r4 nowhere; both deliveries of r2 deduped once each
+    assert sorted(con.execute(conservation).fetchall()) == [("raw", "r1", "l1", 2), ("raw", "r4", "l1", 0)]
     assert con.execute(render_sql("@assay_fail_rule_violations(e, 'x', _quality_flags)")).fetchall() != []
     con.execute("create or replace table keys as select * from (values ('a', 1), ('a', 1), (NULL, 1), (NULL, 1)) v(k1, k2)")
     assert con.execute(render_sql("@assay_key_uniqueness_violations(keys, (k1, k2))")).fetchall() == [("a", 1, 2)]
