@@ -31,12 +31,16 @@ class AssayGroup(click.Group):
             sys.exit(code)
         return code
 
+    def invoke(self, ctx: click.Context) -> None:
+        # A command's return value is never an exit code: only what it raises decides that.
+        super().invoke(ctx)
+
 
 def run_reporting_errors(invoke) -> int:
     """Call `invoke` (Click's non-standalone main) and map every way it can end to an exit code."""
     try:
         rv = invoke()
-        # Non-standalone Click returns the code of an explicit `Exit`, or the command's value.
+        # Non-standalone Click returns the code of an explicit `Exit` (commands return None).
         return rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
     except AssayError as exc:
         for line in exc.out:
