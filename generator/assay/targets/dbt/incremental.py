@@ -15,11 +15,11 @@ What one build does (docs/incremental.md says what it does not):
   (decision 0014): the latest one supersedes the others, which become `deduped`
   and leave the key dedupe; a stored winner superseded this way hands its key to
   the rows that remain;
-- of those, a row older than the window start (the newest `_ingested_at` in the
-  ledger minus the lag) is *late*: it is not ranked or judged, and goes to the
+- of the latest deliveries, one older than the window start (the newest `_ingested_at`
+  in the ledger minus the lag) is *late*: it is not ranked or judged, and goes to the
   reject table under the reserved rule `_late_arrival`, so that conservation
   still places it and an operator can find it;
-- every other new row is ranked together with the stored rows of its key,
+- every other latest delivery is ranked together with the stored rows of its key,
   using the same total order as a full rebuild; rows whose rank changed are
   written back: a new winner is judged, an unseated incumbent becomes
   `deduped`, and an incumbent that keeps its place is left exactly as stored.
