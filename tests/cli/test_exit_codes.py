@@ -221,6 +221,9 @@ def _postgres_project(tmp_path: Path) -> Path:
         ["check", "list"],
         ["checks", "some-run"],
         ["replay", "order", "--spec", str(EXAMPLE)],
+        ["maintain", "--spec", str(EXAMPLE)],
+        ["explain", "order", "O-1", "--spec", str(EXAMPLE)],
+        ["report", "--json", "--spec", str(EXAMPLE)],
     ],
 )
 def test_a_warehouse_that_refuses_connections_is_named_with_its_cause(tmp_path, args):

@@ -41,11 +41,8 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     if key and len(key) != len(ent.key):
         raise AssayUsageError(f"{entity} has the key ({', '.join(ent.key)}): give {len(ent.key)} "
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
-    try:
-        conn, dialect = connect(project_dir, profiles_dir, read_only=True)
-    except Exception as exc:  # the driver's own error: name the cause, never a traceback
-        raise WarehouseError(f"cannot connect to the warehouse of the dbt project {project_dir}: {exc}; "
-                             "check its profiles.yml, that the warehouse is running and that dbt build has run") from None
+    # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+    conn, dialect = connect(project_dir, profiles_dir, read_only=True)
     cur = conn.cursor()
     mark = "?" if dialect == "duckdb" else "%s"
 

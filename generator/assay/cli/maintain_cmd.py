@@ -43,17 +43,13 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     command that ever deletes a row.
     """
     from ..api import load_project
-    from ..errors import WarehouseError
     from ..retention import maintain
     from ..runtime.warehouse import connect
 
     now = _parse_now(now_text)
     project = load_project(spec_dir or project_dir / "spec")  # a SpecError carries its own exit code
-    try:
-        conn, dialect = connect(project_dir, profiles_dir)
-    except Exception as exc:  # the driver's own error: name the cause, never a traceback
-        raise WarehouseError(f"cannot connect to the warehouse of the dbt project {project_dir}: {exc}; "
-                             "check its profiles.yml and that the warehouse is running") from None
+    # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+    conn, dialect = connect(project_dir, profiles_dir)
     try:
         done = maintain(conn, dialect, project, now, dry_run=dry_run)
     finally:

@@ -34,11 +34,8 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 
     now = _parse_now(now_text)
     project = load_project(spec_dir or project_dir / "spec")
-    try:
-        conn, dialect = connect(project_dir, profiles_dir, read_only=True)
-    except Exception as exc:  # the driver's own error: name the cause, never a traceback
-        raise WarehouseError(f"cannot connect to the warehouse of the dbt project {project_dir}: {exc}; "
-                             "check its profiles.yml, that the warehouse is running and that dbt build has run") from None
+    # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+    conn, dialect = connect(project_dir, profiles_dir, read_only=True)
     cur = conn.cursor()
     mark = "?" if dialect == "duckdb" else "%s"
 
