@@ -5,12 +5,14 @@ meta schema, and `assay checks RUN_ID --json` prints 000's exact sentences."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from assay.cli.main import cli
+from tests.support import dbtresults
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
 
@@ -137,10 +139,17 @@ class DeclaredChecks:
         )])
         proc = project.dbt("build")
         assert proc.returncode != 0
-        assert "CHECK_FAILED" in proc.stdout
-        for cid in ("GRAIN_UNIQUE", "TEMP_PRESENT", "HUMIDITY_IN_RANGE"):
-            assert f"{cid}: " in proc.stdout, proc.stdout[-3000:]
-        assert "HOURLY: " not in proc.stdout and "ENOUGH_ROWS: " not in proc.stdout
+        # the entity alone failed, with CHECK_FAILED naming exactly the three required checks
+        assert dbtresults.not_ok(project) == {"model.assay_it.reading": "error", "model.assay_it.mart_data_quality": "skipped"}
+        detail, candidate = dbtresults.check_failed(project, "model.assay_it.reading")
+        assert detail == (
+            "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows, first at (A, 2026-03-01 00:00:00); "
+            "TEMP_PRESENT: column 'temp_c' is null on 2 of 3 rows, above the declared ceiling of 250000 ppm; "
+            "HUMIDITY_IN_RANGE: column 'humidity' holds '-3.0', outside the declared range [0, 100] (2 values outside)"
+        ), detail
+        # the candidate holds the failing rows
+        assert sorted(project.query(f"select reading_id, humidity, temp_c from {candidate} order by reading_id")) == [
+            ("r5", Decimal("104.5"), None), ("r6", Decimal("50.0"), None), ("r7", Decimal("-3.0"), Decimal("9.0"))]
         second = run_id(project)
         assert second != first
         assert published(project) == ["r1", "r2", "r3", "r4"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import dbtresults
 from tests.support.corpus import PRECEDENCE, Relation
 from tests.support.dbtproject import make_project
 from tests.support.outcomes import observe
@@ -84,6 +85,18 @@ def test_rejects_record_every_failed_rule(project):
     assert list(flags["cd_01"]) == ["code_flag_unique"]
 
 
+def _only_failed_test(project):
+    """(unique_id, failing rows) of the one node of the last build that failed or errored."""
+    bad = {uid: r["status"] for uid, r in dbtresults.nodes(project).items() if r["status"] in ("fail", "error")}
+    assert len(bad) == 1 and list(bad.values()) == ["fail"], bad
+    uid = next(iter(bad))
+    return uid, dbtresults.failing_rows(project, uid)
+
+
+def _srids(rows) -> set:
+    return {v for row in rows for v in row if isinstance(v, str) and v[:3] in ("ln_", "cd_")}
+
+
 def test_fail_beats_quarantine_and_stops_the_entity(project):
     """A row failing `amount_range_min` (fail) and `status_in_set` (quarantine) stops the run:
     the entity keeps its published rows and the reject table does not take the row."""
@@ -93,7 +106,11 @@ def test_fail_beats_quarantine_and_stops_the_entity(project):
         before = project.query('select count(*) from silver."q_line"')
         proc = project.dbt("build", "--select", "+q_line")
         assert proc.returncode != 0
-        assert "assay_fail_rule" in proc.stdout and "amount_range_min" in proc.stdout
+        # exactly the `fail` rule's test failed, on exactly the bad row; the entity was skipped
+        uid, rows = _only_failed_test(project)
+        assert uid.startswith("test.assay_it.assay_fail_rule") and "amount_range_min" in uid, uid
+        assert _srids(rows) == {"ln_10"}, rows
+        assert dbtresults.statuses(project)["model.assay_it.q_line"] == "skipped"
         assert project.query('select count(*) from silver."q_line"') == before
         staged = project.query("select _route, _failed_rules from silver.\"q_line__staged\" where _source_row_id = 'ln_10'")
         assert staged[0][0] == "failed" and list(staged[0][1]) == ["amount_range_min", "status_in_set"]
@@ -108,6 +125,9 @@ def test_unique_at_fail_stops_the_run(project):
     try:
         proc = project.dbt("build", "--select", "+q_code")
         assert proc.returncode != 0
-        assert "code_fail_unique" in proc.stdout
+        uid, rows = _only_failed_test(project)
+        assert uid.startswith("test.assay_it.assay_fail_rule") and "code_fail_unique" in uid, uid
+        assert _srids(rows) == {"cd_01", "cd_07"}, rows  # both rows sharing X1
+        assert dbtresults.statuses(project)["model.assay_it.q_code"] == "skipped"
     finally:
         project.load_bronze([CODES])

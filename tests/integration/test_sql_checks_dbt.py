@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 from assay.runtime.bronze import load_csv_dir_duckdb
+from tests.support import dbtresults
 from tests.support.dbtproject import make_project
 
 pytestmark = pytest.mark.slow
@@ -51,8 +52,15 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
 
     proc = project.dbt("build")
     assert proc.returncode != 0
-    assert "CHECK_FAILED: silver.order/no_refunds: returned 1 row" in proc.stdout
+    # only the order entity failed, and only because of the blocking SQL check
+    assert dbtresults.not_ok(project) == {"model.assay_it.order": "error", "model.assay_it.mart_data_quality": "skipped",
+                                          "test.assay_it.assay_coverage__every_customer_ordered": "skipped"}, dbtresults.not_ok(project)
+    detail, candidate = dbtresults.check_failed(project, "model.assay_it.order")
+    assert detail == "silver.order/no_refunds: returned 1 row"
+    # the candidate holds the refunded order the check returned
+    assert project.query(f"select order_id, status from {candidate} where status = 'refunded'") == [("O-1", "refunded")]
     assert "assay: check silver.order/no_huge_orders warned: 1 rows" in proc.stdout
+    first_run = json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
     # a first build whose blocking check fails stays unpublished
     assert not project.query("select * from information_schema.tables where table_schema = 'silver' and table_name = 'order'")
     got = {r["check_id"]: (r["passed"], r["detail"]) for r in _results(project)}
@@ -69,15 +77,26 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     got = {r["check_id"]: (r["passed"], r["detail"]) for r in _results(project)}
     assert got["silver.order/no_refunds"] == (True, "returned no rows, as expected")
 
-    # `assay check list`: every result of both runs, newest first
+    # `assay check list`: every result of both runs, newest first. The clock is injected: the
+    # first run's results are dated a day back, so the order never relies on time passing
+    # between the two builds.
+    conn = project.connect()
+    try:
+        conn.execute("update assay_meta.assay_check_results set recorded_at = recorded_at - interval 1 day "
+                     f"where run_id = '{first_run}'")
+    finally:
+        conn.close()
     res = CliRunner().invoke(cli, ["check", "list", "--project", str(project.path), "--output", "json"])
     assert res.exit_code == 0, res.output
-    listed = [(i["check"], i["outcome"], i["rows"], i["on_failure"]) for i in json.loads(res.output)]
-    assert listed[:3] == [
-        ("silver.order/no_refunds", "passed", "0", "block"),
-        ("silver.order/no_huge_orders", "warned", "1", "warn"),
-        ("ENOUGH_ORDERS", "passed", "", "advisory"),
+    second_run = json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
+    listed = [(i["run"], i["check"], i["outcome"], i["rows"], i["on_failure"]) for i in json.loads(res.output)]
+    assert listed == [
+        (second_run, "silver.order/no_refunds", "passed", "0", "block"),
+        (second_run, "silver.order/no_huge_orders", "warned", "1", "warn"),
+        (second_run, "ENOUGH_ORDERS", "passed", "", "advisory"),
+        (first_run, "silver.order/no_refunds", "FAILED", "1", "block"),
+        (first_run, "silver.order/no_huge_orders", "warned", "1", "warn"),
+        (first_run, "ENOUGH_ORDERS", "passed", "", "advisory"),
     ]
-    assert ("silver.order/no_refunds", "FAILED", "1", "block") in listed[3:]
     text = CliRunner().invoke(cli, ["check", "list", "--project", str(project.path)]).output
     assert text.splitlines()[0].split() == ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]

@@ -15,9 +15,18 @@ def run_results(project) -> dict:
     return json.loads((project.path / "target" / "run_results.json").read_text())
 
 
+_TEST_HASH = re.compile(r"\.[0-9a-f]{10}$")
+
+
+def _uid(unique_id: str) -> str:
+    """A test's unique_id without the hash dbt appends to long test names."""
+    return _TEST_HASH.sub("", unique_id) if unique_id.startswith("test.") else unique_id
+
+
 def nodes(project) -> dict[str, dict]:
-    """unique_id -> that node's result (status, message, failures, compiled_code, ...)."""
-    return {r["unique_id"]: r for r in run_results(project)["results"]}
+    """unique_id (tests without dbt's hash suffix) -> that node's result (status, message,
+    failures, compiled_code, ...)."""
+    return {_uid(r["unique_id"]): r for r in run_results(project)["results"]}
 
 
 def statuses(project) -> dict[str, str]:
