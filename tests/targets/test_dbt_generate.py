@@ -171,3 +171,41 @@ def test_removed_entity_files_are_deleted(tmp_path):
     assert "models/assay/order/order.sql" in result.report.removed
     assert not (project_dir / "models" / "assay" / "order").exists()
     assert (project_dir / "models" / "assay" / "customer" / "customer__current.sql").exists()
+
+
+# --------------------------------------------------------------------------- deliveries (decision 0014)
+KITCHEN_SINK = ROOT / "tests" / "fixtures" / "specs" / "kitchen_sink"
+
+
+def _cte_line(text: str, cte: str) -> str:
+    lines = text.splitlines()
+    return lines[lines.index(f"{cte} as (") + 1]
+
+
+def test_deliveries_are_ranked_only_where_bronze_carries_the_ingestion_metadata():
+    files = generate_dbt(load_project(KITCHEN_SINK))
+    delivery = (
+        "    select *, case when _source_row_id is null then 1 else row_number() over "
+        "(partition by _mapping, _source_row_id order by _ingested_at desc nulls last, _load_id desc nulls last) end as _delivery_rank"
+    )
+    # dedupe without quality, and dedupe with quality: both rank deliveries
+    for entity in ("deduped_only", "sale"):
+        staged = files[f"models/assay/{entity}/{entity}__staged.sql"]
+        assert _cte_line(staged, "delivered") == delivery
+        # only latest deliveries compete for a key; superseded ones are routed deduped first
+        assert _cte_line(staged, "ranked").startswith("    select *, case when _delivery_rank = 1 then row_number() over (partition by _delivery_rank = 1, ")
+        assert "        when _delivery_rank > 1 then 'deduped'\n        when _dedupe_rank > 1 then 'deduped'" in staged
+    # no ingestion metadata: no source row identity, so every row is its own latest delivery
+    plain = files["models/assay/plain/plain__staged.sql"]
+    assert _cte_line(plain, "delivered") == "    select *, 1 as _delivery_rank"
+    assert _cte_line(plain, "ranked") == "    select *, case when _delivery_rank = 1 then 1 end as _dedupe_rank"
+
+
+def test_the_dedupe_order_ends_with_the_source_row_then_its_delivery():
+    project = load_project(KITCHEN_SINK)
+    order = {e.name: [k.column for k in e.dedupe] for e in project.entities if e.dedupe}
+    assert order == {
+        "product": ["_ingested_at", "_load_id", "_source_row_id"],  # tie_break already names _load_id
+        "sale": ["sold_at", "_load_id", "_source_row_id"],
+        "deduped_only": ["_ingested_at", "_source_row_id", "_load_id"],  # _load_id settles two mappings' ties
+    }
