@@ -6,9 +6,13 @@ written by this project, so passing it is evidence, not tuning.
 
 from __future__ import annotations
 
+from datetime import datetime
+from decimal import Decimal
+
 import pytest
 
 from tests.support.corpus import DIRTY, dirty_corpus
+from tests.support import dbtresults
 from tests.support.dbtproject import make_project
 from tests.support.outcomes import observe
 
@@ -23,6 +27,54 @@ DIVERGENT = {"num_007": "flag", "num_011": "flag", "num_012": "flag"}
 # `emoji_zwj_sequence` specimen, which contains it, is expected to pass), and a lone U+0301
 # is in NFC, within length, unique and allowed. See docs/decisions/0002-corpus-rows-the-spec-cannot-flag.md.
 SPEC_CANNOT_FLAG = {("dirty_name", "uni_004"): "pass", ("dirty_name", "uni_017"): "pass"}
+
+# The blocking ingestion audit on bronze.dirty__keys, and the rows it returns for each `fail`
+# specimen of keys.csv (failure, _source_row_id), written from the CSV by hand.
+INGESTION_AUDIT = "test.assay_it.assay_ingestion_metadata__dirty__keys"
+INGESTION_FAILURES = {
+    "key_dup": [("duplicate_source_row_id", "key_dup")],
+    "null_source_row_id": [("missing_metadata", None)],
+    "null_ingested_at": [("missing_metadata", "key_017")],
+    "uncastable_ingested_at": [("unparseable_ingested_at", "key_018")],
+    "null_load_id": [("missing_metadata", "key_019")],
+}
+
+
+# Kept rows' typed values, written by hand from the raw text of the corpus CSVs (numerics.csv,
+# dates.csv, extremes.csv): decimal(38,9) rounds half away from zero at the 9th place, ISO 8601
+# offsets are converted to UTC, a date-only value is midnight, an empty field is NULL.
+TYPED_VALUES = [
+    ("dirty_number", "amount", {
+        "num_001": Decimal("12.50"), "num_007": Decimal("1200"), "num_008": None, "num_010": Decimal("0"),
+        "num_011": Decimal("12.50"), "num_012": Decimal("12.50"), "num_018": Decimal("12.5"), "num_019": Decimal("-45.00"),
+    }),
+    ("dirty_date", "observed_at", {
+        "dat_001": datetime(2025, 12, 31), "dat_005": datetime(2025, 12, 30, 21), "dat_006": datetime(2025, 12, 30, 21),
+        "dat_011": datetime(2024, 2, 29), "dat_014": datetime(1970, 1, 1), "dat_015": datetime(9999, 12, 31), "dat_016": None,
+    }),
+    ("dirty_decimal_extreme", "value", {
+        "ext_001": Decimal("99999999999999999999999999999.999999999"),
+        "ext_002": Decimal("-99999999999999999999999999999.999999999"),
+        "ext_004": Decimal("0.000000001"), "ext_005": Decimal("0.000000001"), "ext_006": Decimal("0"),
+    }),
+    ("dirty_integer_extreme", "value", {"ext_010": 9223372036854775807, "ext_011": -9223372036854775808}),
+    ("dirty_timestamp_extreme", "value", {
+        "ext_014": datetime(1970, 1, 1), "ext_015": datetime(9999, 12, 31, 23, 59, 59), "ext_016": datetime(1, 1, 1),
+    }),
+]
+
+
+def expected_outcome(e) -> str:
+    want = {"dedupe_winner": "pass"}.get(e.outcome, e.outcome)
+    if want == "dialect_divergent":
+        want = DIVERGENT[e.source_row_id]
+    return SPEC_CANNOT_FLAG.get((e.entity, e.source_row_id), want)
+
+
+def _rule_list(value) -> list:
+    if value is None:
+        return []
+    return [v for v in value.split(",") if v] if isinstance(value, str) else list(value)
 
 
 def _build(root, engine, pg=None):
@@ -115,6 +167,45 @@ class CorpusSuite:
         assert all(r[3] == 0 and r[5] == 0 and r[6] == 0 for r in rule_rows.values())
 
 
+    def test_kept_rows_hold_the_typed_values_the_csv_spells(self, built):
+        project, _corpus, _ = built
+        for entity, column, want in TYPED_VALUES:
+            got = dict(project.query(f'select _source_row_id, "{column}" from silver."{entity}"'))
+            assert {srid: got.get(srid, "absent") for srid in want} == want, (entity, column)
+
+    def test_mart_accounts_for_every_entity_and_every_rule(self, built):
+        project, corpus, _ = built
+        rows = project.query(
+            "select entity, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped from gold.mart_data_quality"
+        )
+        acct = {r[0]: r[3:] for r in rows if r[1] == "(entity)"}
+        entities = sorted({e.entity for e in corpus.expectations})
+        assert sorted(acct) == entities
+        for entity in entities:
+            labels = [expected_outcome(e) for e in corpus.expectations if e.entity == entity]
+            kept = sum(o in ("pass", "flag", "unknown_member") for o in labels)
+            quarantined, deduped = labels.count("quarantine"), labels.count("dedupe_loser")
+            assert kept + quarantined + deduped == len(labels), (entity, labels)
+            # bronze = kept + quarantined + deduped, each count from the CSV labels
+            assert acct[entity] == (kept + quarantined, 0, quarantined, deduped), entity
+            assert project.query(f'select count(*) from silver."{entity}"') == [(kept,)], entity
+        # every rule row: rows_failed = the rank-1 rows it fired on, read back from the rows
+        # themselves (flags of kept rows, failed rules of open rejects); population counts 0
+        rule_rows = {(r[0], r[1]): r for r in rows if r[1] != "(entity)"}
+        assert {e for e, _ in rule_rows} <= set(entities)
+        for entity in entities:
+            fired: dict = {}
+            for (flags,) in project.query(f'select _quality_flags from silver."{entity}"'):
+                for rule in _rule_list(flags):
+                    fired[rule] = fired.get(rule, 0) + 1
+            for (rules,) in project.query(f'select failed_rules from silver."{entity}__reject" where resolved_at is null'):
+                for rule in _rule_list(rules):
+                    fired[rule] = fired.get(rule, 0) + 1
+            mine = {rule: r for (e, rule), r in rule_rows.items() if e == entity}
+            assert set(fired) <= set(mine), (entity, set(fired) - set(mine))
+            assert {rule: r[4] for rule, r in mine.items()} == {rule: fired.get(rule, 0) for rule in mine}, entity
+            assert all(r[3] == 0 and r[5] == 0 and r[6] == 0 for r in mine.values()), entity
+
     def test_every_fail_row_stops_the_run(self, built, tmp_path):
         """Each `fail` specimen alone trips the blocking ingestion-metadata audit."""
         project, _corpus, _ = built
@@ -137,13 +228,24 @@ class CorpusSuite:
                 project.load_bronze([type(keys)(keys.name, keys.columns, rows)])
                 proc = project.dbt("test", "--select", "source:bronze.dirty__keys")
                 assert proc.returncode != 0, f"{case} did not fail the ingestion audit"
-                assert "assay_ingestion_metadata" in proc.stdout
+                # exactly the ingestion audit failed, on exactly this specimen's rows
+                assert set(dbtresults.not_ok(project)) == {INGESTION_AUDIT}, dbtresults.not_ok(project)
+                assert dbtresults.failing_rows(project, INGESTION_AUDIT) == INGESTION_FAILURES[case], case
             # All fail rows at once: the whole build of the entity stops before publishing anything new.
             project.load_bronze([keys])
-            before = project.query('select count(*) from silver."dirty_key"')
+            before = project.query('select * from silver."dirty_key" order by _source_row_id')
             proc = project.dbt("build", "--select", "+dirty_key")
             assert proc.returncode != 0
-            assert project.query('select count(*) from silver."dirty_key"') == before
+            assert dbtresults.not_ok(project) == {
+                INGESTION_AUDIT: "fail",
+                "model.assay_it.dirty_key__staged": "skipped",
+                "model.assay_it.dirty_key__reject": "skipped",
+                "model.assay_it.dirty_key": "skipped",
+                "test.assay_it.assay_reconcile__key_amount_matches_row": "skipped",
+            }, dbtresults.not_ok(project)
+            assert dbtresults.failing_rows(project, INGESTION_AUDIT) == sorted(
+                (r for rows in INGESTION_FAILURES.values() for r in rows), key=repr)
+            assert project.query('select * from silver."dirty_key" order by _source_row_id') == before
         finally:
             project.load_bronze([type(keys)(keys.name, keys.columns, clean)])
 
