@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import dbtresults
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
 from tests.support.outcomes import observe
@@ -107,10 +108,7 @@ class TestKitchenSinkDuckDB(KitchenSink):
         p.load_bronze(BRONZE)
         proc = p.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
-        assert "WARN 1 assay_coverage__every_store_sells" in proc.stdout
-        # S1: 2 items for 12.00, S3: 3 items for 1.30; both differ by more than 0.5
-        assert "WARN 2 assay_reconcile__qty_matches_price" in proc.stdout
-        assert "PASS assay_reconcile__qty_by_store" in proc.stdout
+        _assert_cross_entity_checks(p)
         return p
 
 
@@ -123,4 +121,23 @@ class TestKitchenSinkPostgres(KitchenSink):
         p.load_bronze(BRONZE)
         proc = p.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
+        _assert_cross_entity_checks(p)
         return p
+
+
+def _assert_cross_entity_checks(project):
+    """The flag-level checks warn with their counts, the fail-level one passes, and nothing else
+    of the build warned, failed or was skipped (read from run_results.json, not the log)."""
+    nodes = dbtresults.nodes(project)
+    by_name = {uid.split(".")[2]: r for uid, r in nodes.items() if uid.startswith("test.")}
+    coverage = next(r for n, r in by_name.items() if n.startswith("assay_coverage__every_store_sells"))
+    matches = next(r for n, r in by_name.items() if n.startswith("assay_reconcile__qty_matches_price"))
+    by_store = next(r for n, r in by_name.items() if n.startswith("assay_reconcile__qty_by_store"))
+    assert (coverage["status"], coverage["failures"]) == ("warn", 1)
+    # S1: 2 items for 12.00, S3: 3 items for 1.30; both differ by more than 0.5
+    assert (matches["status"], matches["failures"]) == ("warn", 2)
+    assert (by_store["status"], by_store["failures"]) == ("pass", 0)
+    others = {uid: r["status"] for uid, r in nodes.items() if r is not coverage and r is not matches}
+    assert set(others.values()) <= {"success", "pass"}, others
+    # the store without sales is the one coverage names
+    assert [row[0] for row in project.query(coverage["compiled_code"])] == ["S2"]
