@@ -54,15 +54,20 @@ def dbt_files(project: Project) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def generate_dbt_project(spec_dir: Path | str, project_dir: Path | str, project: Optional[Project] = None) -> GenerateResult:
-    """Write the dbt nodes of a spec into an existing dbt project."""
+def generate_dbt_project(spec_dir: Path | str, project_dir: Path | str, project: Optional[Project] = None,
+                         force: Optional[bool] = None) -> GenerateResult:
+    """Write the dbt nodes of a spec into an existing dbt project.
+
+    Nothing is written when a file assay would write is not assay's (`report.conflicts`) or is
+    assay's but was edited by hand (`report.modified`); `force=True` overwrites the edited ones.
+    """
     from .targets.dbt import PACKAGE_DIR
 
     project = project or load_project(spec_dir)
     require_entities(project, spec_dir)
     project_dir = Path(project_dir)
-    report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint)
+    report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint, force=force)
     changed = False
-    if not report.conflicts:
+    if not report.refused:
         changed = ensure_package_entry(project_dir, PACKAGE_DIR)
     return GenerateResult(project, report, changed)

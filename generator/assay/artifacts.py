@@ -2,18 +2,29 @@
 
 Every file assay writes is listed in `.assay/manifest.json` with its digest.
 A re-generation rewrites exactly those files, removes the ones the spec no
-longer produces, and refuses to overwrite a file it does not own. Writing is
-skipped for unchanged files, so a re-run leaves the tree byte-identical.
+longer produces, and refuses to overwrite a file it does not own, or one it
+owns that the user edited since (its digest no longer matches) unless forced.
+Writing is skipped for unchanged files, so a re-run leaves the tree byte-identical.
+The manifest also records the spec directory `assay generate` read (relative to
+the project), so every later command finds the spec without `--spec`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator, Optional
 
 MANIFEST = ".assay/manifest.json"
+
+# Set by `overwriting_edits()` (the CLI's `--force`): the SQLMesh API writes through
+# write_project without a force parameter of its own, so the choice travels this way.
+_FORCE = contextvars.ContextVar("assay_overwrite_edits", default=False)
 
 
 @dataclass
@@ -25,6 +36,10 @@ class WriteReport:
     removed: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     edited: list[str] = field(default_factory=list)  # owned files patched in place (packages.yml)
+    # Owned files changed by hand since assay wrote them, which this generation would overwrite or
+    # remove; nothing is written while there are any, unless forced.
+    modified: list[str] = field(default_factory=list)
+    refused: bool = False  # True when nothing was written because of conflicts or modified files
 
 
 def _digest(text: str) -> str:
@@ -32,24 +47,66 @@ def _digest(text: str) -> str:
 
 
 def read_manifest(project_dir: Path) -> dict:
-    path = project_dir / MANIFEST
+    """The project's `.assay/manifest.json`, or an empty one when assay never generated into it."""
+    path = Path(project_dir) / MANIFEST
     if not path.exists():
         return {"files": {}}
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        # A manifest broken by hand owns nothing: every generated file then counts as the
+        # user's, so the next generation refuses instead of overwriting blindly.
+        return {"files": {}}
+    return data if isinstance(data, dict) else {"files": {}}
 
 
-def write_project(project_dir: Path, files: dict[str, str], target: str, fingerprint: str) -> WriteReport:
-    """Write `files` (relative path -> text) into `project_dir`, owning them in the manifest."""
+@contextlib.contextmanager
+def overwriting_edits() -> Iterator[None]:
+    """Within the block, generations overwrite (or remove) owned files the user edited (`--force`)."""
+    token = _FORCE.set(True)
+    try:
+        yield
+    finally:
+        _FORCE.reset(token)
+
+
+def _current_digest(path: Path) -> Optional[str]:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def write_project(project_dir: Path, files: dict[str, str], target: str, fingerprint: str,
+                  force: Optional[bool] = None) -> WriteReport:
+    """Write `files` (relative path -> text) into `project_dir`, owning them in the manifest.
+
+    Refuses (writes nothing, returns the report with `conflicts` or `modified`) when a file exists
+    that assay does not own, or when an owned file was edited since assay wrote it and this
+    generation would change or remove it; `force` (default: inside `overwriting_edits()`)
+    overwrites the edited ones. Files assay does not own are never overwritten.
+    """
     project_dir = Path(project_dir)
+    force = _FORCE.get() if force is None else force
     report = WriteReport()
-    old = read_manifest(project_dir).get("files", {})
+    manifest_before = read_manifest(project_dir)
+    old = manifest_before.get("files", {})
     # Every conflict is found before the first write: a refused generation leaves the project
     # exactly as it was, rather than half-written with files the manifest does not own.
     for rel in sorted(files):
         path = project_dir / rel
         if path.exists() and rel not in old and path.read_text(encoding="utf-8", errors="replace") != files[rel]:
             report.conflicts.append(rel)
-    if report.conflicts:
+    for rel in sorted(old):
+        path = project_dir / rel
+        now = _current_digest(path) if path.is_file() else None
+        if now is None or now == old[rel]:
+            continue  # untouched since assay wrote it (or gone): safe to rewrite
+        if rel in files and _digest(files[rel]) == now:
+            continue  # the edit is exactly what this generation writes
+        report.modified.append(rel)
+    if report.conflicts or (report.modified and not force):
+        report.refused = True
         return report
     for rel in sorted(files):
         path = project_dir / rel
@@ -72,12 +129,42 @@ def write_project(project_dir: Path, files: dict[str, str], target: str, fingerp
         "spec": fingerprint,
         "files": {rel: _digest(files[rel]) for rel in sorted(files)},
     }
-    mpath = project_dir / MANIFEST
+    if isinstance(manifest_before.get("spec_dir"), str):
+        # Recorded by the CLI (record_spec_dir); a generation through the API keeps it.
+        manifest["spec_dir"] = manifest_before["spec_dir"]
+    _write_manifest(project_dir, manifest)
+    return report
+
+
+def _write_manifest(project_dir: Path, manifest: dict) -> None:
+    mpath = Path(project_dir) / MANIFEST
     mpath.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     if not mpath.exists() or mpath.read_text(encoding="utf-8") != text:
         mpath.write_text(text, encoding="utf-8")
-    return report
+
+
+def record_spec_dir(project_dir: Path, spec_dir: Path) -> str:
+    """Remember in the manifest where the project's spec is, relative to the project; returns it.
+
+    Relative, so the project and its spec can move together (or be cloned elsewhere) and every
+    command still finds the spec without `--spec`.
+    """
+    project_dir = Path(project_dir)
+    rel = Path(os.path.relpath(Path(spec_dir).resolve(), project_dir.resolve())).as_posix()
+    manifest = read_manifest(project_dir)
+    if manifest.get("spec_dir") != rel:
+        manifest["spec_dir"] = rel
+        _write_manifest(project_dir, manifest)
+    return rel
+
+
+def recorded_spec_dir(project_dir: Path) -> Optional[Path]:
+    """The spec directory `assay generate` recorded for the project (joined to it), or None."""
+    rel = read_manifest(Path(project_dir)).get("spec_dir")
+    if not isinstance(rel, str) or not rel:
+        return None
+    return Path(os.path.normpath(Path(project_dir) / rel))
 
 
 def _prune_empty(directory: Path, stop: Path) -> None:

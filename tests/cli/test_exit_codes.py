@@ -39,8 +39,9 @@ def _tree(root: Path) -> dict[str, bytes]:
     "args, says",
     [
         (["validate", "--no-such-option"], "No such option '--no-such-option'"),
-        (["generate", "dbt", "--project", "."], "Missing option '--spec'"),
-        (["checks"], "Missing argument 'RUN_ID'"),
+        (["generate", "dbt", "--spec", "/no/such/spec"], "Directory '/no/such/spec' does not exist"),
+        (["plan"], "Missing argument 'OLD_SPEC'"),
+        (["check", "list", "--json", "--output", "yaml"], "Invalid value for '--output'"),
         (["no-such-command"], "No such command 'no-such-command'"),
         (["check", "list", "--output", "xml"], "Invalid value for '--output'"),
         (["plan", "/no/such/old", "/no/such/new"], "Directory '/no/such/old' does not exist"),
@@ -190,7 +191,8 @@ def test_a_conflicting_file_refuses_the_whole_generation(tmp_path):
     result = invoke("generate", "dbt", "--spec", str(EXAMPLE), "--project", str(project))
     assert result.exit_code == 1
     assert f"{mine}: exists and is not assay's" in result.stderr
-    assert "nothing was written. Move them away or remove them" in result.stderr
+    assert f"Error: 1 file that assay generates already exists in {project} and is not assay's; nothing was written. " \
+        "Move it away or remove it" in result.stderr
     assert _tree(project) == before  # nothing half-written beside the conflict
 
 
@@ -230,7 +232,9 @@ def test_a_warehouse_that_refuses_connections_is_named_with_its_cause(tmp_path, 
     project = _postgres_project(tmp_path)
     result = invoke(*args, "--project", str(project))
     assert result.exit_code == 1
-    assert result.stderr.startswith(
+    # Long commands say what they are doing first (plain lines: the runner is no terminal).
+    error = result.stderr[result.stderr.index("Error: "):]
+    assert error.startswith(
         "Error: cannot connect to the warehouse of profile 'shop', target 'dev' (postgres at 127.0.0.1:1/warehouse, "
         f"from {project / 'profiles.yml'}): connection to server at \"127.0.0.1\", port 1 failed: Connection refused. "
     )

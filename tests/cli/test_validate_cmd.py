@@ -113,7 +113,7 @@ def test_json_on_a_valid_spec() -> None:
 def test_a_missing_directory_is_a_usage_error(tmp_path) -> None:
     result = run(str(tmp_path / "nowhere"))
     assert result.exit_code == 3
-    assert f"{tmp_path / 'nowhere'} is not a directory; pass the folder that holds your spec YAML files." in result.stderr
+    assert f"{tmp_path / 'nowhere'} is not a directory; pass --spec with the folder that holds assay.yml (or your spec YAML files)." in result.stderr
     assert result.stdout == ""
 
 

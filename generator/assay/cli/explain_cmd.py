@@ -1,4 +1,4 @@
-"""`assay explain ENTITY [KEY ...] [--source-row-id ID] [--project DIR] [--json]`."""
+"""`assay explain ENTITY [KEY ...] [--source-row-id ID] [--project DIR] [--spec DIR] [--json]`."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ from typing import Optional
 
 import click
 
+from .common import json_option, project_option, resolve_spec, spec_option, warehouse_options
+
 
 @click.command("explain")
 @click.argument("entity")
 @click.argument("key", nargs=-1)
 @click.option("--source-row-id", default=None, help="Explain one source row (every delivery of it) instead of a key.")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
-              help="The dbt project whose profile names the warehouse (default: the current directory).")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="The spec directory (default: the project's spec/ directory).")
-@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
-@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
+@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@spec_option()
+@warehouse_options
+@json_option("Print the explanation as JSON.")
 def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str], project_dir: Path,
-                spec_dir: Optional[Path], profiles_dir: Optional[Path], as_json: bool) -> None:
+                spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str], as_json: bool) -> None:
     """Why a key is (or is not) in the entity: every bronze delivery, the transformed values, the
     coercions that failed, each rule's verdict, the dedupe and its reason, the route, the reject history.
 
@@ -31,7 +31,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     from ..explain import Explainer
     from ..runtime.warehouse import connect
 
-    project = load_project(spec_dir or project_dir / "spec")
+    project = load_project(resolve_spec(spec_dir, project_dir))
     names = [e.name for e in project.entities]
     if entity not in names:
         raise AssayUsageError(f"no entity {entity!r} in the spec; entities are {', '.join(names)}")
@@ -42,7 +42,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
         raise AssayUsageError(f"{entity} has the key ({', '.join(ent.key)}): give {len(ent.key)} "
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
     # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
-    conn, dialect = connect(project_dir, profiles_dir, read_only=True)
+    conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     cur = conn.cursor()
     mark = "?" if dialect == "duckdb" else "%s"
 

@@ -1,12 +1,20 @@
-"""`assay generate dbt|sqlmesh --spec DIR --project DIR`."""
+"""`assay generate dbt|sqlmesh [--project DIR] [--spec DIR] [--force]`."""
 
 from __future__ import annotations
 
+import contextlib
+import re
 from pathlib import Path
+from typing import Optional
 
 import click
+import yaml
 
+from ..artifacts import overwriting_edits, record_spec_dir
 from ..errors import ProjectError
+from .common import plural, resolve_spec, shown
+
+_SCHEMA_MACRO = re.compile(r"\{%-?\s*macro\s+generate_schema_name\s*\(")
 
 
 @click.group("generate")
@@ -14,36 +22,120 @@ def generate() -> None:
     """Write the files assay owns into a dbt or SQLMesh project."""
 
 
-def _report(result, project_dir: Path) -> None:
+def _refuse(result, project_dir: Path) -> None:
     r = result.report
     if r.conflicts:
         raise ProjectError(
-            f"{len(r.conflicts)} of the files assay generates already exist in {project_dir} and are not assay's; "
-            "nothing was written. Move them away or remove them and run `assay generate` again: assay never "
-            "overwrites your files.",
-            details=[f"{project_dir / rel}: exists and is not assay's" for rel in r.conflicts],
+            f"{plural(len(r.conflicts), 'file')} that assay generates already "
+            f"{'exists' if len(r.conflicts) == 1 else 'exist'} in {shown(project_dir)} and "
+            f"{'is' if len(r.conflicts) == 1 else 'are'} not assay's; nothing was written. Move "
+            f"{'it' if len(r.conflicts) == 1 else 'them'} away or remove "
+            f"{'it' if len(r.conflicts) == 1 else 'them'} and run `assay generate` again: assay never overwrites your files.",
+            details=[f"{shown(project_dir / rel)}: exists and is not assay's" for rel in r.conflicts],
         )
+    if r.refused and r.modified:
+        n = len(r.modified)
+        raise ProjectError(
+            f"{plural(n, 'generated file')} {'was' if n == 1 else 'were'} edited since assay wrote "
+            f"{'it' if n == 1 else 'them'}; nothing was written. Generated files are rewritten from the spec, "
+            "so put the change in the spec (or in a file of your own) and run `assay generate` again; "
+            "pass --force to overwrite the edits.",
+            details=[f"{shown(project_dir / rel)}: edited since assay generated it" for rel in r.modified],
+        )
+
+
+def _summary(result, spec_dir: Path, forced: list[str]) -> None:
+    r = result.report
     click.echo(
         f"assay generate: {len(r.written)} written, {len(r.unchanged)} unchanged, {len(r.removed)} removed "
-        f"({len(result.project.entities)} entities, spec {result.project.fingerprint})"
+        f"({plural(len(result.project.entities), 'entity', 'entities')}, spec {shown(spec_dir)} {result.project.fingerprint})"
     )
+    if forced:
+        click.echo(f"overwrote your edits of {', '.join(forced)} (--force)")
+
+
+def _macro_paths(project_dir: Path) -> list[Path]:
+    try:
+        conf = yaml.safe_load((project_dir / "dbt_project.yml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        conf = {}
+    paths = conf.get("macro-paths") if isinstance(conf, dict) else None
+    return [project_dir / p for p in (paths if isinstance(paths, list) else ["macros"]) if isinstance(p, str)]
+
+
+def schema_override(project_dir: Path) -> Optional[Path]:
+    """The project's own `generate_schema_name` macro file, or None when dbt's default applies."""
+    for folder in _macro_paths(project_dir):
+        for path in sorted(folder.rglob("*.sql")) if folder.is_dir() else []:
+            try:
+                if _SCHEMA_MACRO.search(path.read_text(encoding="utf-8", errors="replace")):
+                    return path
+            except OSError:
+                continue
+    return None
+
+
+def dbt_landing(project_dir: Path, project) -> str:
+    """Where the generated tables will land, after the project's `generate_schema_name`."""
+    from ..scaffold import GENERATE_SCHEMA_NAME
+
+    custom = [(project.schema("silver"), "entities, staged and reject tables"), (project.schema("gold"), "mart_data_quality"),
+              (project.schema("meta"), "check results, events")]
+    reads = f"bronze is read from {project.schema('bronze')}"
+    override = schema_override(project_dir)
+    if override is not None and override.read_text(encoding="utf-8", errors="replace").strip() == GENERATE_SCHEMA_NAME.strip():
+        return "tables land in " + ", ".join(f"{s} ({what})" for s, what in custom) + f"; {reads}"
+    if override is not None:
+        return (f"tables land where your generate_schema_name ({shown(override)}) puts the custom schemas "
+                + ", ".join(s for s, _ in custom) + f"; {reads}. assay explain, report and maintain read them by "
+                "those names, so the macro must keep them as they are")
+    try:
+        from ..runtime.warehouse import profile_output
+
+        target = str(profile_output(project_dir).get("schema") or "<target schema>")
+    except Exception:  # no profile yet: the message still says how names are formed
+        target = "<target schema>"
+    return ("tables land in " + ", ".join(f"{target}_{s} ({what})" for s, what in custom)
+            + f": the project has no generate_schema_name, and dbt's default prefixes the target schema; {reads}. "
+            "assay explain, report and maintain read the schemas as named in assay.yml: to keep them as they are, add "
+            "macros/generate_schema_name.sql as `assay init` writes it")
+
+
+def _next_dbt(project_dir: Path) -> str:
+    where = shown(project_dir)
+    if where == ".":
+        return "next: dbt deps && dbt build   (then `assay report`)"
+    return (f"next: cd {where} && dbt deps && dbt build   (or from here: dbt deps --project-dir {where} "
+            f"--profiles-dir {where}, then the same for dbt build; then `assay report --project {where}`)")
 
 
 @generate.command("dbt")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True, help="The spec directory.")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The dbt project to write into.")
-def generate_dbt_cmd(spec_dir: Path, project_dir: Path) -> None:
-    """Generate models, snapshots, tests and sources into a dbt project."""
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), default=".",
+              help="The dbt project to write into (default: the current directory).")
+@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
+@click.option("--force", is_flag=True, help="Overwrite generated files you edited (assay's own files only).")
+def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool) -> None:
+    """Generate models, snapshots, tests and sources into a dbt project; the project remembers the spec."""
     from ..api import generate_dbt_project
 
     if not (project_dir / "dbt_project.yml").exists():
-        raise ProjectError(f"{project_dir} has no dbt_project.yml; point --project at a dbt project (or make one with `assay init DIR`).")
-    _report(generate_dbt_project(spec_dir, project_dir), project_dir)
+        raise ProjectError(f"{shown(project_dir)} has no dbt_project.yml; point --project at a dbt project (or make one with `assay init DIR`).")
+    spec = resolve_spec(spec_dir, project_dir)
+    with overwriting_edits() if force else contextlib.nullcontext():
+        result = generate_dbt_project(spec, project_dir, force=force)
+    _refuse(result, project_dir)
+    record_spec_dir(project_dir, spec)
+    _summary(result, spec, result.report.modified)
+    click.echo(dbt_landing(project_dir, result.project))
+    click.echo(_next_dbt(project_dir))
 
 
 @generate.command("sqlmesh")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True, help="The spec directory.")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="The SQLMesh project to write into.")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), default=".",
+              help="The SQLMesh project to write into (default: the current directory).")
+@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
 @click.option(
     "--dialect",
     type=click.Choice(["bigquery", "databricks", "duckdb", "postgres", "redshift", "snowflake", "spark", "trino"]),
@@ -51,13 +143,24 @@ def generate_dbt_cmd(spec_dir: Path, project_dir: Path) -> None:
     show_default=True,
     help="The SQL dialect the generated models are written in (the macros render for the engine that runs them).",
 )
-def generate_sqlmesh_cmd(spec_dir: Path, project_dir: Path, dialect: str) -> None:
+@click.option("--force", is_flag=True, help="Overwrite generated files you edited (assay's own files only).")
+def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
     from ..api_sqlmesh import generate_sqlmesh_project, is_sqlmesh_project
 
     if not is_sqlmesh_project(project_dir):
-        raise ProjectError(f"{project_dir} has no config.yaml or config.py; point --project at a SQLMesh project (make one with `sqlmesh init`).")
-    _report(generate_sqlmesh_project(spec_dir, project_dir, dialect=dialect), project_dir)
+        raise ProjectError(f"{shown(project_dir)} has no config.yaml or config.py; point --project at a SQLMesh project (make one with `sqlmesh init`).")
+    spec = resolve_spec(spec_dir, project_dir)
+    with overwriting_edits() if force else contextlib.nullcontext():
+        result = generate_sqlmesh_project(spec, project_dir, dialect=dialect)
+    _refuse(result, project_dir)
+    record_spec_dir(project_dir, spec)
+    _summary(result, spec, result.report.modified)
+    p = result.project
+    click.echo(f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
+               f"bronze is read from {p.schema('bronze')}")
+    where = shown(project_dir)
+    click.echo("next: sqlmesh plan" if where == "." else f"next: sqlmesh -p {where} plan")
 
 
 COMMANDS = (generate,)

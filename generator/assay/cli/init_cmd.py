@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import shutil
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Optional
 
 import click
 
+from ..artifacts import record_spec_dir
 from ..errors import AssayError, ChecksFailed, ProjectError
 from ..scaffold import duckdb_profile, write_dbt_skeleton
+from .common import Progress, plural, shown
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "shop"
 
 
-def init_project(directory: Path) -> None:
-    """Copy the example spec and bronze sample, and make a dbt project with a DuckDB profile beside it."""
+def init_project(directory: Path, now: Optional[datetime] = None) -> None:
+    """Copy the example spec and bronze sample, and make a dbt project with a DuckDB profile beside it.
+
+    The sample's `_ingested_at` values are moved so that the newest delivery is an hour before
+    `now` (gaps between loads kept): loaded by hand within the freshness thresholds of the example
+    (6 hours for orders), `dbt source freshness` passes (decision 0016). The profile names the
+    DuckDB file by its absolute path, so dbt finds the same warehouse from any directory.
+    """
+    from ..runtime.bronze import restamp_csv_dir
+
     directory.mkdir(parents=True, exist_ok=True)
     for item in ("assay.yml", "spec", "bronze"):
         src = TEMPLATE / item
@@ -23,10 +35,13 @@ def init_project(directory: Path) -> None:
             continue
         if src.is_dir():
             shutil.copytree(src, dst)
+            if item == "bronze":
+                restamp_csv_dir(dst, (now or datetime.now(timezone.utc)) - timedelta(hours=1))
         else:
             shutil.copy2(src, dst)
     if not (directory / "dbt_project.yml").exists():
-        write_dbt_skeleton(directory, "shop", duckdb_profile("shop", "warehouse.duckdb"))
+        warehouse = (directory / "warehouse.duckdb").resolve()
+        write_dbt_skeleton(directory, "shop", duckdb_profile("shop", warehouse.as_posix()))
 
 
 def _refuse_foreign(directory: Path) -> None:
@@ -43,8 +58,10 @@ def init_cmd(directory: Path) -> None:
     """Scaffold a runnable example: spec, bronze sample data with real defects, a dbt project on DuckDB."""
     _refuse_foreign(directory)
     init_project(directory)
-    click.echo(f"assay init: example project in {directory}")
-    click.echo(f"  next: assay generate dbt --spec {directory} --project {directory}")
+    where = shown(directory)
+    click.echo(f"assay init: example project in {where} (spec: assay.yml and spec/; bronze sample: bronze/; "
+               f"dbt project on DuckDB: {shown((directory / 'warehouse.duckdb').resolve())})")
+    click.echo(f"next: load bronze/*.csv into the bronze schema (docs/quickstart.md), then assay generate dbt --project {where}")
 
 
 @click.command("demo")
@@ -65,28 +82,46 @@ def demo_cmd(directory: Path) -> None:
     # path relative to the caller's directory would point somewhere else.
     directory = directory.resolve()
     _refuse_foreign(directory)
-    init_project(directory)
-    result = generate_dbt_project(directory, directory)
-    r = result.report
-    click.echo(f"1. generate: {len(r.written)} files written, {len(r.unchanged)} unchanged ({len(result.project.entities)} entities)")
-    database = directory / "warehouse.duckdb"
-    with warehouse_errors(f"cannot load the bronze sample into {database}"):
-        loaded = load_csv_dir_duckdb(database, directory / "bronze", result.project.schema("bronze"))
-    click.echo("2. bronze: " + ", ".join(f"{k} {v} rows" for k, v in loaded.items()))
-    for step, args in (("3. dbt deps", ("deps",)), ("4. dbt build", ("build",))):
-        run = run_dbt_step(directory, *args)
-        click.echo(f"{step}: {'ok' if run.ok else 'FAILED'} {run.summary()}".rstrip())
-        if not run.ok:
-            raise _dbt_failed(run, directory)
-    fresh = run_dbt_step(directory, "source", "freshness")
-    click.echo("5. dbt source freshness: " + ("ok" if fresh.ok else "FAILED"))
-    # dbt checks sources on several threads; sorted, the lines read in dbt's own numbering.
-    for line in sorted(fresh.freshness_lines(), key=lambda x: int(x.split(" ", 1)[0]) if x[:1].isdigit() else 0):
-        click.echo("     " + line)
+    with Progress("demo", 6) as progress:
+        progress.step("init and generate")
+        init_project(directory)
+        result = generate_dbt_project(directory, directory)
+        if result.report.refused:
+            from .generate_cmd import _refuse
+
+            _refuse(result, directory)
+        record_spec_dir(directory, directory)
+        r = result.report
+        progress.echo(f"1. generate: {len(r.written)} files written, {len(r.unchanged)} unchanged "
+                      f"({plural(len(result.project.entities), 'entity', 'entities')})")
+        database = directory / "warehouse.duckdb"
+        progress.step("loading the bronze sample")
+        with warehouse_errors(f"cannot load the bronze sample into {database}"):
+            loaded = load_csv_dir_duckdb(database, directory / "bronze", result.project.schema("bronze"))
+        progress.echo("2. bronze: " + ", ".join(f"{k} {plural(v, 'row')}" for k, v in loaded.items()))
+        for step, args in (("3. dbt deps", ("deps",)), ("4. dbt build", ("build",))):
+            progress.step(f"dbt {' '.join(args)}")
+            run = run_dbt_step(directory, *args)
+            progress.echo(f"{step}: {'ok' if run.ok else 'FAILED'} {run.summary()}".rstrip())
+            if run.invocation_id and args == ("build",):
+                # The id `assay checks` and `assay check list` know this build by.
+                progress.echo(f"   run id: {run.invocation_id}")
+            if not run.ok:
+                raise _dbt_failed(run, directory)
+        progress.step("dbt source freshness")
+        fresh = run_dbt_step(directory, "source", "freshness")
+        progress.echo("5. dbt source freshness: " + ("ok" if fresh.ok else "FAILED"))
+        # dbt checks sources on several threads; sorted, the lines read in dbt's own numbering.
+        for line in sorted(fresh.freshness_lines(), key=lambda x: int(x.split(" ", 1)[0]) if x[:1].isdigit() else 0):
+            progress.echo("     " + line)
+        progress.step("reading what landed where")
+        with warehouse_errors(f"cannot read what landed where from {database}"):
+            counts = format_counts(landing_counts(database, result.project))
     click.echo("\nWhat landed where:")
-    with warehouse_errors(f"cannot read what landed where from {database}"):
-        click.echo(format_counts(landing_counts(database, result.project)))
+    click.echo(counts)
     click.echo(f"\nReject rows: silver.<entity>__reject; quality history: {result.project.schema('gold')}.mart_data_quality (in {database})")
+    click.echo(f"next: assay checks --project {directory}   (this build's check results); "
+               f"assay report --project {directory}   (an HTML page of what the build did)")
     if not fresh.ok:
         raise _dbt_failed(fresh, directory)
 

@@ -9,6 +9,8 @@ from typing import Optional
 
 import click
 
+from .common import Progress, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
+
 
 def _utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
@@ -27,16 +29,14 @@ def _parse_now(text: Optional[str]) -> dt.datetime:
 
 
 @click.command("maintain")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
-              help="The dbt project whose profile names the warehouse (default: the current directory).")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="The spec directory (default: the project's spec/ directory).")
-@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@spec_option()
+@warehouse_options
 @click.option("--dry-run", is_flag=True, help="Count what retention would delete; delete nothing and record nothing.")
 @click.option("--now", "now_text", default=None, help="The clock retention measures from (ISO 8601, UTC; default: now).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], dry_run: bool,
-                 now_text: Optional[str], as_json: bool) -> None:
+@json_option()
+def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
+                 dry_run: bool, now_text: Optional[str], as_json: bool) -> None:
     """Delete reject rows older than their entity's `quarantine.retention`; record one event per entity.
 
     Unresolved rows are measured from `last_seen`, resolved rows from `resolved_at`. This is the only
@@ -47,13 +47,19 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     from ..runtime.warehouse import connect
 
     now = _parse_now(now_text)
-    project = load_project(spec_dir or project_dir / "spec")  # a SpecError carries its own exit code
-    # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
-    conn, dialect = connect(project_dir, profiles_dir)
-    try:
-        done = maintain(conn, dialect, project, now, dry_run=dry_run)
-    finally:
-        conn.close()
+    with Progress("maintain", 3, quiet=as_json) as progress:
+        progress.step("reading the spec")
+        project = load_project(resolve_spec(spec_dir, project_dir))  # a SpecError carries its own exit code
+        progress.step("connecting to the warehouse")
+        # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+        conn, dialect = connect(project_dir, profiles_dir, target)
+        try:
+            kept = [e for e in project.entities if e.has_reject and e.retention is not None]
+            progress.step(f"{'counting' if dry_run else 'applying'} retention on "
+                          f"{plural(len(kept), 'reject table')}")
+            done = maintain(conn, dialect, project, now, dry_run=dry_run)
+        finally:
+            conn.close()
     if as_json:
         click.echo(json.dumps([
             {"entity": e.entity, "table": e.table, "retention": e.retention, "cutoff": e.cutoff.isoformat(),
@@ -64,8 +70,7 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     if not done:
         click.echo("no reject tables with a retention were found; nothing to do")
     for e in done:
-        rows = "row" if e.total == 1 else "rows"
-        click.echo(f"{e.table}: {verb} {e.total} {rows} (retention {e.retention}, cut-off {e.cutoff.isoformat(sep=' ')}: "
+        click.echo(f"{e.table}: {verb} {plural(e.total, 'row')} (retention {e.retention}, cut-off {e.cutoff.isoformat(sep=' ')}: "
                    f"{e.unresolved} unresolved, {e.resolved} resolved)")
     if done and not dry_run:
         click.echo("recorded one REJECTS_EXPIRED event per table in the meta schema's assay_events")

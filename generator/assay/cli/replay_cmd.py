@@ -1,48 +1,65 @@
-"""`assay replay ENTITY --spec DIR --project DIR [--dry-run]`."""
+"""`assay replay ENTITY [--project DIR] [--spec DIR] [--dry-run] [--json]`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
 import click
 
+from .common import Progress, json_option, plural, project_option, resolve_spec, shown, spec_option, warehouse_options
+
 
 @click.command("replay")
 @click.argument("entity")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True)
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True, help="The dbt project whose profile names the warehouse.")
-@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@spec_option()
+@warehouse_options
 @click.option("--dry-run", is_flag=True, help="Say what would be re-delivered; change nothing.")
-def replay_cmd(entity: str, spec_dir: Path, project_dir: Path, profiles_dir: Optional[Path], dry_run: bool) -> None:
+@json_option("Print what was (or would be) re-delivered as JSON.")
+def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path],
+               target: Optional[str], dry_run: bool, as_json: bool) -> None:
     """Re-deliver an entity's open reject rows whose bronze row has aged out, for the next build to judge."""
     from ..api import load_project
     from ..replay import replay
     from ..runtime.warehouse import connect, describe, warehouse_errors
 
-    project = load_project(spec_dir)
-    names = [e.name for e in project.entities]
-    if entity not in names:
-        raise click.BadParameter(f"no entity {entity!r} in the spec; pass one of {', '.join(names) or '(none: the spec declares no entities)'}.",
-                                 param_hint="ENTITY")
-    ent = project.entity(entity)
-    if not ent.has_reject:
-        raise click.BadParameter(f"{entity} has no reject table (it declares no quality rules), so there is nothing to replay; "
-                                 "pass an entity that quarantines rows.", param_hint="ENTITY")
-    conn, dialect = connect(project_dir, profiles_dir)
-    try:
-        with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir)}"):
-            report = replay(conn, dialect, project, ent, dry_run=dry_run)
-    finally:
-        conn.close()
+    with Progress("replay", 3, quiet=as_json) as progress:
+        progress.step("reading the spec")
+        project = load_project(resolve_spec(spec_dir, project_dir))
+        names = [e.name for e in project.entities]
+        if entity not in names:
+            raise click.BadParameter(f"no entity {entity!r} in the spec; pass one of {', '.join(names) or '(none: the spec declares no entities)'}.",
+                                     param_hint="ENTITY")
+        ent = project.entity(entity)
+        if not ent.has_reject:
+            raise click.BadParameter(f"{entity} has no reject table (it declares no quality rules), so there is nothing to replay; "
+                                     "pass an entity that quarantines rows.", param_hint="ENTITY")
+        progress.step("connecting to the warehouse")
+        conn, dialect = connect(project_dir, profiles_dir, target)
+        try:
+            progress.step(f"{'counting' if dry_run else 're-delivering'} {entity}'s open reject rows")
+            with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir, target)}"):
+                report = replay(conn, dialect, project, ent, dry_run=dry_run)
+        finally:
+            conn.close()
+    if as_json:
+        click.echo(json.dumps({"entity": entity, "dry_run": dry_run, "in_bronze": report.in_bronze,
+                               "redelivered": dict(sorted(report.redelivered.items())),
+                               "unrecoverable": report.unrecoverable}, indent=2))
+        return
     verb = "would re-deliver" if dry_run else "re-delivered"
-    click.echo(f"{entity}: {report.in_bronze} open reject rows are still in bronze and are re-judged by the next build")
+    rows = plural(report.in_bronze, "open reject row")
+    click.echo(f"{entity}: {rows} {'is' if report.in_bronze == 1 else 'are'} still in bronze and re-judged by the next build")
     for source, n in sorted(report.redelivered.items()):
-        click.echo(f"{entity}: {verb} {n} rows into bronze.{source} with _load_id '__replay__'")
+        click.echo(f"{entity}: {verb} {plural(n, 'row')} into {project.schema('bronze')}.{source} with _load_id '__replay__'")
     if report.unrecoverable:
-        click.echo(f"{entity}: {report.unrecoverable} rows have no raw payload and cannot be replayed")
+        click.echo(f"{entity}: {plural(report.unrecoverable, 'row')} {'has' if report.unrecoverable == 1 else 'have'} "
+                   "no raw payload and cannot be replayed")
     if not dry_run:
-        click.echo("next: dbt build (the rows are judged under the current spec)")
+        where = shown(project_dir)
+        click.echo("next: dbt build" + ("" if where == "." else f" in {where}") + " (the rows are judged under the current spec)")
 
 
 COMMANDS = (replay_cmd,)

@@ -8,21 +8,20 @@ from typing import Optional
 
 import click
 
+from .common import Progress, json_option, plural, project_option, resolve_spec, shown, spec_option, warehouse_options
 from .maintain_cmd import _parse_now
 
 
 @click.command("report")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
-              help="The dbt project whose profile names the warehouse (default: the current directory).")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="The spec directory (default: the project's spec/ directory).")
-@click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@spec_option()
+@warehouse_options
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the HTML page here (default: assay-report.html in the project).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report's numbers as JSON instead of writing HTML.")
+@json_option("Print the report's numbers as JSON instead of writing HTML.")
 @click.option("--now", "now_text", default=None, help="The clock ages and freshness are measured from (ISO 8601, UTC; default: now).")
-def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], out_file: Optional[Path],
-               as_json: bool, now_text: Optional[str]) -> None:
+def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
+               out_file: Optional[Path], as_json: bool, now_text: Optional[str]) -> None:
     """One self-contained HTML page of what the builds did: per entity bronze, kept, flagged,
     quarantined and deduped (latest run and every run), the rules that fire most with example rows,
     open reject rows by age against retention, freshness, and the latest table-check results."""
@@ -33,37 +32,43 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     from ..runtime.warehouse import connect
 
     now = _parse_now(now_text)
-    project = load_project(spec_dir or project_dir / "spec")
-    # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
-    conn, dialect = connect(project_dir, profiles_dir, read_only=True)
-    cur = conn.cursor()
-    mark = "?" if dialect == "duckdb" else "%s"
+    with Progress("report", 4, quiet=as_json) as progress:
+        progress.step("reading the spec")
+        project = load_project(resolve_spec(spec_dir, project_dir))
+        progress.step("connecting to the warehouse")
+        # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+        conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
+        cur = conn.cursor()
+        mark = "?" if dialect == "duckdb" else "%s"
 
-    def query(sql: str, params: tuple) -> list[tuple]:
-        cur.execute(sql.replace("?", mark), params)
-        return [tuple(r) for r in cur.fetchall()]
+        def query(sql: str, params: tuple) -> list[tuple]:
+            cur.execute(sql.replace("?", mark), params)
+            return [tuple(r) for r in cur.fetchall()]
 
-    def columns(relation: str) -> list[str]:
-        cur.execute(f"select * from {relation} where 1 = 0")
-        return [d[0] for d in cur.description]
+        def columns(relation: str) -> list[str]:
+            cur.execute(f"select * from {relation} where 1 = 0")
+            return [d[0] for d in cur.description]
 
-    def exists(schema: str, table: str) -> bool:
-        return query("select count(*) from information_schema.tables where table_schema = ? and table_name = ?", (schema, table))[0][0] > 0
+        def exists(schema: str, table: str) -> bool:
+            return query("select count(*) from information_schema.tables where table_schema = ? and table_name = ?", (schema, table))[0][0] > 0
 
-    try:
-        data = Gatherer(project, query, columns, exists).gather(now)
-    except WarehouseError:
-        raise
-    except Exception as exc:
-        raise WarehouseError(f"cannot read the warehouse of {project_dir}: {exc}; run dbt build first") from None
-    finally:
-        conn.close()
-    if as_json:
-        click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
-        return
-    target = out_file or project_dir / "assay-report.html"
-    target.write_text(render(data), encoding="utf-8")
-    click.echo(f"wrote {target} ({len(data['entities'])} entities); open it in a browser, it needs no network")
+        progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
+        try:
+            data = Gatherer(project, query, columns, exists).gather(now)
+        except WarehouseError:
+            raise
+        except Exception as exc:
+            raise WarehouseError(f"cannot read the warehouse of {shown(project_dir)}: {exc}; run dbt build first") from None
+        finally:
+            conn.close()
+        if as_json:
+            click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+            return
+        target_file = out_file or project_dir / "assay-report.html"
+        progress.step(f"writing {shown(target_file)}")
+        target_file.write_text(render(data), encoding="utf-8")
+    click.echo(f"wrote {shown(target_file)} ({plural(len(data['entities']), 'entity', 'entities')}); "
+               "open it in a browser, it needs no network")
 
 
 COMMANDS = (report_cmd,)

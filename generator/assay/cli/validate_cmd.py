@@ -1,14 +1,16 @@
-"""`assay validate [SPEC_DIR]`: every refusal at once, or a one-line summary."""
+"""`assay validate [--spec DIR] [--project DIR] [--json]`: every refusal at once, or a one-line summary."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import click
 
-from ..errors import SpecError, openable
+from ..errors import AssayUsageError, SpecError, openable
 from ..ir.resolve import compile_spec
+from .common import json_option, plural, project_option, resolve_spec, spec_option
 
 
 def summary(project) -> dict:
@@ -24,12 +26,22 @@ def summary(project) -> dict:
 
 
 @click.command("validate")
-@click.argument("spec_dir", type=click.Path(file_okay=False, path_type=Path), default=".")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON objects.")
-def validate_cmd(spec_dir: Path, as_json: bool) -> None:
-    """Check a spec directory and report every problem at once (exit 1 when there is one)."""
-    if not spec_dir.is_dir():
-        raise click.UsageError(f"{spec_dir} is not a directory; pass the folder that holds your spec YAML files.")
+# The spec used to be positional; kept so that scripts written for it keep working.
+@click.argument("spec_arg", metavar="[SPEC_DIR]", required=False, type=click.Path(file_okay=False, path_type=Path))
+@spec_option()
+@project_option("The project whose recorded spec to check (default: the current directory).")
+@json_option("Print the result as JSON objects.")
+def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir: Path, as_json: bool) -> None:
+    """Check a spec and report every problem at once (exit 1 when there is one).
+
+    The spec is --spec (SPEC_DIR, positional, is the same and kept for old scripts), else the
+    one `assay generate` recorded for --project, else the project itself when it holds assay.yml.
+    """
+    if spec_arg is not None and spec_dir is not None:
+        raise AssayUsageError("pass the spec once: --spec DIR (a positional SPEC_DIR means the same).")
+    if spec_arg is not None and not spec_arg.is_dir():
+        raise click.UsageError(f"{spec_arg} is not a directory; pass --spec with the folder that holds assay.yml (or your spec YAML files).")
+    spec_dir = resolve_spec(spec_arg if spec_arg is not None else spec_dir, project_dir)
     project, diags, loaded = compile_spec(spec_dir)
     skipped = [{"file": f, "kind": k} for f, k in loaded.skipped]
     if as_json:
@@ -47,7 +59,7 @@ def validate_cmd(spec_dir: Path, as_json: bool) -> None:
     for f, k in loaded.skipped:
         click.echo(f"skipped {openable(spec_dir, f)}: `{k}` documents carry no quality semantics", err=True)
     if project is None:
-        raise SpecError(diags, spec_dir=spec_dir, summary=f"{_count(len(diags), 'problem')} found.")
+        raise SpecError(diags, spec_dir=spec_dir, summary=f"{plural(len(diags), 'problem')} found.")
     if not loaded.files:
         click.echo(f"warning: {spec_dir} holds no spec documents (*.yml, *.yaml); pass the folder that holds your spec.", err=True)
     elif not project.entities:
@@ -55,10 +67,6 @@ def validate_cmd(spec_dir: Path, as_json: bool) -> None:
                    "add a `spec_version: 1` document with `entities:`.", err=True)
     s = summary(project)
     click.echo(
-        f"ok: {_count(s['entities'], 'entity', 'entities')}, {_count(s['mappings'], 'mapping')}, "
-        f"{_count(s['rules'], 'rule')}, {_count(s['checks'], 'check')} (spec {project.fingerprint})"
+        f"ok: {plural(s['entities'], 'entity', 'entities')}, {plural(s['mappings'], 'mapping')}, "
+        f"{plural(s['rules'], 'rule')}, {plural(s['checks'], 'check')} (spec {project.fingerprint})"
     )
-
-
-def _count(n: int, noun: str, plural: str = "") -> str:
-    return f"{n} {noun if n == 1 else (plural or noun + 's')}"

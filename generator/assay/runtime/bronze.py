@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Optional
 
-from .csvnull import read_csv
+from .csvnull import read_csv, write_csv
 
 
 def restamp(rows: list[list[Optional[str]]], columns: list[str], latest: datetime) -> list[list[Optional[str]]]:
@@ -35,6 +35,17 @@ def restamp(rows: list[list[Optional[str]]], columns: list[str], latest: datetim
             r[i] = (p + shift).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         out.append(r)
     return out
+
+
+def restamp_csv_dir(csv_dir: Path, latest: datetime) -> None:
+    """Rewrite each CSV in `csv_dir` in place with its `_ingested_at` restamped (see `restamp`).
+
+    `assay init` does this so that a sample loaded by hand soon after is fresh for
+    `dbt source freshness` (decision 0016), exactly as the demo's own loader makes it.
+    """
+    for path in sorted(Path(csv_dir).glob("*.csv")):
+        columns, rows = read_csv(path)
+        write_csv(path, columns, restamp(rows, columns, latest))
 
 
 def load_csv_dir_duckdb(db_path: Path, csv_dir: Path, schema: str = "bronze", latest: Optional[datetime] = None) -> dict[str, int]:

@@ -47,3 +47,13 @@ def read_csv(path: Path | str) -> tuple[list[str], list[list[Optional[str]]]]:
         rows.append(row)
     header = [h or "" for h in rows[0]]
     return header, rows[1:]
+
+
+def write_csv(path: Path | str, header: list[str], rows: list[list[Optional[str]]]) -> None:
+    """Write what `read_csv` reads back: every value quoted, NULL as an unquoted empty field."""
+
+    def field(value: Optional[str]) -> str:
+        return "" if value is None else '"' + value.replace('"', '""') + '"'
+
+    lines = [",".join(field(h) for h in header)] + [",".join(field(v) for v in row) for row in rows]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

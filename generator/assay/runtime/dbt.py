@@ -42,6 +42,7 @@ class DbtRun:
     stdout: str
     stderr: str
     results: list[dict] = field(default_factory=list)  # run_results.json (or sources.json) of this run
+    invocation_id: str = ""  # dbt's id of this run (the run id `assay checks` takes); '' when it wrote no artifact
 
     @property
     def ok(self) -> bool:
@@ -117,10 +118,13 @@ def run_dbt_step(project_dir: Path, *args: str) -> DbtRun:
     proc = run_dbt(project_dir, *args)
     artifact = project_dir / "target" / ("sources.json" if args[:1] == ("source",) else "run_results.json")
     results: list[dict] = []
+    invocation = ""
     # Only an artifact written by this very run says anything about it.
     if artifact.exists() and artifact.stat().st_mtime >= started - 1:
         try:
-            results = list(json.loads(artifact.read_text(encoding="utf-8")).get("results", []))
-        except (OSError, ValueError):
+            data = json.loads(artifact.read_text(encoding="utf-8"))
+            results = list(data.get("results", []))
+            invocation = str((data.get("metadata") or {}).get("invocation_id") or "")
+        except (OSError, ValueError, AttributeError):
             results = []
-    return DbtRun(tuple(args), proc.returncode, proc.stdout or "", proc.stderr or "", results)
+    return DbtRun(tuple(args), proc.returncode, proc.stdout or "", proc.stderr or "", results, invocation)
