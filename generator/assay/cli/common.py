@@ -1,0 +1,200 @@
+"""What every `assay` command shares: the `--project`, `--spec` and `--json` options, how the spec
+directory is found, plurals, and the progress display of the long commands.
+
+The CLI contract (DESIGN.md section 5): every command that needs a project takes `--project`
+(default: the current directory) and finds its spec through what `assay generate` recorded in the
+project's `.assay/manifest.json`; `--spec` overrides, and the spec directory is always the one
+holding `assay.yml`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Optional, TextIO
+
+import click
+
+from ..artifacts import MANIFEST, recorded_spec_dir
+from ..errors import AssayUsageError, ProjectError
+
+SETTINGS = "assay.yml"
+DBT_PROJECT = "dbt_project.yml"
+SQLMESH_CONFIGS = ("config.yaml", "config.yml", "config.py")
+
+
+def project_option(help_text: str = "The dbt project (default: the current directory).") -> Callable:
+    """`--project DIR`, an existing directory, default the current directory."""
+    return click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                        default=".", show_default=False, help=help_text)
+
+
+def spec_option(help_text: Optional[str] = None) -> Callable:
+    """`--spec DIR`, default the spec directory `assay generate` recorded for the project."""
+    return click.option(
+        "--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+        help=help_text or ("The spec: the directory holding assay.yml (default: the one `assay generate` "
+                           "recorded for the project, else the project itself or its spec/ folder)."),
+    )
+
+
+def json_option(help_text: str = "Print the result as JSON.") -> Callable:
+    """`--json`: machine-readable output on stdout."""
+    return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def plural(n: int, noun: str, many: Optional[str] = None) -> str:
+    """`1 row`, `2 rows`, `1 entity`, `3 entities` (pass `many` when adding an s is wrong)."""
+    return f"{n} {noun if n == 1 else (many or noun + 's')}"
+
+
+def shown(path: Path) -> str:
+    """A path as messages print it: as given, without `..` detours, POSIX separators."""
+    return Path(os.path.normpath(path)).as_posix()
+
+
+def _enclosing_settings(directory: Path) -> Optional[Path]:
+    """The nearest parent directory of `directory` that holds assay.yml, or None."""
+    here = directory.resolve()
+    for parent in here.parents:
+        if (parent / SETTINGS).is_file():
+            return parent
+    return None
+
+
+def check_spec_dir(spec_dir: Path, *, given: bool) -> Path:
+    """`spec_dir` if it can be a spec directory; a usage error saying which directory to pass otherwise.
+
+    A spec is the directory holding assay.yml. A directory without one is a spec with default
+    settings, unless it sits inside a directory that has one (then the settings, the schemas
+    and the other spec folders would be silently ignored) or it is a dbt or SQLMesh project's
+    root (whose own YAML files are no spec documents).
+    """
+    spec_dir = Path(os.path.normpath(spec_dir))
+    if (spec_dir / SETTINGS).is_file():
+        return spec_dir
+    how = "--spec" if given else "the spec directory"
+    outer = _enclosing_settings(spec_dir)
+    if outer is not None:
+        rel = os.path.relpath(outer, Path.cwd())
+        raise AssayUsageError(
+            f"{shown(spec_dir)} is inside the spec in {shown(Path(rel))} (its {SETTINGS} sets the schemas and "
+            f"the spec folders, which would be ignored); pass --spec {shown(Path(rel))}, the directory that "
+            f"holds {SETTINGS}."
+        )
+    kind = "dbt" if (spec_dir / DBT_PROJECT).is_file() else (
+        "SQLMesh" if any((spec_dir / c).is_file() for c in SQLMESH_CONFIGS) else None)
+    if kind is not None:
+        raise AssayUsageError(
+            f"{shown(spec_dir)} is a {kind} project, not an assay spec: it has no {SETTINGS}"
+            + ("" if given else f" and `assay generate` recorded no spec for it in {MANIFEST}")
+            + f". Pass --spec with the directory that holds your {SETTINGS} (it is remembered by the next "
+            f"`assay generate`), or make an example project with `assay init DIR`."
+            + (f" ({how} was {shown(spec_dir)}.)" if given else "")
+        )
+    return spec_dir
+
+
+def resolve_spec(spec_dir: Optional[Path], project_dir: Path) -> Path:
+    """The spec directory a command reads: `--spec`, else the one recorded by `assay generate`,
+    else the project itself when it holds assay.yml, else its `spec/` folder, else the project."""
+    if spec_dir is not None:
+        return check_spec_dir(spec_dir, given=True)
+    project_dir = Path(project_dir)
+    recorded = recorded_spec_dir(project_dir)
+    if recorded is not None:
+        if not recorded.is_dir():
+            raise ProjectError(
+                f"{shown(project_dir / MANIFEST)} says the spec is in {shown(recorded)}, which does not exist "
+                f"(moved or deleted?); pass --spec with the directory that holds {SETTINGS}, and run "
+                "`assay generate` with it once so the project remembers it."
+            )
+        return check_spec_dir(recorded, given=False)
+    if (project_dir / SETTINGS).is_file():
+        return Path(os.path.normpath(project_dir))
+    if (project_dir / "spec").is_dir():
+        # a project keeping its spec in spec/ (what explain, report and maintain assumed before
+        # the spec was recorded)
+        return check_spec_dir(project_dir / "spec", given=False)
+    return check_spec_dir(project_dir, given=False)
+
+
+def optional_spec(spec_dir: Optional[Path], project_dir: Path) -> Optional[Path]:
+    """`--spec` or the recorded spec, for commands that work without one (`assay checks`)."""
+    if spec_dir is not None:
+        return check_spec_dir(spec_dir, given=True)
+    recorded = recorded_spec_dir(Path(project_dir))
+    return recorded if recorded is not None and recorded.is_dir() else None
+
+
+class Progress:
+    """What a long command is doing, on stderr: a status line rewritten in place on a terminal,
+    one plain line per step otherwise (a log, a CI job, a pipe), so stdout keeps only results.
+
+    `step(text)` starts a step; `done()` clears the status line. Used as a context manager, the
+    line is cleared however the command ends, so an error message never shares its line.
+    `quiet` (the commands pass `--json`) shows nothing: a script reading JSON wants no chatter,
+    also not on stderr, which many callers capture together with stdout.
+    """
+
+    def __init__(self, command: str, total: int, stream: Optional[TextIO] = None, tty: Optional[bool] = None,
+                 quiet: bool = False):
+        self.command = command
+        self.quiet = quiet
+        self.total = total
+        # sys.stderr at the time of the call: under click's CliRunner that is the runner's capture.
+        self.stream = stream or sys.stderr
+        self.tty = bool(tty if tty is not None else _isatty(self.stream))
+        self.n = 0
+        self._width = 0
+
+    def step(self, text: str) -> None:
+        """Start the next step, described by `text` (`dbt build`, `gathering 3 entities`)."""
+        self.n += 1
+        if self.quiet:
+            return
+        line = f"assay {self.command} [{self.n}/{self.total}] {text}"
+        if self.tty:
+            pad = max(self._width - len(line), 0)
+            self.stream.write("\r" + line + " " * pad)
+            self._width = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def echo(self, text: str = "", err: bool = False) -> None:
+        """Print a result line (stdout) without it landing on the status line."""
+        self._clear()
+        click.echo(text, err=err)
+
+    def _clear(self) -> None:
+        if self.tty and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+
+    def done(self) -> None:
+        """Clear the status line (on a terminal); plain output needs no closing line."""
+        self._clear()
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+def warehouse_options(func: Callable) -> Callable:
+    """`--profiles-dir DIR` and `--target NAME`: how a command reaches the project's warehouse."""
+    func = click.option("--target", default=None,
+                        help="The profile output to use (default: the profile's target).")(func)
+    return click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                        help="Where profiles.yml is, when it is not beside the project (then DBT_PROFILES_DIR, ~/.dbt).")(func)
