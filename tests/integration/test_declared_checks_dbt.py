@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 from tests.support import dbtresults
+from tests.support import dbtresults
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
 
@@ -212,7 +213,14 @@ class DeclaredChecks:
         )
 
     def test_unknown_run_reports_nothing(self, project):
-        # runs after the build above, in the same warehouse
+        # a build of its own first, so the results table exists whatever order the tests run in
+        project.load_bronze([STATIONS, readings(
+            ["r1", "A", "2026-03-01T00:00:00Z", "40.5", "10.0", "1"],
+            ["r2", "A", "2026-03-01T01:00:00Z", "100", "11.0", "2"],
+            ["r3", "B", "2026-03-01T01:00:00Z", "0", "9.0", "3"],
+        )])
+        project.dbt("build", check=True)
+        assert project.query("select count(*) from assay_meta.assay_check_results")[0][0] > 0
         res = CliRunner().invoke(cli, ["checks", "no-such-run", "--json", "--project", str(project.path)])
         assert res.exit_code == 1
         assert json.loads(res.stdout) == []

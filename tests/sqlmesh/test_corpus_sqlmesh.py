@@ -100,7 +100,9 @@ class CorpusSuite:
         assert all(r[3] == 0 and r[5] == 0 and r[6] == 0 for r in rule_rows.values())
         # one run, one identifier: the id of the plan that evaluated the mart
         assert {r[7] for r in rows} == {f"SQLMESH_PLAN: {plan.plan_id}"}
-        assert {str(r[8]) for r in rows} == {project.clock.date().isoformat()}
+        # the date of that plan's injected execution time (not the project's clock now: another
+        # test of this class may have planned since, so no result depends on the order)
+        assert {str(r[8]) for r in rows} == {plan.execution_time.date().isoformat()}
 
     def test_fail_rows_stop_the_plan_before_the_entity_is_rebuilt(self, built):
         """The `fail` specimens break the ingestion metadata: the blocking audit on the staged
