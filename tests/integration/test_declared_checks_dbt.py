@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 from tests.support import dbtresults
-from tests.support import dbtresults
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
 
