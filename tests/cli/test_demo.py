@@ -44,21 +44,39 @@ def test_a_relative_directory_from_another_working_directory(demo):
     base, result = demo
     assert result.exit_code == 0, result.output
     project = base / "there" / "demo"
-    assert result.stdout.splitlines()[2:5] == [
+    assert result.stdout.splitlines()[:6] == [
+        "1. generate: 63 files written, 0 unchanged (2 entities)",
+        "2. bronze: raw_customers 6 rows, raw_orders 10 rows",
         "3. dbt deps: ok",
         "4. dbt build: ok Done. PASS=12 WARN=1 ERROR=0 SKIP=0 NO-OP=0 TOTAL=13",
+        f"   run id: {_run_id(project)}",  # the id `assay checks` takes
         "5. dbt source freshness: ok",
     ]
+    # Not a terminal: the progress display is plain lines on stderr, one per step.
+    assert result.stderr.splitlines() == [
+        "assay demo [1/6] init and generate",
+        "assay demo [2/6] loading the bronze sample",
+        "assay demo [3/6] dbt deps",
+        "assay demo [4/6] dbt build",
+        "assay demo [5/6] dbt source freshness",
+        "assay demo [6/6] reading what landed where",
+    ]
+    assert result.stdout.splitlines()[-1] == (
+        f"next: assay checks --project {project}   (this build's check results); "
+        f"assay report --project {project}   (an HTML page of what the build did)")
     assert "entity    bronze  kept  flagged  quarantined  deduped\n" in result.stdout
     assert "customer  6       3     1        2            1\n" in result.stdout
     assert "order     10      5     3        4            1\n" in result.stdout
     assert f"(in {project / 'warehouse.duckdb'})" in result.stdout
     assert (project / "warehouse.duckdb").is_file()
     assert list((base / "elsewhere").iterdir()) == []  # nothing landed where the command ran
-    # The run's checks passed, so `assay checks` exits 0.
+    # The run's checks passed, so `assay checks` exits 0; without a run id it reads the latest run.
     checks = CliRunner().invoke(cli, ["checks", _run_id(project), "--project", str(project)])
     assert checks.exit_code == 0, checks.output
     assert checks.stdout == "order: ENOUGH_ORDERS: passed: row count 5 satisfies the declared minimum of 1\n"
+    latest = CliRunner().invoke(cli, ["checks", "--project", str(project)])
+    assert (latest.exit_code, latest.stdout) == (0, checks.stdout)
+    assert latest.stderr == f"run {_run_id(project)} (the latest)\n"
 
 
 def test_a_build_whose_blocking_check_fails_exits_2_with_dbts_report(demo):

@@ -102,9 +102,12 @@ def connect(project_dir: Path, profiles_dir: Optional[Path] = None, target: Opti
     if kind == "duckdb":
         path = Path(str(out.get("path", ":memory:")))
         if not path.is_absolute():
-            # dbt resolves a relative path against where it runs, which is the project directory.
+            # dbt resolves a relative path against its working directory; assay takes the project
+            # directory, where dbt runs when started there (`assay init` writes an absolute path).
             path = Path(project_dir) / path
-        if read_only and not path.exists():
+        # Also when writing (maintain, replay): DuckDB would create an empty file, and the
+        # command would then report on a warehouse that was never built.
+        if not path.exists():
             raise WarehouseError(
                 f"cannot read the warehouse of {found.describe()}: the DuckDB file {path} does not exist; "
                 "run `dbt build` in the project first, or check the target's `path:`."
