@@ -75,7 +75,14 @@ class TestFreshnessSQLMeshDuckDB(Freshness):
 @pytest.mark.postgres
 class TestFreshnessSQLMeshPostgres(Freshness):
     @pytest.fixture
-    def project(self, tmp_path, postgres_database, request):
+    def project(self, tmp_path, postgres_database, postgres_server, request):
+        # the shop spec grants select on silver.order to `reporter`, which Postgres applies
+        conn = postgres_server.connect()
+        conn.autocommit = True
+        try:
+            conn.cursor().execute("do $$ begin create role reporter; exception when duplicate_object then null; end $$")
+        finally:
+            conn.close()
         p = make_project(tmp_path / "proj", EXAMPLE / "spec", engine="postgres",
                          pg=postgres_database(f"fresh_{request.node.callspec.id.replace('-', '_')}"))
         yield p
