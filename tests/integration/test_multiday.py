@@ -225,6 +225,9 @@ class DayObservation:
     replay_output: dict = field(default_factory=dict)
     bronze_expected: dict = field(default_factory=dict)  # relation -> sorted rows, when a replay ran
     bronze_observed: dict = field(default_factory=dict)
+    resolved_at: dict = field(default_factory=dict)  # reject_id -> resolved_at as read back
+    resolved_in: dict = field(default_factory=dict)  # reject_id -> the build that resolved it, per the oracle
+    mart_runs: int = 0  # distinct run ids in the mart after this build
     seconds: float = 0.0
 
 
@@ -291,6 +294,10 @@ def run_history(target, specs: dict) -> dict:
                 obs.observed = observed_state(target.query, spec, obs.run_id)
             obs.places = placements(target.query, spec, bronze.rows())
             obs.counts = conservation_counts(target.query, obs.run_id)
+            for entity in ("customers", "orders"):
+                obs.resolved_at.update(target.query(f'select reject_id, resolved_at from silver."{entity}__reject"'))
+            obs.resolved_in = {rid: r.resolved_in for rid, r in wh.ledger.rows.items()}
+            obs.mart_runs = target.query("select count(distinct run_id) from gold.mart_data_quality")[0][0]
             obs.ok = True
             obs.seconds = time.monotonic() - t0
     finally:
@@ -351,6 +358,24 @@ class Checks:
             seen += sum(len(rows) for per in obs.replayed_expected.values() for rows in per.values())
         assert seen > 0, "no replay re-delivered anything: the feed no longer exercises replay"
 
+    def test_resolved_at_is_stamped_by_the_resolving_build_and_then_left_alone(self, history):
+        earlier: dict = {}
+        for n, label in enumerate(DAYS, start=1):
+            obs = day_of(history, label)
+            newest_before = max((v for v in earlier.values() if v is not None), default=None)
+            for rid, resolved_in in obs.resolved_in.items():
+                got = obs.resolved_at.get(rid)
+                if resolved_in is None:
+                    assert got is None, (label, rid)
+                elif resolved_in == n:
+                    assert got is not None and (newest_before is None or got > newest_before), (label, rid, got)
+                else:
+                    assert got == earlier[rid], (label, rid, "resolved_at moved after resolution")
+            earlier = dict(obs.resolved_at)
+
+    def test_the_mart_keeps_every_run(self, history):
+        assert [day_of(history, label).mart_runs for label in DAYS] == list(range(1, len(DAYS) + 1))
+
     # -- the story, by hand: the oracle and the product agreeing on something wrong is still caught
 
     def test_late_parent_admits_children_still_in_bronze(self, history):
@@ -397,6 +422,15 @@ class Checks:
         assert loads[came_back] == f"d{DAY_SECOND_REPLAY:02d}"
         staged = [r for r in obs.observed["staged"]["orders"] if r[1] in (orphan, came_back) and r[5] == REPLAY_LOAD_ID]
         assert len(staged) == 2 and all(r[3] == "deduped" for r in staged)
+
+    def test_a_child_replayed_before_its_parent_is_held_then_admitted_when_the_parent_arrives(self, history):
+        (srid,) = FEED.srids("replayed_before_parent")
+        replayed = {r[4]: r for r in day_of(history, f"d{DAY_REPLAY:02d}").observed["reject"]["orders"]}[srid]
+        assert replayed[12] and replayed[5] == REPLAY_LOAD_ID, "held after the replay: its parent is still absent"
+        last = day_of(history, DAYS[-1]).observed
+        assert {r[1]: r[-4] for r in last["entity"]["orders"]}.get(srid) == REPLAY_LOAD_ID
+        rej = {r[4]: r for r in last["reject"]["orders"]}[srid]
+        assert (rej[12], rej[13]) == (False, "admitted")
 
     def test_the_spec_change_admits_held_rows_still_in_bronze(self, history):
         (srid,) = FEED.srids("status_held_in_bronze")

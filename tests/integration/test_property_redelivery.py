@@ -29,11 +29,11 @@ from tests.support.oracle.referential import Warehouse
 pytestmark = pytest.mark.slow
 
 # customers has no dedupe: cuN delivers key C-N, or C-N0 when the source corrects its key (0014),
-# so two source rows never claim one key
+# or none, so two source rows never claim one key (a NULL key is never a duplicate)
 CUSTOMER_SRIDS = ["cu1", "cu2", "cu3", "cu4"]
 ORDER_SRIDS = [f"or{i}" for i in range(1, 9)]
-ORDER_KEYS = ["O-1", "O-2", "O-3", " O-4"]
-CUSTOMER_REFS = ["C-1", "c-2", " C-3 ", "C-4", "C-9", None]  # C-9 never arrives; NULL is not an orphan
+ORDER_KEYS = ["O-1", "O-2", "O-3", " O-4"] * 3 + [None]  # a NULL key never dedupes against another (0003)
+CUSTOMER_REFS = ["C-1", "c-2", " C-3 ", "C-4", "C-9", "C-10", None]  # C-9 never arrives; NULL is not an orphan
 
 
 def mostly(ok: list, bad: list, weight: int = 3):
@@ -42,10 +42,15 @@ def mostly(ok: list, bad: list, weight: int = 3):
 
 
 def times(load: int):
-    # Two instants of the load's own day (ties happen), an offset spelling of one of them, and
-    # now and then an instant before every load: a delivery older than the one it follows.
+    # Two instants of the load's own day (ties happen), an offset spelling of one of them, now
+    # and then an instant before every load (a delivery older than the one it follows), and from
+    # the second load an instant whose text sorts before the previous load's but which is later
+    # (12:00Z spelled 07:00-05:00): delivery order compares instants, never text (0302, 0014).
     day = f"2026-03-0{load}"
-    return st.sampled_from([f"{day}T08:00:00Z", f"{day}T09:30:00Z", f"{day}T10:30:00+01:00"] * 3 + ["2026-02-28T23:00:00Z"])
+    pool = [f"{day}T08:00:00Z", f"{day}T09:30:00Z", f"{day}T10:30:00+01:00"] * 3 + ["2026-02-28T23:00:00Z"]
+    if load > 1:
+        pool += [f"2026-03-0{load - 1}T07:00:00-05:00"] * 2
+    return st.sampled_from(pool)
 
 
 def customer(srid: str, load: int):
@@ -54,7 +59,7 @@ def customer(srid: str, load: int):
         "_load_id": st.just(f"l{load}"),
         "_ingested_at": times(load),
         "_source_row_id": st.just(srid),
-        "id": st.sampled_from([f"C-{n}", f"c-{n}", f" C-{n}"] * 2 + [f"C-{n}0"]),
+        "id": st.sampled_from([f"C-{n}", f"c-{n}", f" C-{n}"] * 3 + [f"C-{n}0", None]),
         "email": mostly([f"c{n}@shop.io", "shared@shop.io", None], ["no mail"]),
         "tier": mostly(["G", "S", " B", "gold"], ["X"]),
         "name": st.sampled_from(["ann", "bartholomew-x", None]),

@@ -30,7 +30,8 @@ What the days contain, random in values and in which rows are picked, fixed in s
 - day 4: age-out of held rows, of a clean order, of a held customer, and of superseded day-1
   deliveries (a compacting loader);
 - day 5: the spec change (status `in_set` quarantine -> flag); day 6: replay of both entities;
-  day 7: a second replay that finds nothing; day 8: a fixed order relapses (its reject row reopens).
+  day 7: a second replay that finds nothing; day 8: a fixed order relapses (its reject row
+  reopens), and the parent of a child replayed too early (held on day 6) finally arrives.
 
 `Feed.story` names the source rows each scripted event touched, for hand-written spot checks.
 """
@@ -362,6 +363,7 @@ class _Gen:
                 self.new_order(customer=self.corrupt_key, defect="none", reserve="children_of_corrupted_customer")
                 self.new_order(customer=self.anchor_key, defect="status", reserve="status_held_aged")
             self.new_order(customer=self.never, defect="none", reserve="orphan_forever")
+            self.new_order(customer="C-903", defect="none", reserve="replayed_before_parent")
             self.new_order(customer=self.anchor_key, defect="status", reserve="status_held_in_bronze")
             self.new_order(customer=self.anchor_key, defect="none", reserve="clean_aged")
             self.new_order(customer=None, defect="none", reserve="null_customer")
@@ -392,7 +394,8 @@ class _Gen:
             self.story["key_changed_keys"] = [(old, new)]
             d.notes.append(f"order {srid} re-sent under a new key {new} (was {old})")
         elif n == DAY_AGE_OUT:
-            doomed = [(ORDERS, s) for label in ("children_late_parent_aged", "orphan_forever", "status_held_aged", "clean_aged")
+            doomed = [(ORDERS, s) for label in ("children_late_parent_aged", "orphan_forever", "status_held_aged", "clean_aged",
+                                                "replayed_before_parent")
                       for _r, s in self.story[label]] + [(CUSTOMERS, self.held_srid)]
             for ident in doomed:
                 assert len(self.loads[ident]) == 1 and ident in self.reserved
@@ -431,6 +434,9 @@ class _Gen:
             srid = self.story["corrupted_order"][0][1]
             self.redeliver(ORDERS, srid, {"qty": "75"}, defect="qty_sane")
             d.notes.append(f"the fixed order {srid} relapses: its reject row reopens")
+            self.new_customer(key="C-903", free=False, clean=True)
+            d.notes.append("late parent C-903 arrives after its child was replayed (and held): the child, back in "
+                           "bronze since the replay, is admitted without another replay")
 
     def run(self) -> Feed:
         days = []
