@@ -400,3 +400,15 @@ def test_a_postgres_profile_is_reached_by_every_warehouse_command_with_target(tm
         result = invoke(*args, "--spec", str(EXAMPLE), "--project", str(project), "--target", "prod")
         assert result.exit_code == 1, (args, result.output)
         assert "has no target 'prod' (its targets: 'dev')" in result.stderr, args
+
+
+def test_generate_as_json(separate):
+    spec, project = separate
+    (project / "macros" / "generate_schema_name.sql").unlink()
+    result = invoke("generate", "dbt", "--project", str(project), "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["spec"] == spec.as_posix() and doc["entities"] == ["customer", "order"]
+    assert doc["written"] == [] and doc["removed"] == [] and doc["overwrote_edits"] == []
+    assert doc["schemas"] == {"silver": "main_silver", "gold": "main_gold", "meta": "main_assay_meta"}
+    assert doc["next"].startswith(f"cd {project} && dbt deps && dbt build")

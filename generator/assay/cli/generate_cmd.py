@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from pathlib import Path
 from typing import Optional
@@ -12,7 +13,7 @@ import yaml
 
 from ..artifacts import overwriting_edits, record_spec_dir
 from ..errors import ProjectError
-from .common import plural, resolve_spec, shown
+from .common import json_option, plural, resolve_spec, shown
 
 _SCHEMA_MACRO = re.compile(r"\{%-?\s*macro\s+generate_schema_name\s*\(")
 
@@ -75,30 +76,44 @@ def schema_override(project_dir: Path) -> Optional[Path]:
     return None
 
 
-def dbt_landing(project_dir: Path, project) -> str:
-    """Where the generated tables will land, after the project's `generate_schema_name`."""
+def dbt_landing(project_dir: Path, project) -> tuple[dict[str, Optional[str]], str]:
+    """Where the generated tables will land, after the project's `generate_schema_name`:
+    ({silver|gold|meta: schema, or None when the project's own macro decides}, a sentence)."""
+    from ..errors import AssayError
     from ..scaffold import GENERATE_SCHEMA_NAME
 
-    custom = [(project.schema("silver"), "entities, staged and reject tables"), (project.schema("gold"), "mart_data_quality"),
-              (project.schema("meta"), "check results, events")]
+    roles = [("silver", "entities, staged and reject tables"), ("gold", "mart_data_quality"), ("meta", "check results, events")]
+    custom = [(project.schema(role), what) for role, what in roles]
     reads = f"bronze is read from {project.schema('bronze')}"
     override = schema_override(project_dir)
     if override is not None and override.read_text(encoding="utf-8", errors="replace").strip() == GENERATE_SCHEMA_NAME.strip():
-        return "tables land in " + ", ".join(f"{s} ({what})" for s, what in custom) + f"; {reads}"
+        return ({role: project.schema(role) for role, _ in roles},
+                "tables land in " + ", ".join(f"{s} ({what})" for s, what in custom) + f"; {reads}")
     if override is not None:
-        return (f"tables land where your generate_schema_name ({shown(override)}) puts the custom schemas "
+        return ({role: None for role, _ in roles},
+                f"tables land where your generate_schema_name ({shown(override)}) puts the custom schemas "
                 + ", ".join(s for s, _ in custom) + f"; {reads}. assay explain, report and maintain read them by "
                 "those names, so the macro must keep them as they are")
     try:
         from ..runtime.warehouse import profile_output
 
         target = str(profile_output(project_dir).get("schema") or "<target schema>")
-    except Exception:  # no profile yet: the message still says how names are formed
+    except AssayError:  # no profile yet: the message still says how the names are formed
         target = "<target schema>"
-    return ("tables land in " + ", ".join(f"{target}_{s} ({what})" for s, what in custom)
+    return ({role: f"{target}_{project.schema(role)}" for role, _ in roles},
+            "tables land in " + ", ".join(f"{target}_{s} ({what})" for s, what in custom)
             + f": the project has no generate_schema_name, and dbt's default prefixes the target schema; {reads}. "
             "assay explain, report and maintain read the schemas as named in assay.yml: to keep them as they are, add "
             "macros/generate_schema_name.sql as `assay init` writes it")
+
+
+def _as_json(result, spec_dir: Path, project_dir: Path, target: str, schemas: dict, landing: str, next_step: str) -> None:
+    r = result.report
+    click.echo(json.dumps({
+        "target": target, "project": shown(project_dir), "spec": shown(spec_dir), "fingerprint": result.project.fingerprint,
+        "entities": [e.name for e in result.project.entities], "written": r.written, "unchanged": len(r.unchanged),
+        "removed": r.removed, "overwrote_edits": r.modified, "schemas": schemas, "landing": landing, "next": next_step,
+    }, indent=2))
 
 
 def _next_dbt(project_dir: Path) -> str:
@@ -115,7 +130,8 @@ def _next_dbt(project_dir: Path) -> str:
 @click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
 @click.option("--force", is_flag=True, help="Overwrite generated files you edited (assay's own files only).")
-def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool) -> None:
+@json_option("Print what was written, where the tables land and the next command as JSON.")
+def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, as_json: bool) -> None:
     """Generate models, snapshots, tests and sources into a dbt project; the project remembers the spec."""
     from ..api import generate_dbt_project
 
@@ -126,8 +142,12 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool) -
         result = generate_dbt_project(spec, project_dir, force=force)
     _refuse(result, project_dir)
     record_spec_dir(project_dir, spec)
+    schemas, landing = dbt_landing(project_dir, result.project)
+    if as_json:
+        _as_json(result, spec, project_dir, "dbt", schemas, landing, _next_dbt(project_dir).split(": ", 1)[1])
+        return
     _summary(result, spec, result.report.modified)
-    click.echo(dbt_landing(project_dir, result.project))
+    click.echo(landing)
     click.echo(_next_dbt(project_dir))
 
 
@@ -144,7 +164,8 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool) -
     help="The SQL dialect the generated models are written in (the macros render for the engine that runs them).",
 )
 @click.option("--force", is_flag=True, help="Overwrite generated files you edited (assay's own files only).")
-def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool) -> None:
+@json_option("Print what was written, where the models land and the next command as JSON.")
+def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool, as_json: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
     from ..api_sqlmesh import generate_sqlmesh_project, is_sqlmesh_project
 
@@ -155,12 +176,18 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
         result = generate_sqlmesh_project(spec, project_dir, dialect=dialect)
     _refuse(result, project_dir)
     record_spec_dir(project_dir, spec)
-    _summary(result, spec, result.report.modified)
     p = result.project
-    click.echo(f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
+    landing = (f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
                f"bronze is read from {p.schema('bronze')}")
     where = shown(project_dir)
-    click.echo("next: sqlmesh plan" if where == "." else f"next: sqlmesh -p {where} plan")
+    next_step = "sqlmesh plan" if where == "." else f"sqlmesh -p {where} plan"
+    if as_json:
+        schemas = {role: p.schema(role) for role in ("silver", "gold", "meta")}
+        _as_json(result, spec, project_dir, "sqlmesh", schemas, landing, next_step)
+        return
+    _summary(result, spec, result.report.modified)
+    click.echo(landing)
+    click.echo("next: " + next_step)
 
 
 COMMANDS = (generate,)
