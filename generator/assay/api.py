@@ -40,7 +40,7 @@ def require_entities(project: Project, spec_dir: Path | str) -> None:
         raise AssayError(
             f"the spec in {spec_dir} declares no entities, so there is nothing to generate and nothing was written. "
             "Add a `spec_version: 1` document with `entities:` (docs/spec.md), or point --spec at the directory "
-            "that holds your spec (`assay validate DIR` shows what it finds)."
+            "that holds your assay.yml (`assay validate --spec DIR` shows what it finds)."
         )
 
 
