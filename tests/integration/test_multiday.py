@@ -18,7 +18,8 @@ Bronze is append-only (decision 0014): a re-delivery is one more row with the sa
   mart) and delivery by delivery (each bronze row in exactly one place);
 - on replay days, bronze holds exactly what the oracle says `assay replay` must re-deliver.
 
-Targets: dbt on DuckDB, dbt on PostgreSQL (18 embedded, 15 when installed), SQLMesh on DuckDB,
+Targets: dbt on DuckDB, dbt on PostgreSQL (18 embedded, 15 when installed; day 7 is a
+`dbt build --full-refresh`, which must leave reject and mart history alone), SQLMesh on DuckDB,
 where the first load is `sqlmesh plan`, the spec change a regeneration and `sqlmesh plan`, and
 every other load `sqlmesh run` at the next daily interval of a fixed clock.
 """
@@ -49,6 +50,8 @@ DAYS = [d.load_id for d in FEED.days]
 PARTS = ("entity", "staged", "reject", "mart")
 STRICT_RULE = "values: [new, paid, shipped], on_fail: quarantine}"
 RELAXED_RULE = "values: [new, paid, shipped], on_fail: flag}"
+# dbt builds this day with --full-refresh (an operator's rebuild in the middle of the feed)
+FULL_REFRESH_DAY = "d07"
 # SQLMesh's daily intervals run on this clock, one day per load: never the wall clock.
 SQLMESH_START = dt.datetime(2026, 3, 1)
 
@@ -116,6 +119,8 @@ class DbtTarget:
     def build(self, label: str) -> str:
         args = ["build", "--project-dir", str(self.project.path), "--profiles-dir", str(self.project.path),
                 "--no-send-anonymous-usage-stats", "--quiet"]
+        if label == FULL_REFRESH_DAY:
+            args.append("--full-refresh")  # the reject table and the mart are full_refresh=false: history survives
         res = self.runner.invoke(args)
         if not res.success:
             failed = []
@@ -542,3 +547,28 @@ def test_oracle_referential_probe_reads_admitted_parents_of_the_same_build(tmp_p
     ], [("o1", "O-1", "c-1"), ("o2", "O-2", "C-2"), ("o3", "O-3", None), ("o4", "O-4", "C-3"), ("o5", "O-5", "C-7")])
     orphan = ("quarantined", ("order_of_customer_referential",))
     assert routes == {"o1": ("kept", ()), "o2": orphan, "o3": ("kept", ()), "o4": orphan, "o5": orphan}
+
+
+def test_oracle_referential_refuses_what_it_does_not_model(tmp_path):
+    from tests.support.oracle import Unsupported
+
+    specs = spec_dirs(tmp_path)
+    entities = specs["v1"] / "entities.yaml"
+    entities.write_text(entities.read_text().replace("on_missing: quarantine", "on_missing: unknown_member"))
+    with pytest.raises(Unsupported, match="unknown_member"):
+        Warehouse(specs["v1"])
+
+
+def test_the_spec_change_puts_orders_in_replay_scope(tmp_path):
+    """Why the feed replays orders after the change: `assay plan` names it (001: relaxing
+    quarantine to flag frees rows that sit in the reject table, not in bronze)."""
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    specs = spec_dirs(tmp_path)
+    res = CliRunner().invoke(cli, ["plan", str(specs["v1"]), str(specs["v2"]), "--json"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.output)
+    assert plan["replay_scope"] == ["orders"]
+    assert [(c["entity"], c["classification"]) for c in plan["changes"]] == [("orders", "RESTATING")]
