@@ -86,11 +86,11 @@ def test_replay_brings_back_rows_whose_bronze_aged_out(tmp_path, engine):
     args = ["replay", "q_line", "--spec", str(spec), "--project", str(project.path)]
     dry = CliRunner().invoke(cli, args + ["--dry-run"])
     assert dry.exit_code == 0, dry.output
-    assert "would re-deliver 1 rows into bronze.q__lines" in dry.output
+    assert "would re-deliver 1 row into bronze.q__lines" in dry.output
     assert project.query('select count(*) from bronze."q__lines"') == [(1,)]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
-    assert "re-delivered 1 rows into bronze.q__lines with _load_id '__replay__'" in res.output
+    assert "re-delivered 1 row into bronze.q__lines with _load_id '__replay__'" in res.output
 
     # What replay wrote is what the oracle says it must re-deliver: ln_03 from raw, nothing else.
     redelivered = wh.replay("q_line", aged)
