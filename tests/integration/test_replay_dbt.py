@@ -83,18 +83,21 @@ def test_replay_brings_back_rows_whose_bronze_aged_out(tmp_path, engine):
     mapping.write_text(mapping.read_text().replace("      - open\n      - closed\n", "      - open\n      - closed\n      - pending\n"))
     generate_dbt_project(spec, project.path)
     wh.respec(spec)
-    args = ["replay", "q_line", "--spec", str(spec), "--project", str(project.path)]
+    args = ["replay", "q_line", "--spec", str(spec), "--project", str(project.path), "--json"]
+    # What replay must re-deliver, per the oracle: ln_03 from raw, nothing else.
+    redelivered = wh.replay("q_line", aged)
+    assert set(redelivered) == {"q__lines"} and [r["_source_row_id"] for r in redelivered["q__lines"]] == ["ln_03"]
     dry = CliRunner().invoke(cli, args + ["--dry-run"])
     assert dry.exit_code == 0, dry.output
-    assert "would re-deliver 1 row into bronze.q__lines" in dry.output
+    said = json.loads(dry.stdout)
+    assert (said["dry_run"], said["redelivered"], said["unrecoverable"]) == (
+        True, {src: len(rows) for src, rows in redelivered.items()}, 0)
     assert project.query('select count(*) from bronze."q__lines"') == [(1,)]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
-    assert "re-delivered 1 row into bronze.q__lines with _load_id '__replay__'" in res.output
+    assert json.loads(res.stdout)["redelivered"] == {"q__lines": 1}
 
-    # What replay wrote is what the oracle says it must re-deliver: ln_03 from raw, nothing else.
-    redelivered = wh.replay("q_line", aged)
-    assert set(redelivered) == {"q__lines"} and [r["_source_row_id"] for r in redelivered["q__lines"]] == ["ln_03"]
+    # What replay wrote into bronze is exactly what the oracle said it must re-deliver.
     replayed = {"q__lines": aged["q__lines"] + redelivered["q__lines"], **{n: [] for n in OTHER_COLS}}
     assert _bronze_lines(project) == sorted(tuple(r[c] for c in COLS) for r in replayed["q__lines"])
     _build_and_judge(project, wh, spec, replayed, "after replay")
@@ -107,4 +110,6 @@ def test_replay_brings_back_rows_whose_bronze_aged_out(tmp_path, engine):
     # A second replay finds nothing left to do, as the oracle says.
     assert wh.replay("q_line", replayed) == {}
     again = CliRunner().invoke(cli, args)
-    assert "re-delivered" not in again.output and "0 open reject rows" in again.output
+    assert again.exit_code == 0, again.output
+    said = json.loads(again.stdout)
+    assert (said["redelivered"], said["in_bronze"]) == ({}, 0)
