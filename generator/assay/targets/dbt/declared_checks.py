@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
-from .lowering import jstr, qi, sql_type
+from .spelling import jstr, qi, sql_type
 from .naming import audits_macro_name
 
 RESULTS_TABLE = "assay_check_results"  # also the name of the node that creates it

@@ -28,11 +28,10 @@ What one build does (docs/incremental.md says what it does not):
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from .lowering import call, jstr, qi, sql_str, sql_type, violation
-from .staged import DELIVERY_ORDER, _mapping_select, _probes, _rank, _scoped
+from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
+from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
-INDENT = "    "
-LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
+INDENT = DBT.indent
 LATE_RULE = "_late_arrival"  # leading underscore: no rule a spec can name collides with it
 _HOURS = {"h": 1, "d": 24, "w": 168}
 
@@ -64,7 +63,7 @@ def _extracted(entity: Entity, project: Project) -> str:
     window_start = call("incremental_window_start", "this", str(lag_hours(entity)))
     parts = []
     for m in entity.mappings:
-        inner = _indent(_mapping_select(entity, m, project), INDENT)
+        inner = _indent(mapping_select(DBT, entity, m), INDENT)
         parts.append(
             "\n".join(
                 [
@@ -178,23 +177,10 @@ def _prior(entity: Entity) -> str:
 def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str:
     int_t = sql_type("int")
     row_cols = _row_columns(entity)
-    joins, probe_cols = _probes(entity, project)
-    rules = list(entity.rules)
-    col_types = {c.name: c.type for c in entity.columns}
-    rule_cols = [f"coalesce({_scoped(r, violation(r, entity, col_types.get(r.column or '')))}, false) as _r__{r.name}" for r in rules]
-    rewrites = {}
-    for r in entity.rules_of_kind("referential"):
-        if r.param("on_missing") == "unknown_member":
-            fk = r.param("columns")[0][0]
-            rewrites[fk] = call("unknown_member", jstr(qi(fk)), jstr(f"_probe__{r.param('relationship')}"))
-    out_cols = [f"{rewrites[c.name]} as {qi(c.name)}" if c.name in rewrites else qi(c.name) for c in entity.columns]
-    flag_pairs = [[LATE_RULE, "_late"]] + [[r.name, "_r__" + r.name] for r in rules]
-    flags = "[" + ", ".join(f"[{jstr(n)}, {jstr(p)}]" for n, p in flag_pairs) + "]"
-    fail = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "fail") or "false"
-    quarantine = " or ".join(f"_r__{r.name}" for r in rules if r.disposition == "quarantine") or "false"
+    joins, probe_cols = probes(DBT, entity, project)
     fks = rewritten_fks(entity)
     # The full rebuild's staged columns first, so every downstream node reads the ledger unchanged.
-    staged_cols = [qi(c.name) for c in entity.columns] + list(LINEAGE) + ["_dedupe_rank", "_delivery_rank"]
+    staged_cols = [qi(c.name) for c in entity.columns] + [*LINEAGE, *RANKS]
     config = (
         "{{ config(materialized='incremental', unique_key='_ledger_id', incremental_strategy='delete+insert', "
         "on_schema_change='append_new_columns', schema=" + jstr(project.schema("silver"))
@@ -229,14 +215,13 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         # this is the source row's whole delivery order; a row pulled in for its key only is the
         # stored latest delivery of an untouched source row, rank 1 again.
         "delivered as (",
-        f"{INDENT}select p.*, case when _source_row_id is null then 1 else row_number() over "
-        f"(partition by _mapping, _source_row_id order by {DELIVERY_ORDER}) end as _delivery_rank",
+        f"{INDENT}select p.*, case when _source_row_id is null then 1 else {delivery_number(DBT)} end as _delivery_rank",
         f"{INDENT}from pool as p",
         "),",
         "",
         "-- late rows take no part in the key order: ranking them would unseat winners of rows already published",
         "ranked as (",
-        f"{INDENT}select d.*, {_rank(entity, '_delivery_rank = 1 and not _late')} as _dedupe_rank",
+        f"{INDENT}select d.*, {dedupe_rank(DBT, entity, '_delivery_rank = 1 and not _late')} as _dedupe_rank",
         f"{INDENT}from delivered as d",
         "),",
         "",
@@ -249,10 +234,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         "judged as (",
         f"{INDENT}select",
         ",\n".join(
-            [f"{INDENT * 2}{c}" for c in out_cols]
-            + [f"{INDENT * 2}{c}" for c in (*LINEAGE, "_dedupe_rank", "_delivery_rank")]
-            + [f"{INDENT * 2}_c__{c.name}" for c in entity.columns]
-            + [f"{INDENT * 2}{c}" for c in rule_cols]
+            [f"{INDENT * 2}{c}" for c in judged_columns(DBT, entity)]
             + [f"{INDENT * 2}_orig__{fk}" for fk in fks]
             # a superseded late delivery is no longer held: its source row's latest delivery speaks
             + [f"{INDENT * 2}_late and _delivery_rank = 1 as _late"]
@@ -263,15 +245,8 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         "",
         "select",
         ",\n".join(f"{INDENT}{c}" for c in staged_cols) + ",",
-        f"{INDENT}" + call("quality_flags", flags) + " as _failed_rules,",
-        f"{INDENT}case",
-        f"{INDENT * 2}when _delivery_rank > 1 then 'deduped'",
-        f"{INDENT * 2}when _late then 'quarantined'",
-        f"{INDENT * 2}when _dedupe_rank > 1 then 'deduped'",
-        f"{INDENT * 2}when {fail} then 'failed'",
-        f"{INDENT * 2}when {quarantine} then 'quarantined'",
-        f"{INDENT * 2}else 'kept'",
-        f"{INDENT}end as _route,",
+        f"{INDENT}{failed_rules(DBT, entity, ((LATE_RULE, '_late'),))},",
+        "\n".join(route(DBT, entity, late=True)) + ",",
         # Markers, not rule outcomes, are kept: a row promoted later is judged by the rules of that build.
         *[f"{INDENT}_c__{c.name}," for c in entity.columns],
         # One ledger row per delivery. The latest delivery of a source row takes the source row's id,

@@ -8,7 +8,7 @@ any grouping. Counts come from the staged tables in one aggregate per entity.
 from __future__ import annotations
 
 from ...ir.model import Project
-from .lowering import call, jstr, sql_str, sql_type
+from .spelling import call, jstr, sql_str, sql_type
 from .naming import model_name, staged_name
 
 INDENT = "    "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from .lowering import call, jexpr, jstr, qi, qi_jinja, sql_str, sql_type
+from .spelling import call, jexpr, jstr, qi, qi_jinja, sql_str, sql_type
 from .declared_checks import RESULTS_TABLE, declared_macro
 from .sql_checks import sqlchecks_macro
 from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name

@@ -13,7 +13,7 @@ import sqlglot
 from sqlglot import exp
 
 from ...ir.model import Entity, Project
-from .lowering import jstr
+from .spelling import jstr
 from .naming import audits_macro_name
 
 PLACEHOLDER = "assay_candidate_placeholder"

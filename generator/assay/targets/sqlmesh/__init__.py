@@ -18,7 +18,7 @@ from __future__ import annotations
 from ... import __version__
 from ...errors import Diagnostic, SpecError
 from ...ir.model import Entity, Project
-from .lowering import Lowering
+from .spelling import SqlmeshSpelling
 from .mart import cross_checks_sql, mart_sql
 from .outputs import entity_sql, reject_sql, scd2_sql
 from .project_files import audits_sql, external_models_yaml, macros_py
@@ -63,7 +63,7 @@ def generate_sqlmesh(project: Project, dialect: str = "duckdb") -> dict[str, str
     if dialect not in DIALECTS:
         raise ValueError(f"unknown SQLMesh dialect {dialect!r}; one of {', '.join(DIALECTS)}")
     _refuse_unsupported(project)
-    low = Lowering(dialect)
+    low = SqlmeshSpelling(dialect, project)
     out: dict[str, str] = {}
     for e in project.entities:
         h = _header(project, _entity_files(e), "--")

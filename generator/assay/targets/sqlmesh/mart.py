@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from ...ir.model import Project
 from . import naming
-from .lowering import Lowering
+from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
 
 INDENT = "  "
 
 
-def mart_sql(project: Project, low: Lowering, header: str) -> str:
+def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
     """The mart's file text; counts come from the staged tables, one aggregate per entity."""
     ctes, selects = [], []
     big = lambda v: low.cast(v, "int", False)  # noqa: E731
@@ -84,7 +84,7 @@ def _strs(items) -> str:
     return "(" + ", ".join(items) + ")"
 
 
-def cross_checks_sql(project: Project, low: Lowering, header: str) -> str | None:
+def cross_checks_sql(project: Project, low: SqlmeshSpelling, header: str) -> str | None:
     """Coverage and reconcile checks as audits of one model that depends on every entity they read.
 
     Attached to neither entity because a child's staged model may already read its parent, so

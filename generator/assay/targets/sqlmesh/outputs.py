@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...ir.model import Entity, Project
 from . import naming
-from .lowering import Lowering
+from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
 
 INDENT = "  "
@@ -30,13 +30,13 @@ FLAGS_TYPE = {
 }
 
 
-def _grants(entity: Entity, low: Lowering) -> str | None:
+def _grants(entity: Entity, low: SqlmeshSpelling) -> str | None:
     if not entity.grants_select:
         return None
     return "('select' = [" + ", ".join(low.lit(g) for g in entity.grants_select) + "])"
 
 
-def _column_descriptions(entity: Entity, low: Lowering) -> list[str]:
+def _column_descriptions(entity: Entity, low: SqlmeshSpelling) -> list[str]:
     out = []
     for c in entity.columns:
         parts = [c.description] if c.description else []
@@ -47,12 +47,12 @@ def _column_descriptions(entity: Entity, low: Lowering) -> list[str]:
     return out
 
 
-def mappings_arg(entity: Entity, project: Project, low: Lowering) -> str:
+def mappings_arg(entity: Entity, project: Project, low: SqlmeshSpelling) -> str:
     items = [f"({low.lit(m.name)}, {low.lit(m.source)}, {naming.bronze(project, m.source)})" for m in entity.mappings]
     return "(" + ", ".join(items) + ")"
 
 
-def _conservation(entity: Entity, project: Project, low: Lowering, on_reject: bool) -> str:
+def _conservation(entity: Entity, project: Project, low: SqlmeshSpelling, on_reject: bool) -> str:
     staged = naming.staged(project, entity)
     if on_reject:
         return audit_call("assay_conservation", entity=naming.admitted(project, entity), staged=staged, mappings=mappings_arg(entity, project, low))
@@ -63,7 +63,7 @@ def _conservation(entity: Entity, project: Project, low: Lowering, on_reject: bo
     return audit_call("assay_conservation_no_reject", staged=staged, mappings=mappings_arg(entity, project, low))
 
 
-def entity_audits(entity: Entity, project: Project, low: Lowering) -> list[str]:
+def entity_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> list[str]:
     """Blocking audits on the finished rows, non-blocking ones for the flags they carry."""
     audits = []
     flags_col = "_quality_flags" if entity.opted_in else None
@@ -80,7 +80,7 @@ def entity_audits(entity: Entity, project: Project, low: Lowering) -> list[str]:
     return audits
 
 
-def entity_sql(entity: Entity, project: Project, low: Lowering, header: str) -> str:
+def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
     """The published entity (type 1), or the `__current` kept rows a type-2 history versions.
 
     FULL, rebuilt from all of bronze every run: a corrupt newer delivery must evict an older
@@ -117,7 +117,7 @@ def entity_sql(entity: Entity, project: Project, low: Lowering, header: str) -> 
     )
 
 
-def scd2_sql(entity: Entity, project: Project, low: Lowering, header: str) -> str:
+def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
     """Type-2 history: SQLMesh owns the validity interval, so assay only feeds the kept rows."""
     keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
     check = "(" + ", ".join(low.qi(c.name) for c in entity.columns) + ")"
@@ -135,7 +135,7 @@ def scd2_sql(entity: Entity, project: Project, low: Lowering, header: str) -> st
     return "\n".join([header, block, "", "SELECT *", f"FROM {naming.current(project, entity)}", ""])
 
 
-def _reject_columns(low: Lowering) -> list[str]:
+def _reject_columns(low: SqlmeshSpelling) -> list[str]:
     flags = FLAGS_TYPE.get(low.dialect, "TEXT")
     cols = [
         ("reject_id", "TEXT"),
@@ -160,7 +160,7 @@ def _reject_columns(low: Lowering) -> list[str]:
 CARRIED = ("reject_id", "entity", "mapping", "source_relation", "_source_row_id", "_load_id")
 
 
-def reject_sql(entity: Entity, project: Project, low: Lowering, header: str) -> str:
+def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
     """The reject table: merged on reject_id, forward-only so rule changes never rebuild it.
 
     The query reads the table's previous state (a self-reference, hence the declared columns:

@@ -6,7 +6,7 @@ import yaml
 
 from ...ir.model import Project
 from . import naming
-from .lowering import Lowering
+from .spelling import SqlmeshSpelling
 
 # (name, blocking, defaults, body). Each body is one call of an assay_sqlmesh macro that returns
 # the violating rows; the model that attaches an audit may still override `blocking`.
@@ -32,7 +32,7 @@ AUDITS = (
 _HOURS = {"h": 1, "d": 24, "w": 24 * 7}
 
 
-def audits_sql(low: Lowering, header: str) -> str:
+def audits_sql(low: SqlmeshSpelling, header: str) -> str:
     """audits/assay.sql: one AUDIT block per reusable audit."""
     blocks = [header]
     for name, blocking, defaults, body in AUDITS:

@@ -1,0 +1,93 @@
+"""Field chains: a mapping field's bronze value, its transforms and final cast, and its coercion marker.
+
+The output type of every step comes from the transform table (spec/transforms.py); this module
+decides only the relational expression of each step.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..ir.model import FieldSource
+from ..spec.transforms import Step, is_numeric
+from .spelling import Spelling, Sql
+
+# The type of an arithmetic result, which no field type equals: it forces the final cast
+# (arithmetic result types differ by engine; Postgres `round` drops the scale).
+NUMERIC = "numeric"
+
+
+def step_type(step: Step, current: str | None) -> str | None:
+    """The logical type one step produces, read from the transform table."""
+    produced = step.spec.produces
+    if produced == "same":
+        return current
+    if produced == "decimal":
+        return f"decimal({step.args[0]},{step.args[1]})"
+    return produced  # "numeric" is NUMERIC: kept apart from every field type on purpose
+
+
+def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: bool) -> tuple[str, str | None]:
+    """Apply one transform; return (expression, its logical type)."""
+    n, a = step.name, step.args
+    out_type = step_type(step, current)
+    text = expr if current in (None, "string") else sp.cast(expr, "string", False)
+    if n in ("trim", "upper", "lower"):
+        return sp.sql(n + "({})", text), out_type
+    if n == "to_string":
+        return text, out_type
+    if n in ("to_int", "to_bool", "to_decimal"):
+        return sp.cast(text, out_type, safe), out_type
+    if n in ("parse_date", "parse_ts"):
+        return sp.call(n, Sql(text), str(a[0])), out_type
+    if n == "to_utc":
+        return sp.call("to_utc", Sql(expr), str(a[0])), out_type
+    if n == "enum_map":
+        pairs = " ".join(sp.sql("when {} then {}", sp.string(str(r)), sp.string(str(m))) for r, m in zip(a[0::2], a[1::2]))
+        return sp.sql("case {t} {p} else {t} end", t=text, p=pairs), out_type
+    if n == "split_part":
+        return sp.sql("split_part({}, {}, {})", text, sp.string(a[0]), int(a[1])), out_type
+    if n == "regex_extract":
+        return sp.call("regex_extract", Sql(text), a[0], int(a[1])), out_type
+    if n == "strip_prefix":
+        t = str(a[0])
+        return sp.sql("case when substr({x}, 1, {n}) = {s} then substr({x}, {m}) else {x} end", x=text, n=len(t), s=sp.string(t), m=len(t) + 1), out_type
+    if n == "strip_suffix":
+        t = str(a[0])
+        return sp.sql("case when right({x}, {n}) = {s} then left({x}, length({x}) - {n}) else {x} end", x=text, n=len(t), s=sp.string(t)), out_type
+    if n == "concat":
+        return f"({text} || {sp.string(str(a[0]))})", out_type
+    if n in ("coalesce", "nullif"):
+        return sp.sql(n + "({}, {})", expr, sp.literal(a[0])), out_type
+    number = current is not None and (current == NUMERIC or is_numeric(current))
+    num = expr if number else sp.cast(expr, "decimal(38,9)", safe)
+    if n == "multiply":
+        return f"({num} * {Decimal(str(a[0]))})", out_type
+    if n == "divide":
+        return f"({num} / {Decimal(str(a[0]))})", out_type
+    if n == "round":
+        return sp.sql("round({}, {})", num, int(a[0])), out_type
+    if n == "abs":
+        return sp.sql("abs({})", num), out_type
+    raise ValueError(f"unknown transform {n}")  # pragma: no cover - validation refuses it
+
+
+def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple[str, str | None]:
+    """The column's value expression and its coercion marker (None when nothing can fail)."""
+    head = f"{alias}.{sp.ident(src.path[0])}"
+    if len(src.path) > 1:
+        expr = sp.json_extract_text(head, src.path[1:])
+    else:
+        expr = sp.cast(head, "string", False)
+    current = "string"
+    markers = []
+    for step in src.steps:
+        before = expr
+        expr, current = lower_step(sp, expr, step, current, safe)
+        if step.spec.casts:
+            markers.append(sp.coercion_failed(before, expr))
+    if current != src.target_type:
+        before = expr
+        expr = sp.cast(expr, src.target_type, safe)
+        markers.append(sp.coercion_failed(before, expr))
+    return expr, (sp.join("or", markers) if markers else None)

@@ -1,0 +1,79 @@
+"""Rule predicates: the violation of each rule kind over the judged row, and its scoping."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..ir.model import Rule
+from .spelling import Raw, Spelling, Sql
+
+
+def typed_literal(sp: Spelling, value: str, column_type: str) -> str:
+    """A bound or set member compared as the column's type, not as text."""
+    if column_type == "int" or column_type.startswith("decimal"):
+        return str(Decimal(value))
+    return sp.cast(sp.string(value), column_type, False)
+
+
+def violation(sp: Spelling, rule: Rule, column_type: str | None) -> str:
+    """The violation predicate of a rule over the judged row; fires only when SQL TRUE."""
+    v = sp.ident(rule.column) if rule.column else ""
+    k = rule.kind
+    if k == "coercible":
+        return f"_c__{rule.column}"
+    if k == "not_null":
+        # A NULL that a failed cast produced belongs to `coercible`; not_null judges absent values.
+        return sp.sql("({} is null and not _c__{})", v, rule.column)
+    if k in ("range", "length"):
+        if k == "range":
+            subject, bound = v, lambda b: typed_literal(sp, str(b), column_type)
+        else:
+            subject, bound = sp.call("char_length", Sql(v)), lambda b: str(int(b))
+        parts = []
+        if rule.param("min") is not None:
+            parts.append(f"{subject} < {bound(rule.param('min'))}")
+        if rule.param("max") is not None:
+            parts.append(f"{subject} > {bound(rule.param('max'))}")
+        return "(" + sp.join("or", parts) + ")"
+    if k == "pattern":
+        return sp.sql("not ({})", sp.call("regex_matches", Sql(v), rule.param("regex")))
+    if k in ("in_set", "in_enum"):
+        values = rule.param("values") or ()
+        if not values:
+            return sp.sql("({} is not null)", v)
+        if column_type in (None, "string", "variant"):
+            target = v if column_type == "string" else sp.cast(v, "string", False)
+            members = [sp.string(x) for x in values]
+        # Typed columns compare typed values: the text of 1.50 is not the text of 1.5.
+        elif column_type == "bool":
+            target, members = v, [sp.kw(x) for x in values]
+        else:
+            target, members = v, [typed_literal(sp, x, column_type) for x in values]
+        return sp.sql("{} not in ({})", target, ", ".join(members))
+    if k == "unique":
+        # Rules run after dedupe: only winners count towards a repeat.
+        return sp.sql("({v} is not null and sum(case when _dedupe_rank = 1 then 1 else 0 end) over (partition by {v}) > 1)", v=v)
+    if k == "normalize":
+        return sp.sql("not ({})", sp.call("is_nfc", Sql(v)))
+    if k == "charset":
+        return sp.call("charset_violates", Sql(v), Raw(sp.charset_ranges(rule.param("ranges"))), rule.param("mode"))
+    if k == "expression":
+        return sp.sql("not ({})", sp.authored(rule.param("expr")))
+    if k == "referential":
+        present = sp.join("and", (sp.sql("{} is not null", sp.ident(c)) for c, _p in rule.param("columns")))
+        return sp.sql("({} and _probe__{} is null)", present, rule.param("relationship"))
+    raise ValueError(f"unknown rule kind {k}")  # pragma: no cover - validation refuses it
+
+
+def scoped(sp: Spelling, rule: Rule, predicate: str) -> str:
+    """Field rules judge their own mapping's rows; losers of the dedupe and superseded deliveries
+    (no `_dedupe_rank`) are never judged."""
+    conds = ["_dedupe_rank = 1"]
+    if rule.mapping is not None:
+        conds.append(f"_mapping = {sp.string(rule.mapping)}")
+    return "(" + sp.join("and", conds + [predicate]) + ")"
+
+
+def rule_column(sp: Spelling, rule: Rule, column_type: str | None) -> str:
+    """The `_r__<rule>` column: the scoped violation, FALSE when unknown."""
+    return sp.sql("coalesce({}, false) as _r__{}", scoped(sp, rule, violation(sp, rule, column_type)), rule.name)

@@ -1,0 +1,83 @@
+"""The SQLMesh spelling: SQL in the project's model dialect that calls the `assay_sqlmesh` macros.
+
+Everything that differs between engines is a call to an `assay_sqlmesh` macro
+(`@assay_try_cast`, `@assay_regex_matches`, ...), which renders for the engine at run time.
+The lowering layer (assay.lower) decides what to write; this module only says how SQLMesh
+spells it: identifiers and literals through sqlglot in the model dialect, so that they parse
+back exactly, and upper-case keywords.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from sqlglot import exp
+
+from ...ir.model import Project
+from ...lower.spelling import Raw, Spelling, Sql, is_simple
+from . import naming
+
+
+class SqlmeshSpelling(Spelling):
+    """Spelling bound to one model dialect (and, for relations, one project)."""
+
+    keyword_case = "upper"
+    indent = "  "
+    valid_to_column = "valid_to"  # what assay's own SCD type 2 model writes
+
+    def __init__(self, dialect: str = "duckdb", project: Optional[Project] = None) -> None:
+        self.dialect = dialect
+        self.expression_dialect = dialect
+        self.project = project
+
+    # -- names and literals -------------------------------------------------------------
+    def qi(self, name: str) -> str:
+        """A column identifier: bare when every engine reads it as written, else quoted."""
+        return exp.to_identifier(name, quoted=not is_simple(name)).sql(dialect=self.dialect)
+
+    ident = qi
+
+    def string(self, value: str) -> str:
+        return exp.Literal.string(str(value)).sql(dialect=self.dialect)
+
+    def lit(self, value) -> str:
+        """A SQL literal: booleans and numbers bare, anything else a string escaped for the dialect."""
+        return self.literal(value)
+
+    def table(self, schema: str, name: str) -> str:
+        """A schema-qualified table name."""
+        return exp.table_(name, db=schema).sql(dialect=self.dialect)
+
+    # -- casts and macros -----------------------------------------------------------------
+    def cast(self, expr: str, assay_type: str, safe: bool) -> str:
+        macro = "try_cast" if safe else "cast"
+        return self.call(macro, Sql(expr), assay_type)
+
+    def _arg(self, arg) -> str:
+        if isinstance(arg, (Sql, Raw)):
+            return arg.text
+        if isinstance(arg, int):
+            return str(arg)
+        return self.string(arg)
+
+    def call(self, macro: str, *args) -> str:
+        return f"@assay_{macro}(" + ", ".join(self._arg(a) for a in args) + ")"
+
+    def coercion_failed(self, before: str, after: str) -> str:
+        return self.call("coercion_failed", Sql(before), Sql(after))
+
+    def json_extract_text(self, expr: str, keys) -> str:
+        return self.call("json_extract_text", Sql(expr), *(str(k) for k in keys))
+
+    def charset_ranges(self, ranges) -> str:
+        return self.string(",".join(f"U+{lo:04X}" if lo == hi else f"U+{lo:04X}-U+{hi:04X}" for lo, hi in ranges))
+
+    def quality_flags(self, flags) -> str:
+        return self.call("quality_flags", *(Raw(f"({self.string(n)}, {c})") for n, c in flags))
+
+    # -- relations ------------------------------------------------------------------------
+    def bronze(self, source: str) -> str:
+        return naming.bronze(self.project, source)
+
+    def model(self, entity) -> str:
+        return naming.entity_model(self.project, entity)

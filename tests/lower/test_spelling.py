@@ -1,0 +1,83 @@
+"""The lowering layer decides once; each target's spelling only writes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.ir.model import FieldSource, Loc
+from assay.ir.resolve import compile_spec
+from assay.lower.fields import lower_field, step_type
+from assay.lower.spelling import Spelling, Sql
+from assay.lower.staged import staged_query, staged_relation
+from assay.spec.transforms import TRANSFORMS, Step
+from assay.targets.dbt.spelling import DBT
+from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+
+KITCHEN_SINK = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "kitchen_sink"
+
+
+def test_upper_case_touches_only_the_template():
+    sp = SqlmeshSpelling()
+    assert sp.sql("case when {} is null then {} end", "case_col", "'when'") == "CASE WHEN case_col IS NULL THEN 'when' END"
+    assert DBT.sql("case when {} is null then 1 end", "x") == "case when x is null then 1 end"
+
+
+def test_one_decision_two_spellings():
+    src = FieldSource("amount", ("amount",), (Step("trim"), Step("to_int")), "int", False, Loc("m.yml", 1))
+    dbt_value, dbt_marker = lower_field(DBT, src, "b", True)
+    sm_value, sm_marker = lower_field(SqlmeshSpelling(), src, "b", True)
+    assert dbt_value == '{{ assay.try_cast("trim(cast(b.amount as " ~ (assay.sql_type("string")) ~ "))", "int") }}'
+    assert sm_value == "@assay_try_cast(TRIM(@assay_cast(b.amount, 'string')), 'int')"
+    assert dbt_marker.startswith("(trim(") and dbt_marker.endswith(" is null)")
+    assert sm_marker.startswith("@assay_coercion_failed(TRIM(")
+
+
+def test_output_types_come_from_the_transform_table():
+    args = {"decimal": (12, 2)}
+    for name, spec in TRANSFORMS.items():
+        produced = step_type(Step(name, args.get(spec.arg, ("x", 1))), "date")
+        expected = {"same": "date", "decimal": "decimal(12,2)"}.get(spec.produces, spec.produces)
+        assert produced == expected, name
+
+
+class _Plain(Spelling):
+    """A minimal third target: what a new one must provide."""
+
+    def ident(self, name):
+        return f'"{name}"'
+
+    def string(self, value):
+        return "'" + value.replace("'", "''") + "'"
+
+    def cast(self, expr, assay_type, safe):
+        return f"{'try_cast' if safe else 'cast'}({expr} as {assay_type})"
+
+    def call(self, macro, *args):
+        return f"{macro}(" + ", ".join(a.text if isinstance(a, Sql) else repr(a) for a in args) + ")"
+
+    def coercion_failed(self, before, after):
+        return f"({before} is not null and {after} is null)"
+
+    def json_extract_text(self, expr, keys):
+        return f"json_extract_string({expr}, '$.{'.'.join(keys)}')"
+
+    def charset_ranges(self, ranges):
+        return repr(list(ranges))
+
+    def quality_flags(self, flags):
+        return "list_sort([" + ", ".join(f"case when {c} then '{n}' end" for n, c in flags) + "])"
+
+    def bronze(self, source):
+        return f"bronze.{source}"
+
+    def model(self, entity):
+        return f"silver.{entity.name}"
+
+
+def test_a_new_target_needs_only_a_spelling():
+    project, diags, _ = compile_spec(KITCHEN_SINK)
+    assert project is not None, diags
+    for entity in project.entities:
+        text = staged_query(_Plain(), staged_relation(_Plain(), entity, project))
+        assert text.startswith("with extracted as (") and text.rstrip().endswith("from judged")
+        assert "{{" not in text and "@assay" not in text
