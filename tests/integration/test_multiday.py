@@ -151,9 +151,14 @@ class SQLMeshTarget:
         from tests.support.sqlmeshproject import make_project
 
         self.project = make_project(root / "project", spec)
-        config = self.project.path / "config.yaml"
-        # the first interval is the day before the first load: nothing depends on today's date
-        config.write_text(config.read_text() + f"  start: '{SQLMESH_START.date().isoformat()}'\n")
+        import yaml
+
+        # models start on SQLMESH_START (SQLMesh's default start is the day before the wall
+        # clock's today), the first plan runs the day after: nothing depends on today's date
+        path = self.project.path / "config.yaml"
+        config = yaml.safe_load(path.read_text())
+        config.setdefault("model_defaults", {})["start"] = SQLMESH_START.date().isoformat()
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
         self.project.clock = SQLMESH_START.replace(hour=23)
         self.name = "sqlmesh-duckdb"
         self.planned = False
