@@ -21,9 +21,12 @@ class GenerateResult:
     packages_changed: bool = False
 
 
-def load_project(spec_dir: Path | str) -> Project:
-    """Compile a spec directory to the IR or raise SpecError with every refusal."""
-    project, diags, _loaded = compile_spec(Path(spec_dir))
+def load_project(spec_dir: Path | str, target: Optional[str] = None) -> Project:
+    """Compile a spec directory to the IR or raise SpecError with every refusal.
+
+    With a `target`, what that target cannot realise is refused too (validate/targets.py).
+    """
+    project, diags, _loaded = compile_spec(Path(spec_dir), target)
     if project is None:
         raise SpecError(diags, spec_dir=Path(spec_dir))
     return project

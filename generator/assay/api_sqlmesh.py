@@ -23,7 +23,11 @@ class SQLMeshGenerateResult:
 
 
 def sqlmesh_files(project: Project, dialect: str = "duckdb") -> dict[str, str]:
-    """Everything assay owns in a SQLMesh project, as relative path -> text, sorted."""
+    """Everything assay owns in a SQLMesh project, as relative path -> text, sorted.
+
+    `project` must come from `load_project(spec, target="sqlmesh")`: validation refuses what
+    the SQLMesh target cannot realise, and the emitter trusts it.
+    """
     from .targets.sqlmesh import generate_sqlmesh
 
     return generate_sqlmesh(project, dialect)
@@ -41,7 +45,7 @@ def generate_sqlmesh_project(
     project: Optional[Project] = None,
 ) -> SQLMeshGenerateResult:
     """Write the SQLMesh models, audits, external models and macro hook of a spec into a project."""
-    project = project or load_project(spec_dir)
+    project = project or load_project(spec_dir, target="sqlmesh")
     require_entities(project, spec_dir)
     report = write_project(Path(project_dir), sqlmesh_files(project, dialect), "sqlmesh", project.fingerprint)
     return SQLMeshGenerateResult(project, report)

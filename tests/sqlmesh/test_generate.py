@@ -128,14 +128,18 @@ def test_every_dialect_generates_models_whose_sql_parses(dirty, precedence, dial
     assert checked >= 10
 
 
-def test_incremental_entities_are_refused_by_file_and_line():
+def test_incremental_entities_are_refused_by_file_and_line(tmp_path):
     from assay.errors import SpecError
 
     spec = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "incremental"
+    # Validation for the target refuses; the emitter never raises.
     with pytest.raises(SpecError) as info:
-        sqlmesh_files(load_project(spec))
+        load_project(spec, target="sqlmesh")
     assert all(d.code == "UNSUPPORTED_BY_TARGET" and d.line > 0 for d in info.value.diagnostics)
-    assert "materialized: incremental" in info.value.diagnostics[0].message
+    assert info.value.diagnostics[0].message.startswith("refused on sqlmesh: entity `orders` (`materialized: incremental`) needs")
+    with pytest.raises(SpecError):
+        generate_sqlmesh_project(spec, tmp_path)
+    assert not any(tmp_path.iterdir())
 
 
 def test_unknown_dialect_is_refused(precedence):

@@ -287,13 +287,16 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
     return project, []
 
 
-def compile_spec(root) -> tuple[Optional[Project], list[Diagnostic], LoadedSpec]:
-    """Load, validate and resolve a spec directory: the one entry point targets and the CLI use."""
+def compile_spec(root, target: Optional[str] = None) -> tuple[Optional[Project], list[Diagnostic], LoadedSpec]:
+    """Load, validate and resolve a spec directory: the one entry point targets and the CLI use.
+
+    `target` adds the refusals of what that target cannot realise (validate/targets.py).
+    """
     from ..spec.loader import load_spec
     from ..validate import validate
 
     loaded = load_spec(root)
-    validated = validate(loaded)
+    validated = validate(loaded, target)
     project, diags = resolve(loaded, validated)
     return project, diags, loaded
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
@@ -13,6 +14,7 @@ from .entities import check_entities
 from .incremental import check_incremental
 from .mappings import check_mappings
 from .relations import check_relations
+from .targets import check_target
 
 
 @dataclass
@@ -28,8 +30,12 @@ class Validated:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
-def validate(loaded: LoadedSpec) -> Validated:
-    """All problems of a loaded project (grammar problems from loading included), sorted."""
+def validate(loaded: LoadedSpec, target: Optional[str] = None) -> Validated:
+    """All problems of a loaded project (grammar problems from loading included), sorted.
+
+    With a `target` ("dbt" or "sqlmesh"), also what that target cannot realise
+    (validate/targets.py): refused here, so no emitter raises or drops a construct.
+    """
     ctx = build_context(loaded)
     check_entities(ctx)
     check_mappings(ctx)
@@ -38,4 +44,6 @@ def validate(loaded: LoadedSpec) -> Validated:
     check_incremental(ctx)
     declared = check_declared(ctx)
     sql_checks = check_sql_files(ctx)
+    if target is not None:
+        ctx.out.extend(check_target(ctx, target, declared, sql_checks))
     return Validated(sorted(set(loaded.diagnostics) | set(ctx.out)), declared, sql_checks)

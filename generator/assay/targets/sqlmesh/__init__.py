@@ -16,7 +16,6 @@ No SQLMesh import here: generation needs sqlglot only.
 from __future__ import annotations
 
 from ... import __version__
-from ...errors import Diagnostic, SpecError
 from ...ir.model import Entity, Project
 from .spelling import SqlmeshSpelling
 from .mart import cross_checks_sql, mart_sql
@@ -37,32 +36,15 @@ def _entity_files(entity: Entity) -> list[str]:
     return [entity.file] + [m.file for m in entity.mappings]
 
 
-def _refuse_unsupported(project: Project) -> None:
-    """Spec constructs this target cannot realise yet, refused by file and line rather than degraded."""
-    problems = [
-        Diagnostic(
-            e.loc.file,
-            e.loc.line,
-            f"entity `{e.name}` is `materialized: incremental`, which the SQLMesh target does not support yet "
-            "(its ledger-style staged model exists for dbt only); use `materialized: table` for SQLMesh.",
-            code="UNSUPPORTED_BY_TARGET",
-        )
-        for e in project.entities
-        if e.materialized == "incremental"
-    ]
-    if problems:
-        raise SpecError(problems)
-
-
 def generate_sqlmesh(project: Project, dialect: str = "duckdb") -> dict[str, str]:
     """Every file assay owns in the user's SQLMesh project, as relative path -> text, sorted.
 
     `dialect` is the dialect the models are written in (each MODEL block names it); the macros
-    render for whichever engine actually runs them.
+    render for whichever engine actually runs them. The project must be validated for this
+    target (`compile_spec(spec, target="sqlmesh")`), which refuses what it cannot realise.
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown SQLMesh dialect {dialect!r}; one of {', '.join(DIALECTS)}")
-    _refuse_unsupported(project)
     low = SqlmeshSpelling(dialect, project)
     out: dict[str, str] = {}
     for e in project.entities:
