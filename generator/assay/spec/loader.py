@@ -26,7 +26,7 @@ from .models import (
     ProjectSettings,
     TablesDocument,
 )
-from .yamlload import LineDict, LineList, YamlSyntaxError, load_yaml
+from .yamlload import LineDict, LineList, YamlSyntaxError, load_yaml, locate
 
 SETTINGS_FILE = "assay.yml"
 # Folders of a dbt or SQLMesh project that hold no spec documents, skipped when the spec
@@ -64,26 +64,6 @@ def _rel(path: Path, root: Path) -> str:
     # on where the project sits. The folder is resolved, not the file: a spec file that is a
     # symbolic link is named as the user sees it in the folder, not by where it points.
     return Path(os.path.relpath(path.parent.resolve() / path.name, root.resolve())).as_posix()
-
-
-def _walk_raw(raw: Any, loc: tuple) -> tuple[Any, Any, int]:
-    """Follow a pydantic error location through the raw YAML; return (container, last key, line)."""
-    node, parent, last = raw, None, None
-    line = getattr(raw, "line", 1) or 1
-    for part in loc:
-        if isinstance(node, LineDict) and isinstance(part, str) and part in node:
-            line = node.line_of(part)
-            parent, last, node = node, part, node[part]
-        elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
-            line = node.line_of(part)
-            parent, last, node = node, part, node[part]
-        elif isinstance(node, LineDict) and isinstance(part, str):
-            # A discriminator tag pydantic inserts into the location, or a missing key.
-            parent, last = node, part
-            continue
-        else:
-            continue
-    return parent, last, line
 
 
 def _fields_of(model: type[BaseModel], loc: tuple) -> list[str]:
@@ -184,7 +164,7 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         kind = err.get("type", "")
         ctx = err.get("ctx", {}) or {}
         value = err.get("input")
-        parent, last, line = _walk_raw(raw, loc)
+        parent, last, line = locate(raw, loc)
         shown = _clean_loc(raw, loc)
         path = _describe(shown)
         where = _describe(shown[:-1]) if shown else "the document"

@@ -139,10 +139,24 @@ def load_yaml(text: str) -> Any:
         raise YamlSyntaxError(1, str(exc)) from None
 
 
-def line_of(container: Any, key: Any, default: int = 1) -> int:
-    """The line of `key` inside `container`, or `default` if it is not positioned."""
-    if isinstance(container, LineDict) and isinstance(key, str):
-        return container.line_of(key)
-    if isinstance(container, LineList) and isinstance(key, int):
-        return container.line_of(key)
-    return getattr(container, "line", default) or default
+def locate(raw: Any, path: tuple, default: int = 1, tolerant: bool = True) -> tuple[Any, Any, int]:
+    """Follow `path` through positioned YAML: (the last container reached, the last key, its line).
+
+    The one line lookup of the loader and the validators. A part that names nothing is skipped
+    when `tolerant` (pydantic inserts discriminator tags into error locations, and a missing
+    key is still placed at its mapping), else the walk ends there (a path the caller built).
+    """
+    node, parent, last = raw, None, None
+    line = getattr(raw, "line", default) or default
+    for part in path:
+        if isinstance(node, LineDict) and isinstance(part, str) and part in node:
+            line = node.line_of(part)
+            parent, last, node = node, part, node[part]
+        elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
+            line = node.line_of(part)
+            parent, last, node = node, part, node[part]
+        elif not tolerant:
+            break
+        elif isinstance(node, LineDict) and isinstance(part, str):
+            parent, last = node, part
+    return parent, last, line

@@ -2,27 +2,8 @@
 
 from __future__ import annotations
 
-from ..spec.yamlload import LineDict, LineList
+from ..spec.yamlload import locate
 from .context import Context
-
-
-def _line_getter(raw, default: int):
-    """line_of(path) for a `checks:` value, walking LineDict/LineList positions."""
-
-    def line_of(path: tuple) -> int:
-        node, line = raw, getattr(raw, "line", default) or default
-        for part in path:
-            if isinstance(node, LineDict) and isinstance(part, str) and part in node:
-                line = node.line_of(part)
-                node = node[part]
-            elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
-                line = node.line_of(part)
-                node = node[part]
-            else:
-                break
-        return line
-
-    return line_of
 
 
 def declared_checks_of(ctx: Context, file: str, owner: str, raw, columns, grain, default_line: int):
@@ -31,7 +12,7 @@ def declared_checks_of(ctx: Context, file: str, owner: str, raw, columns, grain,
 
     if raw is None:
         return ()
-    checks, problems = validate_declared_checks(raw, owner=owner, line_of=_line_getter(raw, default_line), columns=columns, grain=grain)
+    checks, problems = validate_declared_checks(raw, owner=owner, line_of=lambda path: locate(raw, path, default_line, tolerant=False)[2], columns=columns, grain=grain)
     for p in problems:
         ctx.report(file, p.line or default_line, p.message, p.code)
     return tuple(checks)
