@@ -13,7 +13,6 @@ from typing import Optional
 
 from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
-from ..spec.transforms import parse_step
 from ..validate import Validated
 from ..validate.mappings import CODEPOINT, parse_path
 from ..validate.relations import parse_side
@@ -55,16 +54,16 @@ def fingerprint(loaded: LoadedSpec) -> str:
     return h.hexdigest()[:16]
 
 
-def _mapping_of(file: str, doc, entity_model) -> Mapping:
+def _mapping_of(file: str, doc, entity_model, validated: Validated) -> Mapping:
     fields = []
     for is_key, section in ((True, doc.key), (False, doc.fields)):
         for col, fm in section.items():
-            steps = tuple(s for s in (parse_step(r)[0] for r in fm.transform) if s is not None)
+            path, steps = validated.field_source(fm)
             ftype = normalize_type(entity_model.fields[col].type) if col in entity_model.fields else "string"
             fields.append(
                 FieldSource(
                     column=col,
-                    path=parse_path(fm.from_) or (col,),
+                    path=path or (col,),
                     steps=steps,
                     target_type=ftype or "string",
                     is_key=is_key,
@@ -120,7 +119,7 @@ def _frozen(params: dict) -> tuple:
     return tuple(sorted(params.items()))
 
 
-def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict, parents_scd: dict, declared: dict, sql_checks: list, out: list[Diagnostic], silver: str = "silver") -> Entity:
+def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict, parents_scd: dict, validated: Validated, out: list[Diagnostic], silver: str = "silver") -> Entity:
     columns = tuple(
         Column(
             name=col,
@@ -132,7 +131,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         )
         for col, f in ent.fields.items()
     )
-    mappings = tuple(sorted((_mapping_of(f, d, ent) for f, d in mapping_docs), key=lambda m: m.name))
+    mappings = tuple(sorted((_mapping_of(f, d, ent, validated) for f, d in mapping_docs), key=lambda m: m.name))
     docs_by_mapping = {(d.name or d.source): (f, d) for f, d in mapping_docs}
     opted_in = bool(ent.quality) or ent.quarantine is not None or any(fm.quality for _f, d in mapping_docs for fm in list(d.key.values()) + list(d.fields.values()))
     dedupe: tuple[DedupeKey, ...] = ()
@@ -201,7 +200,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
             }
             add("referential", REFERENTIAL_DISPOSITION[r.on_missing], None, None, params, False, loc, relationship=rel.name)
 
-    sqls = tuple(c for _p, c in sql_checks if c.table == name and c.namespace == silver)
+    sqls = tuple(c for _p, c in validated.sql_checks if c.table == name and c.namespace == silver)
     return Entity(
         name=name,
         grain=ent.grain,
@@ -219,7 +218,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         redact=tuple(sorted(p[0] for p in (parse_path(x) for x in (ent.quarantine.redact if ent.quarantine else [])) if p)),
         materialized=ent.materialized,
         incremental_lag=ent.incremental.lag if ent.incremental else None,
-        declared_checks=tuple(declared.get(name, ())),
+        declared_checks=tuple(validated.declared.get(name, ())),
         sql_checks=sqls,
         file=file,
         loc=Loc(file, ent.line()),
@@ -260,7 +259,7 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
         entities.append(
             _resolve_entity(
                 name, file, ent, mapping_docs_by_target.get(name, []), relationships, parents_scd,
-                validated.declared, validated.sql_checks, out, loaded.settings.schemas.silver,
+                validated, out, loaded.settings.schemas.silver,
             )
         )
     tables = []

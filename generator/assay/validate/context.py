@@ -18,6 +18,9 @@ class Context:
     mappings: list[tuple[str, MappingDocument]] = field(default_factory=list)
     docs: list[tuple[str, EntityDocument]] = field(default_factory=list)
     out: list[Diagnostic] = field(default_factory=list)
+    # What validation parsed, for resolution to reuse: id(field mapping) -> (path, steps).
+    # Keyed by identity because the grammar nodes are not hashable; they live as long as `loaded`.
+    field_sources: dict = field(default_factory=dict)
 
     def report(self, file: str, line: int, message: str, code: str = "SPEC_INVALID") -> None:
         self.out.append(Diagnostic(file, line or 1, message, code))

@@ -84,6 +84,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
                     ctx.report(file, fm.line("transform"), f"transform {i + 1} of `{col}` in {where}: {problem}")
                 elif step is not None:
                     steps.append(step)
+            ctx.field_sources[id(fm)] = (path, tuple(steps))
             if col in ent.fields:
                 _check_field_rules(ctx, file, where, m, ent, col, fm, steps)
     unmapped_cols = set()
