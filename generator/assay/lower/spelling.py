@@ -134,6 +134,14 @@ class Spelling:
         """The relation of an entity's model (what referential probes read)."""
         raise NotImplementedError
 
+    def staged(self, entity) -> str:  # pragma: no cover - abstract
+        """The relation of an entity's staged model (what the mart counts)."""
+        raise NotImplementedError
+
+    def run_id(self) -> str:  # pragma: no cover - abstract
+        """The id of the current run, as text."""
+        raise NotImplementedError
+
     # -- authored expressions --------------------------------------------------------------
     def authored(self, expr_text: str) -> str:
         """An authored expression, parsed by sqlglot and re-spelled in `expression_dialect`."""

@@ -13,7 +13,7 @@ import json
 import re
 
 from ...lower.spelling import Raw, Spelling, Sql, is_simple
-from .naming import model_name
+from .naming import model_name, staged_name
 
 
 def qi(name: str) -> str:
@@ -119,6 +119,12 @@ class DbtSpelling(Spelling):
 
     def model(self, entity) -> str:
         return "{{ ref(" + jstr(model_name(entity)) + ") }}"
+
+    def staged(self, entity) -> str:
+        return "{{ ref(" + jstr(staged_name(entity)) + ") }}"
+
+    def run_id(self) -> str:
+        return self.cast(call("string_literal", "invocation_id"), "string", False)
 
 
 DBT = DbtSpelling()

@@ -9,6 +9,7 @@ entity's population, so rule rows carry zero there and sums stay additive at any
 from __future__ import annotations
 
 from ...ir.model import Project
+from ...lower.mart import mart_query
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
@@ -17,36 +18,7 @@ INDENT = "  "
 
 
 def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
-    """The mart's file text; counts come from the staged tables, one aggregate per entity."""
-    ctes, selects = [], []
-    big = lambda v: low.cast(v, "int", False)  # noqa: E731
-    null_txt = low.cast("NULL", "string", False)
-    for e in project.entities:
-        agg = [
-            f"{INDENT * 2}SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated",
-            f"{INDENT * 2}SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined",
-            f"{INDENT * 2}SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped",
-        ]
-        agg += [
-            f"{INDENT * 2}SUM(CASE WHEN @assay_flags_contain(_failed_rules, {low.lit(r.name)}) THEN 1 ELSE 0 END) AS f__{r.name}"
-            for r in e.rules
-        ]
-        alias = f"agg__{e.name}"
-        ctes.append(f"{alias} AS (\n{INDENT}SELECT\n" + ",\n".join(agg) + f"\n{INDENT}FROM {naming.staged(project, e)}\n)")
-
-        def row(mapping, rule, disposition, evaluated, failed, quarantined, deduped, alias=alias, entity=e.name):
-            return (
-                f"{INDENT}SELECT {low.lit(entity)} AS entity, {mapping} AS mapping, {rule} AS rule, {disposition} AS disposition, "
-                f"{big(evaluated)} AS rows_evaluated, {big(failed)} AS rows_failed, "
-                f"{big(quarantined)} AS rows_quarantined, {big(deduped)} AS rows_deduped FROM {alias}"
-            )
-
-        selects.append(
-            row(null_txt, "'(entity)'", "'(entity)'", "COALESCE(rows_evaluated, 0)", "0", "COALESCE(rows_quarantined, 0)", "COALESCE(rows_deduped, 0)")
-        )
-        for r in e.rules:
-            mapping = low.lit(r.mapping) if r.mapping else null_txt
-            selects.append(row(mapping, low.lit(r.name), low.lit(r.disposition), "0", f"COALESCE(f__{r.name}, 0)", "0", "0"))
+    """The mart's file text: the mart query (assay.lower.mart) under its MODEL block."""
     # The mart reads only staged tables, but it describes a finished run: it waits for every chain.
     depends = "(" + ", ".join(sorted(naming.last_node(project, e) for e in project.entities)) + ")"
     block = model_block(
@@ -58,26 +30,7 @@ def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
         grain="(run_id, entity, rule, mapping)",
         depends_on=depends,
     )
-    return "\n".join(
-        [
-            header,
-            block,
-            "",
-            "WITH " + ",\n\n".join(ctes) + ",",
-            "",
-            "counts AS (",
-            f"\n{INDENT}UNION ALL\n".join(selects),
-            ")",
-            "",
-            "SELECT",
-            f"{INDENT}counts.*,",
-            f"{INDENT}@assay_run_id() AS run_id,",
-            f"{INDENT}{low.cast('@assay_run_timestamp()', 'date', False)} AS run_date,",
-            f"{INDENT}@assay_run_timestamp() AS run_started_at",
-            "FROM counts",
-            "",
-        ]
-    )
+    return "\n".join([header, block, "", mart_query(low, project)])
 
 
 def _strs(items) -> str:

@@ -81,3 +81,9 @@ class SqlmeshSpelling(Spelling):
 
     def model(self, entity) -> str:
         return naming.entity_model(self.project, entity)
+
+    def staged(self, entity) -> str:
+        return naming.staged(self.project, entity)
+
+    def run_id(self) -> str:
+        return self.call("run_id")
