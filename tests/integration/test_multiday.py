@@ -26,7 +26,6 @@ every other load `sqlmesh run` at the next daily interval of a fixed clock.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import shutil
@@ -71,22 +70,6 @@ def spec_dirs(root: Path) -> dict:
 
 class BuildFailed(Exception):
     pass
-
-
-@contextlib.contextmanager
-def sortable_ranks():
-    """Work around an oracle bug (reported): `ledger._rank` puts an int rank and the text
-    'deduped' in the same tuple position of the staged rows, so `sorted` raises TypeError as
-    soon as one source row has a judged and a superseded delivery (0014) -- every day of this
-    feed. Inside this block ranks read as text ('rank 1') on both sides of the comparison."""
-    from tests.support.oracle import ledger
-
-    original = ledger._rank
-    ledger._rank = lambda rank, route: "deduped" if route == "deduped" else f"rank {rank}"
-    try:
-        yield
-    finally:
-        ledger._rank = original
 
 
 # --------------------------------------------------------------------------- targets
@@ -299,9 +282,8 @@ def run_history(target, specs: dict) -> dict:
                 obs.error = str(exc)
                 break  # what follows would be judged against a warehouse the oracle no longer describes
             build = wh.build(bronze.rows())
-            with sortable_ranks():
-                obs.expected = expected_state(wh, build)
-                obs.observed = observed_state(target.query, spec, obs.run_id)
+            obs.expected = expected_state(wh, build)
+            obs.observed = observed_state(target.query, spec, obs.run_id)
             obs.places = placements(target.query, spec, bronze.rows())
             obs.counts = conservation_counts(target.query, obs.run_id)
             for entity in ("customers", "orders"):

@@ -127,8 +127,10 @@ def _plain_key_value(v: Any) -> Any:
     return v
 
 
-def _rank(rank: Any, route: str) -> Any:
-    return "deduped" if route == "deduped" else rank
+def _rank(rank: Any, route: str) -> str:
+    # One type in this tuple position, so states sort: a deduped delivery (a key loser or, since
+    # 0014, a superseded delivery that has no rank at all) compares only as "deduped".
+    return "deduped" if route == "deduped" else f"rank {rank}"
 
 
 def expected_state(wh: Warehouse, build: Build) -> dict:
