@@ -26,7 +26,7 @@ SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 # Every keyword and portable function name a lowering template writes; only these change case.
 KEYWORDS = frozenset(
-    """abs all and as asc by case coalesce desc distinct else end false from in is join last left
+    """abs all and as asc by case coalesce desc distinct else end false from in inner is join last left
     length lower not null nullif nulls on or order over partition right round row_number select
     split_part substr sum then trim true union upper when where with""".split()
 )
@@ -62,6 +62,8 @@ class Spelling:
     expression_dialect = "postgres"
     # The column that is NULL on a type-2 parent's current version.
     valid_to_column = "valid_to"
+    # The alias of the bronze row a reject's raw payload is read from.
+    row_alias = "b"
 
     # -- keywords --------------------------------------------------------------------------
     def kw(self, word: str) -> str:
@@ -119,6 +121,14 @@ class Spelling:
 
     def charset_ranges(self, ranges) -> str:  # pragma: no cover - abstract
         """The code-point ranges of a charset rule, spelled as the macro argument."""
+        raise NotImplementedError
+
+    def json_object(self, pairs) -> str:  # pragma: no cover - abstract
+        """A JSON object text from (key, SQL value) pairs."""
+        raise NotImplementedError
+
+    def row_json(self, alias: str, redact) -> str:  # pragma: no cover - abstract
+        """The whole row under `alias` as JSON text, the `redact` columns left out."""
         raise NotImplementedError
 
     def quality_flags(self, flags) -> str:  # pragma: no cover - abstract

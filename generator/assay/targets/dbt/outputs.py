@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from .spelling import call, jexpr, jstr, qi, qi_jinja, sql_str, sql_type
+from ...lower.outputs import diverted_select, kept_query
+from .spelling import DBT, call, jstr, qi_jinja, sql_type
 from .declared_checks import RESULTS_TABLE, declared_macro
 from .sql_checks import sqlchecks_macro
 from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
 INDENT = "    "
-LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
 
 
 def _ref(name: str) -> str:
@@ -37,9 +37,6 @@ def _grants(entity: Entity) -> str | None:
 
 def entity_sql(entity: Entity, project: Project, header: str) -> str:
     """The published entity (type 1) or the kept rows a type-2 snapshot versions."""
-    cols = [qi(c.name) for c in entity.columns] + list(LINEAGE)
-    if entity.opted_in:
-        cols += ["_failed_rules as _quality_flags", call("quality_ok", '"_failed_rules"') + " as _quality_ok"]
     deps = []
     if entity.has_reject:
         deps.append(f"-- depends_on: {_ref(reject_name(entity))}")
@@ -55,19 +52,7 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         tags="['assay']",
         grants=_grants(entity) if entity.scd == "type1" else None,
     )
-    return "\n".join(
-        [
-            header,
-            config,
-            *deps,
-            "",
-            "select",
-            ",\n".join(f"{INDENT}{c}" for c in cols),
-            f"from {_ref(staged_name(entity))}",
-            "where _route = 'kept'",
-            "",
-        ]
-    )
+    return "\n".join([header, config, *deps, "", kept_query(DBT, entity)])
 
 
 def audits_macro(entity: Entity, header: str, project: Project | None = None) -> str:
@@ -116,35 +101,7 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
 
 def reject_sql(entity: Entity, project: Project, header: str) -> str:
     """The reject table: incremental on reject_id, history kept across full refreshes and rule changes."""
-    diverted = []
-    key_pairs = "[" + ", ".join(f"[{jstr(k)}, {jexpr('s.' + qi(k))}]" for k in entity.key) + "]"
-    for m in entity.mappings:
-        redact = "[" + ", ".join(jstr(c) for c in entity.redact) + "]"
-        rid = call("reject_id", jstr(m.source), '"s._source_row_id"')
-        diverted.append(
-            "\n".join(
-                [
-                    f"{INDENT}select",
-                    f"{INDENT * 2}{rid} as reject_id,",
-                    f"{INDENT * 2}{sql_str(entity.name)} as entity,",
-                    f"{INDENT * 2}s._mapping as mapping,",
-                    f"{INDENT * 2}{sql_str(m.source)} as source_relation,",
-                    f"{INDENT * 2}s._source_row_id,",
-                    f"{INDENT * 2}s._load_id,",
-                    f"{INDENT * 2}s._ingested_at,",
-                    f"{INDENT * 2}s._failed_rules as failed_rules,",
-                    f"{INDENT * 2}case when s._route = 'failed' then 'fail' else 'quarantine' end as disposition,",
-                    f"{INDENT * 2}{call('json_object', key_pairs)} as key_values,",
-                    f"{INDENT * 2}{call('row_json', jstr('b'), redact)} as raw",
-                    f"{INDENT}from {_ref(staged_name(entity))} as s",
-                    f"{INDENT}inner join {_source(m.source)} as b",
-                    # the delivery, not just the source row: bronze may hold earlier deliveries of it
-                    f"{INDENT * 2}on cast(b._source_row_id as {sql_type('string')}) = s._source_row_id",
-                    f"{INDENT * 2}and cast(b._load_id as {sql_type('string')}) = s._load_id",
-                    f"{INDENT}where s._mapping = {sql_str(m.name)} and s._route in ('quarantined', 'failed')",
-                ]
-            )
-        )
+    diverted = [diverted_select(DBT, entity, m) for m in entity.mappings]
     now = call("run_timestamp")
     ts = sql_type("timestamp")
     txt = sql_type("string")

@@ -111,6 +111,12 @@ class DbtSpelling(Spelling):
     def charset_ranges(self, ranges) -> str:
         return "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in ranges) + "]"
 
+    def json_object(self, pairs) -> str:
+        return call("json_object", "[" + ", ".join(f"[{jstr(k)}, {jexpr(v)}]" for k, v in pairs) + "]")
+
+    def row_json(self, alias: str, redact) -> str:
+        return call("row_json", jstr(alias), jstr_list(redact))
+
     def quality_flags(self, flags) -> str:
         return call("quality_flags", "[" + ", ".join(f"[{jstr(n)}, {jstr(c)}]" for n, c in flags) + "]")
 

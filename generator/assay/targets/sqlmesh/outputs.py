@@ -11,12 +11,12 @@ table that has not caught up yet.
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
+from ...lower.outputs import diverted_select, kept_query, reject_id
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
 
 INDENT = "  "
-LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
 # Flag-array column type per model dialect (the macros' flags_type, which this package cannot
 # import without importing SQLMesh).
 FLAGS_TYPE = {
@@ -86,9 +86,6 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
     FULL, rebuilt from all of bronze every run: a corrupt newer delivery must evict an older
     clean row, which a merge by key would keep.
     """
-    cols = [low.qi(c.name) for c in entity.columns] + list(LINEAGE)
-    if entity.opted_in:
-        cols += ["_failed_rules AS _quality_flags", "@assay_quality_ok(_failed_rules) AS _quality_ok"]
     type2 = entity.scd == "type2"
     name = naming.current(project, entity) if type2 else naming.entity_model(project, entity)
     description = f"{entity.name}: {entity.grain}" if not type2 else f"Kept rows of {entity.name} in this build; the SCD type 2 model versions them."
@@ -103,18 +100,7 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         column_descriptions=_column_descriptions(entity, low),
         audits=entity_audits(entity, project, low),
     )
-    return "\n".join(
-        [
-            header,
-            block,
-            "",
-            "SELECT",
-            ",\n".join(f"{INDENT}{c}" for c in cols),
-            f"FROM {naming.staged(project, entity)}",
-            "WHERE _route = 'kept'",
-            "",
-        ]
-    )
+    return "\n".join([header, block, "", kept_query(low, entity)])
 
 
 def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
@@ -172,35 +158,9 @@ def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
     staged = naming.staged(project, entity)
     this = naming.reject(project, entity)
     diverted, routes = [], []
-    key_pairs = ", ".join(f"({low.lit(k)}, s.{low.qi(k)})" for k in entity.key)
-    redact = "".join(f", {low.lit(c)}" for c in entity.redact)
     for m in entity.mappings:
-        rid = f"@assay_reject_id({low.lit(m.source)}, s._source_row_id)"
-        diverted.append(
-            "\n".join(
-                [
-                    f"{INDENT}SELECT",
-                    f"{INDENT * 2}{rid} AS reject_id,",
-                    f"{INDENT * 2}{low.lit(entity.name)} AS entity,",
-                    f"{INDENT * 2}s._mapping AS mapping,",
-                    f"{INDENT * 2}{low.lit(m.source)} AS source_relation,",
-                    f"{INDENT * 2}s._source_row_id,",
-                    f"{INDENT * 2}s._load_id,",
-                    f"{INDENT * 2}s._ingested_at,",
-                    f"{INDENT * 2}s._failed_rules AS failed_rules,",
-                    f"{INDENT * 2}CASE WHEN s._route = 'failed' THEN 'fail' ELSE 'quarantine' END AS disposition,",
-                    f"{INDENT * 2}@assay_json_object({key_pairs}) AS key_values,",
-                    # A whole-row reference: an alias no entity column can shadow.
-                    f"{INDENT * 2}@assay_row_json(bronze_row{redact}) AS raw",
-                    f"{INDENT}FROM {staged} AS s",
-                    f"{INDENT}INNER JOIN {naming.bronze(project, m.source)} AS bronze_row",
-                    # the delivery, not just the source row: bronze may hold earlier deliveries of it
-                    f"{INDENT * 2}ON {low.cast('bronze_row._source_row_id', 'string', False)} = s._source_row_id",
-                    f"{INDENT * 2}AND {low.cast('bronze_row._load_id', 'string', False)} = s._load_id",
-                    f"{INDENT}WHERE s._mapping = {low.lit(m.name)} AND s._route IN ('quarantined', 'failed')",
-                ]
-            )
-        )
+        diverted.append(diverted_select(low, entity, m))
+        rid = reject_id(low, m)
         # Only the latest delivery of a source row speaks for it: a superseded one never resolves.
         routes.append(
             f"{INDENT}SELECT {rid} AS reject_id, s._route FROM {staged} AS s WHERE s._mapping = {low.lit(m.name)} AND s._delivery_rank = 1"

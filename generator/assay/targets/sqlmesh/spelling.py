@@ -24,6 +24,7 @@ class SqlmeshSpelling(Spelling):
     keyword_case = "upper"
     indent = "  "
     valid_to_column = "valid_to"  # what assay's own SCD type 2 model writes
+    row_alias = "bronze_row"  # a whole-row reference: an alias no entity column can shadow
 
     def __init__(self, dialect: str = "duckdb", project: Optional[Project] = None) -> None:
         self.dialect = dialect
@@ -71,6 +72,12 @@ class SqlmeshSpelling(Spelling):
 
     def charset_ranges(self, ranges) -> str:
         return self.string(",".join(f"U+{lo:04X}" if lo == hi else f"U+{lo:04X}-U+{hi:04X}" for lo, hi in ranges))
+
+    def json_object(self, pairs) -> str:
+        return self.call("json_object", *(Raw(f"({self.string(k)}, {v})") for k, v in pairs))
+
+    def row_json(self, alias: str, redact) -> str:
+        return self.call("row_json", Sql(alias), *(str(c) for c in redact))
 
     def quality_flags(self, flags) -> str:
         return self.call("quality_flags", *(Raw(f"({self.string(n)}, {c})") for n, c in flags))

@@ -1,0 +1,59 @@
+"""The two outputs of the staged relation: the kept rows (the entity) and the diverted rows (rejects).
+
+What each output selects is decided here; how it is kept over time (dbt incremental merge,
+SQLMesh forward-only model with its own resolution step) stays with the target.
+"""
+
+from __future__ import annotations
+
+from ..ir.model import Entity, Mapping
+from .spelling import Spelling, Sql
+from .staged import LINEAGE
+
+
+def kept_query(sp: Spelling, entity: Entity) -> str:
+    """The entity's rows: the staged rows routed `kept`, with the quality flags of an opted-in entity."""
+    cols = [sp.ident(c.name) for c in entity.columns] + list(LINEAGE)
+    if entity.opted_in:
+        cols += [sp.sql("_failed_rules as _quality_flags"), sp.sql("{} as _quality_ok", sp.call("quality_ok", Sql("_failed_rules")))]
+    return "\n".join(
+        [
+            sp.sql("select"),
+            ",\n".join(f"{sp.indent}{c}" for c in cols),
+            sp.sql("from {}", sp.staged(entity)),
+            sp.sql("where _route = 'kept'"),
+            "",
+        ]
+    )
+
+
+def reject_id(sp: Spelling, mapping: Mapping) -> str:
+    """A diverted row's id: its source relation and source row, stable across deliveries."""
+    return sp.call("reject_id", mapping.source, Sql("s._source_row_id"))
+
+
+def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping) -> str:
+    """One mapping's diverted rows (quarantined or failed) with their key and raw bronze payload."""
+    i, b = sp.indent, sp.row_alias
+    keys = [(k, f"s.{sp.ident(k)}") for k in entity.key]
+    lines = [
+        sp.sql("{}select", i),
+        sp.sql("{}{} as reject_id,", i * 2, reject_id(sp, mapping)),
+        sp.sql("{}{} as entity,", i * 2, sp.string(entity.name)),
+        sp.sql("{}s._mapping as mapping,", i * 2),
+        sp.sql("{}{} as source_relation,", i * 2, sp.string(mapping.source)),
+        f"{i * 2}s._source_row_id,",
+        f"{i * 2}s._load_id,",
+        f"{i * 2}s._ingested_at,",
+        sp.sql("{}s._failed_rules as failed_rules,", i * 2),
+        sp.sql("{}case when s._route = 'failed' then 'fail' else 'quarantine' end as disposition,", i * 2),
+        sp.sql("{}{} as key_values,", i * 2, sp.json_object(keys)),
+        sp.sql("{}{} as raw", i * 2, sp.row_json(b, entity.redact)),
+        sp.sql("{}from {} as s", i, sp.staged(entity)),
+        sp.sql("{}inner join {} as {}", i, sp.bronze(mapping.source), b),
+        # the delivery, not just the source row: bronze may hold earlier deliveries of it
+        sp.sql("{}on {} = s._source_row_id", i * 2, sp.cast(f"{b}._source_row_id", "string", False)),
+        sp.sql("{}and {} = s._load_id", i * 2, sp.cast(f"{b}._load_id", "string", False)),
+        sp.sql("{}where s._mapping = {} and s._route in ('quarantined', 'failed')", i, sp.string(mapping.name)),
+    ]
+    return "\n".join(lines)
