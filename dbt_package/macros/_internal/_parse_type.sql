@@ -11,7 +11,3 @@
   {%- endif -%}
   {{ exceptions.raise_compiler_error("assay: unknown logical type '" ~ assay_type ~ "'") }}
 {% endmacro %}
-
-{% macro _as_text(expr) -%}
-  CAST({{ expr }} AS {{ assay.sql_type('string') }})
-{%- endmacro %}

@@ -12,7 +12,3 @@
   {%- set result = run_query("select current_setting('server_version_num')::int") -%}
   {{ return(result.columns[0].values()[0] | int) }}
 {% endmacro %}
-
-{% macro _postgres_udf_schema() -%}
-  {{ adapter.quote(target.schema) }}
-{%- endmacro %}

@@ -17,6 +17,10 @@
   Returns one row when the law is broken, none when it holds.
 #}
 {% macro conservation_count_violations(entity, staged, reject, mappings) %}
+  {{ return(adapter.dispatch('conservation_count_violations', 'assay')(entity, staged, reject, mappings)) }}
+{% endmacro %}
+
+{% macro default__conservation_count_violations(entity, staged, reject, mappings) %}
 {%- set ns = namespace(sources=[]) -%}
 {%- for m in mappings -%}{%- if m[1] not in ns.sources -%}{%- set ns.sources = ns.sources + [m[1]] -%}{%- endif -%}{%- endfor -%}
 with assay_counts as (

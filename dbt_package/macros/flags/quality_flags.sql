@@ -2,32 +2,6 @@
   {{ return(adapter.dispatch('quality_flags', 'assay')(flags)) }}
 {%- endmacro %}
 
-{#- Names go into the SQL unquoted-safe only because they are [a-z0-9_]+, and the order is
-    part of the observable result; both are the generator's promise, checked here. -#}
-{% macro _checked_flags(flags) %}
-  {%- set names = [] -%}
-  {%- for f in flags -%}
-    {%- if not modules.re.match('^[a-z0-9_]+$', f[0] | string) -%}
-      {{ exceptions.raise_compiler_error("assay.quality_flags: rule name '" ~ f[0] ~ "' is not [a-z0-9_]+") }}
-    {%- endif -%}
-    {%- do names.append(f[0]) -%}
-  {%- endfor -%}
-  {%- if names != (names | sort) or names | length != names | unique | list | length -%}
-    {{ exceptions.raise_compiler_error("assay.quality_flags: rule names must be unique and sorted: " ~ names | join(', ')) }}
-  {%- endif -%}
-  {{ return(flags) }}
-{% endmacro %}
-
-{#- A CASE without ELSE is NULL when the predicate is FALSE or UNKNOWN: a rule fires only on
-    TRUE. The engines below then drop the NULLs. -#}
-{% macro _flag_cases(flags) %}
-  {%- set cases = [] -%}
-  {%- for f in assay._checked_flags(flags) -%}
-    {%- do cases.append("CASE WHEN (" ~ f[1] ~ ") THEN '" ~ f[0] ~ "' END") -%}
-  {%- endfor -%}
-  {{ return(cases) }}
-{% endmacro %}
-
 {#- No array type: a comma-joined string, '' when clean. -#}
 {% macro default__quality_flags(flags) -%}
   {%- set parts = [] -%}

@@ -9,7 +9,7 @@
   everything downstream.
 
   Declared table checks (document 000) run on the same candidate in one query
-  (assay.run_declared_checks); a failed `required` one blocks like an audit,
+  (assay._run_declared_checks); a failed `required` one blocks like an audit,
   an `advisory` one is only recorded. Every result goes to
   <meta>.assay_check_results before the publish decision.
 
@@ -24,8 +24,8 @@
   {%- set backup = make_backup_relation(target_relation, 'table', suffix='__assay_backup') -%}
   {%- set grant_config = config.get('grants') -%}
 
-  {{ assay.drop_if_exists(candidate) }}
-  {{ assay.drop_if_exists(backup) }}
+  {{ assay._drop_if_exists(candidate) }}
+  {{ assay._drop_if_exists(backup) }}
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
@@ -34,12 +34,12 @@
     {{ get_create_table_as_sql(False, candidate, sql) }}
   {%- endcall %}
 
-  {%- set failures = assay.run_entity_audits(candidate, config.get('assay_audits')) -%}
+  {%- set failures = assay._run_entity_audits(candidate, config.get('assay_audits')) -%}
   {#- Declared checks (000) measure the same candidate and are recorded whether or not they
       pass; the commit below keeps their results even when the node then fails. -#}
-  {%- do failures.extend(assay.run_declared_checks(candidate, config.get('assay_audits'))) -%}
+  {%- do failures.extend(assay._run_declared_checks(candidate, config.get('assay_audits'))) -%}
   {#- SQL check files (002): block sets back, warn and keep publish; all recorded. -#}
-  {%- do failures.extend(assay.run_sql_checks(candidate, config.get('assay_audits'), config.get('assay_meta_schema'))) -%}
+  {%- do failures.extend(assay._run_sql_checks(candidate, config.get('assay_audits'), config.get('assay_meta_schema'))) -%}
   {% if failures | length > 0 %}
     {# Keep the candidate: its rows are the evidence of what failed. #}
     {{ adapter.commit() }}
@@ -53,7 +53,7 @@
   {% do create_indexes(target_relation) %}
 
   {#- Only now that the candidate is published may open rejects be marked admitted or deduped. -#}
-  {%- set resolution = assay.entity_resolution_sql(config.get('assay_audits')) -%}
+  {%- set resolution = assay._entity_resolution_sql(config.get('assay_audits')) -%}
   {% if resolution %}
     {% call statement('assay_resolve_rejects') -%}
       {{ resolution }}
@@ -63,7 +63,7 @@
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {% do persist_docs(target_relation, model) %}
   {{ adapter.commit() }}
-  {{ assay.drop_if_exists(backup) }}
+  {{ assay._drop_if_exists(backup) }}
   {{ run_hooks(post_hooks, inside_transaction=False) }}
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}

@@ -2,14 +2,6 @@
   {{ return(adapter.dispatch('sql_type', 'assay')(assay_type)) }}
 {%- endmacro %}
 
-{% macro _sql_type_from(assay_type, names, decimal_type='DECIMAL') %}
-  {%- set t = assay._parse_type(assay_type) -%}
-  {%- if t.kind == 'decimal' -%}
-    {{ return(decimal_type ~ '(' ~ t.precision ~ ',' ~ t.scale ~ ')') }}
-  {%- endif -%}
-  {{ return(names[t.kind]) }}
-{% endmacro %}
-
 {% macro default__sql_type(assay_type) -%}
   {{ return(assay._sql_type_from(assay_type, {'string': 'VARCHAR', 'int': 'BIGINT', 'bool': 'BOOLEAN',
       'date': 'DATE', 'timestamp': 'TIMESTAMP', 'variant': 'VARCHAR'})) }}

@@ -2,35 +2,6 @@
   {{ return(adapter.dispatch('try_cast', 'assay')(expr, assay_type)) }}
 {%- endmacro %}
 
-{#- Wraps an engine's NULL-on-failure cast (`template`, over the operand as text) in the
-    guards every engine shares:
-    - int: integer text only; engines otherwise round '12.5' or read '1_000' / '0x1F'.
-    - date/timestamp: words that resolve to the clock (now, today, ...) or to sentinels
-      (epoch, infinity) are refused: the same cell must not convert differently per run.
-    - decimal: NaN / Infinity are not numbers a rule can compare. -#}
-{% macro _guarded_cast(expr, assay_type, template, variant_template=none) %}
-  {%- set t = assay._parse_type(assay_type) -%}
-  {%- set value = assay._as_text(expr) -%}
-  {%- if t.kind == 'string' -%}
-    {{ return(value) }}
-  {%- endif -%}
-  {%- set type_name = assay.sql_type(assay_type) -%}
-  {%- set tmpl = variant_template if (t.kind == 'variant' and variant_template) else template -%}
-  {#- {value} goes in last so that text inside the operand is never substituted. -#}
-  {%- set cast = tmpl | replace('{type_literal}', assay.string_literal(type_name))
-                      | replace('{type}', type_name) | replace('{value}', value) -%}
-  {%- if t.kind == 'int' -%}
-    {%- set guard = assay.regex_matches(value, '^\\s*[+-]?[0-9]+\\s*$') -%}
-  {%- elif t.kind in ['date', 'timestamp'] -%}
-    {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'now|today|tomorrow|yesterday|epoch|infinity') -%}
-  {%- elif t.kind == 'decimal' -%}
-    {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'nan|inf') -%}
-  {%- else -%}
-    {{ return(cast) }}
-  {%- endif -%}
-  {{ return('CASE WHEN ' ~ guard ~ ' THEN ' ~ cast ~ ' END') }}
-{% endmacro %}
-
 {% macro default__try_cast(expr, assay_type) -%}
   {{ return(assay._guarded_cast(expr, assay_type, 'TRY_CAST({value} AS {type})')) }}
 {%- endmacro %}

@@ -3,7 +3,7 @@
   one sentence per audit that found violating rows. Each audit is counted
   with one query; the counts are what the run reports.
 #}
-{% macro run_entity_audits(candidate, audits_macro) %}
+{% macro _run_entity_audits(candidate, audits_macro) %}
   {%- set failures = [] -%}
   {%- if audits_macro -%}
     {#- Looked up by name in the project's namespace: the generator writes one such macro per entity. -#}
@@ -21,21 +21,4 @@
     {%- endfor -%}
   {%- endif -%}
   {{ return(failures) }}
-{% endmacro %}
-
-
-{% macro drop_if_exists(relation) %}
-  {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
-  {%- if found is not none -%}
-    {% do adapter.drop_relation(found) %}
-  {%- endif -%}
-{% endmacro %}
-
-
-{#- The reject resolution statement the generator wrote beside an entity's audits, or none. -#}
-{% macro entity_resolution_sql(audits_macro) %}
-  {%- if not audits_macro -%}{{ return(none) }}{%- endif -%}
-  {%- set name = audits_macro | replace('assay_audits__', 'assay_resolve__') -%}
-  {%- set resolve = context.get(name) or context.get('default__' ~ name) -%}
-  {{ return(resolve() if resolve is not none else none) }}
 {% endmacro %}

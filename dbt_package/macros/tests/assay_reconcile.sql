@@ -6,6 +6,10 @@
   only is a mismatch.
 #}
 {% test assay_reconcile(model, left_relation, left_column, left_agg, left_by, right_relation, right_column, right_agg, right_by, tolerance) %}
+  {{ return(adapter.dispatch('test_assay_reconcile', 'assay')(model, left_relation, left_column, left_agg, left_by, right_relation, right_column, right_agg, right_by, tolerance)) }}
+{% endtest %}
+
+{% macro default__test_assay_reconcile(model, left_relation, left_column, left_agg, left_by, right_relation, right_column, right_agg, right_by, tolerance) %}
 {%- set n = left_by | length -%}
 with assay_left as (
   select {% for c in left_by %}{{ c }} as k{{ loop.index }}, {% endfor %}{{ left_agg ~ '(' ~ left_column ~ ')' if left_agg else left_column }} as v
@@ -31,4 +35,4 @@ having case
   when max(left_value) is null or max(right_value) is null then true
   else abs(max(left_value) - max(right_value)) > {{ tolerance }}
 end
-{% endtest %}
+{% endmacro %}

@@ -4,6 +4,10 @@
   Both sides are admitted rows only, as every consumer of silver sees them.
 #}
 {% test assay_coverage(model, child, pairs, min=1, parent_filter=none) %}
+  {{ return(adapter.dispatch('test_assay_coverage', 'assay')(model, child, pairs, min, parent_filter)) }}
+{% endtest %}
+
+{% macro default__test_assay_coverage(model, child, pairs, min=1, parent_filter=none) %}
 select {% for c, p in pairs %}parent.{{ p }}{% if not loop.last %}, {% endif %}{% endfor %}, count(child.{{ pairs[0][0] }}) as children
 from {{ model }} as parent
 left join {{ child }} as child
@@ -11,4 +15,4 @@ left join {{ child }} as child
 {% if parent_filter %}where {{ parent_filter }}{% endif %}
 group by {% for c, p in pairs %}parent.{{ p }}{% if not loop.last %}, {% endif %}{% endfor %}
 having count(child.{{ pairs[0][0] }}) < {{ min }}
-{% endtest %}
+{% endmacro %}

@@ -8,7 +8,7 @@
   the node, which for a `block` check is the set-back 002 asks for; for `warn` and `keep`
   it is stricter than 002 (dbt's Jinja cannot catch a database error).
 #}
-{% macro run_sql_checks(candidate, audits_macro, results_schema) %}
+{% macro _run_sql_checks(candidate, audits_macro, results_schema) %}
   {%- set failures = [] -%}
   {%- if not audits_macro -%}{{ return(failures) }}{%- endif -%}
   {%- set name = audits_macro | replace('assay_audits__', 'assay_sqlchecks__') -%}
@@ -19,13 +19,13 @@
     {%- set n = run_query('select count(*) from (\n' ~ check['sql'] ~ '\n) as assay_check').columns[0].values()[0] | int -%}
     {%- set spec = {'check_id': check['name'], 'position': 1000 + loop.index, 'kind': 'sql', 'enforcement': check['on_failure'],
                     'columns': [], 'types': [], 'bounds': {'on_failure': check['on_failure']}} -%}
-    {%- do results.append({'check': spec, 'measures': {'rows': n, 'failing_rows': n}, 'passed': n == 0 or check['on_failure'] == 'warn'}) -%}
+    {%- do results.append({'check': spec, 'measures': {'rows': n, 'failing_rows': n}, 'passed': assay._sql_check_passed(n, check['on_failure'])}) -%}
     {%- if n > 0 and check['on_failure'] == 'block' -%}
       {%- do failures.append(check['name'] ~ ': returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's')) -%}
     {%- elif n > 0 -%}
       {%- do log('assay: check ' ~ check['name'] ~ ' ' ~ ('warned' if check['on_failure'] == 'warn' else 'failed (kept)') ~ ': ' ~ n ~ ' rows', info=true) -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do assay.record_check_results(candidate.database, results_schema, candidate.identifier | replace('__assay_candidate', ''), results) -%}
+  {%- do assay._record_check_results(candidate.database, results_schema, candidate.identifier | replace('__assay_candidate', ''), results) -%}
   {{ return(failures) }}
 {% endmacro %}

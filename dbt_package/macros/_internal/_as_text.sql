@@ -1,0 +1,3 @@
+{% macro _as_text(expr) -%}
+  CAST({{ expr }} AS {{ assay.sql_type('string') }})
+{%- endmacro %}

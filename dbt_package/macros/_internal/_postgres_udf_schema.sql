@@ -1,0 +1,3 @@
+{% macro _postgres_udf_schema() -%}
+  {{ adapter.quote(target.schema) }}
+{%- endmacro %}

@@ -1,0 +1,13 @@
+{#- The generated `assay_check_results` model creates the table before any entity that records
+    into it (parallel entities would otherwise race to create it). This covers a node run on its
+    own (`dbt build --select`) before that model ever ran. -#}
+{% macro _ensure_check_results(database, schema) %}
+  {%- set relation = assay._check_results_relation(database, schema) -%}
+  {%- if adapter.get_relation(database=database, schema=schema, identifier='assay_check_results') is none -%}
+    {% do adapter.create_schema(relation) %}
+    {% call statement('assay_create_check_results') -%}
+      create table if not exists {{ relation }} as {{ assay.check_results_select() }}
+    {%- endcall %}
+  {%- endif -%}
+  {{ return(relation) }}
+{% endmacro %}

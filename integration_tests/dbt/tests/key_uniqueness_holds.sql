@@ -1,0 +1,1 @@
+{{ assay.key_uniqueness_violations(ref('key_repeat_input'), ['case_id']) }}

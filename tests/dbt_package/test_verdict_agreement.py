@@ -1,0 +1,206 @@
+"""The verdict of a declared check is decided twice: in Jinja, by the package's
+`_declared_measures` + `_declared_verdict` (what the `assay_entity` materialization publishes or
+refuses on), and in Python, by `assay.checks.recorded.verdict_of` (what `assay checks` reports
+from the recorded row). They must agree.
+
+A table of measurements (one row per case, shaped like the row of a generated measuring query)
+is seeded into DuckDB; a real `dbt run-operation` reads it and runs the Jinja macros on every
+row exactly as `_run_declared_checks` does; the Python verdict is computed from the same
+measures as `_record_check_results` records them. Every kind, passing and failing, with the
+edges: zero rows, ppm rounding, bounds equal to the measured value. SQL check files (kind
+`sql`) are compared the same way through `_sql_check_passed`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.checks.recorded import verdict_of
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "dbt_package"
+DBT = Path(sys.executable).with_name("dbt")
+
+pytestmark = pytest.mark.slow
+
+COLUMNS = ["case_id", "check_json", "n_rows", "n_nulls", "n_values", "n_outside", "n_repeats", "n_distinct",
+           "first_value", "min_value", "max_value", "key_1", "key_2", "only_value", "gap_num", "gap_text",
+           "gap_from", "gap_to", "failing_rows"]
+TYPES = {"case_id": "bigint", "check_json": "varchar", "gap_num": "decimal(38,6)", "failing_rows": "bigint",
+         **{c: "bigint" for c in COLUMNS if c.startswith("n_")},
+         **{c: "varchar" for c in ("first_value", "min_value", "max_value", "key_1", "key_2", "only_value",
+                                   "gap_text", "gap_from", "gap_to")}}
+
+
+def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extra) -> dict:
+    """A descriptor as generator/assay/targets/dbt/declared_checks.py writes it."""
+    desc = {"check_id": kind.upper(), "kind": kind, "enforcement": "required", "blocking": True, "position": 1,
+            "columns": columns, "types": types, "bounds": bounds, "counts": {"rows": "n_rows"}, "texts": {}}
+    if kind == "null_ceiling":
+        desc["counts"]["nulls"] = "n_nulls"
+    elif kind == "value_range":
+        desc["orderable"] = extra.pop("orderable", True)
+        if desc["orderable"]:
+            desc["counts"].update(values="n_values", outside="n_outside")
+            desc["texts"].update(first="first_value", min="min_value", max="max_value")
+    elif kind == "key_uniqueness":
+        desc["counts"]["repeats"] = "n_repeats"
+        desc["texts"]["key"] = [f"key_{i}" for i in range(1, len(columns) + 1)]
+    elif kind == "continuity":
+        domain = extra.pop("domain")
+        desc["domain"] = domain
+        desc["gap_scale"] = {"timestamp": 1_000_000}.get(domain or "", 1)
+        if domain is not None:
+            desc["counts"]["distinct"] = "n_distinct"
+            desc["gap"] = "gap_num"
+            desc["texts"].update(only="only_value", gap="gap_text", **{"from": "gap_from", "to": "gap_to"})
+    elif kind == "sql":
+        desc["enforcement"] = bounds["on_failure"]
+    desc.update(extra)
+    return desc
+
+
+ROWS = {"kind": "row_expectation"}
+TS = ["ts"], ["timestamp"]
+
+
+def _continuity(domain, ceiling, distinct, gap=None, lo=None, hi=None, col_type="timestamp"):
+    check = _check("continuity", ["c"], [col_type], {"max_gap_seconds": ceiling}, domain=domain)
+    row = {"n_rows": max(distinct, 0) + 1, "n_distinct": distinct, "only_value": lo}
+    if gap is not None:
+        row.update(gap_num=gap, gap_text=str(gap), gap_from=lo, gap_to=hi)
+    return check, row
+
+
+# (name, descriptor, measured row, expected pass)
+CASES = [
+    # row_expectation
+    ("rows_equal_both_bounds", _check("row_expectation", [], [], {"min_rows": 5, "max_rows": 5}), {"n_rows": 5}, True),
+    ("rows_below_min", _check("row_expectation", [], [], {"min_rows": 5}), {"n_rows": 4}, False),
+    ("rows_above_max", _check("row_expectation", [], [], {"max_rows": 5}), {"n_rows": 6}, False),
+    ("rows_equal_max_only", _check("row_expectation", [], [], {"max_rows": 10}), {"n_rows": 10}, True),
+    ("zero_rows_min_zero", _check("row_expectation", [], [], {"min_rows": 0}), {"n_rows": 0}, True),
+    ("zero_rows_min_one", _check("row_expectation", [], [], {"min_rows": 1, "max_rows": 9}), {"n_rows": 0}, False),
+    # null_ceiling: exact ppm, never rounded in the verdict
+    ("nulls_zero_rows", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 0}), {"n_rows": 0, "n_nulls": 0}, True),
+    ("nulls_one_third_just_below", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 333333}), {"n_rows": 3, "n_nulls": 1}, False),
+    ("nulls_one_third_rounded_up", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 333334}), {"n_rows": 3, "n_nulls": 1}, True),
+    ("nulls_equal_ceiling", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 250000}), {"n_rows": 4, "n_nulls": 1}, True),
+    ("nulls_one_in_a_million_ceiling_zero", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 0}), {"n_rows": 1000000, "n_nulls": 1}, False),
+    ("nulls_half_ppm", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 1}), {"n_rows": 2000000, "n_nulls": 1}, True),
+    ("nulls_none_ceiling_zero", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 0}), {"n_rows": 10, "n_nulls": 0}, True),
+    ("nulls_all", _check("null_ceiling", ["n"], ["int"], {"max_null_ppm": 1000000}), {"n_rows": 7, "n_nulls": 7}, True),
+    # value_range
+    ("range_inside", _check("value_range", ["amount"], ["decimal(10,2)"], {"min_value": "0", "max_value": "10"}),
+     {"n_rows": 3, "n_values": 3, "n_outside": 0, "min_value": "0.00", "max_value": "10.00"}, True),
+    ("range_above", _check("value_range", ["amount"], ["decimal(10,2)"], {"min_value": "0", "max_value": "10"}),
+     {"n_rows": 3, "n_values": 3, "n_outside": 1, "first_value": "10.01", "min_value": "0.00", "max_value": "10.01"}, False),
+    ("range_below", _check("value_range", ["amount"], ["int"], {"min_value": "-5", "max_value": "5"}),
+     {"n_rows": 2, "n_values": 2, "n_outside": 2, "first_value": "-6", "min_value": "-7", "max_value": "0"}, False),
+    ("range_zero_rows", _check("value_range", ["amount"], ["int"], {"min_value": "0", "max_value": "1"}),
+     {"n_rows": 0, "n_values": 0, "n_outside": 0}, True),
+    ("range_not_orderable", _check("value_range", ["label"], ["string"], {"min_value": "0", "max_value": "1"}, orderable=False),
+     {"n_rows": 3}, False),
+    # key_uniqueness
+    ("key_distinct", _check("key_uniqueness", ["id", "code"], ["int", "string"], {}), {"n_rows": 4, "n_repeats": 0}, True),
+    ("key_repeats", _check("key_uniqueness", ["id", "code"], ["int", "string"], {}),
+     {"n_rows": 4, "n_repeats": 2, "key_1": "1", "key_2": "a"}, False),
+    ("key_zero_rows", _check("key_uniqueness", ["id"], ["int"], {}), {"n_rows": 0, "n_repeats": 0}, True),
+    # continuity
+    ("gap_ts_equal_ceiling", *_continuity("timestamp", 3600, 2, 3600000000, "2025-01-01 00:00:00", "2025-01-01 01:00:00"), True),
+    ("gap_ts_one_microsecond_over", *_continuity("timestamp", 3600, 3, 3600000001, "2025-01-01 00:00:00", "2025-01-01 01:00:00.000001"), False),
+    ("gap_ts_subsecond_ceiling_zero", *_continuity("timestamp", 0, 2, 1, "2025-01-01 00:00:00", "2025-01-01 00:00:00.000001"), False),
+    ("gap_date_equal_ceiling", *_continuity("date", 86400, 2, 86400, "2025-01-01", "2025-01-02", "date"), True),
+    ("gap_date_over", *_continuity("date", 86400, 2, 172800, "2025-01-01", "2025-01-03", "date"), False),
+    ("gap_numeric_equal", *_continuity("numeric", 5, 2, "5.00", "1.00", "6.00", "decimal(10,2)"), True),
+    ("gap_numeric_over", *_continuity("numeric", 5, 2, "5.01", "1.00", "6.01", "decimal(10,2)"), False),
+    ("gap_one_distinct_value", *_continuity("timestamp", 60, 1, None, "2025-01-01 00:00:00"), True),
+    ("gap_zero_rows", *_continuity("timestamp", 60, 0), True),
+    ("gap_not_measurable", _check("continuity", ["label"], ["string"], {"max_gap_seconds": 60}, domain=None), {"n_rows": 3}, False),
+    # SQL check files (002)
+    ("sql_block_clean", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 0, "failing_rows": 0}, True),
+    ("sql_block_rows", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 1, "failing_rows": 1}, False),
+    ("sql_warn_rows", _check("sql", [], [], {"on_failure": "warn"}), {"n_rows": 3, "failing_rows": 3}, True),
+    ("sql_keep_rows", _check("sql", [], [], {"on_failure": "keep"}), {"n_rows": 2, "failing_rows": 2}, False),
+]
+
+MACRO = """
+{% macro assay_test_verdicts() %}
+  {%- set out = [] -%}
+  {%- set table = run_query('select * from ' ~ ref('verdict_measurements') ~ ' order by case_id') -%}
+  {%- for row in table.rows -%}
+    {%- set check = fromjson(row['check_json']) -%}
+    {%- if check['kind'] == 'sql' -%}
+      {%- set n = row['failing_rows'] | int -%}
+      {%- set m = {'rows': n, 'failing_rows': n} -%}
+      {%- set passed = assay._sql_check_passed(n, check['bounds']['on_failure']) -%}
+      {%- set detail = '' -%}
+    {%- else -%}
+      {%- set measured = assay._declared_measures(check, row) -%}
+      {%- set m = measured['measures'] -%}
+      {%- set verdict = assay._declared_verdict(check, m, measured['gap']) -%}
+      {%- set passed = verdict['passed'] -%}
+      {%- set detail = verdict['detail'] -%}
+    {%- endif -%}
+    {%- do out.append({'case_id': row['case_id'] | int, 'passed': passed, 'detail': detail, 'measures': m}) -%}
+  {%- endfor -%}
+  {%- do print('ASSAY_VERDICTS ' ~ tojson(out)) -%}
+{% endmacro %}
+"""
+
+
+@pytest.fixture(scope="module")
+def jinja_verdicts(tmp_path_factory) -> dict[int, dict]:
+    project = tmp_path_factory.mktemp("verdicts")
+    (project / "dbt_project.yml").write_text(
+        "name: assay_verdicts\nversion: '0.1.0'\nconfig-version: 2\nprofile: assay_verdicts\n"
+        "seeds:\n  assay_verdicts:\n    verdict_measurements:\n      +column_types:\n"
+        + "".join(f"        {c}: {t!r}\n" for c, t in TYPES.items()))
+    (project / "profiles.yml").write_text(
+        "assay_verdicts:\n  target: duckdb\n  outputs:\n    duckdb:\n      type: duckdb\n"
+        f"      path: {json.dumps(str(project / 'verdicts.duckdb'))}\n      threads: 1\n")
+    (project / "packages.yml").write_text(f"packages:\n  - local: {json.dumps(str(PACKAGE))}\n")
+    (project / "macros").mkdir()
+    (project / "macros" / "verdicts.sql").write_text(MACRO)
+    (project / "seeds").mkdir()
+    with (project / "seeds" / "verdict_measurements.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        for i, (_, check, row, _) in enumerate(CASES, 1):
+            w.writerow({"case_id": i, "check_json": json.dumps(check), **row})
+    env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
+    out = ""
+    for args in (["deps"], ["seed"], ["run-operation", "assay_test_verdicts"]):
+        proc = subprocess.run([str(DBT), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"dbt {args} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
+        out = proc.stdout
+    line = next(l for l in out.splitlines() if "ASSAY_VERDICTS " in l)
+    return {r["case_id"]: r for r in json.loads(line.split("ASSAY_VERDICTS ", 1)[1])}
+
+
+def test_every_kind_passes_and_fails() -> None:
+    kinds = {check["kind"]: set() for _, check, _, _ in CASES}
+    for _, check, _, expected in CASES:
+        kinds[check["kind"]].add(expected)
+    assert set(kinds) == {"row_expectation", "null_ceiling", "value_range", "key_uniqueness", "continuity", "sql"}
+    assert all(v == {True, False} for v in kinds.values()), kinds
+
+
+@pytest.mark.parametrize("i", range(1, len(CASES) + 1), ids=[c[0] for c in CASES])
+def test_jinja_and_python_verdicts_agree(jinja_verdicts: dict[int, dict], i: int) -> None:
+    name, check, _, expected = CASES[i - 1]
+    jinja = jinja_verdicts[i]
+    # What _record_check_results writes into check_spec; measures are recorded as Jinja saw them.
+    spec = {"columns": check["columns"], "types": check["types"], "bounds": check["bounds"],
+            "domain": check.get("domain"), "gap_scale": check.get("gap_scale"), "orderable": check.get("orderable")}
+    python = verdict_of(check["kind"], json.loads(json.dumps(spec)), jinja["measures"])
+    assert jinja["passed"] is python.passed, (name, jinja, python)
+    assert python.passed is expected, (name, python)
