@@ -10,6 +10,7 @@ context members the macros use, so it needs no adapter plugin.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 import sqlglot
 
 MACROS = Path(__file__).resolve().parents[2] / "dbt_package" / "macros"
-OWN_DIRS = ["_internal", "types", "temporal", "text", "flags", "keys", "json"]
+OWN_DIRS = ["_internal", "types", "temporal", "text", "flags", "keys", "json", "audits", "checks"]
 
 # dbt's dispatch order: the adapter, its declared parents, then default.
 PREFIXES = {
@@ -99,6 +100,7 @@ def render_env(engine: str) -> _Namespace:
         "adapter": _Namespace({"dispatch": dispatch, "quote": lambda s: f'"{s}"'}),
         "dbt": _Namespace({"dateadd": lambda part, n, ts: f"DATEADD({part}, {n}, {ts})"}),
         "assay": assay,
+        "run_started_at": datetime.datetime(2025, 1, 2, 3, 4, 5, 600000),
     })
     for folder in OWN_DIRS:
         for path in sorted((MACROS / folder).glob("*.sql")):
@@ -152,3 +154,32 @@ def test_parents_are_used_where_an_engine_has_no_form_of_its_own() -> None:
     assert redshift.quality_flags(FLAGS).startswith("LTRIM(")
     assert "filter(array(" in databricks.quality_flags(FLAGS)
     assert databricks.sql_type("variant") == "STRING"
+
+
+MAPPINGS = [["orders", "raw_orders", "bronze.raw_orders"], ["orders_eu", "raw_orders_eu", "bronze.raw_orders_eu"]]
+QUERIES = {
+    "conservation_count_violations": [("silver.orders", "silver.orders__staged", "silver.orders__reject", MAPPINGS),
+                                      ("silver.orders", "silver.orders__staged", None, MAPPINGS)],
+    "conservation_violations": [("silver.orders", "silver.orders__staged", "silver.orders__reject", MAPPINGS),
+                                ("silver.orders", "silver.orders__staged", None, MAPPINGS)],
+    "key_uniqueness_violations": [("silver.orders", ["order_id", "line_no"])],
+    "fail_rule_violations": [("silver.orders", "amount_negative", "_quality_flags")],
+    "check_results_select": [()],
+}
+
+
+@pytest.mark.parametrize("engine", sorted(PREFIXES))
+def test_audit_queries_render_to_sql_the_dialect_parses(engine: str) -> None:
+    """The audits and the results-table shape, which only DuckDB and Postgres run for real."""
+    assay = render_env(engine)
+    dialect = {"databricks": "databricks", "spark": "spark"}.get(engine, engine)
+    for name, cases in QUERIES.items():
+        for args in cases:
+            sql = getattr(assay, name)(*args)
+            try:
+                sqlglot.parse_one(sql, read=dialect)
+            except sqlglot.errors.ParseError as exc:  # pragma: no cover - the message is the point
+                pytest.fail(f"{engine} {name}: {exc}\n{sql}")
+    for domain in ("timestamp", "date", "numeric"):
+        sqlglot.parse_one(f"SELECT {assay.continuity_gap('lo', 'hi', domain)} FROM t", read=dialect)
+    assert "2025-01-02 03:04:05.600000" in assay.run_timestamp()
