@@ -29,7 +29,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     from ..api import load_project
     from ..errors import AssayUsageError, WarehouseError
     from ..explain import Explainer
-    from ..runtime.warehouse import connect
+    from ..runtime.warehouse import Reader, connect
 
     project = load_project(resolve_spec(spec_dir, project_dir))
     names = [e.name for e in project.entities]
@@ -43,19 +43,9 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
     # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
-    cur = conn.cursor()
-    mark = "?" if dialect == "duckdb" else "%s"
-
-    def query(sql: str, params: tuple) -> list[tuple]:
-        cur.execute(sql.replace("?", mark), params)
-        return [tuple(r) for r in cur.fetchall()]
-
-    def columns(relation: str) -> list[str]:
-        cur.execute(f"select * from {relation} where 1 = 0")
-        return [d[0] for d in cur.description]
-
+    reader = Reader(conn, dialect)
     try:
-        explainer = Explainer(project, ent, query, columns)
+        explainer = Explainer(project, ent, reader.query, reader.columns)
         try:
             result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id)
         except Exception as exc:

@@ -29,7 +29,7 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     from ..errors import WarehouseError
     from ..report.gather import Gatherer
     from ..report.html import render
-    from ..runtime.warehouse import connect
+    from ..runtime.warehouse import Reader, connect
 
     now = _parse_now(now_text)
     with Progress("report", 4, quiet=as_json) as progress:
@@ -38,23 +38,11 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         progress.step("connecting to the warehouse")
         # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
         conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
-        cur = conn.cursor()
-        mark = "?" if dialect == "duckdb" else "%s"
-
-        def query(sql: str, params: tuple) -> list[tuple]:
-            cur.execute(sql.replace("?", mark), params)
-            return [tuple(r) for r in cur.fetchall()]
-
-        def columns(relation: str) -> list[str]:
-            cur.execute(f"select * from {relation} where 1 = 0")
-            return [d[0] for d in cur.description]
-
-        def exists(schema: str, table: str) -> bool:
-            return query("select count(*) from information_schema.tables where table_schema = ? and table_name = ?", (schema, table))[0][0] > 0
+        reader = Reader(conn, dialect)
 
         progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
         try:
-            data = Gatherer(project, query, columns, exists).gather(now)
+            data = Gatherer(project, reader.query, reader.columns, reader.exists).gather(now)
         except WarehouseError:
             raise
         except Exception as exc:

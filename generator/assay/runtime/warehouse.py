@@ -168,3 +168,30 @@ def query(conn, dialect: str, sql: str, params: tuple = ()) -> list[tuple]:
     cur = conn.cursor()
     cur.execute(sql.replace("?", "%s") if dialect == "postgres" else sql, params)
     return [tuple(r) for r in cur.fetchall()]
+
+
+class Reader:
+    """Read-only questions about a warehouse connection, in one spelling for every engine:
+    `query` with `?` placeholders, the `columns` of a relation, whether a table `exists`.
+
+    The operator commands (explain, report) hand these three to their core, which never sees a
+    driver."""
+
+    def __init__(self, conn, dialect: str):
+        self._cur = conn.cursor()
+        self._mark = "?" if dialect == "duckdb" else "%s"
+
+    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Rows of one query whose placeholders are written `?`."""
+        self._cur.execute(sql.replace("?", self._mark), params)
+        return [tuple(r) for r in self._cur.fetchall()]
+
+    def columns(self, relation: str) -> list[str]:
+        """Column names of a relation, from a query that reads no row."""
+        self._cur.execute(f"select * from {relation} where 1 = 0")
+        return [d[0] for d in self._cur.description]
+
+    def exists(self, schema: str, table: str) -> bool:
+        """Whether `schema.table` is a table or view the connection can see."""
+        return self.query("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+                          (schema, table))[0][0] > 0
