@@ -539,7 +539,7 @@ def test_a_weaker_coercible_on_a_dedupe_column_is_refused(write_spec):
         _rules(spec, "reading")
 
 
-def test_a_dedupe_column_that_does_not_cast_fails_the_build_and_the_order_reads_typed_values(write_spec):
+def test_a_dedupe_column_that_does_not_cast_fails_the_build_even_on_a_loser_and_the_order_reads_typed_values(write_spec):
     spec = write_spec({"entity.yaml": DEDUPE_ENTITY.replace("      code: {type: string}\n", ""),
                        "mapping.yaml": DEDUPE_MAPPING.replace(
                            '  code: {from: "$.label", transform: [{regex_extract: ["^([A-Z]+)-", 1]}]}\n', "")},
@@ -552,10 +552,12 @@ def test_a_dedupe_column_that_does_not_cast_fails_the_build_and_the_order_reads_
     j = Oracle(spec).build({"raw_readings": [r("s1", "9"), r("s2", "10"), r("s3", "-"), r("s4", "10", batch="a")]})["reading"]
     # 10 > 9 as numbers (not as text); a NULL seq sorts last; batch breaks the tie at 10: "b" > "a"
     assert {s.srid: s.rank for s in j.rows} == {"s2": 1, "s4": 2, "s1": 3, "s3": 4}
-    # A seq that does not cast is NULL, so it sorts last and loses its key unjudged (rules run
-    # after dedupe, on rank-1 rows); alone for its key it is judged, and its fail rule stops the run.
+    # A seq that does not cast is NULL, so it sorts last and loses its key; the winner would be a
+    # guess, so its (fail) coercible rule judges the loser too and stops the run (0018). The
+    # loser stays deduped; the rule is in its failed rules.
     j = Oracle(spec).build({"raw_readings": [r("s1", "9"), r("s2", "ten")]})["reading"]
-    assert [(s.srid, s.route) for s in j.rows] == [("s1", "kept"), ("s2", "deduped")] and j.blocked == []
+    assert [(s.srid, s.route, s.failed_rules) for s in j.rows] == [("s1", "kept", ()), ("s2", "deduped", ("seq_coercible",))]
+    assert j.blocked == ["reading: fail rule seq_coercible fired"]
     j = Oracle(spec).build({"raw_readings": [r("s1", "9"), {**r("s2", "ten"), "id": "Q"}]})["reading"]
     assert [(s.srid, s.route, s.failed_rules) for s in j.rows] == [("s1", "kept", ()), ("s2", "failed", ("seq_coercible",))]
     assert j.blocked == ["reading: fail rule seq_coercible fired"]

@@ -65,15 +65,24 @@ def violation(sp: Spelling, rule: Rule, column_type: str | None) -> str:
     raise ValueError(f"unknown rule kind {k}")  # pragma: no cover - validation refuses it
 
 
-def scoped(sp: Spelling, rule: Rule, predicate: str) -> str:
+def scoped(sp: Spelling, rule: Rule, predicate: str, before_dedupe: bool = False) -> str:
     """Field rules judge their own mapping's rows; losers of the dedupe and superseded deliveries
-    (no `_dedupe_rank`) are never judged."""
-    conds = ["_dedupe_rank = 1"]
+    (no `_dedupe_rank`) are never judged. A rule `before_dedupe` judges every latest delivery,
+    losers included (decision 0018)."""
+    conds = ["_delivery_rank = 1" if before_dedupe else "_dedupe_rank = 1"]
     if rule.mapping is not None:
         conds.append(f"_mapping = {sp.string(rule.mapping)}")
     return "(" + sp.join("and", conds + [predicate]) + ")"
 
 
-def rule_column(sp: Spelling, rule: Rule, column_type: str | None) -> str:
+def judges_the_dedupe(rule: Rule, dedupe_columns: frozenset) -> bool:
+    """The `coercible` rule of a column the dedupe order reads (always `fail`): a value that does
+    not cast there decides which delivery wins, so it is judged on every latest delivery, before
+    the dedupe, and not only on the winner (decision 0018)."""
+    return rule.kind == "coercible" and rule.column in dedupe_columns
+
+
+def rule_column(sp: Spelling, rule: Rule, column_type: str | None, dedupe_columns: frozenset = frozenset()) -> str:
     """The `_r__<rule>` column: the scoped violation, FALSE when unknown."""
-    return sp.sql("coalesce({}, false) as _r__{}", scoped(sp, rule, violation(sp, rule, column_type)), rule.name)
+    before = judges_the_dedupe(rule, dedupe_columns)
+    return sp.sql("coalesce({}, false) as _r__{}", scoped(sp, rule, violation(sp, rule, column_type), before), rule.name)

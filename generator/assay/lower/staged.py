@@ -120,7 +120,8 @@ def judged_columns(sp: Spelling, entity: Entity) -> list[str]:
     out = [sp.sql("{} as {}", rewrites[c.name], sp.ident(c.name)) if c.name in rewrites else sp.ident(c.name) for c in entity.columns]
     out += [*LINEAGE, *RANKS]
     out += [f"_c__{c.name}" for c in entity.columns]
-    out += [rule_column(sp, r, types.get(r.column or "")) for r in entity.rules]
+    dedupe_columns = frozenset(k.column for k in entity.dedupe if not k.metadata)
+    out += [rule_column(sp, r, types.get(r.column or ""), dedupe_columns) for r in entity.rules]
     return out
 
 

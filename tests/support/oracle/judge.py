@@ -77,7 +77,8 @@ class EntityJudgement:
         judged = [r for r in self.rows if r.route != "deduped"]
         out = [MartRow(e.name, None, "(entity)", "(entity)", len(judged), 0, len(self.diverted), len(self.routed("deduped")))]
         for rule in e.rules:
-            fired = sum(1 for r in judged if rule.name in r.failed_rules)
+            # every row it fired on: the judged rows, and dedupe losers for a rule judged before the dedupe (0018)
+            fired = sum(1 for r in self.rows if rule.name in r.failed_rules)
             out.append(MartRow(e.name, rule.mapping, rule.name, rule.disposition, 0, fired, 0, 0))
         return out
 
@@ -187,10 +188,16 @@ class Oracle:
         judged = [i for i in latest if ranks[i] == 1]
         counts = self._unique_counts(e, [extracted[i] for i in judged])
         staged = []
+        # 001: a value that will not cast in a column the dedupe order reads leaves the winner
+        # undefined, so that column's (fail) coercible rule judges every latest delivery, the
+        # losers too, not only the winner (decision 0018).
+        before_dedupe = [r for r in e.rules if r.kind == "coercible" and r.column in e.dedupe]
         for i, (m, row, values, markers, ingested) in enumerate(extracted):
             fired: list[str] = []
             if ranks.get(i) == 1:
                 fired = [r.name for r in e.rules if self._fires(e, r, m.name, values, markers, counts)]
+            elif i in latest:
+                fired = [r.name for r in before_dedupe if self._fires(e, r, m.name, values, markers, counts)]
             worst = max((SEVERITY[e.rule(n).disposition] for n in fired), default=0)
             if ranks.get(i) != 1:
                 route = "deduped"
