@@ -1,4 +1,4 @@
-"""Re-delivery is normal (decision 0014), through `sqlmesh plan` on DuckDB.
+"""Re-delivery is normal (decision 0014), through `sqlmesh plan` on DuckDB, PostgreSQL 18 and 15.
 
 The loads and the hand-written expectations are the dbt story's
 (tests/integration/test_redelivery_dbt.py), imported rather than copied so both targets are judged
@@ -89,13 +89,14 @@ def _only(expected: dict, entities) -> dict:
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("sqlmesh_redelivery")
+def story(tmp_path_factory, engine) -> dict:
+    root = tmp_path_factory.mktemp(f"sqlmesh_redelivery_{engine.id}")
     spec = root / "spec"
     spec.mkdir()
     for name, text in _spec_files().items():
         (spec / name).write_text(text)
-    project: SQLMeshProject = make_project(root / "project", spec)
+    project: SQLMeshProject = make_project(root / "project", spec, engine=engine.kind,
+                                           pg=engine.database("sqlmesh_redelivery"))
     bronze = Bronze()
     out: dict = {}
     try:
