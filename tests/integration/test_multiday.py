@@ -37,7 +37,7 @@ from typing import Optional
 import pytest
 
 from tests.support.feed import COLUMNS, DAY_AGE_OUT, DAY_REPLAY, DAY_SECOND_REPLAY, DAY_SPEC_CHANGE, REPLAY_LOAD_ID, Bronze, make_feed
-from tests.support.oracle import expected_state, observed_state, placements, reject_id
+from tests.support.oracle import check_resolution_stamps, expected_state, observed_state, placements, reject_id
 from tests.support.oracle.referential import Warehouse
 
 pytestmark = pytest.mark.slow
@@ -351,19 +351,9 @@ class Checks:
         assert seen > 0, "no replay re-delivered anything: the feed no longer exercises replay"
 
     def test_resolved_at_is_stamped_by_the_resolving_build_and_then_left_alone(self, history):
-        earlier: dict = {}
-        for n, label in enumerate(DAYS, start=1):
-            obs = day_of(history, label)
-            newest_before = max((v for v in earlier.values() if v is not None), default=None)
-            for rid, resolved_in in obs.resolved_in.items():
-                got = obs.resolved_at.get(rid)
-                if resolved_in is None:
-                    assert got is None, (label, rid)
-                elif resolved_in == n:
-                    assert got is not None and (newest_before is None or got > newest_before), (label, rid, got)
-                else:
-                    assert got == earlier[rid], (label, rid, "resolved_at moved after resolution")
-            earlier = dict(obs.resolved_at)
+        check_resolution_stamps(
+            (label, n, day_of(history, label).resolved_in, day_of(history, label).resolved_at)
+            for n, label in enumerate(DAYS, start=1))
 
     def test_the_mart_keeps_every_run(self, history):
         assert [day_of(history, label).mart_runs for label in DAYS] == list(range(1, len(DAYS) + 1))

@@ -20,7 +20,7 @@ import pytest
 from assay.api import generate_dbt_project
 from tests.support.corpus import Relation
 from tests.support.dbtproject import DbtProject
-from tests.support.oracle import Warehouse, expected_state, observed_state, placements, reject_id
+from tests.support.oracle import Warehouse, check_resolution_stamps, expected_state, observed_state, placements, reject_id
 
 pytestmark = pytest.mark.slow
 
@@ -223,19 +223,9 @@ def test_mart_rows_of_the_run(history, label):
 
 
 def test_resolved_at_is_stamped_by_the_resolving_build_and_then_left_alone(history):
-    earlier: dict = {}
-    for n, label in enumerate(LABELS, start=1):
-        obs = step(history, label)
-        newest_before = max((v for v in earlier.values() if v is not None), default=None)
-        for rid, resolved_in in obs.resolved_in.items():
-            got = obs.resolved_at.get(rid)
-            if resolved_in is None:
-                assert got is None, (label, rid)
-            elif resolved_in == n:
-                assert got is not None and (newest_before is None or got > newest_before), (label, rid, got)
-            else:
-                assert got == earlier[rid], (label, rid, "resolved_at moved after resolution")
-        earlier = dict(obs.resolved_at)
+    check_resolution_stamps(
+        (label, n, step(history, label).resolved_in, step(history, label).resolved_at)
+        for n, label in enumerate(LABELS, start=1))
 
 
 # --------------------------------------------------------------------------- the story, by hand

@@ -287,6 +287,21 @@ def _list(v):
     return list(v) if v is not None else None
 
 
+def delivery_places(q, relation: str, entity: str) -> dict:
+    """Conservation read from the tables: each bronze delivery of `relation`, and every place that
+    holds it (entity, open reject, deduped in staged); shared by the dbt and SQLMesh stories."""
+    found: dict = {}
+    for place, sql in (
+        (E, f"select _source_row_id, _load_id from silver.{entity}"),
+        (R, f"select _source_row_id, _load_id from silver.{entity}__reject where resolved_at is null"),
+        (D, f"select _source_row_id, _load_id from silver.{entity}__staged where _route = 'deduped'"),
+    ):
+        for srid, load in q(sql):
+            found.setdefault((relation, srid, load), []).append(place)
+    return {(relation, srid, load): found.get((relation, srid, load), [])
+            for srid, load in q(f"select _source_row_id, _load_id from bronze.{relation}")}
+
+
 def read_state(project: DbtProject) -> dict:
     q = project.query
     state: dict = {"entities": {}, "rejects": {}, "mart": {}, "places": {}, "reject_rows": {}}
@@ -306,17 +321,7 @@ def read_state(project: DbtProject) -> dict:
             f"where entity = '{entity}' and rule = '(entity)' and run_id = '{run_id}'"
         )
         state["mart"][entity] = tuple(mart[0]) if mart else None  # None: a failed build wrote no mart rows
-        # Conservation read from the tables: each bronze delivery, and every place that holds it.
-        found: dict = {}
-        for place, sql in (
-            (E, f"select _source_row_id, _load_id from silver.{entity}"),
-            (R, f"select _source_row_id, _load_id from silver.{entity}__reject where resolved_at is null"),
-            (D, f"select _source_row_id, _load_id from silver.{entity}__staged where _route = 'deduped'"),
-        ):
-            for srid, load in q(sql):
-                found.setdefault((relation, srid, load), []).append(place)
-        for srid, load in q(f"select _source_row_id, _load_id from bronze.{relation}"):
-            state["places"][(relation, srid, load)] = found.get((relation, srid, load), [])
+        state["places"].update(delivery_places(q, relation, entity))
     return state
 
 

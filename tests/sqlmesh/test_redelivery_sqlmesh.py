@@ -14,18 +14,16 @@ import json
 import pytest
 
 from tests.integration.test_redelivery_dbt import (
-    D,
-    E,
     ENTITIES,
     KEY_OF,
     LABELS,
     LOADS,
     MART,
     PLACES,
-    R,
     SPEC_FILES,
     T4,
     Bronze,
+    delivery_places,
     expected_rejects,
     order,
 )
@@ -71,16 +69,7 @@ def read_state(project: SQLMeshProject, run_id: str | None) -> dict:
                 "select rows_evaluated, rows_quarantined, rows_deduped from gold.mart_data_quality "
                 f"where entity = '{entity}' and rule = '(entity)' and run_id = '{run_id}'"
             )[0])
-        found: dict = {}
-        for place, sql in (
-            (E, f"select _source_row_id, _load_id from silver.{entity}"),
-            (R, f"select _source_row_id, _load_id from silver.{entity}__reject where resolved_at is null"),
-            (D, f"select _source_row_id, _load_id from silver.{entity}__staged where _route = 'deduped'"),
-        ):
-            for srid, load in q(sql):
-                found.setdefault((relation, srid, load), []).append(place)
-        for srid, load in q(f"select _source_row_id, _load_id from bronze.{relation}"):
-            state["places"][(relation, srid, load)] = found.get((relation, srid, load), [])
+        state["places"].update(delivery_places(q, relation, entity))
     return state
 
 

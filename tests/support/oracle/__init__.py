@@ -31,12 +31,13 @@ values of resolved_at, last_evaluated_at, run_id and run_date (only which build 
 """
 
 from .judge import Build, EntityJudgement, MartRow, Oracle, Staged, reject_id
-from .ledger import REPLAY_LOAD_ID, RejectLedger, RejectRow, Warehouse, astuple_mart, expected_state, observed_state, placements
+from .ledger import (REPLAY_LOAD_ID, RejectLedger, RejectRow, Warehouse, astuple_mart, check_resolution_stamps, expected_state,
+                     observed_state, placements)
 from .spec import Spec, read_schemas, read_spec
 from .values import Undefined, Unsupported, parse_timestamp, text_form
 
 __all__ = [
     "Undefined", "Unsupported", "Staged", "MartRow", "EntityJudgement", "Build", "RejectRow", "RejectLedger", "Oracle",
     "Warehouse", "reject_id", "parse_timestamp", "text_form", "expected_state", "observed_state", "placements",
-    "astuple_mart", "read_spec", "read_schemas", "Spec", "REPLAY_LOAD_ID",
+    "astuple_mart", "check_resolution_stamps", "read_spec", "read_schemas", "Spec", "REPLAY_LOAD_ID",
 ]

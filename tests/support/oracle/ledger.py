@@ -239,3 +239,21 @@ def placements(query, spec, bronze: Mapping[str, Iterable[Mapping[str, Optional[
         for place, src, srid, load in found:
             places.setdefault((e.name, src, srid, load), []).append(place)
     return places
+
+
+def check_resolution_stamps(steps) -> None:
+    """`resolved_at` is stamped by the build that resolves a reject row (later than every earlier
+    stamp) and never moves afterwards. `steps` yields, per build in order, (label, build number,
+    {reject_id: the build the oracle says resolved it, or None}, {reject_id: observed resolved_at})."""
+    earlier: dict = {}
+    for label, n, resolved_in, resolved_at in steps:
+        newest_before = max((v for v in earlier.values() if v is not None), default=None)
+        for rid, when in resolved_in.items():
+            got = resolved_at.get(rid)
+            if when is None:
+                assert got is None, (label, rid)
+            elif when == n:
+                assert got is not None and (newest_before is None or got > newest_before), (label, rid, got)
+            else:
+                assert got == earlier[rid], (label, rid, "resolved_at moved after resolution")
+        earlier = dict(resolved_at)
