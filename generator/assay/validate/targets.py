@@ -37,12 +37,15 @@ def _incremental(ctx: Context, _declared: dict, _sql: list):
             yield file, ent.line("materialized") or ent.line(), f"entity `{name}` (`materialized: incremental`)"
 
 
-def _declared(enforcement: str) -> Finder:
+def _read_only_declared(enforcement: str) -> Finder:
+    """Declared checks of tables a `tables_version: 1` document declares (assay only reads them)."""
+
     def finds(ctx: Context, declared: dict, _sql: list):
-        files = {name: file for name, (file, _e) in ctx.entities.items()}
-        for _f, doc, _r in ctx.loaded.table_docs:
+        files = {}
+        for file, doc, _r in ctx.loaded.table_docs:
             for tname in doc.tables:
-                files.setdefault(tname, _f)
+                if tname not in ctx.entities:
+                    files.setdefault(tname, file)
         for owner, checks in sorted(declared.items()):
             for check in checks:
                 if check.enforcement == enforcement and owner in files:
@@ -51,9 +54,20 @@ def _declared(enforcement: str) -> Finder:
     return finds
 
 
-def _sql_files(_ctx: Context, _declared: dict, sql_checks: list):
-    for rel_path, check in sql_checks:
-        yield rel_path, 1, f"SQL check file `{rel_path}` (check `{check.name}`)"
+def _is_entity_check(ctx: Context, check) -> bool:
+    return check.namespace == ctx.loaded.settings.schemas.silver and check.table in ctx.entities
+
+
+def _sql_files(on_failure: tuple[str, ...], of_entities: bool) -> Finder:
+    """SQL check files by resolved `on_failure`, of entities or of tables assay only reads."""
+
+    def finds(ctx: Context, _declared: dict, sql_checks: list):
+        for rel_path, check in sql_checks:
+            if check.on_failure in on_failure and _is_entity_check(ctx, check) == of_entities:
+                line = (check.on_failure_line or 1) if check.on_failure == "keep" else 1
+                yield rel_path, line, f"`on_failure: {check.on_failure}` SQL check file `{rel_path}` (check `{check.name}`)"
+
+    return finds
 
 
 LIMITS: tuple[Limit, ...] = (
@@ -63,24 +77,44 @@ LIMITS: tuple[Limit, ...] = (
         "needs the ledger-style staged model, which exists for dbt only",
         "use `materialized: table` to generate for SQLMesh, or generate for dbt",
     ),
+    # Checks of entities run on SQLMesh as audits (decisions 0210-0213); what SQLMesh cannot do:
     Limit(
         "sqlmesh",
-        _declared("required"),
-        "would never hold a table back: the SQLMesh target does not run declared checks (document 000) yet",
+        _sql_files(("keep",), of_entities=True),
+        "needs the table marked kept and its readers refused until its checks pass again, which SQLMesh "
+        "cannot do: an audit can only stop the plan or run it belongs to, never a later one (decision 0213)",
+        "use `on_failure: block` (a failing plan leaves the virtual layer on the previous data) or "
+        "`on_failure: warn` to generate for SQLMesh, or generate for dbt",
+    ),
+    Limit(
+        "sqlmesh",
+        _read_only_declared("required"),
+        "would never stop the table's readers: the SQLMesh target runs checks as audits of the models assay "
+        "builds, and this table is only read (decision 0213)",
         "make it `enforcement: advisory` or remove it to generate for SQLMesh, or generate for dbt",
     ),
     Limit(
         "sqlmesh",
-        _declared("advisory"),
-        "is not run: the SQLMesh target does not run declared checks (document 000) yet",
+        _read_only_declared("advisory"),
+        "is not run: the SQLMesh target runs checks as audits of the models assay builds, and this table is "
+        "only read (decision 0213)",
         "generate for dbt to record its results",
         severity="warning",
     ),
     Limit(
         "sqlmesh",
-        _sql_files,
-        "would not run: the SQLMesh target does not run SQL check files (document 002) yet",
+        _sql_files(("block", "keep"), of_entities=False),
+        "would never stop the table's readers: the SQLMesh target runs checks as audits of the models assay "
+        "builds, and this table is only read (decision 0213)",
         "move the file out of the checks directory to generate for SQLMesh, or generate for dbt",
+    ),
+    Limit(
+        "sqlmesh",
+        _sql_files(("warn",), of_entities=False),
+        "is not run: the SQLMesh target runs checks as audits of the models assay builds, and this table is "
+        "only read (decision 0213)",
+        "generate for dbt to record its results",
+        severity="warning",
     ),
 )
 

@@ -15,6 +15,7 @@ from ...lower.outputs import diverted_select, kept_query, reject_id
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
+from .checks import audit_names, model_tail
 
 INDENT = "  "
 # Flag-array column type per model dialect (the macros' flags_type, which this package cannot
@@ -98,9 +99,14 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         tags="(assay)",
         grants=None if type2 else _grants(entity, low),
         column_descriptions=_column_descriptions(entity, low),
-        audits=entity_audits(entity, project, low),
+        audits=entity_audits(entity, project, low) + audit_names(entity),
     )
-    return "\n".join([header, block, "", kept_query(low, entity)])
+    query = kept_query(low, entity)
+    tail = model_tail(entity, project, low)
+    if tail:
+        # Checks (000, 002): recorded by post-statements, judged by one inline audit each.
+        query = query.rstrip().rstrip(";") + ";\n\n" + tail
+    return "\n".join([header, block, "", query])
 
 
 def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:

@@ -1,0 +1,276 @@
+"""Table checks (documents 000 and 002) on SQLMesh: measure once, record, audit the record.
+
+A generated entity model carries, after its query, one post-statement per kind of check:
+
+- ``@assay_record_declared_checks(...)`` runs the table's one measuring query (every declared
+  check of 000 in one pass) against the table SQLMesh has just written, decides each check with
+  :func:`assay.checks.recorded.verdict_of` (the verdict ``assay checks`` renders, the one the
+  dbt target's results agree with, decision 0600), and returns the INSERT of one row per check
+  into ``<meta>.assay_check_results``;
+- ``@assay_record_sql_check(...)`` counts the rows one SQL check file (002) returns and records
+  that count the same way.
+
+SQLMesh runs post-statements inside the evaluation's transaction, after the insert and before
+the model's audits. Each check then has an audit of its own (blocking for ``required`` and
+``block``, non-blocking for ``advisory`` and ``warn``) whose body is
+``@assay_check_failures(...)``: the recorded row of this run when the check did not pass, with
+000's sentence as a column, so SQLMesh's own audit machinery fails the plan or warns, naming the
+check in the audit's name. The run is SQLMesh's correlation id (decision 0204), the same text
+``@assay_run_id()`` writes into the mart.
+
+Outside an evaluation (loading, ``sqlmesh render``, table creation) the recorders return nothing
+and touch nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any, Optional
+
+from sqlglot import exp
+from sqlmesh import macro
+
+from ._core import dialect_of, lit, parse_one, pick, type_name
+
+RESULT_COLUMNS = (
+    "run_id",
+    "table_name",
+    "check_id",
+    "check_position",
+    "kind",
+    "enforcement",
+    "passed",
+    "row_count",
+    "check_spec",
+    "measures",
+    "recorded_at",
+)
+RESULT_TYPES = ("string", "string", "string", "int", "string", "string", "bool", "int", "string", "string", "timestamp")
+
+# The distance between two consecutive distinct values, exact on every engine (decision 0501):
+# a timestamp gap in microseconds, a date gap in seconds, a number in its own units.
+GAP_TEMPLATES: dict[str, dict[str, str]] = {
+    "default": {
+        "timestamp": "CAST(EXTRACT(EPOCH FROM ({hi} - {lo})) * 1000000 AS {int})",
+        "date": "CAST(({hi} - {lo}) AS {int}) * 86400",
+        "numeric": "({hi} - {lo})",
+    },
+    # DuckDB's epoch() is a double; epoch_us() is an exact BIGINT.
+    "duckdb": {
+        "timestamp": "(EPOCH_US({hi}) - EPOCH_US({lo}))",
+        "date": "CAST(({hi} - {lo}) AS {int}) * 86400",
+        "numeric": "({hi} - {lo})",
+    },
+}
+
+
+def _string(arg: Any) -> str:
+    if isinstance(arg, exp.Literal):
+        return arg.this
+    if isinstance(arg, (exp.Column, exp.Identifier)):
+        return arg.name
+    return str(arg)
+
+
+@macro()
+def assay_continuity_gap(evaluator, lo, hi, domain) -> exp.Expr:
+    """The gap between ``lo`` and ``hi`` of a continuity check over ``domain``
+    (``'timestamp'``, ``'date'`` or ``'numeric'``), as an exact number.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_continuity_gap(a, b, 'timestamp')", "duckdb")
+    '(EPOCH_US(b) - EPOCH_US(a))'
+    """
+    d = dialect_of(evaluator)
+    template = pick(GAP_TEMPLATES, d)[_string(domain)]
+    return parse_one(
+        template.format(lo=lo.sql(dialect=d), hi=hi.sql(dialect=d), int=type_name("int", d)), read=d
+    )
+
+
+# --------------------------------------------------------------------------- recording
+
+
+def _adapter(evaluator) -> Any:
+    """The engine adapter of a real evaluation, or None (loading, rendering, table creation:
+    SQLMesh passes the snapshot being evaluated only when it evaluates it)."""
+    locals_ = getattr(evaluator, "locals", {})
+    if locals_.get("snapshot") is None:
+        return None
+    return locals_.get("engine_adapter")
+
+
+def _expanded(evaluator, query: exp.Expr, dialect: str) -> str:
+    """The query argument with its macros expanded (``@this_model`` is the table just written)."""
+    expanded = evaluator.transform(query)
+    if isinstance(expanded, exp.Paren):
+        expanded = expanded.this
+    if isinstance(expanded, exp.Subquery):
+        expanded = expanded.this
+    return expanded.sql(dialect=dialect)
+
+
+def _ensure_results(adapter, relation: str, dialect: str) -> None:
+    """Create ``<meta>.assay_check_results`` on first use: the dbt target's columns, so
+    `assay checks` reads either target's results."""
+    table = exp.to_table(relation, dialect=dialect)
+    if adapter.table_exists(table):
+        return
+    if table.db:
+        adapter.create_schema(exp.table_(table.db, catalog=table.catalog or None))
+    cols = ", ".join(f"{c} {type_name(t, dialect)}" for c, t in zip(RESULT_COLUMNS, RESULT_TYPES))
+    adapter.execute(f"CREATE TABLE IF NOT EXISTS {table.sql(dialect=dialect)} ({cols})")
+
+
+def _int(value: Any) -> Optional[int]:
+    if value is None:
+        return None
+    return int(Decimal(str(value)))
+
+
+def declared_measures(check: dict, row: dict) -> dict:
+    """The numbers one check reads from the measuring row, as the results table records them:
+    counts as integers, values as the warehouse's own text (the dbt target's ``measures``)."""
+    m: dict = {}
+    for key, column in check["counts"].items():
+        m[key] = _int(row[column])
+    for key, column in check["texts"].items():
+        if isinstance(column, str):
+            m[key] = None if row[column] is None else str(row[column])
+        else:
+            m[key] = [None if row[c] is None else str(row[c]) for c in column]
+    return m
+
+
+def check_spec(check: dict) -> dict:
+    """What a result row keeps of the check's definition (decision 0502)."""
+    return {
+        "columns": check["columns"],
+        "types": check["types"],
+        "bounds": check["bounds"],
+        "domain": check.get("domain"),
+        "gap_scale": check.get("gap_scale"),
+        "orderable": check.get("orderable"),
+    }
+
+
+def _insert(relation: str, rows: list[tuple], dialect: str) -> exp.Expr:
+    values = []
+    for r in rows:
+        cells = [lit(v, dialect) for v in r]
+        cells.append(f"CAST(CURRENT_TIMESTAMP AS {type_name('timestamp', dialect)})")
+        values.append("(" + ", ".join(cells) + ")")
+    table = exp.to_table(relation, dialect=dialect).sql(dialect=dialect)
+    return parse_one(f"INSERT INTO {table} ({', '.join(RESULT_COLUMNS)}) VALUES " + ", ".join(values), read=dialect)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+@macro()
+def assay_record_declared_checks(evaluator, table_name, results, checks, measure) -> Optional[exp.Expr]:
+    """Measure every declared check of ``table_name`` in one query, decide, and record.
+
+    ``checks`` is the generator's JSON list of descriptors (which columns of the measuring row
+    each check reads, its bounds); ``measure`` the measuring query over ``@this_model``.
+    Returns the INSERT of the results, or nothing outside an evaluation.
+    """
+    from assay.checks.recorded import verdict_of
+
+    adapter = _adapter(evaluator)
+    if adapter is None:
+        return None
+    d = dialect_of(evaluator)
+    descriptors = json.loads(_string(checks))
+    relation = _string(results)
+    query = parse_one(_expanded(evaluator, measure, d), read=d)
+    names = list(query.named_selects)
+    values = adapter.fetchone(query, quote_identifiers=False)
+    row = dict(zip(names, values))
+    run_id = str(getattr(adapter, "correlation_id", None))
+    out = []
+    for check in descriptors:
+        measures = declared_measures(check, row)
+        spec = check_spec(check)
+        verdict = verdict_of(check["kind"], spec, measures)
+        out.append((run_id, _string(table_name), check["check_id"], check["position"], check["kind"], check["enforcement"],
+                    bool(verdict.passed), measures["rows"], _dumps(spec), _dumps(measures)))
+    _ensure_results(adapter, relation, d)
+    return _insert(relation, out, d)
+
+
+@macro()
+def assay_record_sql_check(evaluator, table_name, results, check_name, on_failure, position, query) -> Optional[exp.Expr]:
+    """Count the rows one SQL check file returns on the table just written, and record it
+    (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``)."""
+    from assay.checks.recorded import verdict_of
+
+    adapter = _adapter(evaluator)
+    if adapter is None:
+        return None
+    d = dialect_of(evaluator)
+    relation = _string(results)
+    outcome = _string(on_failure)
+    count_sql = f"SELECT COUNT(*) FROM ({_expanded(evaluator, query, d)}) AS assay_check"
+    (n,) = adapter.fetchone(count_sql, quote_identifiers=False)
+    n = int(n)
+    spec = {"columns": [], "types": [], "bounds": {"on_failure": outcome}, "domain": None, "gap_scale": None, "orderable": None}
+    measures = {"rows": n, "failing_rows": n}
+    verdict = verdict_of("sql", spec, measures)
+    run_id = str(getattr(adapter, "correlation_id", None))
+    row = (run_id, _string(table_name), _string(check_name), int(_string(position)), "sql", outcome, bool(verdict.passed), n,
+           _dumps(spec), _dumps(measures))
+    _ensure_results(adapter, relation, d)
+    return _insert(relation, [row], d)
+
+
+# --------------------------------------------------------------------------- auditing
+
+
+@macro()
+def assay_check_failures(evaluator, results, table_name, check_id, on_failure=None) -> exp.Expr:
+    """The audit body of one check: its recorded result of this run when it did not pass.
+
+    The row carries 000's sentence (``CHECK_ID: detail``), rendered from the recorded numbers,
+    so SQLMesh's audit error shows what was measured. A ``warn`` SQL check is recorded as passed
+    (002: it warns, it does not fail); its non-blocking audit reports it from the row count.
+    Without a run (``sqlmesh audit`` outside a plan) the table's latest recorded run is judged.
+    """
+    d = dialect_of(evaluator)
+    relation = exp.to_table(_string(results), dialect=d).sql(dialect=d)
+    tname, cid = _string(table_name), _string(check_id)
+    adapter = evaluator.locals.get("engine_adapter")
+    correlation = getattr(adapter, "correlation_id", None)
+    if correlation is not None:
+        run = lit(str(correlation), d)
+    else:
+        run = (f"(SELECT MAX(run_id) FROM {relation} WHERE table_name = {lit(tname, d)} AND recorded_at = "
+               f"(SELECT MAX(recorded_at) FROM {relation} WHERE table_name = {lit(tname, d)}))")
+    failed = "row_count > 0" if on_failure is not None and _string(on_failure) == "warn" else "NOT passed"
+    detail = "NULL"
+    stage = evaluator.locals.get("runtime_stage")
+    if adapter is not None and getattr(stage, "value", stage) == "auditing":
+        detail = lit(_detail(adapter, relation, run, tname, cid, d), d)
+    return parse_one(
+        f"SELECT run_id, table_name, check_id, {detail} AS detail FROM {relation} "
+        f"WHERE run_id = {run} AND table_name = {lit(tname, d)} AND check_id = {lit(cid, d)} AND {failed}",
+        read=d,
+    )
+
+
+def _detail(adapter, relation: str, run: str, table: str, check_id: str, dialect: str) -> Optional[str]:
+    """``CHECK_ID: detail`` of the recorded result, or None when there is none."""
+    from assay.checks.recorded import verdict_of_row
+
+    if not adapter.table_exists(exp.to_table(relation, dialect=dialect)):
+        return None
+    row = adapter.fetchone(
+        f"SELECT kind, check_spec, measures FROM {relation} WHERE run_id = {run} AND table_name = {lit(table, dialect)} "
+        f"AND check_id = {lit(check_id, dialect)}",
+        quote_identifiers=False,
+    )
+    if not row:
+        return None
+    return f"{check_id}: {verdict_of_row(row[0], row[1], row[2]).detail}"

@@ -1,0 +1,273 @@
+"""Declared checks (000) and SQL check files (002) on the SQLMesh target, through real plans.
+
+The spec of tests/integration/test_declared_checks_dbt.py (required and advisory declared checks
+of all five kinds on `reading`, an advisory one on `station`) plus two SQL check files on
+`reading`: `few_b` (warn) from the start and `no_station_z` (block) added at the second plan.
+
+The story, on DuckDB, PG18 and PG15 (the `engine` fixture):
+1. everything holds: the plan applies, every result is recorded under the plan's run id;
+2. the spec gains the block file and three required checks and the block file fail: the plan fails,
+   naming exactly those four audits of `silver.reading`; the results of the failing plan are
+   recorded; the virtual layer still shows the rows of plan 1 (the new version is not promoted);
+3. only advisory checks and the warn file fail: the plan applies, the failures are recorded;
+4. `sqlmesh run` over failing data with no model change: the run fails on the same audits, and
+   the entity holds the new rows (SQLMesh audits after writing in place; docs/sqlmesh.md).
+And a twin: the same spec's checks pass and fail identically on dbt and SQLMesh (DuckDB).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assay.api_sqlmesh import generate_sqlmesh_project
+from assay.checks.recorded import verdict_of_row
+from assay.cli.main import cli
+from tests.integration.test_declared_checks_dbt import ENTITIES, MAPPING, STATION_MAPPING, STATION_ROWS, STATIONS, readings
+from tests.support.sqlmeshfailures import AuditFailure, collect, plan_fails
+
+pytestmark = pytest.mark.slow
+
+FEW_B = "/* assay\non_failure: warn\n*/\nselect * from silver.reading where station = 'B'\n"
+NO_Z = "/* assay\non_failure: block\ndescription: station Z is decommissioned.\n*/\nselect r.reading_id from silver.reading as r where r.station = 'Z'\n"
+IDS = ["GRAIN_UNIQUE", "TEMP_PRESENT", "HUMIDITY_IN_RANGE", "HOURLY", "SEQ_STEPS", "ENOUGH_ROWS"]
+
+PASSING = readings(
+    ["r1", "A", "2026-03-01T00:00:00Z", "40.5", "10.0", "1"],
+    ["r2", "A", "2026-03-01T01:00:00Z", "100", "11.0", "2"],
+    ["r3", "B", "2026-03-01T01:00:00Z", "0", None, "3"],
+    ["r4", "B", "2026-03-01T02:30:00Z", None, "12.5", "4"],
+)
+BLOCKING = readings(
+    ["r5", "A", "2026-03-01T00:00:00Z", "104.5", None, "1"],
+    ["r6", "A", "2026-03-01T00:00:00Z", "50", None, "2"],
+    ["r7", "Z", "2026-03-01T01:00:00Z", "-3", "9.0", "3"],
+)
+ADVISORY = readings(
+    ["r8", "A", "2026-03-01T00:00:00Z", "10", "1.0", "1"],
+    ["r9", "A", "2026-03-01T05:00:00Z", "20", "2.0", "5"],
+    ["r10", "B", "2026-03-01T05:00:00Z", "30", "3.0", "6"],
+)
+
+PASS_SENTENCES = {
+    "GRAIN_UNIQUE": (True, "key (station, observed_at) is distinct across all 4 rows, as expected"),
+    "TEMP_PRESENT": (True, "column 'temp_c' is 250000 ppm null (1 of 4 rows), at or below the declared ceiling of 250000 ppm"),
+    "HUMIDITY_IN_RANGE": (True, "column 'humidity' lies within [0, 100] across 3 non-null values of 4 rows"),
+    "HOURLY": (True, "column 'observed_at' never gaps by more than 5400 across 3 distinct values, the widest between "
+                     "'2026-03-01T01:00:00Z' and '2026-03-01T02:30:00Z', at or below the declared ceiling of 7200, "
+                     "measured in seconds between timestamps"),
+    "SEQ_STEPS": (True, "column 'seq' never gaps by more than 1 across 4 distinct values, the widest between '1' and '2', "
+                        "at or below the declared ceiling of 1, measured in the column's own units between numbers"),
+    "ENOUGH_ROWS": (True, "row count 4 satisfies the declared bounds [3, 100]"),
+    "silver.reading/few_b": (True, "returned 2 rows (warned)"),
+}
+BLOCK_SENTENCES = {
+    "GRAIN_UNIQUE": (False, "key (station, observed_at) repeats on 2 of 3 rows, first at ('A', '2026-03-01T00:00:00Z'), "
+                            "where 0 repeats were expected"),
+    "TEMP_PRESENT": (False, "column 'temp_c' is 666667 ppm null (2 of 3 rows), above the declared ceiling of 250000 ppm"),
+    "HUMIDITY_IN_RANGE": (False, "column 'humidity' holds '-3', below the declared minimum of 0"),
+    "HOURLY": (True, "column 'observed_at' never gaps by more than 3600 across 2 distinct values, the widest between "
+                     "'2026-03-01T00:00:00Z' and '2026-03-01T01:00:00Z', at or below the declared ceiling of 7200, "
+                     "measured in seconds between timestamps"),
+    "SEQ_STEPS": (True, "column 'seq' never gaps by more than 1 across 3 distinct values, the widest between '1' and '2', "
+                        "at or below the declared ceiling of 1, measured in the column's own units between numbers"),
+    "ENOUGH_ROWS": (True, "row count 3 satisfies the declared bounds [3, 100]"),
+    "silver.reading/few_b": (True, "returned no rows, as expected"),
+    "silver.reading/no_station_z": (False, "returned 1 row"),
+}
+ADVISORY_SENTENCES = {
+    "GRAIN_UNIQUE": (True, "key (station, observed_at) is distinct across all 3 rows, as expected"),
+    "TEMP_PRESENT": (True, "column 'temp_c' is 0 ppm null (0 of 3 rows), at or below the declared ceiling of 250000 ppm"),
+    "HUMIDITY_IN_RANGE": (True, "column 'humidity' lies within [0, 100] across 3 non-null values of 3 rows"),
+    "HOURLY": (False, "column 'observed_at' gaps from '2026-03-01T00:00:00Z' to '2026-03-01T05:00:00Z' by 18000, above "
+                      "the declared ceiling of 7200, measured in seconds between timestamps"),
+    "SEQ_STEPS": (False, "column 'seq' gaps from '1' to '5' by 4, above the declared ceiling of 1, measured in the "
+                         "column's own units between numbers"),
+    "ENOUGH_ROWS": (True, "row count 3 satisfies the declared bounds [3, 100]"),
+    "silver.reading/few_b": (True, "returned 1 row (warned)"),
+    "silver.reading/no_station_z": (True, "returned no rows, as expected"),
+}
+BLOCKING_AUDITS = {"assay_check__grain_unique", "assay_check__temp_present", "assay_check__humidity_in_range",
+                   "assay_sql_check__no_station_z"}
+
+
+def expected(sentences: dict) -> list[dict]:
+    """000's wire shape, in `assay checks` order: table, then check position (SQL files last)."""
+    ids = IDS + sorted(k for k in sentences if "/" in k)
+    out = [{"check_id": i, "passed": sentences[i][0], "detail": sentences[i][1]} for i in ids]
+    return out + [{"check_id": "STATION_ROWS", "passed": STATION_ROWS[0], "detail": STATION_ROWS[1]}]
+
+
+def write_spec(spec: Path, block_file: bool) -> Path:
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "entities.yml").write_text(ENTITIES)
+    (spec / "readings.yml").write_text(MAPPING)
+    (spec / "stations.yml").write_text(STATION_MAPPING)
+    checks = spec / "checks" / "silver" / "reading"
+    checks.mkdir(parents=True, exist_ok=True)
+    (checks / "few_b.sql").write_text(FEW_B)
+    if block_file:
+        (checks / "no_station_z.sql").write_text(NO_Z)
+    return spec
+
+
+def wire(project, run_id: str) -> list[dict]:
+    """The recorded results of one run as `assay checks RUN_ID --json` prints them (its order, the
+    recorded verdict, the sentence rendered from the recorded numbers by assay.checks.recorded)."""
+    rows = project.query(
+        "select table_name, check_id, kind, passed, check_spec, measures, check_position "
+        f"from assay_meta.assay_check_results where run_id = '{run_id}'"
+    )
+    return [{"check_id": r[1], "passed": bool(r[3]), "detail": verdict_of_row(r[2], r[4], r[5]).detail}
+            for r in sorted(rows, key=lambda r: (r[0], r[6], r[1]))]
+
+
+def published(project) -> list[str]:
+    return [r[0] for r in project.query("select reading_id from silver.reading order by reading_id")]
+
+
+def failed_audits(found) -> set[tuple[str, str]]:
+    return {(f.model_name, f.audit) for f in found if isinstance(f, AuditFailure)}
+
+
+class _Warnings(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory, engine):
+    root = tmp_path_factory.mktemp(f"checks_sqlmesh_{engine.id}")
+    spec = write_spec(root / "spec", block_file=False)
+    project = engine.sqlmesh_project(root / "project", spec, f"checks_sqlmesh_{engine.id}".replace("-", "_"))
+    out: dict = {}
+    try:
+        project.load_bronze([STATIONS, PASSING])
+        out["plan1"] = f"SQLMESH_PLAN: {project.plan().plan_id}"
+        out["published1"] = published(project)
+
+        write_spec(spec, block_file=True)
+        generate_sqlmesh_project(spec, project.path, dialect=project.dialect)
+        project.context(fresh=True)
+        project.load_bronze([STATIONS, BLOCKING])
+        out["failures2"] = plan_fails(project)
+        out["published2"] = published(project)
+        runs = [r[0] for r in project.query("select distinct run_id from assay_meta.assay_check_results")]
+        out["plan2"] = next(r for r in runs if r != out["plan1"])
+
+        project.load_bronze([STATIONS, ADVISORY])
+        warnings = _Warnings()
+        logging.getLogger("sqlmesh").addHandler(warnings)
+        try:
+            out["plan3"] = f"SQLMESH_PLAN: {project.plan().plan_id}"
+        finally:
+            logging.getLogger("sqlmesh").removeHandler(warnings)
+        out["warnings3"] = " ".join(warnings.messages)
+        out["published3"] = published(project)
+
+        project.load_bronze([STATIONS, BLOCKING])
+        with collect() as found:
+            out["run4_ok"] = project.run()
+        out["failures4"] = found
+        out["published4"] = published(project)
+        out["runs"] = {r[0] for r in project.query("select distinct run_id from assay_meta.assay_check_results")}
+        out["wire"] = {k: wire(project, v) for k, v in out.items() if k.startswith("plan") and isinstance(v, str)}
+        out["columns"] = project.query(
+            "select run_id, table_name, check_id, check_position, kind, enforcement, passed, row_count "
+            f"from assay_meta.assay_check_results where run_id = '{out['plan2']}' and table_name = 'reading' "
+            "order by check_position"
+        )
+        out["project"] = project.path
+        yield out
+    finally:
+        project.close()
+
+
+def test_holding_checks_pass_the_plan_and_are_recorded(story):
+    assert story["published1"] == ["r1", "r2", "r3", "r4"]
+    assert story["wire"]["plan1"] == expected(PASS_SENTENCES)
+
+
+def test_a_failing_blocking_check_fails_the_plan_naming_its_audit(story):
+    # exactly the required declared checks and the block file that failed, on the entity
+    assert failed_audits(story["failures2"]) == {("silver.reading", a) for a in BLOCKING_AUDITS}, story["failures2"]
+    assert all(isinstance(f, AuditFailure) for f in story["failures2"]), story["failures2"]
+    # the audit's row carries 000's sentence, so SQLMesh's error shows what was measured
+    [grain] = [f for f in story["failures2"] if f.audit == "assay_check__grain_unique"]
+    assert grain.count == 1 and "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows" in grain.sql
+    # the new version is not promoted: readers still see the rows of plan 1
+    assert story["published2"] == ["r1", "r2", "r3", "r4"]
+    # the failing plan's results are recorded, under its own run id
+    assert story["plan2"].startswith("SQLMESH_PLAN: ")
+    assert story["wire"]["plan2"] == expected(BLOCK_SENTENCES)
+    assert story["columns"] == [
+        (story["plan2"], "reading", "GRAIN_UNIQUE", 1, "key_uniqueness", "required", False, 3),
+        (story["plan2"], "reading", "TEMP_PRESENT", 2, "null_ceiling", "required", False, 3),
+        (story["plan2"], "reading", "HUMIDITY_IN_RANGE", 3, "value_range", "required", False, 3),
+        (story["plan2"], "reading", "HOURLY", 4, "continuity", "advisory", True, 3),
+        (story["plan2"], "reading", "SEQ_STEPS", 5, "continuity", "advisory", True, 3),
+        (story["plan2"], "reading", "ENOUGH_ROWS", 6, "row_expectation", "required", True, 3),
+        (story["plan2"], "reading", "silver.reading/few_b", 1001, "sql", "warn", True, 0),
+        (story["plan2"], "reading", "silver.reading/no_station_z", 1002, "sql", "block", False, 1),
+    ]
+
+
+def test_advisory_and_warn_failures_publish_and_are_recorded(story):
+    assert story["published3"] == ["r10", "r8", "r9"]
+    assert story["wire"]["plan3"] == expected(ADVISORY_SENTENCES)
+    # the non-blocking audits report them, by name
+    for audit in ("assay_check__hourly", "assay_check__seq_steps", "assay_sql_check__few_b"):
+        assert f"'{audit}' audit error: 1 row failed" in story["warnings3"], story["warnings3"]
+
+
+def test_sqlmesh_run_stops_downstream_but_the_entity_holds_the_new_rows(story):
+    # `sqlmesh run` audits a model after writing it in place: the run fails on the same audits,
+    # and what it cannot do is keep the previous rows (docs/sqlmesh.md, "Table checks").
+    assert story["run4_ok"] is False
+    assert failed_audits(story["failures4"]) == {("silver.reading", a) for a in BLOCKING_AUDITS}
+    assert story["published4"] == ["r5", "r6", "r7"]
+    run_ids = story["runs"] - {story["plan1"], story["plan2"], story["plan3"]}
+    assert len(run_ids) == 1 and next(iter(run_ids)).startswith("SQLMESH_RUN: ")
+
+
+# --------------------------------------------------------------------------- the twin
+
+
+def test_dbt_and_sqlmesh_agree_on_the_same_checks(tmp_path):
+    """The same spec and bronze on both targets (DuckDB): same check ids, verdicts and sentences."""
+    from tests.support.dbtproject import make_project as make_dbt
+    from tests.support.sqlmeshproject import make_project as make_sqlmesh
+
+    spec = write_spec(tmp_path / "spec", block_file=True)
+    dbt = make_dbt(tmp_path / "dbt", spec)
+    sqlmesh = make_sqlmesh(tmp_path / "sqlmesh", spec)
+    try:
+        for data, blocked in ((PASSING, False), (BLOCKING, True), (ADVISORY, False)):
+            dbt.load_bronze([STATIONS, data])
+            sqlmesh.load_bronze([STATIONS, data])
+            proc = dbt.dbt("build")
+            assert (proc.returncode != 0) == blocked, proc.stdout[-3000:]
+            dbt_run = json.loads((dbt.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
+            res = CliRunner().invoke(cli, ["checks", dbt_run, "--json", "--project", str(dbt.path)])
+            from_dbt = json.loads(res.stdout)
+            if blocked:
+                failures = plan_fails(sqlmesh)
+                assert failed_audits(failures) == {("silver.reading", a) for a in BLOCKING_AUDITS}
+                runs = {r[0] for r in sqlmesh.query("select run_id from assay_meta.assay_check_results")}
+                sm_run = max(runs, key=lambda r: sqlmesh.query(
+                    f"select max(recorded_at) from assay_meta.assay_check_results where run_id = '{r}'")[0][0])
+            else:
+                sm_run = f"SQLMESH_PLAN: {sqlmesh.plan().plan_id}"
+            assert wire(sqlmesh, sm_run) == from_dbt
+            assert [r["check_id"] for r in from_dbt][:len(IDS)] == IDS
+    finally:
+        sqlmesh.close()
