@@ -66,6 +66,36 @@ def postgres_profile(name: str, host: str, port: int, user: str, password: str, 
 """
 
 
+def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
+    """A dbt-spark `session` profile: Spark in local mode inside the dbt process (decision 0820).
+
+    `spark_dir` is absolute: the warehouse files and the Derby metastore live under it, so dbt,
+    the bronze loader and assay find the same tables from any working directory (as the DuckDB
+    profile names its file by an absolute path, decision 0017). Derby allows one process at a
+    time: run dbt and the loader one after another.
+    """
+    return f"""{name}:
+  target: dev
+  outputs:
+    dev:
+      type: spark
+      method: session
+      host: NA
+      schema: {schema}
+      threads: 1
+      server_side_parameters:
+        spark.master: "local[2]"
+        spark.driver.memory: "3g"
+        spark.sql.warehouse.dir: "{spark_dir}/warehouse"
+        spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:derby:;databaseName={spark_dir}/metastore_db;create=true"
+        spark.driver.extraJavaOptions: "-Dderby.system.home={spark_dir}"
+        spark.ui.enabled: "false"
+        spark.ui.showConsoleProgress: "false"
+        spark.sql.shuffle.partitions: "2"
+        spark.sql.session.timeZone: "UTC"
+"""
+
+
 def write_dbt_skeleton(directory: Path, name: str, profile: str) -> None:
     """A minimal dbt project: dbt_project.yml, profiles.yml, the schema-name macro."""
     directory = Path(directory)

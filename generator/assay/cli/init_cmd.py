@@ -11,19 +11,27 @@ import click
 
 from ..artifacts import record_spec_dir
 from ..errors import AssayError, ChecksFailed, ProjectError
-from ..scaffold import duckdb_profile, write_dbt_skeleton
+from ..scaffold import duckdb_profile, spark_profile, write_dbt_skeleton
 from .common import Progress, plural, shown
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "shop"
+SPARK_LOADER = Path(__file__).resolve().parents[1] / "templates" / "spark" / "load_bronze.py"
+ENGINES = ("duckdb", "spark")
+ENGINE_OPTION = click.option(
+    "--engine", type=click.Choice(ENGINES), default="duckdb", show_default=True,
+    help="The warehouse of the example: DuckDB (a file), or Apache Spark in local mode (dbt-spark `session`, "
+         "parquet tables; needs `pip install 'assay[spark]'` and Java 17).")
 
 
-def init_project(directory: Path, now: Optional[datetime] = None) -> None:
-    """Copy the example spec and bronze sample, and make a dbt project with a DuckDB profile beside it.
+def init_project(directory: Path, now: Optional[datetime] = None, engine: str = "duckdb") -> None:
+    """Copy the example spec and bronze sample, and make a dbt project with a DuckDB or Spark profile beside it.
 
     The sample's `_ingested_at` values are moved so that the newest delivery is an hour before
     `now` (gaps between loads kept): loaded by hand within the freshness thresholds of the example
     (6 hours for orders), `dbt source freshness` passes (decision 0016). The profile names the
-    DuckDB file by its absolute path, so dbt finds the same warehouse from any directory.
+    DuckDB file (or Spark's warehouse directory and metastore, under `spark/`) by its absolute
+    path, so dbt finds the same warehouse from any directory. On Spark the project also gets
+    `load_bronze.py`, which loads bronze/*.csv with Spark's own CSV reader (decision 0820).
     """
     from ..runtime.bronze import restamp_csv_dir
 
@@ -40,8 +48,37 @@ def init_project(directory: Path, now: Optional[datetime] = None) -> None:
         else:
             shutil.copy2(src, dst)
     if not (directory / "dbt_project.yml").exists():
-        warehouse = (directory / "warehouse.duckdb").resolve()
-        write_dbt_skeleton(directory, "shop", duckdb_profile("shop", warehouse.as_posix()))
+        if engine == "spark":
+            write_dbt_skeleton(directory, "shop", spark_profile("shop", (directory / "spark").resolve().as_posix()))
+        else:
+            warehouse = (directory / "warehouse.duckdb").resolve()
+            write_dbt_skeleton(directory, "shop", duckdb_profile("shop", warehouse.as_posix()))
+    if engine == "spark" and not (directory / "load_bronze.py").exists():
+        shutil.copy2(SPARK_LOADER, directory / "load_bronze.py")
+
+
+def _profile_engine(directory: Path) -> Optional[str]:
+    """The engine of an earlier example's profile (`duckdb`, `spark`), None when there is none yet."""
+    import yaml
+
+    path = directory / "profiles.yml"
+    if not path.exists():
+        return None
+    try:
+        profiles = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return profiles["shop"]["outputs"][profiles["shop"].get("target", "dev")]["type"]
+    except (yaml.YAMLError, KeyError, TypeError):
+        return None
+
+
+def _refuse_other_engine(directory: Path, engine: str) -> None:
+    # Re-running init (or the demo) on an earlier example keeps its files; one made for the other
+    # engine would keep its profile, and the command would quietly run on an engine not asked for.
+    found = _profile_engine(directory)
+    if found is not None and found != engine:
+        raise click.BadParameter(f"{directory} holds an example made for {found} (its profiles.yml); "
+                                 f"pick a new directory for the {engine} example, or pass --engine {found}.",
+                                 param_hint="--engine")
 
 
 def _refuse_foreign(directory: Path) -> None:
@@ -54,11 +91,20 @@ def _refuse_foreign(directory: Path) -> None:
 
 @click.command("init")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-def init_cmd(directory: Path) -> None:
-    """Scaffold a runnable example: spec, bronze sample data with real defects, a dbt project on DuckDB."""
+@ENGINE_OPTION
+def init_cmd(directory: Path, engine: str) -> None:
+    """Scaffold a runnable example: spec, bronze sample data with real defects, a dbt project on DuckDB (or Spark)."""
     _refuse_foreign(directory)
-    init_project(directory)
+    _refuse_other_engine(directory, engine)
+    init_project(directory, engine=engine)
     where = shown(directory)
+    if engine == "spark":
+        click.echo(f"assay init: example project in {where} (spec: assay.yml and spec/; bronze sample: bronze/; "
+                   f"dbt project on Spark, local mode: warehouse and metastore in {shown((directory / 'spark').resolve())}; "
+                   "bronze loader: load_bronze.py)")
+        click.echo(f"next: cd {where} && python load_bronze.py && assay generate dbt && dbt deps && dbt build "
+                   "(one at a time: the metastore admits one process; docs/engines.md)")
+        return
     click.echo(f"assay init: example project in {where} (spec: assay.yml and spec/; bronze sample: bronze/; "
                f"dbt project on DuckDB: {shown((directory / 'warehouse.duckdb').resolve())})")
     click.echo(f"next: load bronze/*.csv into the bronze schema (docs/quickstart.md), then assay generate dbt --project {where}")
@@ -66,8 +112,9 @@ def init_cmd(directory: Path) -> None:
 
 @click.command("demo")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-def demo_cmd(directory: Path) -> None:
-    """Run the example end to end on DuckDB: init, generate, load bronze, dbt build, dbt source freshness.
+@ENGINE_OPTION
+def demo_cmd(directory: Path, engine: str) -> None:
+    """Run the example end to end on DuckDB (or Spark): init, generate, load bronze, dbt build, dbt source freshness.
 
     Exit 0 when the build passed, 2 when it ran but blocking checks did not pass, 1 when dbt
     could not run the project (its own error lines are printed).
@@ -82,9 +129,12 @@ def demo_cmd(directory: Path) -> None:
     # path relative to the caller's directory would point somewhere else.
     directory = directory.resolve()
     _refuse_foreign(directory)
+    _refuse_other_engine(directory, engine)
+    if engine == "spark":
+        _require_spark()
     with Progress("demo", 6) as progress:
         progress.step("init and generate")
-        init_project(directory)
+        init_project(directory, engine=engine)
         result = generate_dbt_project(directory, directory)
         if result.report.refused:
             from .generate_cmd import _refuse
@@ -94,10 +144,13 @@ def demo_cmd(directory: Path) -> None:
         r = result.report
         progress.echo(f"1. generate: {len(r.written)} files written, {len(r.unchanged)} unchanged "
                       f"({plural(len(result.project.entities), 'entity', 'entities')})")
-        database = directory / "warehouse.duckdb"
+        database = directory / "warehouse.duckdb" if engine == "duckdb" else directory / "spark"
         progress.step("loading the bronze sample")
-        with warehouse_errors(f"cannot load the bronze sample into {database}"):
-            loaded = load_csv_dir_duckdb(database, directory / "bronze", result.project.schema("bronze"))
+        if engine == "spark":
+            loaded = _load_bronze_spark(directory)
+        else:
+            with warehouse_errors(f"cannot load the bronze sample into {database}"):
+                loaded = load_csv_dir_duckdb(database, directory / "bronze", result.project.schema("bronze"))
         progress.echo("2. bronze: " + ", ".join(f"{k} {plural(v, 'row')}" for k, v in loaded.items()))
         for step, args in (("3. dbt deps", ("deps",)), ("4. dbt build", ("build",))):
             progress.step(f"dbt {' '.join(args)}")
@@ -115,15 +168,64 @@ def demo_cmd(directory: Path) -> None:
         for line in sorted(fresh.freshness_lines(), key=lambda x: int(x.split(" ", 1)[0]) if x[:1].isdigit() else 0):
             progress.echo("     " + line)
         progress.step("reading what landed where")
-        with warehouse_errors(f"cannot read what landed where from {database}"):
-            counts = format_counts(landing_counts(database, result.project))
+        if engine == "spark":
+            from ..runtime import spark
+
+            counts = format_counts(spark.landing_counts(directory, result.project))
+        else:
+            with warehouse_errors(f"cannot read what landed where from {database}"):
+                counts = format_counts(landing_counts(database, result.project))
     click.echo("\nWhat landed where:")
     click.echo(counts)
-    click.echo(f"\nReject rows: silver.<entity>__reject; quality history: {result.project.schema('gold')}.mart_data_quality (in {database})")
+    click.echo(f"\nReject rows: silver.<entity>__reject; quality history: {result.project.schema('gold')}.mart_data_quality (in {database if engine == 'duckdb' else 'the Spark warehouse under ' + str(database)})")
     click.echo(f"next: assay checks --project {directory}   (this build's check results); "
                f"assay report --project {directory}   (an HTML page of what the build did)")
     if not fresh.ok:
         raise _dbt_failed(fresh, directory)
+
+
+def _require_spark() -> None:
+    """Refuse the Spark demo before it starts when dbt-spark, pyspark or Java is missing, saying what to install."""
+    import os
+
+    missing = [name for name, module in (("pyspark", "pyspark"), ("dbt-spark", "dbt.adapters.spark")) if _no_module(module)]
+    if missing:
+        raise ProjectError(f"the Spark example needs {' and '.join(missing)}, which this environment lacks; "
+                           "install them with: pip install 'assay[spark]' (or: pip install 'dbt-spark[session]' pyspark).")
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise ProjectError("the Spark example needs a Java runtime (Java 17) and none was found (no JAVA_HOME, no `java` "
+                           "on PATH); install one (Debian: apt-get install openjdk-17-jre-headless).")
+
+
+def _no_module(dotted: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(dotted) is None
+    except ModuleNotFoundError:
+        return True
+
+
+def _load_bronze_spark(directory: Path) -> dict[str, int]:
+    """Run the project's `load_bronze.py` (Spark's CSV reader) as the user would; rows loaded per table.
+
+    A child process, as by hand: Spark and its metastore lock end with it, before dbt starts.
+    """
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "load_bronze.py"], cwd=directory, capture_output=True, text=True)
+    if run.returncode != 0:
+        tail = [line for line in run.stderr.splitlines() if line.strip()][-8:]
+        raise ProjectError(f"`python load_bronze.py` failed in {directory} (exit code {run.returncode}); its error is above. "
+                           f"Fix what it names and run `assay demo {directory} --engine spark` again.",
+                           details=["  " + x for x in tail])
+    loaded = {}
+    for line in run.stdout.splitlines():  # `bronze.raw_orders: 10 rows`
+        table, _, rest = line.partition(": ")
+        if rest.endswith(" rows") and rest.split()[0].isdigit():
+            loaded[table.rsplit(".", 1)[-1]] = int(rest.split()[0])
+    return loaded
 
 
 def _dbt_failed(run, directory: Path) -> AssayError:
