@@ -150,6 +150,10 @@ def test_macro_text_and_jinja_literals():
 
 
 class _Project:
+    check_budget = (64 * 1024**3, 900)
+    tables: tuple = ()
+    sql_checks: tuple = ()
+
     def schema(self, role: str) -> str:
         return {"meta": "assay_meta"}[role]
 

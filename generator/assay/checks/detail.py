@@ -58,6 +58,7 @@ __all__ = [
     "not_evaluated_detail",
     "scan_budget_exceeded_detail",
     "time_budget_exceeded_detail",
+    "unreadable_detail",
     "check_failed_detail",
     "status_of",
     "wire_result",
@@ -385,6 +386,12 @@ def time_budget_exceeded_detail(budget_seconds: int = TIME_BUDGET_SECONDS) -> Ve
         "CHECK_TIME_BUDGET_EXCEEDED",
         f"the pass over the stored rows ran past the {budget_seconds}-second ceiling",
     )
+
+
+def unreadable_detail(message: str) -> Verdict:
+    """A declared check whose measuring query could not read the candidate (000's
+    ``DECLARED_CHECK_UNREADABLE``), with the engine's own message (decision 0531)."""
+    return Verdict(False, f"DECLARED_CHECK_UNREADABLE: {message}")
 
 
 # --------------------------------------------------------------------------- results

@@ -20,6 +20,9 @@ from .detail import (
     key_uniqueness_detail,
     null_ceiling_detail,
     row_expectation_detail,
+    scan_budget_exceeded_detail,
+    time_budget_exceeded_detail,
+    unreadable_detail,
     value_range_detail,
     value_range_unorderable_detail,
 )
@@ -70,6 +73,19 @@ def _gap(measures: Mapping[str, Any], spec: Mapping[str, Any]) -> Optional[Union
     return Fraction(int(Decimal(text)), int(spec.get("gap_scale") or 1))
 
 
+def _unmeasured(kind: str, measures: Mapping[str, Any]) -> Optional[Verdict]:
+    """A declared check the row pass did not measure: over a budget (not_evaluated, decision
+    0530) or with an unreadable candidate (decision 0531); None for a measured one."""
+    skipped = measures.get("not_evaluated")
+    if skipped:
+        if skipped.get("code") == "CHECK_TIME_BUDGET_EXCEEDED":
+            return time_budget_exceeded_detail(int(skipped["ceiling_seconds"]))
+        return scan_budget_exceeded_detail(int(skipped["estimated_bytes"]), int(skipped["ceiling_bytes"]))
+    if kind != "sql" and measures.get("error") is not None:
+        return unreadable_detail(str(measures["error"]))
+    return None
+
+
 def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) -> Verdict:
     """The verdict and exact sentence of one recorded result.
 
@@ -78,6 +94,9 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
     types = list(spec.get("types") or [])
     bounds = spec.get("bounds") or {}
     rows = int(measures.get("rows") or 0)
+    unmeasured = _unmeasured(kind, measures)
+    if unmeasured is not None:
+        return unmeasured
     if kind == "sql":
         # A SQL check file (document 002): its count is the number of rows it returned.
         n = int(measures["failing_rows"])

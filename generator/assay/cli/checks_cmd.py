@@ -15,11 +15,13 @@ from typing import Any, Optional
 
 import click
 
+from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.recorded import verdict_of_row
 from ..errors import AssayError, AssayUsageError, ChecksFailed
 from .common import json_option, optional_spec, plural, project_option, shown, spec_option, warehouse_options
 
 RESULTS_TABLE = "assay_check_results"
+ROWS_TABLE = "assay_check_rows"
 COLUMNS = "table_name, check_id, kind, passed, check_spec, measures, check_position"
 
 
@@ -33,7 +35,7 @@ def _meta_schema(spec_dir: Optional[Path]) -> Optional[str]:
 
 
 def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], columns: str,
-                 where: str = "", params: tuple = (), meta: Optional[str] = None) -> list[tuple]:
+                 where: str = "", params: tuple = (), meta: Optional[str] = None, table: str = RESULTS_TABLE) -> list[tuple]:
     """Rows of every results table in the warehouse the project's profile names.
 
     With `meta`, only the tables in that schema, or in `<target schema>_<meta>` where dbt's default
@@ -44,12 +46,12 @@ def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Option
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     try:
         with warehouse_errors(f"cannot read check results from the warehouse of {describe(project_dir, profiles_dir, target)}"):
-            schemas = [r[0] for r in query(conn, dialect, "select distinct table_schema from information_schema.tables where table_name = ?", (RESULTS_TABLE,))]
+            schemas = [r[0] for r in query(conn, dialect, "select distinct table_schema from information_schema.tables where table_name = ?", (table,))]
             if meta is not None:
                 schemas = [s for s in schemas if s == meta or s.endswith("_" + meta)]
             rows: list[tuple] = []
             for schema in sorted(schemas):
-                rows += query(conn, dialect, f'select {columns} from "{schema}".{RESULTS_TABLE} {where}', params)
+                rows += query(conn, dialect, f'select {columns} from "{schema}".{table} {where}', params)
         return rows
     finally:
         conn.close()
@@ -123,11 +125,23 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         click.echo(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in results], indent=2))
     else:
         for r in results:
-            click.echo(f"{r['_table']}: {r['check_id']}: {'passed' if r['passed'] else 'FAILED'}: {r['detail']}")
+            click.echo(f"{r['_table']}: {r['check_id']}: {_label(r)}: {r['detail']}")
     failed = [r for r in results if not r["passed"]]
     if failed:
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {run_id} did not pass: "
                            + ", ".join(r["check_id"] for r in failed) + ".")
+
+
+def _label(result: dict) -> str:
+    """How the text output names a result: a detail opening ``not_evaluated: `` is neither a pass
+    nor a failure (000), an unreadable candidate is an error (decision 0531)."""
+    if result["passed"]:
+        return "passed"
+    if result["detail"].startswith(NOT_EVALUATED_PREFIX):
+        return "not_evaluated"
+    if result["detail"].startswith("DECLARED_CHECK_UNREADABLE: "):
+        return "ERRORED"
+    return "FAILED"
 
 
 LIST_COLUMNS = "run_id, table_name, check_id, kind, enforcement, passed, row_count, measures, recorded_at"
@@ -136,6 +150,10 @@ LIST_COLUMNS = "run_id, table_name, check_id, kind, enforcement, passed, row_cou
 def _outcome(kind: str, enforcement: str, passed: bool, measures: str) -> tuple[str, str]:
     """(outcome, rows shown) of one recorded result, as `assay check list` prints them."""
     m = json.loads(measures or "{}")
+    if m.get("not_evaluated"):
+        return "not_evaluated", ""
+    if m.get("error") is not None:  # a declared check (0531) or a SQL check file (0511) that errored
+        return "errored", ""
     if kind == "sql":
         n = int(m.get("failing_rows", 0))
         if n == 0:
@@ -183,6 +201,64 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     click.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
     for i in shown:
         click.echo("  ".join(str(i[c]).ljust(widths[c]) for c in cols).rstrip())
+
+
+@check_group.command("rows")
+@click.argument("run_id", metavar="RUN")
+@click.argument("check_id", metavar="CHECK")
+@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@spec_option("Read only the rows of this spec's meta schema (default: the spec `assay generate` "
+             "recorded for the project; without one, every meta schema in the warehouse).")
+@warehouse_options
+@json_option("Print the rows as a JSON list of {table, check_id, row_number, row}.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Print at most this many rows of each table (default: every kept row).")
+def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
+               target: Optional[str], as_json: bool, limit: Optional[int]) -> None:
+    """Print the rows check CHECK found in run RUN (its id or the start of it), kept from the checked
+    candidate: a declared check's violating rows, the rows a SQL check file returned (at most
+    `assay_check_rows_kept` per check, 100 unless the dbt var says otherwise; redacted columns left out).
+
+    Exit 0 when the rows (or the sentence saying why there are none) are printed, 1 when the run or
+    the check is not recorded.
+    """
+    meta = _meta_schema(optional_spec(spec_dir, project_dir))
+    found = find_run(project_dir, run_id, profiles_dir, target, meta)
+    if found is None:
+        raise AssayError(
+            f"no check results are recorded for run {run_id}; check the run id (dbt's invocation_id, in "
+            "target/run_results.json), or list the recorded runs with `assay check list`."
+        )
+    wanted = check_id.upper()  # reported ids are upper-cased (000)
+    recorded = results_of_run(project_dir, found, profiles_dir, target, meta)
+    results = [r for r in recorded if r["check_id"] == wanted]
+    if not results:
+        ids = sorted({r["check_id"] for r in recorded})
+        raise AssayError(f"run {found} recorded no check {wanted}; its checks are {', '.join(ids)}. "
+                         f"Run `assay checks {found[:8]}` to see them.")
+    kept = _result_rows(project_dir, profiles_dir, target, "table_name, row_number, row_json",
+                        "where run_id = ? and check_id = ?", (found, wanted), meta=meta, table=ROWS_TABLE)
+    items = []
+    for table, number, text in sorted(kept, key=lambda r: (r[0], int(r[1]))):
+        if limit is not None and sum(1 for i in items if i["table"] == table) >= limit:
+            continue
+        items.append({"table": table, "check_id": wanted, "row_number": int(number), "row": json.loads(text)})
+    if as_json:
+        click.echo(json.dumps(items, indent=2))
+    else:
+        for i in items:
+            click.echo(f"{i['table']}: {wanted} #{i['row_number']}: {json.dumps(i['row'], separators=(', ', ': '))}")
+    tables = {i["table"] for i in items}
+    for r in results:
+        if r["_table"] not in tables:
+            # Say why there is nothing to show rather than print nothing.
+            if r["passed"]:
+                why = "it passed"
+            elif _label(r) == "not_evaluated":
+                why = "it was not evaluated"
+            else:
+                why = "no rows were kept for it (a row count, an unreadable table, or a check with no rows to show)"
+            click.echo(f"{r['_table']}: {wanted}: no rows: {why}: {r['detail']}", err=True)
 
 
 COMMANDS = (checks_cmd, check_group)

@@ -228,6 +228,8 @@ class Project:
     spec_files: tuple[str, ...] = ()
     fingerprint: str = ""
     skipped: tuple[tuple[str, str], ...] = field(default=())
+    # assay.yml `checks.scan_budget_bytes` / `checks.time_budget_seconds` (000's defaults).
+    check_budget: tuple[int, int] = (64 * 1024**3, 900)
 
     def schema(self, role: str) -> str:
         return dict(self.schemas)[role]

@@ -280,6 +280,7 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
         spec_files=tuple(sorted(loaded.files)),
         fingerprint=fingerprint(loaded),
         skipped=tuple(sorted(loaded.skipped)),
+        check_budget=(loaded.settings.checks.scan_budget_bytes, loaded.settings.checks.time_budget_seconds),
     )
     if out:
         return None, sorted(out)

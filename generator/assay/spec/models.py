@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt
 
 Disposition = Literal["flag", "quarantine", "fail"]
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
@@ -274,6 +274,10 @@ class Schemas(Strict):
 class ChecksSettings(Strict):
     dir: str = "checks"
     on_failure: Literal["block", "warn"] = "block"
+    # The budget of the pass over a table's rows (000, "When a check is never evaluated"):
+    # over it, row-reading declared checks are recorded not_evaluated (decision 0530).
+    scan_budget_bytes: StrictInt = Field(default=64 * 1024**3, ge=1)
+    time_budget_seconds: StrictInt = Field(default=900, ge=1)
 
 
 class ProjectSettings(Strict):

@@ -138,6 +138,8 @@ def _measure(check: DeclaredCheck, n: int, entity: Entity, q: _Query) -> dict[st
         "bounds": _bounds(check),
         "counts": {"rows": "assay_rows"},
         "texts": {},
+        # row_expectation reads a count, not the rows: it still evaluates over budget (000).
+        "row_reading": check.kind != "row_expectation",
     }
     p = f"m{n}_"
     if check.kind == "null_ceiling":
@@ -216,6 +218,72 @@ def _measure(check: DeclaredCheck, n: int, entity: Entity, q: _Query) -> dict[st
     return desc
 
 
+def _key_match(cols: list[str]) -> str:
+    # NULL key parts repeat like any other value (decision 0501), so the join says so.
+    return " and ".join(f"assay_r.{c} is not distinct from assay_d.{c}" for c in cols)
+
+
+def rows_query(check: DeclaredCheck, entity: Entity) -> Optional[str]:
+    """The rows of the candidate a failing check found (Jinja SQL over ``candidate``), for
+    ``assay check rows`` (decision 0532); None for a check with no rows to show
+    (``row_expectation``, a range over a type with no order, continuity over text)."""
+    types = [_column_type(entity, c) for c in check.columns]
+    if check.kind == "null_ceiling":
+        c = qi(check.columns[0])
+        return f"select * from {{{{ candidate }}}} where {c} is null"
+    if check.kind == "value_range":
+        if not is_numeric(types[0]):
+            return None
+        c = qi(check.columns[0])
+        return (f"select * from {{{{ candidate }}}} where {c} < {decimal_literal(check.min_value)} "
+                f"or {c} > {decimal_literal(check.max_value)}")
+    if check.kind == "key_uniqueness":
+        cols = [qi(c) for c in check.columns]
+        return (f"select assay_r.* from {{{{ candidate }}}} as assay_r join (select {', '.join(cols)} from "
+                f"{{{{ candidate }}}} group by {', '.join(cols)} having count(*) > 1) as assay_d on {_key_match(cols)}")
+    if check.kind == "continuity":
+        domain = continuity_domain(types[0])
+        if domain is None:
+            return None
+        c = qi(check.columns[0])
+        gap = "{{ assay.continuity_gap('assay_lo', 'assay_hi', " + jstr(domain) + ") }}"
+        ceiling = int(check.max_gap_seconds) * GAP_SCALE[domain]
+        # Both ends of every gap above the ceiling.
+        return (f"select * from {{{{ candidate }}}} where {c} in (with assay_g as (select assay_lo, assay_hi from "
+                f"(select lag(assay_v) over (order by assay_v) as assay_lo, assay_v as assay_hi from (select distinct {c} "
+                f"as assay_v from {{{{ candidate }}}} where {c} is not null) as assay_d) as assay_p where assay_lo is not null "
+                f"and {gap} > {ceiling}) select assay_lo from assay_g union all select assay_hi from assay_g)")
+    return None
+
+
+def redacted_columns(entity: Entity) -> list[str]:
+    """Columns kept out of captured rows: the bronze columns ``redact:`` names, and the entity
+    columns read from them (decision 0532)."""
+    names = set(entity.redact)
+    for m in entity.mappings:
+        for f in m.fields:
+            if f.path and f.path[0] in entity.redact:
+                names.add(f.column)
+    return sorted(names)
+
+
+def capture_macro_name(entity: Entity) -> str:
+    return audits_macro_name(entity).replace("assay_audits__", "assay_capture__")
+
+
+def capture_macro(entity: Entity) -> str:
+    """What ``assay._capture_check_rows`` keeps out of an entity's captured rows; empty text for
+    an entity that redacts nothing (the package then keeps every column)."""
+    if not entity.redact or not (entity.declared_checks or entity.sql_checks):
+        return ""
+    return "\n".join([
+        f"{{% macro default__{capture_macro_name(entity)}() %}}",
+        "  {{ return({'redact': " + jinja_literal(redacted_columns(entity)) + "}) }}",
+        "{% endmacro %}",
+        "",
+    ])
+
+
 def declared_query(entity: Entity) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks (Jinja SQL over ``candidate``)
     and the descriptors that say which column of its row each check reads."""
@@ -235,6 +303,13 @@ def declared_macro(entity: Entity, project: Project) -> str:
     ]
     for d in descriptors:
         lines.append(f"  {{% do checks.append({jinja_literal(d)}) %}}")
+    for n, check in enumerate(entity.declared_checks):
+        rows = rows_query(check, entity)
+        if rows is not None:
+            # The violating rows, captured only when the check fails (assay check rows).
+            lines += [f"  {{% set rows_sql %}}{rows}{{% endset %}}",
+                      f"  {{% do checks[{n}].update({{'rows_sql': rows_sql}}) %}}"]
+    scan_bytes, time_seconds = project.check_budget
     lines += [
         "  {% set sql %}",
         sql,
@@ -243,6 +318,7 @@ def declared_macro(entity: Entity, project: Project) -> str:
         + jstr(entity.name)
         + ", 'results_schema': "
         + jstr(project.schema("meta"))
+        + f", 'budget': {{'scan_bytes': {scan_bytes}, 'time_seconds': {time_seconds}}}"
         + ", 'sql': sql, 'checks': checks}) }}",
         "{% endmacro %}",
         "",
@@ -255,15 +331,19 @@ def results_model_sql(project: Project, header: str) -> Optional[str]:
     table in the meta schema. Entities with declared checks depend on it, so the table exists
     before they run in parallel (a create race fails the run on DuckDB); ``full_refresh=false``
     keeps the history of results through ``--full-refresh``."""
-    if not any(e.declared_checks or e.sql_checks for e in project.entities):
+    if not any(e.declared_checks or e.sql_checks for e in project.entities) and not (
+            any(t.declared_checks for t in project.tables) or project.sql_checks):  # tables assay only reads
         return None
     return "\n".join(
         [
             header,
             "{{ config(materialized='incremental', schema="
             + jstr(project.schema("meta"))
-            + ", full_refresh=false, on_schema_change='ignore', tags=['assay']) }}",
-            "-- Rows are inserted by the assay_entity materialization; this node only creates the table.",
+            + ", full_refresh=false, on_schema_change='ignore', tags=['assay'],",
+            "    post_hook=\"create table if not exists {{ this.incorporate(path={'identifier': 'assay_check_rows'}) }} as "
+            "{{ assay.check_rows_select() }}\") }}",
+            "-- Rows are inserted by the assay_entity materialization; this node only creates the table,",
+            "-- and (post-hook) the table of the rows failing checks found (assay check rows).",
             "{{ assay.check_results_select() }}",
             "",
         ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...ir.model import Entity, Project
 from ...lower.outputs import diverted_select, kept_query
 from .spelling import DBT, call, jstr, qi_jinja, sql_type
-from .declared_checks import RESULTS_TABLE, declared_macro
+from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
 from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
@@ -96,6 +96,8 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
         lines += ["", declared_macro(entity, project)]
     if project is not None and entity.sql_checks:
         lines += ["", sqlchecks_macro(entity, project)]
+    if project is not None and capture_macro(entity):
+        lines += ["", capture_macro(entity)]  # what captured failing rows leave out (redact)
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@
 
 {% macro default__assay_declared__order(candidate) %}
   {% set checks = [] %}
-  {% do checks.append({"check_id": "ENOUGH_ORDERS", "kind": "row_expectation", "enforcement": "advisory", "blocking": false, "position": 1, "columns": [], "types": [], "bounds": {"min_rows": 1}, "counts": {"rows": "assay_rows"}, "texts": {}}) %}
+  {% do checks.append({"check_id": "ENOUGH_ORDERS", "kind": "row_expectation", "enforcement": "advisory", "blocking": false, "position": 1, "columns": [], "types": [], "bounds": {"min_rows": 1}, "counts": {"rows": "assay_rows"}, "texts": {}, "row_reading": false}) %}
   {% set sql %}
 with assay_t as (
     select * from {{ candidate }}
@@ -27,5 +27,5 @@ select
     m.*
 from assay_m as m
   {% endset %}
-  {{ return({'table': "order", 'results_schema': "assay_meta", 'sql': sql, 'checks': checks}) }}
+  {{ return({'table': "order", 'results_schema': "assay_meta", 'budget': {'scan_bytes': 68719476736, 'time_seconds': 900}, 'sql': sql, 'checks': checks}) }}
 {% endmacro %}

@@ -1,0 +1,54 @@
+{#- Runs the one measuring query of a table's declared checks (decision 0530, 0531) and returns
+    {'status': 'ok', 'row': <its row>}, or {'status': 'timeout'} past the time budget, or
+    {'status': 'error', 'message': <why>} when the candidate cannot be read. dbt's Jinja cannot
+    catch a database error, so each engine gets as close as it can: -#}
+{% macro _measure_declared(candidate, declared) %}
+  {{ return(adapter.dispatch('_measure_declared', 'assay')(candidate, declared)) }}
+{% endmacro %}
+
+{#- DuckDB (and any engine without a procedural language): no statement timeout and no way to
+    catch an error, so the columns the checks read are probed first from the candidate's metadata;
+    a missing one is an error result, any other error still stops the node. The time budget is not
+    enforced here (decision 0530). -#}
+{% macro default___measure_declared(candidate, declared) %}
+  {%- set present = [] -%}
+  {%- for c in adapter.get_columns_in_relation(candidate) -%}{%- do present.append(c.name | lower) -%}{%- endfor -%}
+  {%- set missing = [] -%}
+  {%- for check in declared['checks'] -%}
+    {%- for c in check['columns'] -%}
+      {%- if c | lower not in present and c not in missing -%}{%- do missing.append(c) -%}{%- endif -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {%- if missing -%}
+    {{ return({'status': 'error', 'message': 'the candidate ' ~ candidate ~ ' has no column ' ~ (missing | join(', '))}) }}
+  {%- endif -%}
+  {{ return({'status': 'ok', 'row': run_query(declared['sql']).rows[0]}) }}
+{% endmacro %}
+
+{#- PostgreSQL: the query runs inside a DO block under `statement_timeout` (the time budget); the
+    block catches the cancellation and any error, so the engine's own message is recorded and the
+    node goes on. The row lands in a temporary table, read back in the same session. -#}
+{% macro postgres___measure_declared(candidate, declared) %}
+  {%- set previous = run_query('show statement_timeout').rows[0][0] -%}
+  {% call statement('assay_measure_declared') -%}
+    drop table if exists pg_temp.assay_declared_row;
+    drop table if exists pg_temp.assay_declared_outcome;
+    create temporary table assay_declared_outcome (status text, message text);
+    set local statement_timeout = {{ declared['budget']['time_seconds'] * 1000 }};
+    do $assay$
+    begin
+      create temporary table assay_declared_row as {{ declared['sql'] }};
+      insert into assay_declared_outcome values ('ok', null);
+    exception
+      when query_canceled then insert into assay_declared_outcome values ('timeout', sqlerrm);
+      when others then insert into assay_declared_outcome values ('error', sqlerrm);
+    end
+    $assay$;
+    set local statement_timeout = {{ assay.string_literal(previous) }};
+  {%- endcall %}
+  {%- set outcome = run_query('select status, message from pg_temp.assay_declared_outcome').rows[0] -%}
+  {%- if outcome[0] != 'ok' -%}
+    {{ return({'status': outcome[0], 'message': outcome[1]}) }}
+  {%- endif -%}
+  {{ return({'status': 'ok', 'row': run_query('select * from pg_temp.assay_declared_row').rows[0]}) }}
+{% endmacro %}
