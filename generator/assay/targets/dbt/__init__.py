@@ -11,6 +11,7 @@ from .naming import current_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, reject_sql, snapshot_sql
 from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
 from .staged import staged_sql
+from .table_checks import table_check_files, with_reader_depends_on
 
 MODELS_DIR = "models/assay"
 SNAPSHOTS_DIR = "snapshots/assay"
@@ -27,7 +28,7 @@ def generate_dbt(project: Project) -> dict[str, str]:
         yml_h = _header(project, _entity_files(e), "#")
         base = f"{MODELS_DIR}/{e.name}"
         staged = incremental_staged_sql if e.materialized == "incremental" else staged_sql
-        out[f"{base}/{staged_name(e)}.sql"] = staged(e, project, sql_h)
+        out[f"{base}/{staged_name(e)}.sql"] = with_reader_depends_on(staged(e, project, sql_h), e, project)
         out[f"{base}/{current_name(e) if e.scd == 'type2' else e.name}.sql"] = entity_sql(e, project, sql_h)
         if e.has_reject:
             out[f"{base}/{reject_name(e)}.sql"] = reject_sql(e, project, sql_h)
@@ -41,6 +42,8 @@ def generate_dbt(project: Project) -> dict[str, str]:
     results = results_model_sql(project, _header(project, all_files, "--"))
     if results:
         out[f"{MODELS_DIR}/{RESULTS_TABLE}.sql"] = results
+    # Checks of tables assay only reads: a check task each, before what reads them (decision 0520).
+    out.update(table_check_files(project, lambda files, c: _header(project, files, c), MODELS_DIR, MACROS_DIR))
     snaps = snapshots_yml(project)
     if snaps:
         out[f"{SNAPSHOTS_DIR}/_snapshots.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(snaps)

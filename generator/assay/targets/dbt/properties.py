@@ -41,6 +41,11 @@ def sources_yml(project: Project) -> dict:
                     if old is None or _hours(new) < _hours(old):
                         fresh[key] = new
                 t["loaded_at_field"] = "cast(_ingested_at as timestamp)"
+    # Bronze relations that only a tables document names: their check task reads them (decision 0520).
+    from .table_checks import checked_bronze_sources
+
+    for name in checked_bronze_sources(project):
+        tables.setdefault(name, {"name": name})
     return {
         "version": 2,
         "sources": [
