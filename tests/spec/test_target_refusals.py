@@ -64,32 +64,70 @@ def test_incremental_is_refused_on_sqlmesh_at_its_materialized_line(tmp_path):
         assert diags == [] and project is not None
 
 
-def test_a_required_declared_check_is_refused_on_sqlmesh(tmp_path):
-    root = spec(tmp_path, check=REQUIRED)
-    [(file, line, code, message)] = refusals(root, "sqlmesh")
-    assert (file, line, code) == (ENTITIES, line_of(root, ENTITIES, "enough_customers"), "UNSUPPORTED_BY_TARGET")
-    assert message.startswith("refused on sqlmesh: required check `ENOUGH_CUSTOMERS` of `customers` would never hold a table back")
-    assert compile_spec(root, "dbt")[1] == []
-
-
-def test_a_sql_check_file_is_refused_on_sqlmesh(tmp_path):
-    root = spec(tmp_path, sql_file=True)
-    [(file, line, code, message)] = refusals(root, "sqlmesh")
-    assert (file, line, code) == ("checks/silver/customers/named.sql", 1, "UNSUPPORTED_BY_TARGET")
-    assert message.startswith("refused on sqlmesh: SQL check file `checks/silver/customers/named.sql`")
-    assert "does not run SQL check files" in message
-    assert compile_spec(root, "dbt")[1] == []
-
-
-def test_an_advisory_check_is_reported_not_refused(tmp_path):
-    # It changes no row, so the project still generates; validation says it is skipped.
-    root = spec(tmp_path, check=ADVISORY)
+def test_declared_checks_and_block_and_warn_files_of_entities_generate_for_sqlmesh(tmp_path):
+    # They run as audits of the entity model (decisions 0210-0212): nothing to refuse or skip.
+    root = spec(tmp_path, check=REQUIRED + ADVISORY.replace("enough_customers", "some_customers"), sql_file=True)
+    block = root / "checks" / "silver" / "customers" / "blocked.sql"
+    block.write_text(SQL_CHECK.replace("warn", "block"))
     project, diags, _ = compile_spec(root, "sqlmesh")
-    assert project is not None and diags == []
-    [warning] = validate(load_spec(root), "sqlmesh").diagnostics
-    assert warning.severity == "warning" and warning.message.startswith("skipped on sqlmesh: advisory check")
+    assert diags == [] and project is not None
+    assert validate(load_spec(root), "sqlmesh").diagnostics == []
+
+
+def test_a_keep_file_is_refused_on_sqlmesh_at_its_on_failure_line(tmp_path):
+    root = spec(tmp_path, sql_file=True)
+    (root / "checks" / "silver" / "customers" / "named.sql").write_text(SQL_CHECK.replace("warn", "keep"))
+    [(file, line, code, message)] = refusals(root, "sqlmesh")
+    assert (file, line, code) == ("checks/silver/customers/named.sql", 2, "UNSUPPORTED_BY_TARGET")
+    assert message == (
+        "refused on sqlmesh: `on_failure: keep` SQL check file `checks/silver/customers/named.sql` (check "
+        "`silver.customers/named`) needs the table marked kept and its readers refused until its checks pass again, "
+        "which SQLMesh cannot do: an audit can only stop the plan or run it belongs to, never a later one "
+        "(decision 0213); use `on_failure: block` (a failing plan leaves the virtual layer on the previous data) "
+        "or `on_failure: warn` to generate for SQLMesh, or generate for dbt."
+    )
+    assert compile_spec(root, "dbt")[1] == []
+
+
+READ_ONLY = """tables_version: 1
+tables:
+  bronze.raw_customers:
+    grain: [id]
+    checks:
+      - {check_id: some_rows, kind: row_expectation, enforcement: required, min_rows: 1}
+      - {check_id: few_rows, kind: row_expectation, enforcement: advisory, max_rows: 100}
+"""
+
+
+def test_checks_of_a_table_assay_only_reads_are_refused_or_skipped_on_sqlmesh(tmp_path):
+    root = spec(tmp_path)
+    (root / "tables.yaml").write_text(READ_ONLY)
+    files = root / "checks" / "bronze" / "raw_customers"
+    files.mkdir(parents=True)
+    (files / "blocked.sql").write_text(SQL_CHECK.replace("warn", "block").replace("silver.customers", "bronze.raw_customers"))
+    (files / "warned.sql").write_text(SQL_CHECK.replace("silver.customers", "bronze.raw_customers"))
+    diags = validate(load_spec(root), "sqlmesh").diagnostics
+    got = sorted((d.severity, d.file, d.line, d.message.split(" is not run")[0].split(" would never")[0]) for d in diags)
+    assert got == [
+        ("error", "checks/bronze/raw_customers/blocked.sql", 1,
+         "refused on sqlmesh: `on_failure: block` SQL check file `checks/bronze/raw_customers/blocked.sql` "
+         "(check `bronze.raw_customers/blocked`)"),
+        ("error", "tables.yaml", 6, "refused on sqlmesh: required check `SOME_ROWS` of `bronze.raw_customers`"),
+        ("warning", "checks/bronze/raw_customers/warned.sql", 1,
+         "skipped on sqlmesh: `on_failure: warn` SQL check file `checks/bronze/raw_customers/warned.sql` "
+         "(check `bronze.raw_customers/warned`)"),
+        ("warning", "tables.yaml", 7, "skipped on sqlmesh: advisory check `FEW_ROWS` of `bronze.raw_customers`"),
+    ]
+    assert all("the SQLMesh target runs checks as audits of the models assay builds, and this table is only read"
+               in d.message for d in diags)
+    assert compile_spec(root, "dbt")[1] == []
 
 
 def test_every_refusal_is_reported_together(tmp_path):
-    root = spec(tmp_path, incremental=True, check=REQUIRED, sql_file=True)
-    assert len(refusals(root, "sqlmesh")) == 3
+    root = spec(tmp_path, incremental=True, sql_file=True)
+    (root / "checks" / "silver" / "customers" / "named.sql").write_text(SQL_CHECK.replace("warn", "keep"))
+    (root / "tables.yaml").write_text(READ_ONLY)
+    project, diags, _ = compile_spec(root, "sqlmesh")
+    assert project is None
+    # incremental, keep, the read-only table's required check; its advisory one is reported as skipped
+    assert sorted(d.severity for d in diags) == ["error", "error", "error", "warning"]

@@ -2,16 +2,16 @@
 
 The spec of tests/integration/test_declared_checks_dbt.py (required and advisory declared checks
 of all five kinds on `reading`, an advisory one on `station`) plus two SQL check files on
-`reading`: `few_b` (warn) from the start and `no_station_z` (block) added at the second plan.
+`reading`: `few_b` (warn) and `no_station_z` (block).
 
 The story, on DuckDB, PG18 and PG15 (the `engine` fixture):
 1. everything holds: the plan applies, every result is recorded under the plan's run id;
-2. the spec gains the block file and three required checks and the block file fail: the plan fails,
-   naming exactly those four audits of `silver.reading`; the results of the failing plan are
-   recorded; the virtual layer still shows the rows of plan 1 (the new version is not promoted);
+2. three required checks and the block file fail: the plan fails, naming exactly those four
+   audits of `silver.reading`; the results of the failing plan are recorded; the mart is not
+   built, and the entity (the same model version, evaluated in place) holds the new rows;
 3. only advisory checks and the warn file fail: the plan applies, the failures are recorded;
-4. `sqlmesh run` over failing data with no model change: the run fails on the same audits, and
-   the entity holds the new rows (SQLMesh audits after writing in place; docs/sqlmesh.md).
+4. `sqlmesh run` over failing data: the run fails on the same audits, and the entity holds the
+   new rows (SQLMesh audits after writing in place; docs/sqlmesh.md, "Table checks").
 And a twin: the same spec's checks pass and fail identically on dbt and SQLMesh (DuckDB).
 """
 
@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from assay.api_sqlmesh import generate_sqlmesh_project
 from assay.checks.recorded import verdict_of_row
 from assay.cli.main import cli
 from tests.integration.test_declared_checks_dbt import ENTITIES, MAPPING, STATION_MAPPING, STATION_ROWS, STATIONS, readings
@@ -65,6 +64,7 @@ PASS_SENTENCES = {
                         "at or below the declared ceiling of 1, measured in the column's own units between numbers"),
     "ENOUGH_ROWS": (True, "row count 4 satisfies the declared bounds [3, 100]"),
     "silver.reading/few_b": (True, "returned 2 rows (warned)"),
+    "silver.reading/no_station_z": (True, "returned no rows, as expected"),
 }
 BLOCK_SENTENCES = {
     "GRAIN_UNIQUE": (False, "key (station, observed_at) repeats on 2 of 3 rows, first at ('A', '2026-03-01T00:00:00Z'), "
@@ -147,20 +147,19 @@ class _Warnings(logging.Handler):
 @pytest.fixture(scope="module")
 def story(tmp_path_factory, engine):
     root = tmp_path_factory.mktemp(f"checks_sqlmesh_{engine.id}")
-    spec = write_spec(root / "spec", block_file=False)
+    spec = write_spec(root / "spec", block_file=True)
     project = engine.sqlmesh_project(root / "project", spec, f"checks_sqlmesh_{engine.id}".replace("-", "_"))
     out: dict = {}
     try:
         project.load_bronze([STATIONS, PASSING])
         out["plan1"] = f"SQLMESH_PLAN: {project.plan().plan_id}"
         out["published1"] = published(project)
+        out["mart1"] = project.query("select count(*) from gold.mart_data_quality")
 
-        write_spec(spec, block_file=True)
-        generate_sqlmesh_project(spec, project.path, dialect=project.dialect)
-        project.context(fresh=True)
         project.load_bronze([STATIONS, BLOCKING])
         out["failures2"] = plan_fails(project)
         out["published2"] = published(project)
+        out["mart2"] = project.query("select count(*) from gold.mart_data_quality")
         runs = [r[0] for r in project.query("select distinct run_id from assay_meta.assay_check_results")]
         out["plan2"] = next(r for r in runs if r != out["plan1"])
 
@@ -204,8 +203,10 @@ def test_a_failing_blocking_check_fails_the_plan_naming_its_audit(story):
     # the audit's row carries 000's sentence, so SQLMesh's error shows what was measured
     [grain] = [f for f in story["failures2"] if f.audit == "assay_check__grain_unique"]
     assert grain.count == 1 and "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows" in grain.sql
-    # the new version is not promoted: readers still see the rows of plan 1
-    assert story["published2"] == ["r1", "r2", "r3", "r4"]
+    # the same model version is evaluated in place, as `sqlmesh run` does: the rows are written
+    # before the audits judge them (docs/sqlmesh.md, "Table checks")
+    assert story["published2"] == ["r5", "r6", "r7"]
+    assert story["mart2"] == story["mart1"]  # the mart, after the entity, was not built
     # the failing plan's results are recorded, under its own run id
     assert story["plan2"].startswith("SQLMESH_PLAN: ")
     assert story["wire"]["plan2"] == expected(BLOCK_SENTENCES)
