@@ -178,8 +178,13 @@ def demo_cmd(directory: Path, engine: str) -> None:
     click.echo("\nWhat landed where:")
     click.echo(counts)
     click.echo(f"\nReject rows: silver.<entity>__reject; quality history: {result.project.schema('gold')}.mart_data_quality (in {database if engine == 'duckdb' else 'the Spark warehouse under ' + str(database)})")
-    click.echo(f"next: assay checks --project {directory}   (this build's check results); "
-               f"assay report --project {directory}   (an HTML page of what the build did)")
+    if engine == "spark":
+        # assay's operator commands read DuckDB and PostgreSQL only (decision 0821).
+        click.echo(f"next: cd {directory} && dbt build   (again: reject and quality history grow); "
+                   "Spark and a cluster: docs/engines.md")
+    else:
+        click.echo(f"next: assay checks --project {directory}   (this build's check results); "
+                   f"assay report --project {directory}   (an HTML page of what the build did)")
     if not fresh.ok:
         raise _dbt_failed(fresh, directory)
 
