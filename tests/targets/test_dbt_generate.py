@@ -104,10 +104,11 @@ def test_regeneration_replaces_only_owned_files(tmp_path):
     (spec / "spec" / "orders.yml").unlink()
     third = generate_dbt_project(spec, project_dir)
     assert not third.report.conflicts
-    # exactly the order entity's files go (its checks were the only ones: the results node too)
+    # exactly the order entity's files go (its checks were the only ones: the results and events nodes too)
     assert sorted(third.report.removed) == [
         "macros/assay/audits/order.sql",
         "models/assay/assay_check_results.sql",
+        "models/assay/assay_events.sql",
         "models/assay/order/_order.yml",
         "models/assay/order/order.sql",
         "models/assay/order/order__reject.sql",

@@ -1,14 +1,18 @@
 {#
   SQL check files (document 002) of an entity, run on its candidate.
 
-  Each check returns the rows that are wrong; it is counted once. `block` with rows
-  sets the table back (returned as a failure sentence); `warn` with rows is logged and
-  published; `keep` with rows is published and recorded as failed (kept). Every result is
-  recorded in <meta>.assay_check_results with kind 'sql'. A check whose query errors stops
-  the node, which for a `block` check is the set-back 002 asks for; for `warn` and `keep`
-  it is stricter than 002 (dbt's Jinja cannot catch a database error).
+  Each check returns the rows that are wrong; it is counted once, through `_try_count`, so a check
+  whose query errors is a result (`errored`, with the engine's message) rather than the end of
+  the node (decision 0511). `block` with rows, or errored, sets the table back (returned as a
+  failure sentence); `warn` with rows is logged and published; `keep` with rows is published and
+  the table is kept (the materialization marks it). Every result is recorded in
+  <meta>.assay_check_results with kind 'sql'.
+
+  `report`, when given ({'kept': [], 'failed': [], 'outcomes': {}}), collects the names of the keep checks that
+  failed and the non-blocking checks that failed or errored (for their CHECK_FAILED events);
+  its `outcomes` are counts made beforehand, by count query.
 #}
-{% macro _run_sql_checks(candidate, audits_macro, results_schema) %}
+{% macro _run_sql_checks(candidate, audits_macro, results_schema, table=none, report=none) %}
   {%- set failures = [] -%}
   {%- if not audits_macro -%}{{ return(failures) }}{%- endif -%}
   {%- set name = audits_macro | replace('assay_audits__', 'assay_sqlchecks__') -%}
@@ -16,16 +20,37 @@
   {%- if checks_of is none -%}{{ return(failures) }}{%- endif -%}
   {%- set results = [] -%}
   {%- for check in checks_of(candidate) -%}
-    {%- set n = run_query('select count(*) from (\n' ~ check['sql'] ~ '\n) as assay_check').columns[0].values()[0] | int -%}
+    {%- set count_sql = assay._sql_check_count_sql(check) -%}
+    {#- Counted already where the engine can only catch an error in Python (_sql_check_probe). -#}
+    {%- set counted = report['outcomes'][count_sql] if report is not none and count_sql in report.get('outcomes', {}) else assay._try_count(count_sql) -%}
+    {%- set n = counted['n'] -%}
     {%- set spec = {'check_id': check['name'], 'position': 1000 + loop.index, 'kind': 'sql', 'enforcement': check['on_failure'],
                     'columns': [], 'types': [], 'bounds': {'on_failure': check['on_failure']}} -%}
-    {%- do results.append({'check': spec, 'measures': {'rows': n, 'failing_rows': n}, 'passed': assay._sql_check_passed(n, check['on_failure'])}) -%}
-    {%- if n > 0 and check['on_failure'] == 'block' -%}
-      {%- do failures.append(check['name'] ~ ': returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's')) -%}
-    {%- elif n > 0 -%}
-      {%- do log('assay: check ' ~ check['name'] ~ ' ' ~ ('warned' if check['on_failure'] == 'warn' else 'failed (kept)') ~ ': ' ~ n ~ ' rows', info=true) -%}
+    {%- if counted['error'] is not none -%}
+      {#- An errored check passes nothing; its row count is unknown, recorded as 0 beside the error. -#}
+      {%- do results.append({'check': spec, 'measures': {'rows': 0, 'failing_rows': none, 'error': counted['error']}, 'passed': false}) -%}
+      {%- if check['on_failure'] == 'block' -%}
+        {%- do failures.append(check['name'] ~ ': errored: ' ~ counted['error']) -%}
+      {%- else -%}
+        {%- do log('assay: check ' ~ check['name'] ~ ' errored (' ~ check['on_failure'] ~ ', the run goes on): ' ~ counted['error'], info=true) -%}
+        {%- if report is not none -%}
+          {%- do report['failed'].append({'check': check['name'], 'why': 'errored: ' ~ counted['error']}) -%}
+        {%- endif -%}
+      {%- endif -%}
+    {%- else -%}
+      {%- do results.append({'check': spec, 'measures': {'rows': n, 'failing_rows': n}, 'passed': assay._sql_check_passed(n, check['on_failure'])}) -%}
+      {%- if n > 0 -%}{%- do assay._capture_check_rows(candidate, audits_macro, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), check['name'], check['sql']) -%}{%- endif -%}
+      {%- if n > 0 and check['on_failure'] == 'block' -%}
+        {%- do failures.append(check['name'] ~ ': returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's')) -%}
+      {%- elif n > 0 -%}
+        {%- do log('assay: check ' ~ check['name'] ~ ' ' ~ ('warned' if check['on_failure'] == 'warn' else 'failed (kept)') ~ ': ' ~ n ~ ' rows', info=true) -%}
+        {%- if report is not none and check['on_failure'] == 'keep' -%}
+          {%- do report['kept'].append(check['name']) -%}
+          {%- do report['failed'].append({'check': check['name'], 'why': 'returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's'), 'rows': n}) -%}
+        {%- endif -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do assay._record_check_results(candidate.database, results_schema, candidate.identifier | replace('__assay_candidate', ''), results) -%}
+  {%- do assay._record_check_results(candidate.database, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), results) -%}
   {{ return(failures) }}
 {% endmacro %}

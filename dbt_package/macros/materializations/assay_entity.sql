@@ -13,6 +13,13 @@
   an `advisory` one is only recorded. Every result goes to
   <meta>.assay_check_results before the publish decision.
 
+  A failing `keep` SQL check publishes the data, records TABLE_KEPT in <meta>.assay_events and
+  then fails the node, so dbt skips its readers in this run; later readers are refused by
+  assay.kept_gate until the table's checks pass (decisions 0510-0512). A published build of a
+  kept table clears the mark: its checks passed, or it has none any more. A set-back leaves an
+  existing mark as it is. Every state change is one event (CHECK_FAILED, TABLE_ROLLED_BACK,
+  TABLE_KEPT, TABLE_KEPT_CLEARED).
+
   The audits come from a macro the generator writes into the project,
   `default__<config assay_audits>(candidate)`, returning a list of
   {'name': ..., 'sql': <query returning the violating rows>}.
@@ -39,9 +46,24 @@
       pass; the commit below keeps their results even when the node then fails. -#}
   {%- do failures.extend(assay._run_declared_checks(candidate, config.get('assay_audits'))) -%}
   {#- SQL check files (002): block sets back, warn and keep publish; all recorded. -#}
-  {%- do failures.extend(assay._run_sql_checks(candidate, config.get('assay_audits'), config.get('assay_meta_schema'))) -%}
+  {%- set meta_schema = config.get('assay_meta_schema') -%}
+  {%- set entity = config.get('assay_audits', '') | replace('assay_audits__', '') -%}
+  {%- set report = {'kept': [], 'failed': [], 'outcomes': {}} -%}
+  {#- Engines that catch an error only in Python count the SQL checks first (decision 0511); dbt lets
+      only a materialization submit Python, so the statement is here. -#}
+  {%- set probe = assay._sql_check_probe(candidate, config.get('assay_audits')) -%}
+  {% if probe is not none %}
+    {{ adapter.commit() }}
+    {% call statement('assay_sql_check_probe', language='python') -%}{{ probe['code'] }}{%- endcall %}
+    {%- do report.update({'outcomes': assay._sql_check_outcomes()}) -%}
+  {% endif %}
+  {%- do failures.extend(assay._run_sql_checks(candidate, config.get('assay_audits'), meta_schema, none, report)) -%}
+  {%- set events = assay._check_failed_events(entity, failures, report) -%}
   {% if failures | length > 0 %}
-    {# Keep the candidate: its rows are the evidence of what failed. #}
+    {# Keep the candidate: its rows are the evidence of what failed. A mark stays as it is (decision 0513). #}
+    {%- do events.append({'type': 'TABLE_ROLLED_BACK', 'table': entity, 'check': failures[0].split(': ', 1)[0],
+                          'why': 'previous_version_kept' if existing_relation is not none else 'not_published'}) -%}
+    {%- if meta_schema -%}{%- do assay._record_events(candidate.database, meta_schema, events) -%}{%- endif -%}
     {{ adapter.commit() }}
     {{ exceptions.raise_compiler_error('CHECK_FAILED: ' ~ (failures | join('; ')) ~ '. ' ~ target_relation ~ ' was not published; the failing candidate is ' ~ candidate ~ '.') }}
   {% endif %}
@@ -60,6 +82,9 @@
     {%- endcall %}
   {% endif %}
 
+  {#- The mark: set by a failing keep check, cleared by a published build (decision 0512). -#}
+  {%- set kept = assay._kept_after_publish(target_relation, entity, meta_schema, report['kept'], events, config.get('assay_checked', false)) -%}
+
   {{ run_hooks(post_hooks, inside_transaction=True) }}
   {% do persist_docs(target_relation, model) %}
   {{ adapter.commit() }}
@@ -68,6 +93,11 @@
 
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
+
+  {#- Published, but kept: the node fails so that dbt builds nothing that reads it in this run. -#}
+  {% if kept %}
+    {{ exceptions.raise_compiler_error(kept) }}
+  {% endif %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

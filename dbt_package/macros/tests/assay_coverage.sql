@@ -3,7 +3,8 @@
   Attached to the parent model. `pairs` is a list of [child column, parent column].
   Both sides are admitted rows only, as every consumer of silver sees them.
 #}
-{% test assay_coverage(model, child, pairs, min=1, parent_filter=none) %}
+{% test assay_coverage(model, child, pairs, min=1, parent_filter=none, assay_kept=none) %}
+  {%- do assay._kept_gate_of_test(assay_kept) -%}
   {{ return(adapter.dispatch('test_assay_coverage', 'assay')(model, child, pairs, min, parent_filter)) }}
 {% endtest %}
 

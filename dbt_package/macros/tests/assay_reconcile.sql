@@ -5,7 +5,8 @@
   puts NULLs together, which a join would not); a group present on one side
   only is a mismatch.
 #}
-{% test assay_reconcile(model, left_relation, left_column, left_agg, left_by, right_relation, right_column, right_agg, right_by, tolerance) %}
+{% test assay_reconcile(model, left_relation, left_column, left_agg, left_by, right_relation, right_column, right_agg, right_by, tolerance, assay_kept=none) %}
+  {%- do assay._kept_gate_of_test(assay_kept) -%}
   {{ return(adapter.dispatch('test_assay_reconcile', 'assay')(model, left_relation, left_column, left_agg, left_by, right_relation, right_column, right_agg, right_by, tolerance)) }}
 {% endtest %}
 

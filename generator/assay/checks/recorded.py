@@ -98,6 +98,9 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
     if unmeasured is not None:
         return unmeasured
     if kind == "sql":
+        if measures.get("error") is not None:
+            # Its query failed in the engine (decision 0511): the engine's own message, as recorded.
+            return Verdict(False, f"errored: {measures['error']}")
         # A SQL check file (document 002): its count is the number of rows it returned.
         n = int(measures["failing_rows"])
         outcome = bounds.get("on_failure", "block")

@@ -77,7 +77,7 @@ def cli() -> None:
 cli.add_command(validate_cmd)
 
 
-OPTIONAL_COMMANDS = ("generate_cmd", "init_cmd", "plan_cmd", "replay_cmd", "checks_cmd", "maintain_cmd", "explain_cmd", "report_cmd")
+OPTIONAL_COMMANDS = ("generate_cmd", "init_cmd", "plan_cmd", "replay_cmd", "checks_cmd", "maintain_cmd", "explain_cmd", "report_cmd", "table_cmd")
 
 
 def _register_optional() -> None:

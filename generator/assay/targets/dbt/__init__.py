@@ -12,6 +12,7 @@ from .outputs import audits_macro, entity_sql, reject_sql, snapshot_sql
 from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
 from .staged import staged_sql
 from .table_checks import table_check_files, with_reader_depends_on
+from .kept import EVENTS_MODEL, events_model_sql, staged_with_gate
 
 MODELS_DIR = "models/assay"
 SNAPSHOTS_DIR = "snapshots/assay"
@@ -28,7 +29,7 @@ def generate_dbt(project: Project) -> dict[str, str]:
         yml_h = _header(project, _entity_files(e), "#")
         base = f"{MODELS_DIR}/{e.name}"
         staged = incremental_staged_sql if e.materialized == "incremental" else staged_sql
-        out[f"{base}/{staged_name(e)}.sql"] = with_reader_depends_on(staged(e, project, sql_h), e, project)
+        out[f"{base}/{staged_name(e)}.sql"] = staged_with_gate(with_reader_depends_on(staged(e, project, sql_h), e, project), e, project)
         out[f"{base}/{current_name(e) if e.scd == 'type2' else e.name}.sql"] = entity_sql(e, project, sql_h)
         if e.has_reject:
             out[f"{base}/{reject_name(e)}.sql"] = reject_sql(e, project, sql_h)
@@ -42,6 +43,9 @@ def generate_dbt(project: Project) -> dict[str, str]:
     results = results_model_sql(project, _header(project, all_files, "--"))
     if results:
         out[f"{MODELS_DIR}/{RESULTS_TABLE}.sql"] = results
+    events = events_model_sql(project, _header(project, all_files, "--"))
+    if events:
+        out[f"{MODELS_DIR}/{EVENTS_MODEL}.sql"] = events
     # Checks of tables assay only reads: a check task each, before what reads them (decision 0520).
     out.update(table_check_files(project, lambda files, c: _header(project, files, c), MODELS_DIR, MACROS_DIR))
     snaps = snapshots_yml(project)

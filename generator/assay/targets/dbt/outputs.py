@@ -7,6 +7,7 @@ from ...lower.outputs import diverted_select, kept_query
 from .spelling import DBT, call, jstr, qi_jinja, sql_type
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
+from .kept import EVENTS_MODEL, has_checks, snapshot_gate
 from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
 INDENT = "    "
@@ -44,11 +45,14 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         deps.append(f"-- depends_on: {_source(m.source)}")
     if entity.declared_checks or entity.sql_checks:
         deps.append(f"-- depends_on: {_ref(RESULTS_TABLE)}")
+        deps.append(f"-- depends_on: {_ref(EVENTS_MODEL)}")
     config = _config(
         materialized="'assay_entity'",
         schema=jstr(project.schema("silver")),
         assay_audits=jstr(audits_macro_name(entity)),
-        assay_meta_schema=jstr(project.schema("meta")) if entity.sql_checks else None,
+        # Always: a build clears a kept mark even when this version has no checks (decision 0512).
+        assay_meta_schema=jstr(project.schema("meta")),
+        assay_checked="true" if has_checks(entity) else None,
         tags="['assay']",
         grants=_grants(entity) if entity.scd == "type1" else None,
     )
@@ -163,6 +167,7 @@ def snapshot_sql(entity: Entity, project: Project, header: str) -> str:
                 strategy="'check'",
                 check_cols=check,
                 grants=_grants(entity),
+                pre_hook=snapshot_gate(entity, project),
             ),
             f"select * from {_ref(current_name(entity))}",
             "{% endsnapshot %}",

@@ -6,6 +6,7 @@ import yaml
 
 from ...ir.model import Entity, Project
 from .incremental import late_arrivals_test
+from .kept import test_gate
 from .naming import current_name, model_name, reject_name, staged_name
 
 _PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
@@ -82,6 +83,8 @@ def cross_entity_tests(entity: Entity, project: Project) -> list:
         args = {"child": child, "pairs": [list(p) for p in cov.columns], "min": cov.min}
         if parent_filter:
             args["parent_filter"] = parent_filter
+        # Refused while either side is kept (decision 0512).
+        args["assay_kept"] = test_gate(project, project.entity(cov.parent), project.entity(cov.child))
         config = {"severity": "error" if cov.on_fail == "fail" else "warn"}
         tests.append({"assay.assay_coverage": {"name": f"assay_coverage__{cov.name}", "arguments": args, "config": config}})
     for rec in project.reconcile:
@@ -95,6 +98,7 @@ def cross_entity_tests(entity: Entity, project: Project) -> list:
             args[f"{side_name}_agg"] = side.agg
             args[f"{side_name}_by"] = list(side.by)
         args["tolerance"] = rec.tolerance
+        args["assay_kept"] = test_gate(project, project.entity(rec.left.entity), project.entity(rec.right.entity))
         config = {"severity": "error" if rec.on_fail == "fail" else "warn"}
         tests.append({"assay.assay_reconcile": {"name": f"assay_reconcile__{rec.name}", "arguments": args, "config": config}})
     return tests

@@ -1,0 +1,14 @@
+{#- One CHECK_FAILED event per check that failed or errored in a build: the blocking failures (the
+    `CHECK_ID: detail` sentences of audits, declared and SQL checks) and what `report` collected
+    (keep failures, errored warn and keep checks). Passed and warned checks are results only (002). -#}
+{% macro _check_failed_events(table, failures, report) %}
+  {%- set events = [] -%}
+  {%- for f in failures -%}
+    {%- set parts = f.split(': ', 1) -%}
+    {%- do events.append({'type': 'CHECK_FAILED', 'table': table, 'check': parts[0], 'why': parts[1] if parts | length > 1 else f}) -%}
+  {%- endfor -%}
+  {%- for f in report['failed'] -%}
+    {%- do events.append({'type': 'CHECK_FAILED', 'table': table, 'check': f['check'], 'why': f['why'], 'rows': f.get('rows')}) -%}
+  {%- endfor -%}
+  {{ return(events) }}
+{% endmacro %}
