@@ -72,7 +72,8 @@ def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
     `spark_dir` is absolute: the warehouse files and the Derby metastore live under it, so dbt,
     the bronze loader and assay find the same tables from any working directory (as the DuckDB
     profile names its file by an absolute path, decision 0017). Derby allows one process at a
-    time: run dbt and the loader one after another.
+    time: run dbt and the loader one after another. `to_json` keeps NULL members, so a reject
+    row's `raw` names every column, as on DuckDB and PostgreSQL.
     """
     return f"""{name}:
   target: dev
@@ -93,6 +94,7 @@ def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
         spark.ui.showConsoleProgress: "false"
         spark.sql.shuffle.partitions: "2"
         spark.sql.session.timeZone: "UTC"
+        spark.sql.jsonGenerator.ignoreNullFields: "false"
 """
 
 
