@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .ir.model import Entity, Project
+from .runtime.relations import writable_relation
 
 EVENTS_TABLE = "assay_events"
 EXPIRED = "REJECTS_EXPIRED"
@@ -103,13 +104,16 @@ def ensure_events_table(cur, dialect: str, meta_schema: str) -> str:
     return f'"{meta_schema}".{EVENTS_TABLE}'
 
 
-def _expire_one(cur, dialect: str, project: Project, entity: Entity, now: dt.datetime, dry_run: bool) -> Optional[Expiry]:
+def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: dt.datetime, dry_run: bool) -> Optional[Expiry]:
     silver = project.schema("silver")
     name = f"{entity.name}__reject"
     if entity.retention is None or not _table_exists(cur, dialect, silver, name):
         return None
     cutoff = now - parse_duration(entity.retention)
-    table = f'"{silver}"."{name}"'
+    # dbt: the table itself. SQLMesh: the physical table behind the environment's view (the reject
+    # model is INCREMENTAL_BY_UNIQUE_KEY and forward-only, so that one table holds its history
+    # across versions; decision 0700). Counting reads the same table the delete writes.
+    table = writable_relation(conn, dialect, silver, name)
     p = _ph(dialect)
     unresolved_where = f"resolved_at is null and last_seen < {p}"
     resolved_where = f"resolved_at is not null and resolved_at < {p}"
@@ -135,7 +139,7 @@ def maintain(conn, dialect: str, project: Project, now: dt.datetime, dry_run: bo
     chosen = [e for e in project.entities if entities is None or e.name in entities]
     done: list[Expiry] = []
     for entity in chosen:
-        expiry = _expire_one(cur, dialect, project, entity, now, dry_run)
+        expiry = _expire_one(conn, cur, dialect, project, entity, now, dry_run)
         if expiry is not None:
             done.append(expiry)
     if not dry_run and done:

@@ -22,6 +22,8 @@ from ..errors import AssayUsageError, ProjectError
 SETTINGS = "assay.yml"
 DBT_PROJECT = "dbt_project.yml"
 SQLMESH_CONFIGS = ("config.yaml", "config.yml", "config.py")
+PROJECT_HELP = ("The dbt project whose profile, or the SQLMesh project whose gateway, names the warehouse "
+                "(default: the current directory).")
 
 
 def project_option(help_text: str = "The dbt project (default: the current directory).") -> Callable:
@@ -192,9 +194,24 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def build_command(project_dir: Path) -> str:
+    """The command that builds the project (`dbt build`, `sqlmesh plan`), with `-p DIR`/` in DIR` when
+    it is not the current directory: error messages and next steps name the right tool."""
+    from ..runtime.warehouse import SQLMESH, project_kind
+
+    where = shown(project_dir)
+    if project_kind(project_dir) == SQLMESH:
+        return "sqlmesh plan" if where == "." else f"sqlmesh -p {where} plan"
+    return "dbt build" + ("" if where == "." else f" in {where}")
+
+
 def warehouse_options(func: Callable) -> Callable:
-    """`--profiles-dir DIR` and `--target NAME`: how a command reaches the project's warehouse."""
+    """`--profiles-dir DIR` and `--target NAME`: how a command reaches the project's warehouse.
+
+    On a SQLMesh project `--target` names the gateway (default: the config's `default_gateway`)
+    and `--profiles-dir` is refused (runtime/warehouse.py)."""
     func = click.option("--target", default=None,
-                        help="The profile output to use (default: the profile's target).")(func)
+                        help="The profile output to use (default: the profile's target); on a SQLMesh project, the "
+                             "gateway (default: default_gateway).")(func)
     return click.option("--profiles-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                         help="Where profiles.yml is, when it is not beside the project (then DBT_PROFILES_DIR, ~/.dbt).")(func)

@@ -8,14 +8,14 @@ from typing import Optional
 
 import click
 
-from .common import json_option, project_option, resolve_spec, spec_option, warehouse_options
+from .common import PROJECT_HELP, build_command, json_option, project_option, resolve_spec, spec_option, warehouse_options
 
 
 @click.command("explain")
 @click.argument("entity")
 @click.argument("key", nargs=-1)
 @click.option("--source-row-id", default=None, help="Explain one source row (every delivery of it) instead of a key.")
-@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
 @json_option("Print the explanation as JSON.")
@@ -49,7 +49,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
         try:
             result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id)
         except Exception as exc:
-            raise WarehouseError(f"cannot read {entity}'s tables in the warehouse: {exc}; run dbt build first") from None
+            raise WarehouseError(f"cannot read {entity}'s tables in the warehouse: {exc}; run `{build_command(project_dir)}` first") from None
     finally:
         conn.close()
     if as_json:

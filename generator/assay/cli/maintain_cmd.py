@@ -9,7 +9,7 @@ from typing import Optional
 
 import click
 
-from .common import Progress, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
+from .common import PROJECT_HELP, Progress, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
 
 
 def _utc_now() -> dt.datetime:
@@ -29,7 +29,7 @@ def _parse_now(text: Optional[str]) -> dt.datetime:
 
 
 @click.command("maintain")
-@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
 @click.option("--dry-run", is_flag=True, help="Count what retention would delete; delete nothing and record nothing.")

@@ -8,19 +8,20 @@ from typing import Optional
 
 import click
 
-from .common import Progress, json_option, plural, project_option, resolve_spec, shown, spec_option, warehouse_options
+from .common import PROJECT_HELP, Progress, build_command, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
 
 
 @click.command("replay")
 @click.argument("entity")
-@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
 @click.option("--dry-run", is_flag=True, help="Say what would be re-delivered; change nothing.")
 @json_option("Print what was (or would be) re-delivered as JSON.")
 def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path],
                target: Optional[str], dry_run: bool, as_json: bool) -> None:
-    """Re-deliver an entity's open reject rows whose bronze row has aged out, for the next build to judge."""
+    """Re-deliver an entity's open reject rows whose bronze row has aged out, for the next build to judge
+    (`dbt build`; on SQLMesh the next `sqlmesh plan` or `sqlmesh run`)."""
     from ..api import load_project
     from ..replay import replay
     from ..runtime.warehouse import connect, describe, warehouse_errors
@@ -58,8 +59,19 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
         click.echo(f"{entity}: {plural(report.unrecoverable, 'row')} {'has' if report.unrecoverable == 1 else 'have'} "
                    "no raw payload and cannot be replayed")
     if not dry_run:
-        where = shown(project_dir)
-        click.echo("next: dbt build" + ("" if where == "." else f" in {where}") + " (the rows are judged under the current spec)")
+        click.echo(_next_step(project_dir, project.schema("silver"), entity))
+
+
+def _next_step(project_dir: Path, silver: str, entity: str) -> str:
+    """What judges the re-delivered rows: the next build (dbt), the next plan or run (SQLMesh, decision 0702)."""
+    from ..runtime.warehouse import SQLMESH, project_kind
+
+    step = build_command(project_dir)
+    if project_kind(project_dir) != SQLMESH:
+        return f"next: {step} (the rows are judged under the current spec)"
+    run = step.replace(" plan", " run")
+    return (f"next: {step} after `assay generate sqlmesh` of a spec fix, else {run} at the next interval (the rows are "
+            f"judged under the current models; {silver}.{entity}__reject, forward-only, takes them in at its next interval)")
 
 
 COMMANDS = (replay_cmd,)

@@ -8,12 +8,12 @@ from typing import Optional
 
 import click
 
-from .common import Progress, json_option, plural, project_option, resolve_spec, shown, spec_option, warehouse_options
+from .common import PROJECT_HELP, Progress, build_command, json_option, plural, project_option, resolve_spec, shown, spec_option, warehouse_options
 from .maintain_cmd import _parse_now
 
 
 @click.command("report")
-@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -46,7 +46,7 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         except WarehouseError:
             raise
         except Exception as exc:
-            raise WarehouseError(f"cannot read the warehouse of {shown(project_dir)}: {exc}; run dbt build first") from None
+            raise WarehouseError(f"cannot read the warehouse of {shown(project_dir)}: {exc}; run `{build_command(project_dir)}` first") from None
         finally:
             conn.close()
         if as_json:

@@ -1,4 +1,5 @@
-"""A DB-API connection to the warehouse a dbt project's profile points at (DuckDB or Postgres).
+"""A DB-API connection to a project's warehouse (DuckDB or Postgres): the profile of a dbt project,
+the gateway of a SQLMesh project (runtime/sqlmesh_gateway.py), told apart by `project_kind`.
 
 Every way this can fail (no profile, an unknown target, a server that is down, a DuckDB file
 another process holds) becomes a :class:`WarehouseError` that names the profile, the target and
@@ -15,7 +16,7 @@ from typing import Iterator, Optional
 
 import yaml
 
-from ..errors import ProjectError, WarehouseError
+from ..errors import AssayUsageError, ProjectError, WarehouseError
 
 # The packages whose exceptions are the warehouse talking (DuckDB's live in `_duckdb`).
 _DRIVER_MODULES = ("duckdb", "_duckdb", "psycopg2")
@@ -84,8 +85,37 @@ def profile_target(project_dir: Path, profiles_dir: Optional[Path] = None, targe
     )
 
 
+DBT, SQLMESH = "dbt", "sqlmesh"
+
+
+def project_kind(project_dir: Path) -> str:
+    """`dbt` or `sqlmesh`: the target `assay generate` recorded in the project's manifest, else the
+    project's own file (dbt_project.yml, or SQLMesh's config.yaml / config.py); `dbt` when neither
+    is there, so the dbt path's error says what is missing."""
+    from ..artifacts import read_manifest
+    from .sqlmesh_gateway import config_file
+
+    recorded = read_manifest(Path(project_dir)).get("target")
+    if recorded in (DBT, SQLMESH):
+        return recorded
+    if not (Path(project_dir) / "dbt_project.yml").exists() and config_file(project_dir) is not None:
+        return SQLMESH
+    return DBT
+
+
+def _no_profiles_dir(project_dir: Path, profiles_dir: Optional[Path]) -> None:
+    if profiles_dir is not None:
+        raise AssayUsageError(f"{project_dir} is a SQLMesh project: its warehouse is its gateway, so --profiles-dir "
+                              "(a dbt option) does not apply; pass --target GATEWAY to pick another gateway.")
+
+
 def describe(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> str:
-    """The profile and target a project's warehouse is reached through, for messages."""
+    """The profile and target (dbt) or the gateway (SQLMesh) a project's warehouse is reached through, for messages."""
+    if project_kind(project_dir) == SQLMESH:
+        from .sqlmesh_gateway import gateway_target
+
+        _no_profiles_dir(project_dir, profiles_dir)
+        return gateway_target(project_dir, target).describe()
     return profile_target(project_dir, profiles_dir, target).describe()
 
 
@@ -95,7 +125,16 @@ def profile_output(project_dir: Path, profiles_dir: Optional[Path] = None, targe
 
 
 def connect(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None, read_only: bool = False):
-    """(connection, dialect) for the project's warehouse; a WarehouseError naming profile, target and cause otherwise."""
+    """(connection, dialect) for the project's warehouse; a WarehouseError naming profile, target and cause otherwise.
+
+    A SQLMesh project (see `project_kind`) is reached through its gateway: `target` names the
+    gateway (default: the config's `default_gateway`), and `profiles_dir` must be None.
+    """
+    if project_kind(project_dir) == SQLMESH:
+        from .sqlmesh_gateway import connect_gateway
+
+        _no_profiles_dir(project_dir, profiles_dir)
+        return connect_gateway(project_dir, target, read_only, _driver, warehouse_errors)
     found = profile_target(project_dir, profiles_dir, target)
     out = found.output
     kind = out.get("type")

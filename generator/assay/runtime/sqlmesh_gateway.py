@@ -1,0 +1,120 @@
+"""The warehouse of a SQLMesh project: its gateway's connection, read with SQLMesh's own config loader.
+
+SQLMesh reads `config.yaml` / `config.yml` / `config.py` (with `.env`, environment variables and
+personal config under ~/.sqlmesh); loading the config the same way means the operator commands
+reach exactly the warehouse `sqlmesh plan` writes to. The connection itself is opened with the
+same drivers the dbt path uses (duckdb, psycopg2), so every command reads both kinds of project
+through one `Reader`.
+
+Every failure is a :class:`WarehouseError` naming the gateway, the config file and the cause.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import ProjectError, WarehouseError
+
+CONFIG_FILES = ("config.yaml", "config.yml", "config.py")
+
+
+@dataclass(frozen=True)
+class GatewayTarget:
+    """The gateway a SQLMesh project's commands use, and its connection settings."""
+
+    gateway: str
+    path: Path  # the config file it came from
+    kind: str  # duckdb | postgres | another SQLMesh connection type
+    settings: dict  # the connection's fields (database, host, ...)
+
+    def describe(self) -> str:
+        """`gateway 'local' (duckdb at /x/warehouse.duckdb, from /x/config.yaml)`, for messages."""
+        s = self.settings
+        if self.kind == "postgres":
+            where = f"{s.get('host')}:{s.get('port', 5432)}/{s.get('database')}"
+        else:
+            where = str(s.get("database") or ":memory:")
+        return f"gateway {self.gateway!r} ({self.kind} at {where}, from {self.path})"
+
+
+def config_file(project_dir: Path) -> Optional[Path]:
+    """The project's SQLMesh config file, or None when it has none."""
+    for name in CONFIG_FILES:
+        if (Path(project_dir) / name).is_file():
+            return Path(project_dir) / name
+    return None
+
+
+def gateway_target(project_dir: Path, gateway: Optional[str] = None) -> GatewayTarget:
+    """The gateway `sqlmesh plan` would use (`default_gateway`, or the one named), from SQLMesh's loader."""
+    path = config_file(project_dir)
+    if path is None:
+        raise ProjectError(f"{project_dir} has no config.yaml or config.py; point --project at the SQLMesh project "
+                           "whose gateway names the warehouse.")
+    try:
+        from sqlmesh.core.config import Config, loader
+    except ImportError:
+        raise WarehouseError("reading a SQLMesh project's gateway needs SQLMesh; install assay with the sqlmesh extra: "
+                             "pip install 'assay[sqlmesh]'.") from None
+    try:
+        configs = loader.load_configs(None, Config, [Path(project_dir)])
+        config = next(iter(configs.values()))
+    except Exception as exc:  # SQLMesh's ConfigError, a YAML error, an exception in config.py
+        raise ProjectError(f"{path} cannot be loaded by SQLMesh ({_first_line(exc)}); fix it so that `sqlmesh plan` "
+                           "can read it too.") from None
+    name = gateway or config.default_gateway_name
+    known = sorted(config.gateways) if isinstance(config.gateways, dict) else []
+    if gateway is not None and gateway not in known:
+        raise WarehouseError(f"{path} has no gateway {gateway!r} (its gateways: {', '.join(repr(k) for k in known) or 'none'}); "
+                             "pass --target with one of them, or add the gateway to the config.")
+    try:
+        connection = config.get_gateway(gateway).connection
+    except Exception as exc:
+        raise WarehouseError(f"{path} names no usable gateway ({_first_line(exc)}); set `default_gateway` or pass --target "
+                             "with a gateway name.") from None
+    if connection is None:
+        raise WarehouseError(f"gateway {name!r} in {path} has no `connection`; add one (DuckDB or Postgres).")
+    settings: dict[str, Any] = connection.model_dump() if hasattr(connection, "model_dump") else dict(connection)
+    kind = str(settings.get("type_") or settings.get("type") or getattr(connection, "type_", "?"))
+    return GatewayTarget(str(name), path, kind, settings)
+
+
+def connect_gateway(project_dir: Path, gateway: Optional[str], read_only: bool, driver, errors):
+    """(connection, dialect) for a SQLMesh project's gateway; `driver` and `errors` are warehouse.py's."""
+    found = gateway_target(project_dir, gateway)
+    s = found.settings
+    if found.kind == "duckdb":
+        database = s.get("database")
+        if not database or database == ":memory:":
+            raise WarehouseError(f"{found.describe()} is an in-memory DuckDB: nothing outlives `sqlmesh plan`, so there "
+                                 "is nothing to read; give the connection a `database:` file.")
+        path = Path(str(database))
+        if not path.is_absolute():
+            # SQLMesh opens a relative path from where it runs; assay takes the project directory,
+            # where `sqlmesh plan` runs when started there.
+            path = Path(project_dir) / path
+        if not path.exists():
+            raise WarehouseError(f"cannot read the warehouse of {found.describe()}: the DuckDB file {path} does not exist; "
+                                 "run `sqlmesh plan` in the project first, or check the connection's `database:`.")
+        duckdb = driver("duckdb")
+        with errors(f"cannot connect to the warehouse of {found.describe()}"):
+            return duckdb.connect(str(path), read_only=read_only), "duckdb"
+    if found.kind == "postgres":
+        missing = [k for k in ("host", "user", "database") if not s.get(k)]
+        if missing:
+            raise WarehouseError(f"{found.describe()} has no {', '.join(f'`{k}`' for k in missing)}; add it to the gateway's connection.")
+        psycopg2 = driver("psycopg2")
+        with errors(f"cannot connect to the warehouse of {found.describe()}"):
+            conn = psycopg2.connect(host=s["host"], port=s.get("port") or 5432, user=s["user"],
+                                    password=str(s.get("password") or ""), dbname=s["database"], connect_timeout=10)
+            conn.autocommit = True
+            return conn, "postgres"
+    raise WarehouseError(f"assay talks to DuckDB and Postgres warehouses; {found.describe()} is {found.kind!r}. "
+                         "Pass --target with a DuckDB or Postgres gateway.")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split("\n")[:1]).strip()
+    return text or type(exc).__name__

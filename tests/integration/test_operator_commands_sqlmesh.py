@@ -1,0 +1,270 @@
+"""The operator's commands on a SQLMesh project built by `sqlmesh plan` for real, on DuckDB and PG18.
+
+The project is generated with `assay generate sqlmesh` (which records the spec), its warehouse is
+found through the gateway in its config.yaml, and the commands read SQLMesh's prod environment
+(the virtual-layer views in `silver`, `gold`, decision 0700). The bronze history is the dbt
+story's (tests/integration/test_operator_commands_dbt.py): a plan, then a run one interval later
+with a newer clean delivery of ORD-2, so explain, the report and retention are judged on the same
+rows as there; only the times SQLMesh stamps (resolved_at: the run's execution time) differ.
+
+One module-scoped build per engine: plan, run; then replay (a `sqlmesh run` judges the
+re-delivered row), maintain on the physical reject table, and one more run that shows deleting
+behind SQLMesh's back is safe (its audits pass and rows still in bronze come back).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+from assay.retention import EVENTS_COLUMNS
+from tests.integration.test_operator_commands_dbt import BAD_AMOUNT, CLEAN, COLS, FIX_2, HELD_2, HELD_3, OTHER
+from tests.support.corpus import PRECEDENCE, Relation
+from tests.support.engines import ENGINES
+from tests.support.sqlmeshproject import SQLMeshProject, make_project
+
+pytestmark = pytest.mark.slow
+
+ON = [e for e in ENGINES if e.id in ("duckdb", "pg18")]
+
+
+def _cli(*args):
+    res = CliRunner().invoke(cli, list(args))
+    return res.exit_code, res.output
+
+
+@pytest.fixture(scope="module", params=ON, ids=[e.id for e in ON])
+def built(request, tmp_path_factory, pg_servers):
+    """(project, state): the SQLMesh project after a plan and a run, the context closed."""
+    from tests.support.engines import Engine
+
+    spec_engine = request.param
+    engine = Engine(spec_engine, pg_servers.get(spec_engine.server_label) if spec_engine.server_label else None)
+    root = tmp_path_factory.mktemp(f"operator_sqlmesh_{engine.id}")
+    spec = root / "spec"
+    shutil.copytree(PRECEDENCE / "spec", spec)
+    mapping = spec / "mapping_lines.yaml"
+    mapping.write_text(mapping.read_text().replace("target: q_line\n", "target: q_line\nfreshness: {warn_after: 6h, error_after: 1d}\n"))
+    project = make_project(root / "proj", spec, engine=engine.kind, pg=engine.database("operator_sqlmesh"))
+    # the user's route: `assay generate sqlmesh` records the spec, so no command needs --spec
+    code, out = _cli("generate", "sqlmesh", "--project", str(project.path), "--spec", str(spec), "--dialect", project.dialect)
+    assert code == 0, out
+    project.load_bronze([Relation("q__lines", COLS, [CLEAN, HELD_2, HELD_3, BAD_AMOUNT])] + OTHER)
+    project.plan()
+    project.load_bronze([Relation("q__lines", COLS, [CLEAN, HELD_2, HELD_3, BAD_AMOUNT, FIX_2])] + OTHER)
+    _sqlmesh_run(project)  # DuckDB: the commands open the file themselves
+    yield project
+    project.close()
+
+
+def _run(project: SQLMeshProject, *args):
+    return _cli(*args, "--project", str(project.path))
+
+
+def _query(project: SQLMeshProject, sql: str):
+    """Rows of `sql`, through a connection of our own that is closed before the next command
+    (a DuckDB file takes connections of one configuration at a time within a process)."""
+    if project.engine == "postgres":
+        return project.query(sql)
+    import duckdb
+
+    conn = duckdb.connect(str(project.path / "warehouse.duckdb"))
+    try:
+        return [tuple(r) for r in conn.execute(sql).fetchall()]
+    finally:
+        conn.close()
+
+
+def _execute(project: SQLMeshProject, sql: str) -> None:
+    if project.engine == "postgres":
+        project.execute(sql)
+        return
+    import duckdb
+
+    conn = duckdb.connect(str(project.path / "warehouse.duckdb"))
+    try:
+        conn.execute(sql)
+    finally:
+        conn.close()
+
+
+def _sqlmesh_run(project: SQLMeshProject) -> None:
+    """`sqlmesh run` at the next interval; every model and audit passes; the connection is released."""
+    import gc
+
+    from sqlmesh.utils import CompletionStatus
+
+    project.clock += dt.timedelta(days=1)
+    try:
+        # `end` too: without it a fresh Context ends the run at the wall clock, before the test's
+        # intervals (a day apart, starting tomorrow), and finds nothing to do
+        status = project.context().run(execution_time=project.clock, end=project.clock)
+        assert status == CompletionStatus.SUCCESS, status
+    finally:
+        project.close()
+        gc.collect()
+
+
+def test_operator_commands_on_sqlmesh(built):
+    project = built
+    _explain(project)
+    _report(project)
+    _checks(project)
+    _replay(project)
+    _maintain(project)
+
+
+def _explain(project):
+    code, out = _run(project, "explain", "q_line", "ORD-2", "1")
+    assert code == 0, out
+    assert "q_line order_id='ORD-2', line_no='1': 2 deliveries in bronze." in out
+    assert "It is in the entity (published). 0 open reject rows." in out
+    assert "1. q__lines row ln_04 (load l2, ingested 2026-03-10 00:00:00): kept in the entity" in out
+    assert "2. q__lines row ln_02 (load l1, ingested 2026-02-01 11:00:00): deduped" in out
+    assert ("lost the dedupe to ln_04: _ingested_at '2026-03-10 00:00:00' beats '2026-02-01 11:00:00' "
+            "(the latest wins; order: _ingested_at, _load_id, _source_row_id, each descending)") in out
+    assert "(deduped); first seen 2026-02-01 11:00:00, last seen 2026-02-01 11:00:00 (load l1), failed rules: status_in_set" in out
+
+    code, out = _run(project, "explain", "q_line", "--source-row-id", "ln_05")
+    assert code == 0, out
+    assert "It is not in the entity: its judged delivery ln_05 was quarantined to the reject table. 1 open reject row." in out
+    assert "coercion failed: amount: bronze $.amount = '12,50' did not become a decimal(38,9)" in out
+
+    code, out = _run(project, "explain", "q_line", "ORD-2", "1", "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    assert doc["in_entity"] is True
+    assert [(d["source_row_id"], d["route"]) for d in doc["deliveries"]] == [("ln_04", "kept"), ("ln_02", "deduped")]
+    assert [(r["_source_row_id"], r["resolution"]) for r in doc["rejects"]] == [("ln_02", "deduped")]
+
+    # --profiles-dir is dbt's: refused on a SQLMesh project with the option to use instead (exit 3)
+    code, out = _run(project, "explain", "q_line", "ORD-2", "1", "--profiles-dir", str(project.path))
+    assert code == 3 and "is a SQLMesh project: its warehouse is its gateway, so --profiles-dir" in out, out
+    # an unknown gateway names the gateways there are (exit 1)
+    code, out = _run(project, "explain", "q_line", "ORD-2", "1", "--target", "nope")
+    gateway = "local" if project.engine == "duckdb" else "pg"
+    assert code == 1 and f"has no gateway 'nope' (its gateways: '{gateway}')" in out, out
+
+
+def _report(project):
+    code, out = _run(project, "report", "--json", "--now", "2026-04-15T10:00:00Z")
+    assert code == 0, out
+    data = json.loads(out)
+    line = next(e for e in data["entities"] if e["entity"] == "q_line")
+    assert [(r["bronze"], r["kept"], r["quarantined"], r["deduped"]) for r in line["trend"]] == [(4, 1, 3, 0), (5, 2, 2, 1)]
+    # the numbers are the mart's, run by run (read here with SQL of our own)
+    mart = _query(project, "select run_id, rows_evaluated, rows_quarantined, rows_deduped from gold.mart_data_quality "
+                           "where entity = 'q_line' and rule = '(entity)'")
+    by_run = {r[0]: (int(r[1]) + int(r[3]), int(r[1]) - int(r[2]), int(r[2]), int(r[3])) for r in mart}
+    assert {r["run_id"]: (r["bronze"], r["kept"], r["quarantined"], r["deduped"]) for r in line["trend"]} == by_run
+    assert all(r["run_id"].startswith(("SQLMESH_PLAN: ", "SQLMESH_RUN: ")) for r in line["trend"])
+    assert line["flagged"] == 0
+    assert [(r["rule"], r["disposition"], r["rows_failed"]) for r in line["top_rules"]] == [
+        ("amount_coercible", "quarantine", 1), ("status_in_set", "quarantine", 1)]
+    example = line["top_rules"][0]["examples"][0]
+    assert (example["where"], example["source_row_id"], example["raw"]["amount"]) == ("reject", "ln_05", "12,50")
+    assert line["rejects"]["open"] == 2
+    assert [b["rows"] for b in line["rejects"]["by_age"]] == [0, 2, 0, 0, 0]
+    assert [(f["source"], f["status"]) for f in line["freshness"]] == [("q__lines", "error")]
+    assert sorted(e["entity"] for e in data["entities"]) == ["q_code", "q_dup", "q_line"]
+
+    page = project.path / "report.html"
+    code, out = _run(project, "report", "--out", str(page), "--now", "2026-04-15T10:00:00Z")
+    assert code == 0 and page.exists(), out
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.read_text()))
+    for entity in ("q_code", "q_dup", "q_line"):
+        assert entity in text
+    assert "q_line 5 2 0 2 1 2" in text  # entity, bronze, kept, flagged, quarantined, deduped, open rejects
+
+
+def _checks(project):
+    # Declared checks on SQLMesh are not recorded yet and this spec declares none: the commands
+    # read the warehouse and say so (check list: an empty list, exit 0; checks: exit 1, the sentence).
+    code, out = _run(project, "check", "list", "--json")
+    assert code == 0, out
+    assert json.loads(out) == []
+    code, out = _run(project, "checks")
+    assert code == 1 and "no check results are recorded in the warehouse of" in out, out
+
+
+def _rejects(project):
+    return sorted(_query(project, "select _source_row_id, _load_id, resolution from silver.q_line__reject"))
+
+
+def _replay(project):
+    # ln_03 ages out of bronze while its reject row is open: replay re-delivers it from `raw`.
+    assert _rejects(project) == [("ln_02", "l1", "deduped"), ("ln_03", "l1", None), ("ln_05", "l1", None)]
+    _execute(project, "delete from bronze.q__lines where _source_row_id = 'ln_03'")
+    code, out = _run(project, "replay", "q_line", "--dry-run", "--json")
+    assert code == 0, out
+    assert json.loads(out) == {"entity": "q_line", "dry_run": True, "in_bronze": 1, "redelivered": {"q__lines": 1}, "unrecoverable": 0}
+    code, out = _run(project, "replay", "q_line")
+    assert code == 0, out
+    assert "q_line: re-delivered 1 row into bronze.q__lines with _load_id '__replay__'" in out
+    assert "next: sqlmesh -p " in out and " run at the next interval" in out
+    # the next interval's run judges it: still pending, so still quarantined; its reject row stays
+    # open, follows the new delivery, and keeps first_seen and last_seen (the delivery's _ingested_at)
+    _sqlmesh_run(project)
+    assert _rejects(project) == [("ln_02", "l1", "deduped"), ("ln_03", "__replay__", None), ("ln_05", "l1", None)]
+    seen = _query(project, "select first_seen, last_seen from silver.q_line__reject where _source_row_id = 'ln_03'")
+    assert seen == [(dt.datetime(2026, 3, 1, 10), dt.datetime(2026, 3, 1, 10))]
+
+
+def _maintain_json(project, *extra):
+    code, out = _run(project, "maintain", "--json", *extra)
+    assert code == 0, out
+    return {e["entity"]: e for e in json.loads(out)}
+
+
+def _maintain(project):
+    resolved_at = _query(project, "select resolved_at from silver.q_line__reject where _source_row_id = 'ln_02'")[0][0]
+    at_cutoff = _maintain_json(project, "--now", "2026-05-30T10:00:00Z")
+    assert (at_cutoff["q_line"]["unresolved_deleted"], at_cutoff["q_line"]["resolved_deleted"]) == (0, 0)
+    dry = _maintain_json(project, "--now", "2026-05-30T10:00:01Z", "--dry-run")
+    assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"]) == (2, 0)
+    assert len(_rejects(project)) == 3
+    done = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
+    assert (done["q_line"]["unresolved_deleted"], done["q_line"]["resolved_deleted"]) == (2, 0)
+    assert done["q_line"]["table"] == "silver.q_line__reject"  # the name users know, not the physical one
+    assert _rejects(project) == [("ln_02", "l1", "deduped")]
+    # the rows went from the physical table SQLMesh owns; the view shows the same
+    physical = _query(project, "select table_schema, table_name from information_schema.tables "
+                               "where table_name like 'silver__q_line__reject__%'")
+    assert len(physical) == 1 and physical[0][0] == "sqlmesh__silver", physical
+    assert _query(project, f'select count(*) from "{physical[0][0]}"."{physical[0][1]}"') == [(1,)]
+    again = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
+    assert again["q_line"]["unresolved_deleted"] + again["q_line"]["resolved_deleted"] == 0
+
+    later = (resolved_at + dt.timedelta(days=90, seconds=1)).isoformat()
+    expired = _maintain_json(project, "--now", later)
+    assert (expired["q_line"]["unresolved_deleted"], expired["q_line"]["resolved_deleted"]) == (0, 1)
+    assert _rejects(project) == []
+    assert set(expired) == {"q_code", "q_dup", "q_line"}
+
+    events = _query(project, "select event_type, table_name, cutoff, row_count, why from assay_meta.assay_events "
+                             "where table_name = 'silver.q_line__reject'")
+    table = ("REJECTS_EXPIRED", "silver.q_line__reject")
+    assert sorted((e[:4] for e in events), key=lambda e: (e[2], e[3])) == [
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 0), 0),
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 0),
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 2),
+        (*table, resolved_at + dt.timedelta(seconds=1), 1),
+    ]
+    assert "retention 90d: unresolved rows last seen before 2026-03-01 10:00:01 and resolved rows resolved before it" in {e[4] for e in events}
+    columns = _query(project, "select column_name from information_schema.columns where table_schema = 'assay_meta' "
+                              "and table_name = 'assay_events' order by ordinal_position")
+    assert [c[0] for c in columns] == [name for name, _ in EVENTS_COLUMNS]
+
+    # Deleting behind SQLMesh's back is safe: the next run's audits (conservation among them)
+    # pass, and the rows whose bronze delivery is still there are diverted again, with the
+    # delivery's first_seen and last_seen, to expire at the next maintain.
+    _sqlmesh_run(project)
+    assert _rejects(project) == [("ln_03", "__replay__", None), ("ln_05", "l1", None)]
+    again = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
+    assert again["q_line"]["unresolved_deleted"] == 2
