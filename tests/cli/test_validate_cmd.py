@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def test_a_valid_spec_exits_0_with_a_one_line_summary(spec: str, counts: str) ->
     result = run(str(path))
     assert result.exit_code == 0, result.output
     fingerprint = compile_spec(path)[0].fingerprint
-    assert result.stdout == f"ok: {counts} (spec {fingerprint})\n"
+    assert result.stdout == f"ok: {counts} (spec {fingerprint}, for dbt)\n"
     assert result.stderr == ""
 
 
@@ -87,8 +88,8 @@ def test_json_on_a_bad_spec() -> None:
     result = run("--json", str(FIXTURES / "five_mistakes"))
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
-    assert sorted(payload) == ["ok", "problems", "skipped", "summary"]
-    assert payload["ok"] is False
+    assert sorted(payload) == ["ok", "problems", "skipped", "summary", "target", "warnings"]
+    assert payload["ok"] is False and payload["target"] == "dbt" and payload["warnings"] == []
     assert payload["summary"] is None
     assert payload["skipped"] == [{"file": "metrics.yaml", "kind": "metric_version"}]
     assert len(payload["problems"]) == 5
@@ -104,7 +105,9 @@ def test_json_on_a_valid_spec() -> None:
     assert result.exit_code == 0
     assert json.loads(result.stdout) == {
         "ok": True,
+        "target": "dbt",
         "problems": [],
+        "warnings": [],
         "skipped": [],
         "summary": {"checks": 0, "entities": 3, "mappings": 3, "rules": 20},
     }
@@ -135,3 +138,75 @@ def test_a_valid_spec_with_a_skipped_document_names_it_once(write_spec) -> None:
     assert result.exit_code == 0
     assert result.stdout.startswith("ok: 2 entities, 2 mappings, 8 rules, 0 checks (spec ")
     assert result.stderr == f"skipped {spec.as_posix()}/metrics.yaml: `metric_version` documents carry no quality semantics\n"
+
+
+# --------------------------------------------------------------------------- --target
+
+INCREMENTAL = FIXTURES / "incremental"
+# An advisory check of a table assay only reads: SQLMesh runs checks as audits of the models assay
+# builds, so it skips this one (a warning); dbt runs it.
+READ_ONLY = """tables_version: 1
+tables:
+  bronze.raw_customers:
+    grain: [id]
+    checks:
+      - {check_id: few_rows, kind: row_expectation, enforcement: advisory, max_rows: 100}
+"""
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_a_target_refusal_exits_1_by_file_and_line() -> None:
+    result = run("--target", "sqlmesh", str(INCREMENTAL))
+    assert result.exit_code == 1
+    line = _line_of(INCREMENTAL / "entities.yaml", "materialized: incremental")
+    assert result.stdout.splitlines() == [
+        f"{INCREMENTAL.as_posix()}/entities.yaml:{line}: UNSUPPORTED_BY_TARGET: refused on sqlmesh: entity `orders` "
+        "(`materialized: incremental`) needs the ledger-style staged model, which exists for dbt only; use "
+        "`materialized: table` to generate for SQLMesh, or generate for dbt."
+    ]
+    assert result.stderr == "1 problem found.\n"
+    # the same spec is valid for dbt, the default target
+    assert run(str(INCREMENTAL)).exit_code == 0
+    assert run("--target", "dbt", str(INCREMENTAL)).stdout.endswith(", for dbt)\n")
+
+
+def test_what_a_target_skips_is_a_warning_and_exits_0(tmp_path) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(INCREMENTAL, spec)
+    path = spec / "entities.yaml"
+    path.write_text(path.read_text().replace("    materialized: incremental\n    incremental: {lag: 2h}\n", ""))
+    (spec / "tables.yaml").write_text(READ_ONLY)
+    result = run("--target", "sqlmesh", str(spec))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("ok: ") and result.stdout.endswith(", for sqlmesh)\n")
+    line = _line_of(spec / "tables.yaml", "few_rows")
+    assert result.stderr.startswith(
+        f"{spec.as_posix()}/tables.yaml:{line}: warning: UNSUPPORTED_BY_TARGET: skipped on sqlmesh: advisory check "
+        "`FEW_ROWS` of `bronze.raw_customers`")
+    assert len(result.stderr.splitlines()) == 1
+    payload = json.loads(run("--json", "--target", "sqlmesh", str(spec)).stdout)
+    assert payload["ok"] is True and payload["target"] == "sqlmesh" and payload["problems"] == []
+    assert [(w["file"], w["line"], w["severity"]) for w in payload["warnings"]] == [("tables.yaml", line, "warning")]
+    # for dbt the advisory check runs: nothing to say
+    assert run("--target", "dbt", str(spec)).stderr == ""
+
+
+def test_the_default_target_is_the_one_generate_recorded(tmp_path) -> None:
+    project = tmp_path / "project"
+    (project / ".assay").mkdir(parents=True)
+    (project / ".assay" / "manifest.json").write_text(json.dumps({"files": {}, "target": "sqlmesh", "spec_dir": str(INCREMENTAL)}))
+    result = run("--project", str(project))
+    assert result.exit_code == 1
+    assert "refused on sqlmesh: entity `orders`" in result.stdout
+    # --target overrides what the project recorded
+    assert run("--project", str(project), "--target", "dbt").exit_code == 0
+    assert json.loads(run("--project", str(project), "--json", "--target", "dbt").stdout)["target"] == "dbt"
+
+
+def test_an_unknown_target_is_a_usage_error() -> None:
+    result = run("--target", "airflow", str(INCREMENTAL))
+    assert result.exit_code == 3
+    assert "'airflow' is not one of 'dbt', 'sqlmesh'" in result.stderr

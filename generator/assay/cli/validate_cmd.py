@@ -1,4 +1,10 @@
-"""`assay validate [--spec DIR] [--project DIR] [--json]`: every refusal at once, or a one-line summary."""
+"""`assay validate [--spec DIR] [--project DIR] [--target dbt|sqlmesh] [--json]`: every refusal at once,
+or a one-line summary.
+
+The spec is checked for one target: what that target cannot realise (validate/targets.py) is
+refused here, by file and line, exactly as `assay generate` for that target would refuse it, and
+what it would skip is a warning (exit 0).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,19 @@ from typing import Optional
 
 import click
 
+from ..artifacts import read_manifest
 from ..errors import AssayUsageError, SpecError, openable
-from ..ir.resolve import compile_spec
+from ..ir.resolve import resolve
+from ..spec.loader import load_spec
+from ..validate import validate
+from ..validate.targets import TARGETS
 from .common import json_option, plural, project_option, resolve_spec, spec_option
+
+
+def default_target(project_dir: Path) -> str:
+    """The target `assay generate` recorded for the project, else dbt."""
+    recorded = read_manifest(project_dir).get("target")
+    return recorded if recorded in TARGETS else "dbt"
 
 
 def summary(project) -> dict:
@@ -30,9 +46,12 @@ def summary(project) -> dict:
 @click.argument("spec_arg", metavar="[SPEC_DIR]", required=False, type=click.Path(file_okay=False, path_type=Path))
 @spec_option()
 @project_option("The project whose recorded spec to check (default: the current directory).")
+@click.option("--target", "target", type=click.Choice(list(TARGETS)), default=None,
+              help="The target the spec is checked for: what it cannot realise is refused (default: the target "
+                   "`assay generate` recorded for --project, else dbt).")
 @json_option("Print the result as JSON objects.")
-def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir: Path, as_json: bool) -> None:
-    """Check a spec and report every problem at once (exit 1 when there is one).
+def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir: Path, target: Optional[str], as_json: bool) -> None:
+    """Check a spec for a target and report every problem at once (exit 1 when there is one).
 
     The spec is --spec (SPEC_DIR, positional, is the same and kept for old scripts), else the
     one `assay generate` recorded for --project, else the project itself when it holds assay.yml.
@@ -42,12 +61,19 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
     if spec_arg is not None and not spec_arg.is_dir():
         raise click.UsageError(f"{spec_arg} is not a directory; pass --spec with the folder that holds assay.yml (or your spec YAML files).")
     spec_dir = resolve_spec(spec_arg if spec_arg is not None else spec_dir, project_dir)
-    project, diags, loaded = compile_spec(spec_dir)
+    target = target or default_target(project_dir)
+    loaded = load_spec(spec_dir)
+    validated = validate(loaded, target)
+    project, diags = resolve(loaded, validated)
+    # what the target skips without changing any row (advisory checks): reported, not refused
+    warnings = [d for d in validated.diagnostics if d.severity != "error"] if project is not None else []
     skipped = [{"file": f, "kind": k} for f, k in loaded.skipped]
     if as_json:
         payload = {
             "ok": project is not None,
+            "target": target,
             "problems": [d.as_dict() for d in diags],
+            "warnings": [d.as_dict() for d in warnings],
             "skipped": skipped,
             "summary": summary(project) if project is not None else None,
         }
@@ -65,8 +91,10 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
     elif not project.entities:
         click.echo(f"warning: {spec_dir} declares no entities, so `assay generate` has nothing to build and refuses it; "
                    "add a `spec_version: 1` document with `entities:`.", err=True)
+    for d in warnings:
+        click.echo(f"{openable(spec_dir, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     s = summary(project)
     click.echo(
         f"ok: {plural(s['entities'], 'entity', 'entities')}, {plural(s['mappings'], 'mapping')}, "
-        f"{plural(s['rules'], 'rule')}, {plural(s['checks'], 'check')} (spec {project.fingerprint})"
+        f"{plural(s['rules'], 'rule')}, {plural(s['checks'], 'check')} (spec {project.fingerprint}, for {target})"
     )
