@@ -150,9 +150,11 @@ def test_macro_text_and_jinja_literals():
 
 
 class _Project:
-    check_budget = (64 * 1024**3, 900)
     tables: tuple = ()
     sql_checks: tuple = ()
+
+    def budget_of(self, table: str) -> tuple[int, int]:
+        return (64 * 1024**3, 900)
 
     def schema(self, role: str) -> str:
         return {"meta": "assay_meta"}[role]

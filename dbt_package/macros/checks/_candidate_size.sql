@@ -31,16 +31,17 @@
   {{ return({'rows': row[0] | int, 'bytes': (row[0] | int) * (row[1] | int)}) }}
 {% endmacro %}
 
-{#- PostgreSQL: the pass reads the heap, its TOAST and nothing else, so the estimate is the
-    on-disk size of the table without its indexes (a view measures 0). The rows of an entity's
+{#- PostgreSQL: a sequential scan reads the heap and its TOAST heap, nothing else (no index, no
+    free-space or visibility map), so the estimate is their size on disk (a view measures 0). The rows of an entity's
     candidate are the count its CREATE TABLE AS (the statement 'main') reported, no scan; any
     other relation (a table assay only reads) is counted. -#}
 {% macro postgres___candidate_size(relation) %}
   {%- set main = load_result('main') if relation.identifier.endswith('__assay_candidate') else none -%}
   {%- set rows = main['response'].rows_affected if main and main['response'] is not none else none -%}
   {%- set sql -%}
-    select pg_table_size({{ assay.string_literal(relation | string) }}::regclass) as assay_bytes
+    select pg_relation_size(c.oid) + coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0) as assay_bytes
     {%- if rows is none or rows < 0 %}, (select count(*) from {{ relation }}) as assay_rows{% endif %}
+    from pg_class as c where c.oid = {{ assay.string_literal(relation | string) }}::regclass
   {%- endset -%}
   {%- set row = run_query(sql).rows[0] -%}
   {{ return({'rows': (row[1] | int) if (rows is none or rows < 0) else rows, 'bytes': row[0] | int}) }}

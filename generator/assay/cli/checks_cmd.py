@@ -229,13 +229,14 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
             f"no check results are recorded for run {run_id}; check the run id (dbt's invocation_id, in "
             "target/run_results.json), or list the recorded runs with `assay check list`."
         )
-    wanted = check_id.upper()  # reported ids are upper-cased (000)
     recorded = results_of_run(project_dir, found, profiles_dir, target, meta)
-    results = [r for r in recorded if r["check_id"] == wanted]
+    # Declared ids are reported upper-cased (000), SQL check files by their file name: either case finds them.
+    results = [r for r in recorded if r["check_id"].upper() == check_id.upper()]
     if not results:
         ids = sorted({r["check_id"] for r in recorded})
-        raise AssayError(f"run {found} recorded no check {wanted}; its checks are {', '.join(ids)}. "
+        raise AssayError(f"run {found} recorded no check {check_id}; its checks are {', '.join(ids)}. "
                          f"Run `assay checks {found[:8]}` to see them.")
+    wanted = results[0]["check_id"]
     kept = _result_rows(project_dir, profiles_dir, target, "table_name, row_number, row_json",
                         "where run_id = ? and check_id = ?", (found, wanted), meta=meta, table=ROWS_TABLE)
     items = []

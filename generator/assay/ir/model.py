@@ -228,8 +228,17 @@ class Project:
     spec_files: tuple[str, ...] = ()
     fingerprint: str = ""
     skipped: tuple[tuple[str, str], ...] = field(default=())
-    # assay.yml `checks.scan_budget_bytes` / `checks.time_budget_seconds` (000's defaults).
+    # assay.yml `checks.scan_budget_bytes` / `checks.time_budget_seconds` (000's defaults), and
+    # `checks.budgets`: (table, scan bytes, time seconds) of the tables with their own (decision 0530).
     check_budget: tuple[int, int] = (64 * 1024**3, 900)
+    check_budgets: tuple[tuple[str, int, int], ...] = ()
+
+    def budget_of(self, table: str) -> tuple[int, int]:
+        """(scan bytes, time seconds) of one table's row pass."""
+        for name, scan, seconds in self.check_budgets:
+            if name == table:
+                return scan, seconds
+        return self.check_budget
 
     def schema(self, role: str) -> str:
         return dict(self.schemas)[role]

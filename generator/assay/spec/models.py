@@ -271,6 +271,13 @@ class Schemas(Strict):
     meta: str = "assay_meta"
 
 
+class CheckBudget(Strict):
+    """One table's own budget (`checks.budgets.<table>`); an unstated one is the project's."""
+
+    scan_budget_bytes: Optional[StrictInt] = Field(default=None, ge=1)
+    time_budget_seconds: Optional[StrictInt] = Field(default=None, ge=1)
+
+
 class ChecksSettings(Strict):
     dir: str = "checks"
     on_failure: Literal["block", "warn"] = "block"
@@ -278,6 +285,7 @@ class ChecksSettings(Strict):
     # over it, row-reading declared checks are recorded not_evaluated (decision 0530).
     scan_budget_bytes: StrictInt = Field(default=64 * 1024**3, ge=1)
     time_budget_seconds: StrictInt = Field(default=900, ge=1)
+    budgets: dict[str, CheckBudget] = Field(default_factory=dict)
 
 
 class ProjectSettings(Strict):

@@ -257,14 +257,9 @@ def rows_query(check: DeclaredCheck, entity: Entity) -> Optional[str]:
 
 
 def redacted_columns(entity: Entity) -> list[str]:
-    """Columns kept out of captured rows: the bronze columns ``redact:`` names, and the entity
-    columns read from them (decision 0532)."""
-    names = set(entity.redact)
-    for m in entity.mappings:
-        for f in m.fields:
-            if f.path and f.path[0] in entity.redact:
-                names.add(f.column)
-    return sorted(names)
+    """Columns kept out of captured rows: the bronze columns ``redact:`` names (no mapping may
+    read them, so they reach captured rows only through a SQL check that reads bronze)."""
+    return sorted(set(entity.redact))
 
 
 def capture_macro_name(entity: Entity) -> str:
@@ -309,7 +304,7 @@ def declared_macro(entity: Entity, project: Project) -> str:
             # The violating rows, captured only when the check fails (assay check rows).
             lines += [f"  {{% set rows_sql %}}{rows}{{% endset %}}",
                       f"  {{% do checks[{n}].update({{'rows_sql': rows_sql}}) %}}"]
-    scan_bytes, time_seconds = project.check_budget
+    scan_bytes, time_seconds = project.budget_of(entity.name)
     lines += [
         "  {% set sql %}",
         sql,
