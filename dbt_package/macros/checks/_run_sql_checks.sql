@@ -39,7 +39,6 @@
       {%- endif -%}
     {%- else -%}
       {%- do results.append({'check': spec, 'measures': {'rows': n, 'failing_rows': n}, 'passed': assay._sql_check_passed(n, check['on_failure'])}) -%}
-    {%- if n > 0 -%}{%- do assay._capture_check_rows(candidate, audits_macro, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), check['name'], check['sql']) -%}{%- endif -%}
       {%- if n > 0 -%}{%- do assay._capture_check_rows(candidate, audits_macro, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), check['name'], check['sql']) -%}{%- endif -%}
       {%- if n > 0 and check['on_failure'] == 'block' -%}
         {%- do failures.append(check['name'] ~ ': returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's')) -%}
