@@ -175,7 +175,14 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
 
     ``checks`` is the generator's JSON list of descriptors (which columns of the measuring row
     each check reads, its bounds); ``measure`` the measuring query over ``@this_model``.
-    Returns the INSERT of the results, or nothing outside an evaluation.
+    Returns the INSERT of the results, or nothing outside an evaluation:
+
+    >>> from sqlglot import exp
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> lit_ = exp.Literal.string
+    >>> assay_record_declared_checks(MacroEvaluator(), lit_("order"), lit_("assay_meta.assay_check_results"),
+    ...                              lit_("[]"), exp.select("COUNT(*) AS assay_rows")) is None
+    True
     """
     from assay.checks.recorded import verdict_of
 
@@ -204,7 +211,17 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
 @macro()
 def assay_record_sql_check(evaluator, table_name, results, check_name, on_failure, position, query) -> Optional[exp.Expr]:
     """Count the rows one SQL check file returns on the table just written, and record it
-    (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``)."""
+    (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``). Nothing outside an
+    evaluation:
+
+    >>> from sqlglot import exp
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> lit_ = exp.Literal.string
+    >>> assay_record_sql_check(MacroEvaluator(), lit_("order"), lit_("assay_meta.assay_check_results"),
+    ...                        lit_("silver.order/no_refunds"), lit_("block"), exp.Literal.number(1001),
+    ...                        exp.select("1")) is None
+    True
+    """
     from assay.checks.recorded import verdict_of
 
     adapter = _adapter(evaluator)
@@ -237,6 +254,10 @@ def assay_check_failures(evaluator, results, table_name, check_id, on_failure=No
     so SQLMesh's audit error shows what was measured. A ``warn`` SQL check is recorded as passed
     (002: it warns, it does not fail); its non-blocking audit reports it from the row count.
     Without a run (``sqlmesh audit`` outside a plan) the table's latest recorded run is judged.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> print(render_sql("@assay_check_failures('meta.r', 'order', 'ENOUGH_ROWS')", "duckdb"))
+    SELECT run_id, table_name, check_id, NULL AS detail FROM meta.r WHERE run_id = (SELECT MAX(run_id) FROM meta.r WHERE table_name = 'order' AND recorded_at = (SELECT MAX(recorded_at) FROM meta.r WHERE table_name = 'order')) AND table_name = 'order' AND check_id = 'ENOUGH_ROWS' AND NOT passed
     """
     d = dialect_of(evaluator)
     relation = exp.to_table(_string(results), dialect=d).sql(dialect=d)

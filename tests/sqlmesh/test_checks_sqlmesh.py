@@ -262,6 +262,15 @@ def test_a_changed_model_whose_blocking_check_fails_is_not_promoted(tmp_path):
         project.close()
 
 
+def test_docstring_examples_of_the_check_macros_run():
+    import doctest
+
+    from assay_sqlmesh import checks
+
+    result = doctest.testmod(checks)
+    assert result.failed == 0 and result.attempted > 0
+
+
 # --------------------------------------------------------------------------- the twin
 
 
