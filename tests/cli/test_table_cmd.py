@@ -1,0 +1,129 @@
+"""`assay table list|get` (decision 0514): the state of every table with checks, read from a real
+DuckDB warehouse, and the exit codes: list 0; get 0 published, 2 kept or not published, 3 an
+unknown table, 1 without a spec."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+from assay.scaffold import duckdb_profile, write_dbt_skeleton
+
+ENTITIES = """\
+spec_version: 1
+entities:
+  shop:
+    grain: one row per shop
+    key: [shop_id]
+    fields:
+      shop_id: {type: string, required: true}
+      city: {type: string}
+  plain:
+    grain: one row per plain thing
+    key: [plain_id]
+    fields:
+      plain_id: {type: string, required: true}
+"""
+MAPPING = """\
+mapping_version: 1
+source: raw_{name}
+target: {name}
+key:
+  {name}_id: {{from: "$.id"}}
+unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+"""
+KEEP = """/* assay
+on_failure: keep
+*/
+select * from silver.shop where city = 'Nowhere'
+"""
+EVENTS = ("create table assay_meta.assay_events (event_id varchar, event_type varchar, run_id varchar, table_name varchar, "
+          "check_name varchar, why varchar, row_count bigint, cutoff timestamp, occurred_at timestamp)")
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    return result
+
+
+@pytest.fixture
+def setup(tmp_path):
+    spec = tmp_path / "spec"
+    (spec / "checks" / "silver" / "shop").mkdir(parents=True)
+    (spec / "entities.yml").write_text(ENTITIES)
+    (spec / "shops.yml").write_text(MAPPING.format(name="shop"))
+    (spec / "plains.yml").write_text(MAPPING.format(name="plain"))
+    (spec / "checks" / "silver" / "shop" / "no_nowhere.sql").write_text(KEEP)
+    project = tmp_path / "proj"
+    write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create schema silver")
+    con.execute("create table silver.shop (shop_id varchar)")
+    con.execute("create schema assay_meta")
+    con.execute(EVENTS)
+    con.close()
+    return project, spec
+
+
+def event(project: Path, kind: str, run: str, check: str, why: str, at: str) -> None:
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("insert into assay_meta.assay_events values (?, ?, ?, 'shop', ?, ?, null, null, ?)",
+                [f"e-{run}-{kind}", kind, run, check, why, at])
+    con.close()
+
+
+def table(project, spec, *args):
+    return invoke("table", *args, "--project", str(project), "--spec", str(spec))
+
+
+def test_list_and_get_follow_the_events(setup):
+    project, spec = setup
+    # only the table with checks is listed; published: it exists and carries no mark
+    res = table(project, spec, "list", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == [{"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None}]
+    assert table(project, spec, "get", "shop").exit_code == 0
+
+    event(project, "TABLE_KEPT", "run-1", "silver.shop/no_nowhere", "keep_check_failed", "2026-12-01 10:00:00")
+    res = table(project, spec, "get", "silver.shop", "--json")
+    assert res.exit_code == 2, res.output
+    got = json.loads(res.stdout)
+    assert (got["state"], got["run"], got["check"]) == ("kept", "run-1", "silver.shop/no_nowhere")
+    res = table(project, spec, "get", "shop")
+    assert res.stdout == "shop: kept since run run-1: check silver.shop/no_nowhere failed\n"
+    assert res.exit_code == 2
+    assert table(project, spec, "list").exit_code == 0  # listing is no verdict
+
+    # a newer clear wins
+    event(project, "TABLE_KEPT_CLEARED", "run-2", "silver.shop/no_nowhere", "checks_passed", "2026-12-01 11:00:00")
+    assert json.loads(table(project, spec, "get", "shop", "--json").stdout)["state"] == "published"
+
+
+def test_a_table_that_is_not_there_is_not_published_with_the_set_back_that_said_so(setup):
+    project, spec = setup
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("drop table silver.shop")
+    con.close()
+    res = table(project, spec, "get", "shop", "--json")
+    assert res.exit_code == 2
+    assert json.loads(res.stdout)["why"] == "never built"
+    event(project, "TABLE_ROLLED_BACK", "run-3", "silver.shop/no_nowhere", "not_published", "2026-12-01 12:00:00")
+    got = json.loads(table(project, spec, "get", "shop", "--json").stdout)
+    assert (got["state"], got["run"], got["check"], got["why"]) == ("not_published", "run-3", "silver.shop/no_nowhere", "not_published")
+
+
+def test_an_unknown_table_is_a_usage_error_and_no_spec_is_a_problem(setup, tmp_path):
+    project, spec = setup
+    res = table(project, spec, "get", "nope")
+    assert res.exit_code == 3
+    assert "'nope' is no table with checks in this spec (those with checks: shop)" in res.output
+    res = invoke("table", "list", "--project", str(project))
+    assert res.exit_code == 1
+    assert "has no spec recorded by `assay generate`" in res.output
