@@ -32,11 +32,11 @@ pytestmark = pytest.mark.slow
 
 COLUMNS = ["case_id", "check_json", "n_rows", "n_nulls", "n_values", "n_outside", "n_repeats", "n_distinct",
            "first_value", "min_value", "max_value", "key_1", "key_2", "only_value", "gap_num", "gap_text",
-           "gap_from", "gap_to", "failing_rows"]
+           "gap_from", "gap_to", "failing_rows", "outcome_json"]
 TYPES = {"case_id": "bigint", "check_json": "varchar", "gap_num": "decimal(38,6)", "failing_rows": "bigint",
          **{c: "bigint" for c in COLUMNS if c.startswith("n_")},
          **{c: "varchar" for c in ("first_value", "min_value", "max_value", "key_1", "key_2", "only_value",
-                                   "gap_text", "gap_from", "gap_to")}}
+                                   "gap_text", "gap_from", "gap_to", "outcome_json")}}
 
 
 def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extra) -> dict:
@@ -129,7 +129,29 @@ CASES = [
     ("sql_block_rows", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 1, "failing_rows": 1}, False),
     ("sql_warn_rows", _check("sql", [], [], {"on_failure": "warn"}), {"n_rows": 3, "failing_rows": 3}, True),
     ("sql_keep_rows", _check("sql", [], [], {"on_failure": "keep"}), {"n_rows": 2, "failing_rows": 2}, False),
+    # not measured (decisions 0530, 0531): over the byte or time budget, or an unreadable candidate;
+    # `outcome_json` is what _run_declared_checks hands _declared_unmeasured
+    *[(f"{name}_{kind}", _check(kind, cols, types, bounds, **extra), {"n_rows": 7, "outcome_json": json.dumps(outcome)}, False)
+      for name, outcome in [
+          ("over_scan_budget", {"status": "not_evaluated", "code": "CHECK_SCAN_BUDGET_EXCEEDED",
+                                "estimated_bytes": 91234567890, "ceiling_bytes": 68719476736}),
+          ("over_time_budget", {"status": "not_evaluated", "code": "CHECK_TIME_BUDGET_EXCEEDED", "ceiling_seconds": 900}),
+          ("unreadable", {"status": "error", "message": 'column "x" does not exist'}),
+      ]
+      for kind, cols, types, bounds, extra in [
+          ("null_ceiling", ["n"], ["int"], {"max_null_ppm": 0}, {}),
+          ("value_range", ["amount"], ["int"], {"min_value": "0", "max_value": "1"}, {}),
+          ("key_uniqueness", ["id"], ["int"], {}, {}),
+          ("continuity", ["c"], ["timestamp"], {"max_gap_seconds": 60}, {"domain": "timestamp"}),
+      ]],
 ]
+UNMEASURED = {
+    "over_scan_budget": "not_evaluated: CHECK_SCAN_BUDGET_EXCEEDED: estimated scan of 91234567890 bytes exceeds the "
+                        "68719476736-byte ceiling",
+    "over_time_budget": "not_evaluated: CHECK_TIME_BUDGET_EXCEEDED: the pass over the stored rows ran past the "
+                        "900-second ceiling",
+    "unreadable": 'DECLARED_CHECK_UNREADABLE: column "x" does not exist',
+}
 
 MACRO = """
 {% macro assay_test_verdicts() %}
@@ -137,7 +159,12 @@ MACRO = """
   {%- set table = run_query('select * from ' ~ ref('verdict_measurements') ~ ' order by case_id') -%}
   {%- for row in table.rows -%}
     {%- set check = fromjson(row['check_json']) -%}
-    {%- if check['kind'] == 'sql' -%}
+    {%- if row['outcome_json'] -%}
+      {%- set verdict = assay._declared_unmeasured(check, fromjson(row['outcome_json']), row['n_rows'] | int) -%}
+      {%- set m = verdict['measures'] -%}
+      {%- set passed = verdict['passed'] -%}
+      {%- set detail = verdict['detail'] -%}
+    {%- elif check['kind'] == 'sql' -%}
       {%- set n = row['failing_rows'] | int -%}
       {%- set m = {'rows': n, 'failing_rows': n} -%}
       {%- set passed = assay._sql_check_passed(n, check['bounds']['on_failure']) -%}
@@ -204,3 +231,8 @@ def test_jinja_and_python_verdicts_agree(jinja_verdicts: dict[int, dict], i: int
     python = verdict_of(check["kind"], json.loads(json.dumps(spec)), jinja["measures"])
     assert jinja["passed"] is python.passed, (name, jinja, python)
     assert python.passed is expected, (name, python)
+    unmeasured = [text for prefix, text in UNMEASURED.items() if name.startswith(prefix)]
+    if unmeasured:
+        # not measured: both sides write the whole sentence, and it is 000's (0106 for time)
+        assert jinja["detail"] == python.detail == unmeasured[0], (name, jinja, python)
+        assert jinja["measures"]["rows"] == 7
