@@ -184,6 +184,8 @@ def builds(tmp_path_factory, engine) -> dict:
                "checks": _cli("checks", run_id, "--project", str(project.path), "--json"),
                "amounts": sorted(project.query("select order_id, amount from marts.order_amounts"))
                if label != "bad_source" else None}
+        if label == "bad_source":
+            obs["rows"] = _cli("check", "rows", run_id, "IDS_PRESENT", "--project", str(project.path), "--json")
         if label == "bad_model":
             obs["candidate"] = sorted(project.query('select order_id, amount from marts."order_amounts__assay_candidate"'))
         out[label] = obs
@@ -281,3 +283,11 @@ def test_check_list_shows_tables_assay_only_reads(builds):
         ("bronze.raw_orders", "bronze.raw_orders/no_test_customers"): ("FAILED", "1", "block"),
         ("bronze.raw_orders", "bronze.raw_orders/no_blank_amounts"): ("failed (kept)", "1", "keep"),
     }
+
+
+def test_check_rows_shows_the_source_rows_a_check_found(builds):
+    res = builds["bad_source"]["rows"]
+    assert res.exit_code == 0, res.output
+    items = json.loads(res.stdout)
+    assert [(i["table"], i["check_id"], i["row"]["_source_row_id"], i["row"]["id"]) for i in items] == [
+        ("bronze.raw_orders", "IDS_PRESENT", "r4", None)]

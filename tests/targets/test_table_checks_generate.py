@@ -40,6 +40,10 @@ tables:
     columns: [id]
     checks:
       - {check_id: some_refunds, kind: row_expectation, enforcement: advisory, min_rows: 1}
+  bronze.raw_customers:
+    columns: [id]
+    checks:
+      - {check_id: some_customers, kind: row_expectation, enforcement: advisory, min_rows: 1}
   marts.customer_totals:
     grain: [customer_id]
     columns: [customer_id, total]
@@ -63,11 +67,12 @@ def generated(tmp_path_factory) -> dict[str, str]:
 
 def test_one_check_task_and_one_macro_file_per_checked_table(generated):
     tasks = sorted(p for p in generated if p.startswith("models/assay/checks/"))
-    assert tasks == ["models/assay/checks/assay_checks__bronze__raw_orders.sql",
+    assert tasks == ["models/assay/checks/assay_checks__bronze__raw_customers.sql",
+                     "models/assay/checks/assay_checks__bronze__raw_orders.sql",
                      "models/assay/checks/assay_checks__bronze__raw_refunds.sql",
                      "models/assay/checks/assay_checks__marts__customer_totals.sql"]
     assert sorted(p for p in generated if p.startswith("macros/assay/table_checks/")) == [
-        "macros/assay/table_checks/bronze__raw_orders.sql", "macros/assay/table_checks/bronze__raw_refunds.sql",
+        "macros/assay/table_checks/bronze__raw_customers.sql", "macros/assay/table_checks/bronze__raw_orders.sql", "macros/assay/table_checks/bronze__raw_refunds.sql",
         "macros/assay/table_checks/marts__customer_totals.sql"]
     task = generated["models/assay/checks/assay_checks__bronze__raw_orders.sql"]
     assert "{{ config(materialized='assay_check_task', schema=\"assay_meta\", assay_audits=\"assay_audits__bronze__raw_orders\", " \
@@ -88,7 +93,8 @@ def test_readers_of_a_checked_source_depend_on_its_task(generated):
     at = next(i for i, line in enumerate(staged) if line.startswith("{{ config("))
     dep = staged.index("-- depends_on: {{ ref(\"assay_checks__bronze__raw_orders\") }}")
     assert at < dep < staged.index("with extracted as (")
-    assert "assay_checks__" not in generated["models/assay/customer/customer__staged.sql"]
+    customer = generated["models/assay/customer/customer__staged.sql"]
+    assert "assay_checks__bronze__raw_customers" in customer and "assay_checks__bronze__raw_orders" not in customer
 
 
 def test_sources_results_model_and_macros(generated):
@@ -102,6 +108,10 @@ def test_sources_results_model_and_macros(generated):
     assert "{{ return(source('bronze', \"raw_orders\")) }}" in macros
     # the check file reads the relation it is given, never the name it wrote
     assert "'on_failure': \"keep\"" in macros and "\"SELECT * FROM \" ~ candidate ~ \" AS \\\"raw_orders\\\" WHERE state = 'void'\"" in macros
+    # the customer entity redacts raw_customers.phone: rows a check of raw_customers found never hold it
+    customers = generated["macros/assay/table_checks/bronze__raw_customers.sql"]
+    assert "{% macro default__assay_capture__bronze__raw_customers() %}\n  {{ return({'redact': [\"phone\"]}) }}" in customers
+    assert "assay_capture__" not in macros
     refunds = generated["macros/assay/table_checks/bronze__raw_refunds.sql"]
     assert "assay_sqlchecks__" not in refunds
 
@@ -159,7 +169,8 @@ CHECKS = (
 
 
 class _Meta:
-    check_budget = (64 * 1024**3, 900)
+    def budget_of(self, table):
+        return (64 * 1024**3, 900)
 
     def schema(self, role):
         return {"meta": "assay_meta"}[role]
@@ -250,6 +261,26 @@ def test_a_declared_column_the_relation_lacks_is_unreadable():
 
 def test_one_query_for_every_check_of_the_table():
     text = declared_table_macro(TableDecl("bronze.t", ("k",), ("k", "v", "at"), CHECKS), _Meta())
-    assert text.count("{{ candidate }}") == 1
+    measuring = text[text.index("{% set sql %}"): text.index("{% endset %}", text.index("{% set sql %}"))]
+    assert measuring.count("{{ candidate }}") == 1
     assert text.count("{% set sql %}") == 1
     assert declared_table_macro(TableDecl("bronze.t", (), None, ()), _Meta()) == ""
+
+
+def test_the_rows_a_failing_check_found_are_queried_on_the_relation():
+    """`assay check rows`: each row-reading check carries the query of its failing rows."""
+    text = declared_table_macro(TableDecl("bronze.t", ("k",), ("k", "v", "at"), CHECKS), _Meta())
+    module = _env().from_string(text).make_module(
+        {"assay": _TypedAssay({"k": "string", "v": "decimal", "at": "timestamp"}), "adapter": _Adapter(),
+         "exceptions": _Exceptions()})
+    with pytest.raises(_Return) as got:
+        getattr(module, "default__assay_declared__bronze__t")("cand")
+    by_id = {c["check_id"]: c for c in got.value.value["checks"]}
+    con = duckdb.connect()
+    con.execute('create table cand (k varchar, v decimal(6,1), "at" timestamp)')
+    con.executemany("insert into cand values (?, ?, ?)", [("a", None, T(2026, 3, 1)), ("a", Decimal("500"), T(2026, 3, 1)),
+                                                          ("b", Decimal("1"), T(2026, 3, 1))])
+    assert sorted(con.execute(by_id["NULLS"]["rows_sql"]).fetchall()) == [("a", None, T(2026, 3, 1))]
+    assert sorted(con.execute(by_id["RANGE"]["rows_sql"]).fetchall()) == [("a", Decimal("500"), T(2026, 3, 1))]
+    assert len(con.execute(by_id["KEY"]["rows_sql"]).fetchall()) == 2
+    assert "rows_sql" not in by_id["ROWS"]

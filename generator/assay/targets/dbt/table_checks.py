@@ -35,7 +35,7 @@ from types import SimpleNamespace
 from typing import Any, Optional
 
 from ...ir.model import Entity, Project, TableDecl
-from .declared_checks import RESULTS_TABLE, _measure, _Query, jinja_literal
+from .declared_checks import RESULTS_TABLE, _measure, _Query, jinja_literal, rows_query
 from .naming import audits_macro_name
 from .spelling import jstr
 from .sql_checks import sqlchecks_macro
@@ -154,13 +154,16 @@ class _Named:
 
 def _variants(check, n: int) -> list[tuple[list[str], _Query, dict[str, Any]]]:
     """The measuring fragments of one check for each runtime type class of its column, grouped:
-    [(types, fragments, descriptor)]. A check whose SQL does not depend on the type has one."""
+    [(types, fragments, descriptor)]. A check whose SQL does not depend on the type has one.
+    The descriptor carries, under ``rows_sql``, the query of the rows a failing check found
+    (``assay check rows``), or None."""
     groups: list[tuple[list[str], _Query, dict[str, Any]]] = []
     column = check.columns[0] if check.columns else None
     for t in RUNTIME_TYPES if column else ("string",):
         q = _Query()
-        desc = _measure(check, n, _Named("", types={column: t} if column else {}), q)
-        desc = {**desc, "types": None}
+        typed = _Named("", types={column: t} if column else {})
+        desc = _measure(check, n, typed, q)
+        desc = {**desc, "types": None, "rows_sql": rows_query(check, typed)}
         key = (q.base, q.ctes, q.joins, q.outer, desc)
         for types, gq, gdesc in groups:
             if (gq.base, gq.ctes, gq.joins, gq.outer, gdesc) == key:
@@ -169,6 +172,15 @@ def _variants(check, n: int) -> list[tuple[list[str], _Query, dict[str, Any]]]:
         else:
             groups.append(([t], q, desc))
     return groups
+
+
+def _append(desc: dict[str, Any]) -> str:
+    """Jinja that appends one descriptor (and its rows query, rendered over ``candidate``)."""
+    rows = desc["rows_sql"]
+    line = "  {%- do checks.append(" + jinja_literal({k: v for k, v in desc.items() if k != "rows_sql"}) + ") %}"
+    if rows is None:
+        return line
+    return line + "\n  {%- set rows_sql %}" + rows + "{% endset %}\n  {%- do checks[-1].update({'rows_sql': rows_sql}) %}"
 
 
 def _branches(check, n: int, groups, part) -> list[str]:
@@ -211,7 +223,7 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
     lines.append("  {%- set checks = [] -%}")
     for n, check in enumerate(table.declared_checks, 1):
         types = "[" + ", ".join(f"assay_types[{jstr(c)}]" for c in check.columns) + "]"
-        appended = _branches(check, n, groups[n - 1], lambda q, d: "  {%- do checks.append(" + jinja_literal(d) + ") %}")
+        appended = _branches(check, n, groups[n - 1], lambda q, d: _append(d))
         lines += appended
         lines.append("  {%- do checks[-1].update({'types': " + types + "}) %}")
     lines += ["  {% set sql %}", "with assay_t as (", f"{INDENT}select * from {{{{ candidate }}}}", "),",
@@ -227,7 +239,8 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
     lines.append("from assay_m as m")
     for n, check in enumerate(table.declared_checks, 1):
         lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(q.joins))
-    budget = getattr(project, "check_budget", None)  # the scan budget of 000, where the project states one
+    # The budget of 000's row pass (decision 0530): the table's own from assay.yml, else the project's.
+    budget = project.budget_of(table.name) if hasattr(project, "budget_of") else getattr(project, "check_budget", None)
     budget_item = f", 'budget': {{'scan_bytes': {budget[0]}, 'time_seconds': {budget[1]}}}" if budget else ""
     lines += [
         "  {% endset %}",
@@ -237,6 +250,14 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def redacted_bronze_columns(table: TableDecl, project: Project) -> list[str]:
+    """The columns of a bronze relation that an entity mapping from it redacts."""
+    if not is_bronze(table, project):
+        return []
+    name = split_name(table)[1]
+    return sorted({c for e in project.entities if any(m.source == name for m in e.mappings) for c in e.redact})
 
 
 def table_checks_macros(table: TableDecl, project: Project, header: str) -> str:
@@ -256,6 +277,16 @@ def table_checks_macros(table: TableDecl, project: Project, header: str) -> str:
         "{% endmacro %}",
         "",
     ]
+    redact = redacted_bronze_columns(table, project)
+    if redact:
+        # Captured failing rows (assay check rows) never copy a column an entity redacts.
+        lines += [
+            f"{{#- Columns of {table.name} that entities reading it redact: never kept with a check's rows. -#}}",
+            f"{{% macro default__{audits.replace('assay_audits__', 'assay_capture__')}() %}}",
+            "  {{ return({'redact': " + jinja_literal(redact) + "}) }}",
+            "{% endmacro %}",
+            "",
+        ]
     declared = declared_table_macro(table, project)
     if declared:
         lines += [declared]
