@@ -1,0 +1,115 @@
+"""`assay check rows RUN CHECK` (decision 0532): the rows a failing check found, read from
+<meta>.assay_check_rows; exit 0 when printed (or when a recorded check has none, saying why),
+1 for an unknown run or check, 3 for a usage error. The warehouse is written by hand here; the
+end-to-end path (a real build capturing the rows) is tests/integration/test_check_budget_dbt.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+from assay.scaffold import duckdb_profile, write_dbt_skeleton
+
+RUN = "4f1c2a9e-0000-4000-8000-000000000001"
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    return result
+
+
+@pytest.fixture
+def recorded(tmp_path) -> Path:
+    """One run: RANGE failed with two kept rows, ROWS passed, KEY was not evaluated (over budget)."""
+    project = tmp_path / "proj"
+    write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create schema assay_meta")
+    con.execute(
+        "create table assay_meta.assay_check_results (run_id varchar, table_name varchar, check_id varchar, "
+        "check_position int, kind varchar, enforcement varchar, passed boolean, row_count int, check_spec varchar, "
+        "measures varchar, recorded_at timestamp)")
+    con.execute("create table assay_meta.assay_check_rows (run_id varchar, table_name varchar, check_id varchar, "
+                "row_number int, row_json varchar)")
+    at = "2026-12-01 10:00:00"
+    range_spec = json.dumps({"columns": ["qty"], "types": ["int"], "bounds": {"min_value": "0", "max_value": "10"},
+                             "orderable": True})
+    con.execute(
+        "insert into assay_meta.assay_check_results values "
+        "(?, 'order', 'RANGE', 1, 'value_range', 'advisory', false, 3, ?, ?, ?),"
+        "(?, 'order', 'ROWS', 2, 'row_expectation', 'required', true, 3, ?, '{\"rows\": 3}', ?),"
+        "(?, 'order', 'KEY', 3, 'key_uniqueness', 'required', false, 3, ?, ?, ?)",
+        [RUN, range_spec, json.dumps({"rows": 3, "values": 3, "outside": 2, "first": "11"}), at,
+         RUN, json.dumps({"columns": [], "types": [], "bounds": {"min_rows": 1}}), at,
+         RUN, json.dumps({"columns": ["order_id"], "types": ["string"], "bounds": {}}),
+         json.dumps({"rows": 3, "not_evaluated": {"code": "CHECK_SCAN_BUDGET_EXCEEDED", "estimated_bytes": 144,
+                                                  "ceiling_bytes": 10}}), at])
+    con.execute("insert into assay_meta.assay_check_rows values "
+                "(?, 'order', 'RANGE', 2, '{\"order_id\": \"O-2\", \"qty\": 12}'), "
+                "(?, 'order', 'RANGE', 1, '{\"order_id\": \"O-1\", \"qty\": 11}')", [RUN, RUN])
+    con.close()
+    return project
+
+
+def test_rows_of_a_failing_check_exit_0(recorded):
+    result = invoke("check", "rows", RUN[:8], "range", "--project", str(recorded))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ('order: RANGE #1: {"order_id": "O-1", "qty": 11}\n'
+                             'order: RANGE #2: {"order_id": "O-2", "qty": 12}\n')
+    as_json = invoke("check", "rows", RUN, "RANGE", "--json", "--limit", "1", "--project", str(recorded))
+    assert as_json.exit_code == 0
+    assert json.loads(as_json.stdout) == [{"table": "order", "check_id": "RANGE", "row_number": 1,
+                                           "row": {"order_id": "O-1", "qty": 11}}]
+
+
+def test_a_recorded_check_without_rows_says_why(recorded):
+    passed = invoke("check", "rows", RUN, "ROWS", "--json", "--project", str(recorded))
+    assert passed.exit_code == 0 and json.loads(passed.stdout) == []
+    assert passed.stderr == "order: ROWS: no rows: it passed: row count 3 satisfies the declared minimum of 1\n"
+    skipped = invoke("check", "rows", RUN, "KEY", "--project", str(recorded))
+    assert skipped.exit_code == 0 and skipped.stdout == ""
+    assert skipped.stderr == ("order: KEY: no rows: it was not evaluated: not_evaluated: CHECK_SCAN_BUDGET_EXCEEDED: "
+                              "estimated scan of 144 bytes exceeds the 10-byte ceiling\n")
+
+
+def test_unknown_run_exit_1_with_a_sentence(recorded):
+    result = invoke("check", "rows", "no-such-run", "RANGE", "--project", str(recorded))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "no check results are recorded for run no-such-run; check the run id" in result.stderr
+
+
+def test_unknown_check_exit_1_names_the_checks_of_the_run(recorded):
+    result = invoke("check", "rows", RUN, "nope", "--project", str(recorded))
+    assert result.exit_code == 1
+    assert f"run {RUN} recorded no check nope; its checks are KEY, RANGE, ROWS." in result.stderr
+
+
+def test_no_recorded_results_exit_1(tmp_path):
+    project = tmp_path / "empty"
+    write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    duckdb.connect(str(project / "warehouse.duckdb")).close()
+    result = invoke("check", "rows", RUN, "RANGE", "--project", str(project))
+    assert result.exit_code == 1
+    assert "no check results are recorded for run" in result.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["check", "rows"], "Missing argument 'RUN'"),
+    (["check", "rows", RUN], "Missing argument 'CHECK'"),
+    (["check", "rows", RUN, "RANGE", "--limit", "0"], "Invalid value for '--limit'"),
+    (["check", "rows", RUN, "RANGE", "--limit", "many"], "Invalid value for '--limit'"),
+    (["check", "rows", RUN, "RANGE", "--no-such-option"], "No such option '--no-such-option'"),
+])
+def test_usage_errors_exit_3(args, says):
+    result = invoke(*args)
+    assert result.exit_code == 3, result.output
+    assert says in result.stderr
+    assert result.stdout == ""
