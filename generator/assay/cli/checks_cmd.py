@@ -139,7 +139,7 @@ def _label(result: dict) -> str:
         return "passed"
     if result["detail"].startswith(NOT_EVALUATED_PREFIX):
         return "not_evaluated"
-    if result["detail"].startswith("DECLARED_CHECK_UNREADABLE: "):
+    if result["detail"].startswith(("DECLARED_CHECK_UNREADABLE: ", "errored: ")):
         return "ERRORED"
     return "FAILED"
 
