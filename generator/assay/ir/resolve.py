@@ -14,9 +14,7 @@ from typing import Optional
 from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
 from ..validate import Validated
-from ..validate.mappings import CODEPOINT, parse_path
-from ..validate.relations import parse_side
-from ..validate.types import normalize_type, parse_bound
+from ..validate.types import normalize_type
 from .model import (
     INGESTION_COLUMNS,
     Column,
@@ -70,7 +68,7 @@ def _mapping_of(file: str, doc, entity_model, validated: Validated) -> Mapping:
                     loc=Loc(file, fm.line() or doc.line()),
                 )
             )
-    unmapped = tuple(sorted(p[0] for p in (parse_path(u) for u in doc.unmapped) if p))
+    unmapped = validated.parsed_value(doc, "unmapped")
     fresh = doc.freshness
     return Mapping(
         name=doc.name or doc.source,
@@ -84,15 +82,10 @@ def _mapping_of(file: str, doc, entity_model, validated: Validated) -> Mapping:
     )
 
 
-def _field_rule_params(rule, column_type: str, source: FieldSource) -> dict:
+def _field_rule_params(rule, source: FieldSource, validated: Validated) -> dict:
     kind = rule.rule
     if kind == "range":
-        out = {}
-        for key in ("min", "max"):
-            v = getattr(rule, key)
-            if v is not None:
-                out[key] = parse_bound(v, column_type)[0]
-        return out
+        return dict(validated.parsed_value(rule, "bounds"))
     if kind == "length":
         return {k: getattr(rule, k) for k in ("min", "max") if getattr(rule, k) is not None}
     if kind == "pattern":
@@ -104,14 +97,8 @@ def _field_rule_params(rule, column_type: str, source: FieldSource) -> dict:
     if kind == "normalize":
         return {"form": rule.form}
     if kind == "charset":
-        mode = "allow" if rule.allow is not None else "forbid"
-        ranges = []
-        for item in getattr(rule, mode) or []:
-            m = CODEPOINT.match(str(item))
-            lo = int(m.group(1), 16)
-            hi = int(m.group(2), 16) if m.group(2) else lo
-            ranges.append((lo, hi))
-        return {"mode": mode, "ranges": tuple(sorted(ranges))}
+        mode, ranges = validated.parsed_value(rule, "charset")
+        return {"mode": mode, "ranges": ranges}
     return {}
 
 
@@ -181,10 +168,9 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
             if opted_in and not explicit and (not src.nulls_on_purpose or src.column in order_cols):
                 disp = "fail" if src.column in order_cols else "quarantine"
                 add("coercible", disp, src.column, m.name, {}, True, src.loc)
-            col_type = src.target_type
             for r in fm.quality:
                 loc = Loc(m.file, r.line() or src.loc.line)
-                add(r.rule, r.on_fail, src.column, m.name, _field_rule_params(r, col_type, src), False, loc)
+                add(r.rule, r.on_fail, src.column, m.name, _field_rule_params(r, src, validated), False, loc)
     for r in ent.quality:
         loc = Loc(file, r.line() or ent.line("quality"))
         if r.rule == "expression":
@@ -215,7 +201,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         dedupe=dedupe,
         opted_in=opted_in,
         retention=ent.quarantine.retention if ent.quarantine else None,
-        redact=tuple(sorted(p[0] for p in (parse_path(x) for x in (ent.quarantine.redact if ent.quarantine else [])) if p)),
+        redact=validated.parsed_value(ent.quarantine, "redact") if ent.quarantine else (),
         materialized=ent.materialized,
         incremental_lag=ent.incremental.lag if ent.incremental else None,
         declared_checks=tuple(validated.declared.get(name, ())),
@@ -247,7 +233,7 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
         for rec in doc.reconcile:
             sides = []
             for key in ("left", "right"):
-                agg, ent_name, col, by = parse_side(getattr(rec, key))
+                agg, ent_name, col, by = validated.parsed_value(rec, key)
                 sides.append(ReconcileSide(ent_name, col, agg, by or tuple(entities_raw[ent_name][1].key)))
             reconcile.append(Reconcile(rec.name, sides[0], sides[1], str(rec.tolerance), rec.on_fail, Loc(file, rec.line())))
     mapping_docs_by_target: dict[str, list] = {}

@@ -24,21 +24,24 @@ class Validated:
     diagnostics: list[Diagnostic]
     declared: dict = field(default_factory=dict)  # owner -> tuple of DeclaredCheck
     sql_checks: list = field(default_factory=list)  # (relative path, SqlCheck)
-    field_sources: dict = field(default_factory=dict)  # id(field mapping) -> (path, steps)
+    parsed: dict = field(default_factory=dict)  # (id(grammar node), what) -> value; see Context.parsed
 
     @property
     def ok(self) -> bool:
         return not any(d.severity == "error" for d in self.diagnostics)
 
-    def field_source(self, fm) -> tuple:
-        """(path, steps) of a field mapping as validation parsed them; parsed here if it did not."""
-        found = self.field_sources.get(id(fm))
-        if found is not None:
-            return found
-        from ..spec.transforms import parse_step
-        from .mappings import parse_path
+    def parsed_value(self, node, what: str):
+        """What validation parsed from `node` (Context.parsed names the kinds). Resolution reads
+        only these, so a path, bound, code point or reconcile side is parsed once."""
+        try:
+            return self.parsed[(id(node), what)]
+        except KeyError:
+            raise LookupError(f"validation did not parse the {what} of {type(node).__name__} at line {node.line()}; "
+                              "resolve only what validate() accepted") from None
 
-        return parse_path(fm.from_), tuple(s for s in (parse_step(r)[0] for r in fm.transform) if s is not None)
+    def field_source(self, fm) -> tuple:
+        """(path, steps) of a field mapping as validation parsed them."""
+        return self.parsed_value(fm, "source")
 
 
 def validate(loaded: LoadedSpec, target: Optional[str] = None) -> Validated:
@@ -57,4 +60,4 @@ def validate(loaded: LoadedSpec, target: Optional[str] = None) -> Validated:
     sql_checks = check_sql_files(ctx)
     if target is not None:
         ctx.out.extend(check_target(ctx, target, declared, sql_checks))
-    return Validated(sorted(set(loaded.diagnostics) | set(ctx.out)), declared, sql_checks, ctx.field_sources)
+    return Validated(sorted(set(loaded.diagnostics) | set(ctx.out)), declared, sql_checks, ctx.parsed)

@@ -18,9 +18,17 @@ class Context:
     mappings: list[tuple[str, MappingDocument]] = field(default_factory=list)
     docs: list[tuple[str, EntityDocument]] = field(default_factory=list)
     out: list[Diagnostic] = field(default_factory=list)
-    # What validation parsed, for resolution to reuse: id(field mapping) -> (path, steps).
-    # Keyed by identity because the grammar nodes are not hashable; they live as long as `loaded`.
-    field_sources: dict = field(default_factory=dict)
+    # What validation parsed, for resolution to reuse instead of parsing again: (id(node), what)
+    # -> value, where what is "source" ((path, steps) of a field mapping), "bounds" (a range
+    # rule's bounds as SQL literal text), "charset" ((mode, ranges) of a charset rule),
+    # "left"/"right" (a reconcile side), "unmapped" (a mapping's unmapped columns), "redact" (a
+    # quarantine block's redacted columns). Keyed by identity because the grammar nodes are not
+    # hashable; they live as long as `loaded`.
+    parsed: dict = field(default_factory=dict)
+
+    def keep(self, node, what: str, value) -> None:
+        """Record a value parsed from `node`, for resolution (Validated.parsed_value)."""
+        self.parsed[(id(node), what)] = value
 
     def report(self, file: str, line: int, message: str, code: str = "SPEC_INVALID") -> None:
         self.out.append(Diagnostic(file, line or 1, message, code))

@@ -8,6 +8,7 @@ from ..ir.model import INGESTION_COLUMNS
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .expressions import parse_expression, qualified_columns, referenced_columns
+from .mappings import parse_path
 from .types import SIMPLE_TYPES, normalize_type
 
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -88,6 +89,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
                 order_cols.append(col)
     # quarantine
     if ent.quarantine is not None:
+        ctx.keep(ent.quarantine, "redact", tuple(sorted(p[0] for p in (parse_path(x) for x in ent.quarantine.redact) if p)))
         for i, path in enumerate(ent.quarantine.redact):
             if not re.match(r"^\$\.[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", path):
                 ctx.report(file, ent.quarantine.line("redact"), f"redact path `{path}` of {where} is not a path; write `$.<bronze column>` such as `$.email`.")

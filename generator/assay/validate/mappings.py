@@ -84,16 +84,19 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
                     ctx.report(file, fm.line("transform"), f"transform {i + 1} of `{col}` in {where}: {problem}")
                 elif step is not None:
                     steps.append(step)
-            ctx.field_sources[id(fm)] = (path, tuple(steps))
+            ctx.keep(fm, "source", (path, tuple(steps)))
             if col in ent.fields:
                 _check_field_rules(ctx, file, where, m, ent, col, fm, steps)
     unmapped_cols = set()
+    unmapped_list = []
     for path in m.unmapped:
         p = parse_path(path)
         if p is None or len(p) != 1:
             ctx.report(file, m.line("unmapped"), f"unmapped entry `{path}` of {where} is not a column path; write `$.<bronze column>`.")
         else:
             unmapped_cols.add(p[0])
+            unmapped_list.append(p[0])
+    ctx.keep(m, "unmapped", tuple(sorted(unmapped_list)))
     # ingestion metadata and redaction
     needs_meta = ent.dedupe is not None or ent.quarantine is not None
     named = read_columns | unmapped_cols
@@ -160,6 +163,7 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
                     ctx.report(file, rule.line(key), f"`{key}` of {what}: {bad}.")
                 else:
                     bounds[key] = text
+            ctx.keep(rule, "bounds", dict(bounds))
             if "min" in bounds and "max" in bounds and not compare_bounds(bounds["min"], bounds["max"], column_type):
                 ctx.report(file, rule.line("max"), f"{what} has `min: {rule.min}` above `max: {rule.max}`, which no value satisfies; swap them.")
         elif kind == "length":
@@ -180,15 +184,20 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
                 given = [k for k in ("allow", "forbid") if getattr(rule, k) is not None]
                 if len(given) != 1:
                     ctx.report(file, line, f"{what} states {' and '.join('`' + g + '`' for g in given) or 'neither `allow` nor `forbid`'}; write exactly one of `allow:` or `forbid:`.")
+                ranges = []
                 for g in given:
                     for item in getattr(rule, g):
                         cm = CODEPOINT.match(str(item))
+                        if cm:
+                            ranges.append((int(cm.group(1), 16), int(cm.group(2), 16) if cm.group(2) else int(cm.group(1), 16)))
                         if not cm:
                             ctx.report(file, rule.line(g), f"`{item}` in `{g}` of {what} is not a code point or range; write `U+0041` or `U+0041-U+005A`.")
                         elif cm.group(2) and int(cm.group(2), 16) < int(cm.group(1), 16):
                             ctx.report(file, rule.line(g), f"range `{item}` in `{g}` of {what} runs backwards; write the lower code point first.")
                         elif int(cm.group(cm.lastindex), 16) > 0x10FFFF:
                             ctx.report(file, rule.line(g), f"`{item}` in `{g}` of {what} is beyond U+10FFFF, the last code point.")
+                if given:
+                    ctx.keep(rule, "charset", (given[0], tuple(sorted(ranges))))
         elif kind == "in_enum":
             if not has_enum:
                 ctx.report(file, line, f"{what} checks membership of the `enum_map` targets, and the chain of `{col}` has no `enum_map`; add `{{enum_map: [raw, mapped, ...]}}` to its transform or use `in_set`.")

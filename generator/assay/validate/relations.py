@@ -75,6 +75,7 @@ def _check_reconcile(ctx: Context, file: str, rec) -> None:
     for key in ("left", "right"):
         text = getattr(rec, key)
         parsed = parse_side(text)
+        ctx.keep(rec, key, parsed)
         if parsed is None:
             ctx.report(file, rec.line(key), f"`{key}` of {what} is `{text}`; write `<agg>(<entity>.<column>) by <column>[, <column>]` with agg one of avg, count, max, min, sum, or `<entity>.<column>`.")
             continue
