@@ -101,6 +101,13 @@ on_failure: keep
 */
 select * from raw_orders where amount = ''
 """
+# A warn check whose query errors on a blank amount: recorded `errored`, and the task goes on.
+AMOUNTS_NUMERIC = """\
+/* assay
+on_failure: warn
+*/
+select * from bronze.raw_orders where cast(amount as decimal(12, 2)) < 0
+"""
 # The user's own models: a plain table checked by its check task, and one that opted into
 # write-audit-publish through assay's materialization (docs/checks.md), with a reader.
 CUSTOMER_TOTALS = """\
@@ -140,6 +147,7 @@ def _spec(root: Path) -> Path:
     (spec / "tables.yml").write_text(TABLES)
     (spec / "checks" / "bronze" / "raw_orders" / "no_test_customers.sql").write_text(NO_TEST_CUSTOMERS)
     (spec / "checks" / "bronze" / "raw_orders" / "no_blank_amounts.sql").write_text(NO_BLANK_AMOUNTS)
+    (spec / "checks" / "bronze" / "raw_orders" / "amounts_numeric.sql").write_text(AMOUNTS_NUMERIC)
     return spec
 
 
@@ -215,7 +223,9 @@ def test_a_failing_source_check_stops_its_readers(builds):
         ("bronze.raw_orders", "SOME_ORDERS"): ("advisory", True),
         ("bronze.raw_orders", "bronze.raw_orders/no_test_customers"): ("block", False),
         ("bronze.raw_orders", "bronze.raw_orders/no_blank_amounts"): ("keep", False),
+        ("bronze.raw_orders", "bronze.raw_orders/amounts_numeric"): ("warn", False),  # errored
     }
+    assert "amounts_numeric" not in message  # a warn check that errors does not stop the task
     # nothing was written to the source: it holds exactly what was loaded
     assert b["bronze_rows"] == len(BAD_SOURCE) == 6
 
@@ -229,7 +239,9 @@ def test_assay_checks_shows_the_source_results(builds):
         "SOME_ORDERS": (True, "row count 6 satisfies the declared minimum of 1"),
         "bronze.raw_orders/no_test_customers": (False, "returned 1 row"),
         "bronze.raw_orders/no_blank_amounts": (False, "returned 1 row (kept)"),
+        "bronze.raw_orders/amounts_numeric": (False, got["bronze.raw_orders/amounts_numeric"][1]),
     }
+    assert got["bronze.raw_orders/amounts_numeric"][1].startswith("errored: "), got
 
 
 def test_a_clean_source_builds_everything(builds):
@@ -240,6 +252,7 @@ def test_a_clean_source_builds_everything(builds):
     assert set(b["recorded"]) == {
         ("bronze.raw_orders", "IDS_PRESENT"), ("bronze.raw_orders", "SOME_ORDERS"),
         ("bronze.raw_orders", "bronze.raw_orders/no_test_customers"), ("bronze.raw_orders", "bronze.raw_orders/no_blank_amounts"),
+        ("bronze.raw_orders", "bronze.raw_orders/amounts_numeric"),
         # checked by its check task, after the model was built
         ("marts.customer_totals", "ONE_PER_CUSTOMER"),
         # checked once, on the candidate of its own write-audit-publish (the task leaves it)
@@ -282,6 +295,7 @@ def test_check_list_shows_tables_assay_only_reads(builds):
         ("bronze.raw_orders", "SOME_ORDERS"): ("passed", "", "advisory"),
         ("bronze.raw_orders", "bronze.raw_orders/no_test_customers"): ("FAILED", "1", "block"),
         ("bronze.raw_orders", "bronze.raw_orders/no_blank_amounts"): ("failed (kept)", "1", "keep"),
+        ("bronze.raw_orders", "bronze.raw_orders/amounts_numeric"): ("errored", "", "warn"),
     }
 
 

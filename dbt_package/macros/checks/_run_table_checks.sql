@@ -7,9 +7,10 @@
   errored fails it too. A `warn` check that failed or errored is recorded and logged only. The
   generated macros are found from the `assay_audits` name, as for an entity.
 #}
-{% macro _run_table_checks(relation, audits_macro, table, results_schema) %}
+{% macro _run_table_checks(relation, audits_macro, table, results_schema, report) %}
+  {#- `report` ({'kept': [], 'failed': [], 'outcomes': {...}}): the SQL checks' counts made beforehand
+      where the engine catches errors only in Python (`_sql_check_probe`, run by the materialization). -#}
   {%- set failures = assay._run_declared_checks(relation, audits_macro) -%}
-  {%- set report = {'kept': [], 'failed': []} -%}
   {%- do failures.extend(assay._run_sql_checks(relation, audits_macro, results_schema, table, report)) -%}
   {%- set name = audits_macro | replace('assay_audits__', 'assay_sqlchecks__') -%}
   {%- set checks_of = context.get(name) or context.get('default__' ~ name) -%}

@@ -38,7 +38,19 @@
   {%- elif adapter.get_relation(database=checked.database, schema=checked.schema, identifier=checked.identifier) is none -%}
     {{ exceptions.raise_compiler_error('DECLARED_CHECK_UNREADABLE: ' ~ table ~ ' (' ~ checked ~ ') does not exist, so none of its checks could run; load or build it first.') }}
   {%- else -%}
-    {%- set failures = assay._run_table_checks(checked, audits, table, config.get('assay_meta_schema')) -%}
+    {%- set report = {'kept': [], 'failed': [], 'outcomes': {}} -%}
+    {#- A SQL check whose query errors is a result, not the end of the task (decision 0511): engines
+        that catch errors only in Python count the checks first, in a statement only a
+        materialization may submit (as assay_entity does). -#}
+    {%- set probe = assay._sql_check_probe(checked, audits) -%}
+    {% if probe is not none %}
+      {#- The probe runs in autocommit: open and end this connection's transaction first. -#}
+      {% call statement('assay_check_task_begin') -%}select 1{%- endcall %}
+      {{ adapter.commit() }}
+      {% call statement('assay_sql_check_probe', language='python') -%}{{ probe['code'] }}{%- endcall %}
+      {%- do report.update({'outcomes': assay._sql_check_outcomes()}) -%}
+    {% endif %}
+    {%- set failures = assay._run_table_checks(checked, audits, table, config.get('assay_meta_schema'), report) -%}
     {#- The results stay recorded whatever happens next. -#}
     {%- do adapter.commit() -%}
   {%- endif -%}
