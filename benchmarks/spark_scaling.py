@@ -33,7 +33,7 @@ from pipeline import BRONZE, SPEC  # noqa: E402  (the house generator and spec, 
 from assay.api import generate_dbt_project  # noqa: E402
 from assay.runtime import spark  # noqa: E402
 from assay.runtime.dbt import run_dbt  # noqa: E402
-from assay.scaffold import duckdb_profile, spark_profile, write_dbt_skeleton  # noqa: E402
+from assay.scaffold import duckdb_profile, spark_profile, write_dbt_skeleton, write_spark_log_config  # noqa: E402
 
 
 def bronze_parquet(rows: int, path: Path) -> None:
@@ -50,6 +50,7 @@ def project(work: Path, engine: str) -> Path:
     work.mkdir(parents=True)
     if engine == "spark":
         profile = spark_profile("bench", (work / "spark").resolve().as_posix())
+        write_spark_log_config(work / "spark")
     else:
         profile = duckdb_profile("bench", (work / "bench.duckdb").resolve().as_posix())
     write_dbt_skeleton(work, "bench", profile)

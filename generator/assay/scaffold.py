@@ -69,7 +69,8 @@ def postgres_profile(name: str, host: str, port: int, user: str, password: str, 
 def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
     """A dbt-spark `session` profile: Spark in local mode inside the dbt process (decision 0820).
 
-    `spark_dir` is absolute: the warehouse files and the Derby metastore live under it, so dbt,
+    `spark_dir` is absolute: the warehouse files, the Derby metastore and Spark's log settings
+    (`write_spark_log_config`) live under it, so dbt,
     the bronze loader and assay find the same tables from any working directory (as the DuckDB
     profile names its file by an absolute path, decision 0017). Derby allows one process at a
     time: run dbt and the loader one after another. `to_json` keeps NULL members, so a reject
@@ -89,13 +90,39 @@ def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
         spark.driver.memory: "3g"
         spark.sql.warehouse.dir: "{spark_dir}/warehouse"
         spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:derby:;databaseName={spark_dir}/metastore_db;create=true"
-        spark.driver.extraJavaOptions: "-Dderby.system.home={spark_dir}"
+        spark.driver.extraJavaOptions: "-Dderby.system.home={spark_dir} -Dlog4j2.configurationFile=file:{spark_dir}/log4j2.properties"
         spark.ui.enabled: "false"
         spark.ui.showConsoleProgress: "false"
         spark.sql.shuffle.partitions: "2"
         spark.sql.session.timeZone: "UTC"
         spark.sql.jsonGenerator.ignoreNullFields: "false"
 """
+
+
+# Spark's log at error level: at its default (warn) every dbt node prints "Using an existing Spark
+# session" and the local setup's warnings between dbt's own lines. The metastore and parquet
+# loggers keep the levels of Spark's own defaults (a CREATE DATABASE IF NOT EXISTS of an existing
+# schema is logged as an error by the Hive metastore otherwise).
+SPARK_LOG4J2 = """rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.metastore.name = org.apache.hadoop.hive.metastore.RetryingHMSHandler
+logger.metastore.level = fatal
+logger.metastore2.name = org.apache.hadoop.hive.metastore.ObjectStore
+logger.metastore2.level = error
+logger.parquet.name = org.apache.parquet.CorruptStatistics
+logger.parquet.level = error
+"""
+
+
+def write_spark_log_config(spark_dir: Path) -> None:
+    """`<spark_dir>/log4j2.properties`, which the profile of `spark_profile` names."""
+    Path(spark_dir).mkdir(parents=True, exist_ok=True)
+    (Path(spark_dir) / "log4j2.properties").write_text(SPARK_LOG4J2, encoding="utf-8")
 
 
 def write_dbt_skeleton(directory: Path, name: str, profile: str) -> None:

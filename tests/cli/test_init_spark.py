@@ -33,7 +33,10 @@ def test_init_spark_writes_a_session_profile_with_absolute_paths_and_the_loader(
     assert params["spark.sql.warehouse.dir"] == f"{project}/spark/warehouse"
     assert params["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
         f"jdbc:derby:;databaseName={project}/spark/metastore_db;create=true")
-    assert params["spark.driver.extraJavaOptions"] == f"-Dderby.system.home={project}/spark"  # derby.log goes there
+    # derby.log goes there; Spark logs errors only (at warn, every dbt node prints a line of it)
+    assert params["spark.driver.extraJavaOptions"] == (
+        f"-Dderby.system.home={project}/spark -Dlog4j2.configurationFile=file:{project}/spark/log4j2.properties")
+    assert "rootLogger.level = error" in (project / "spark" / "log4j2.properties").read_text()
     assert (params["spark.ui.showConsoleProgress"], params["spark.sql.session.timeZone"]) == ("false", "UTC")
     loader = (project / "load_bronze.py").read_text()
     assert "spark.read.csv(" in loader and 'nullValue="\\u0000"' in loader
@@ -85,7 +88,7 @@ def test_the_demo_builds_on_spark_with_the_samples_outcomes(spark_demo):
     assert f"(in the Spark warehouse under {project / 'spark'})" in result.stdout
     # Spark's files stay under the project; nothing lands where the command ran.
     assert sorted(p.name for p in base.iterdir()) == ["shop"]
-    assert sorted(p.name for p in (project / "spark").iterdir()) == ["derby.log", "metastore_db", "warehouse"]
+    assert sorted(p.name for p in (project / "spark").iterdir()) == ["derby.log", "log4j2.properties", "metastore_db", "warehouse"]
     assert not (project / "derby.log").exists() and not (project / "spark-warehouse").exists()
 
 

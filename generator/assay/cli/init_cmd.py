@@ -11,7 +11,7 @@ import click
 
 from ..artifacts import record_spec_dir
 from ..errors import AssayError, ChecksFailed, ProjectError
-from ..scaffold import duckdb_profile, spark_profile, write_dbt_skeleton
+from ..scaffold import duckdb_profile, spark_profile, write_dbt_skeleton, write_spark_log_config
 from .common import Progress, plural, shown
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "shop"
@@ -50,6 +50,7 @@ def init_project(directory: Path, now: Optional[datetime] = None, engine: str = 
     if not (directory / "dbt_project.yml").exists():
         if engine == "spark":
             write_dbt_skeleton(directory, "shop", spark_profile("shop", (directory / "spark").resolve().as_posix()))
+            write_spark_log_config(directory / "spark")
         else:
             warehouse = (directory / "warehouse.duckdb").resolve()
             write_dbt_skeleton(directory, "shop", duckdb_profile("shop", warehouse.as_posix()))
