@@ -123,6 +123,35 @@ def _ensure_results(adapter, relation: str, dialect: str) -> None:
     adapter.execute(f"CREATE TABLE IF NOT EXISTS {table.sql(dialect=dialect)} ({cols})")
 
 
+# Engines whose open transaction survives a failed statement rolled back to a savepoint.
+SAVEPOINT_DIALECTS = ("postgres", "redshift")
+
+
+def _try_fetchone(adapter, sql: Any, dialect: str) -> tuple[Optional[tuple], Optional[str]]:
+    """(row, None), or (None, the engine's message) when the query fails: a check whose SQL
+    errors is a result, not the end of the evaluation (002, "What a check can end as").
+
+    DuckDB runs SQLMesh's statements in autocommit, so a failed query leaves nothing behind; on
+    PostgreSQL the evaluation's transaction is open, so the query runs under a savepoint that a
+    failure rolls back to. Elsewhere, inside a transaction, the error stops the evaluation."""
+    pool = getattr(adapter, "_connection_pool", None)
+    in_transaction = bool(getattr(pool, "is_transaction_active", False))
+    savepoint = in_transaction and dialect in SAVEPOINT_DIALECTS
+    if in_transaction and not savepoint:
+        return adapter.fetchone(sql, quote_identifiers=False), None
+    if savepoint:
+        adapter.execute("SAVEPOINT assay_check")
+    try:
+        row = adapter.fetchone(sql, quote_identifiers=False)
+    except Exception as err:  # noqa: BLE001 - the engine's error is the check's result
+        if savepoint:
+            adapter.execute("ROLLBACK TO SAVEPOINT assay_check")
+        return None, (str(err).strip() or type(err).__name__)
+    if savepoint:
+        adapter.execute("RELEASE SAVEPOINT assay_check")
+    return row, None
+
+
 def _int(value: Any) -> Optional[int]:
     if value is None:
         return None
@@ -192,14 +221,17 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     d = dialect_of(evaluator)
     descriptors = json.loads(_string(checks))
     relation = _string(results)
-    query = parse_one(_expanded(evaluator, measure, d), read=d)
+    this_sql = _expanded(evaluator, measure, d)
+    query = parse_one(this_sql, read=d)
     names = list(query.named_selects)
-    values = adapter.fetchone(query, quote_identifiers=False)
-    row = dict(zip(names, values))
+    values, error = _try_fetchone(adapter, query.sql(dialect=d), d)
+    row = dict(zip(names, values)) if values is not None else {}
+    # A table the query could not read makes every check an errored result (DECLARED_CHECK_UNREADABLE,
+    # decision 0531), its row count unknown and recorded as 0.
     run_id = str(getattr(adapter, "correlation_id", None))
     out = []
     for check in descriptors:
-        measures = declared_measures(check, row)
+        measures = declared_measures(check, row) if error is None else {"rows": 0, "error": error}
         spec = check_spec(check)
         verdict = verdict_of(check["kind"], spec, measures)
         out.append((run_id, _string(table_name), check["check_id"], check["position"], check["kind"], check["enforcement"],
@@ -231,10 +263,15 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     relation = _string(results)
     outcome = _string(on_failure)
     count_sql = f"SELECT COUNT(*) FROM ({_expanded(evaluator, query, d)}) AS assay_check"
-    (n,) = adapter.fetchone(count_sql, quote_identifiers=False)
-    n = int(n)
+    counted, error = _try_fetchone(adapter, count_sql, d)
     spec = {"columns": [], "types": [], "bounds": {"on_failure": outcome}, "domain": None, "gap_scale": None, "orderable": None}
-    measures = {"rows": n, "failing_rows": n}
+    if error is None:
+        n = int(counted[0])
+        measures: dict = {"rows": n, "failing_rows": n}
+    else:
+        # Errored: its row count is unknown, recorded as 0 beside the engine's message (as on dbt).
+        n = 0
+        measures = {"rows": 0, "failing_rows": None, "error": error}
     verdict = verdict_of("sql", spec, measures)
     run_id = str(getattr(adapter, "correlation_id", None))
     row = (run_id, _string(table_name), _string(check_name), int(_string(position)), "sql", outcome, bool(verdict.passed), n,
@@ -269,7 +306,9 @@ def assay_check_failures(evaluator, results, table_name, check_id, on_failure=No
     else:
         run = (f"(SELECT MAX(run_id) FROM {relation} WHERE table_name = {lit(tname, d)} AND recorded_at = "
                f"(SELECT MAX(recorded_at) FROM {relation} WHERE table_name = {lit(tname, d)}))")
-    failed = "row_count > 0" if on_failure is not None and _string(on_failure) == "warn" else "NOT passed"
+    # A warn file passes with rows (002: it warns); its warning fires on rows, or when it errored.
+    warn = on_failure is not None and _string(on_failure) == "warn"
+    failed = "(row_count > 0 OR NOT passed)" if warn else "NOT passed"
     detail = "NULL"
     stage = evaluator.locals.get("runtime_stage")
     if adapter is not None and getattr(stage, "value", stage) == "auditing":

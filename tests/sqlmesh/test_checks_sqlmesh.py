@@ -34,6 +34,9 @@ pytestmark = pytest.mark.slow
 
 FEW_B = "/* assay\non_failure: warn\n*/\nselect * from silver.reading where station = 'B'\n"
 NO_Z = "/* assay\non_failure: block\ndescription: station Z is decommissioned.\n*/\nselect r.reading_id from silver.reading as r where r.station = 'Z'\n"
+# a warn file whose SQL errors on every load here (no station is a number): a result, not a stop
+ERRORS = "/* assay\non_failure: warn\n*/\nselect reading_id from silver.reading where cast(station as int) > 5\n"
+ERRORED = "silver.reading/station_number"
 IDS = ["GRAIN_UNIQUE", "TEMP_PRESENT", "HUMIDITY_IN_RANGE", "HOURLY", "SEQ_STEPS", "ENOUGH_ROWS"]
 
 PASSING = readings(
@@ -103,7 +106,7 @@ def expected(sentences: dict) -> list[dict]:
     return out + [{"check_id": "STATION_ROWS", "passed": STATION_ROWS[0], "detail": STATION_ROWS[1]}]
 
 
-def write_spec(spec: Path, block_file: bool) -> Path:
+def write_spec(spec: Path, block_file: bool, error_file: bool = False) -> Path:
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "entities.yml").write_text(ENTITIES)
     (spec / "readings.yml").write_text(MAPPING)
@@ -113,6 +116,8 @@ def write_spec(spec: Path, block_file: bool) -> Path:
     (checks / "few_b.sql").write_text(FEW_B)
     if block_file:
         (checks / "no_station_z.sql").write_text(NO_Z)
+    if error_file:
+        (checks / "station_number.sql").write_text(ERRORS)
     return spec
 
 
@@ -147,7 +152,7 @@ class _Warnings(logging.Handler):
 @pytest.fixture(scope="module")
 def story(tmp_path_factory, engine):
     root = tmp_path_factory.mktemp(f"checks_sqlmesh_{engine.id}")
-    spec = write_spec(root / "spec", block_file=True)
+    spec = write_spec(root / "spec", block_file=True, error_file=True)
     project = engine.sqlmesh_project(root / "project", spec, f"checks_sqlmesh_{engine.id}".replace("-", "_"))
     out: dict = {}
     try:
@@ -179,7 +184,12 @@ def story(tmp_path_factory, engine):
         out["failures4"] = found
         out["published4"] = published(project)
         out["runs"] = {r[0] for r in project.query("select distinct run_id from assay_meta.assay_check_results")}
-        out["wire"] = {k: wire(project, v) for k, v in out.items() if k.startswith("plan") and isinstance(v, str)}
+        out["wire"], out["errored"] = {}, {}
+        for k, v in out.items():
+            if k.startswith("plan") and isinstance(v, str):
+                results = wire(project, v)
+                out["errored"][k] = [r for r in results if r["check_id"] == ERRORED]
+                out["wire"][k] = [r for r in results if r["check_id"] != ERRORED]
         out["columns"] = project.query(
             "select run_id, table_name, check_id, check_position, kind, enforcement, passed, row_count "
             f"from assay_meta.assay_check_results where run_id = '{out['plan2']}' and table_name = 'reading' "
@@ -219,7 +229,17 @@ def test_a_failing_blocking_check_fails_the_plan_naming_its_audit(story):
         (story["plan2"], "reading", "ENOUGH_ROWS", 6, "row_expectation", "required", True, 3),
         (story["plan2"], "reading", "silver.reading/few_b", 1001, "sql", "warn", True, 0),
         (story["plan2"], "reading", "silver.reading/no_station_z", 1002, "sql", "block", False, 1),
+        (story["plan2"], "reading", ERRORED, 1003, "sql", "warn", False, 0),
     ]
+
+
+def test_a_warn_file_whose_sql_errors_is_an_errored_result_and_the_plans_go_on(story):
+    # plans 1 and 3 applied with it (above); each plan recorded it errored, with the engine's message
+    for plan in ("plan1", "plan2", "plan3"):
+        [result] = story["errored"][plan]
+        assert result["passed"] is False and result["detail"].startswith("errored: "), result
+        assert "station" in result["detail"].lower() or "integer" in result["detail"].lower(), result
+    assert "'assay_sql_check__station_number' audit error: 1 row failed" in story["warnings3"]
 
 
 def test_advisory_and_warn_failures_publish_and_are_recorded(story):
