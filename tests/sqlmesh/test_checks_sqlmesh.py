@@ -2,7 +2,8 @@
 
 The spec of tests/integration/test_declared_checks_dbt.py (required and advisory declared checks
 of all five kinds on `reading`, an advisory one on `station`) plus two SQL check files on
-`reading`: `few_b` (warn) and `no_station_z` (block).
+`reading`: `few_b` (warn) and `no_station_z` (block), and in the story `station_number` (warn),
+whose SQL errors on every load (an errored result; the plans go on).
 
 The story, on DuckDB, PG18 and PG15 (the `engine` fixture):
 1. everything holds: the plan applies, every result is recorded under the plan's run id;
