@@ -4,7 +4,8 @@
 and the HTML page, opened in a real headless Chromium. `assay maintain`: retention deletes only
 what has expired (unresolved rows from `last_seen`, resolved rows from `resolved_at`), a row exactly
 at the cut-off stays, a dry run changes nothing, a second run deletes nothing, every run records one
-event per reject table; the clock is injected with `--now`. Explain and report run first: retention deletes.
+event per reject table; the clock is injected with `--now`. The `dbt run-operation assay.maintain`
+macro counts, deletes and records the same on the same rows. Explain and report run first: retention deletes.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def _rejects(project):
     return sorted(project.query("select _source_row_id, resolution from silver.q_line__reject"), key=lambda r: r[0])
 
 
-def _retention(project, spec):
+def _retention(project, spec, macro):
     assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
     resolved_at = project.query("select resolved_at from silver.q_line__reject where _source_row_id = 'ln_02'")[0][0]
 
@@ -125,14 +126,26 @@ def _retention(project, spec):
     assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"]) == (2, 0)
     assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
 
-    done = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")
-    assert (done["q_line"]["unresolved_deleted"], done["q_line"]["resolved_deleted"]) == (2, 0)
-    assert done["q_line"]["cutoff"] == "2026-03-01T10:00:01"
+    counted = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"]) for e in dry.values()}
+    if macro:
+        # The run-operation (dbt_package/macros/maintenance/maintain.sql) counts what the command
+        # counts, deletes the same rows and is idempotent too; the command then finds nothing left.
+        # (DuckDB and PG18: each run-operation is a dbt start; PG15 runs the command's part only.)
+        if macro == "all":
+            assert _macro(project, True, "2026-05-30T10:00:01Z") == counted
+            assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
+        assert _macro(project, False, "2026-05-30T10:00:01Z") == counted
+        assert _macro(project, False, "2026-05-30T10:00:01Z") == {t: (0, 0) for t in counted}
+    else:
+        done = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")
+        assert {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"]) for e in done.values()} == counted
+        assert _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")["q_line"]["unresolved_deleted"] == 0
     # ln_02 was resolved by the second build (run time): measured from resolved_at, not last_seen.
     assert _rejects(project) == [("ln_02", "deduped")]
 
     again = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")
     assert again["q_line"]["unresolved_deleted"] + again["q_line"]["resolved_deleted"] == 0
+    assert again["q_line"]["cutoff"] == "2026-03-01T10:00:01"
 
     later = (resolved_at + dt.timedelta(days=90, seconds=1)).isoformat()
     expired = _maintain(project, spec, "--now", later)
@@ -142,16 +155,36 @@ def _retention(project, spec):
     assert set(expired) == {"q_code", "q_dup", "q_line"}
 
     events = project.query(
-        "select event_type, table_name, cutoff, row_count from assay_meta.assay_events "
+        "select event_type, table_name, cutoff, row_count, why, occurred_at from assay_meta.assay_events "
         "where table_name = 'silver.q_line__reject'")
-    # the at-cut-off run, the real run, the repeat, the resolved expiry (the dry run records nothing)
+    # the at-cut-off run, the real run and its repeat (the macro's or the command's), the command's
+    # repeat, the resolved expiry (dry runs record nothing)
     table = ("REJECTS_EXPIRED", "silver.q_line__reject")
-    assert sorted(events, key=lambda e: (e[2], e[3])) == [
+    assert sorted((e[:4] for e in events), key=lambda e: (e[2], e[3])) == [
         (*table, dt.datetime(2026, 3, 1, 10, 0, 0), 0),
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 0),
         (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 0),
         (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 2),
         (*table, resolved_at + dt.timedelta(seconds=1), 1),
     ]
+    # the macro's rows say what the command's say, in the same words and at the same clock
+    same_cutoff = {(e[4], e[5]) for e in events if e[2] == dt.datetime(2026, 3, 1, 10, 0, 1)}
+    assert same_cutoff == {("retention 90d: unresolved rows last seen before 2026-03-01 10:00:01 and resolved rows "
+                            "resolved before it", dt.datetime(2026, 5, 30, 10, 0, 1))}
+
+
+MACRO_LINE = re.compile(r"(\S+): (?:would delete|deleted) \d+ rows? \(retention \S+, cut-off .+?: (\d+) unresolved, (\d+) resolved\)")
+
+
+def _macro(project, dry_run: bool, now: str) -> dict:
+    """`dbt run-operation assay.maintain`: table -> (unresolved, resolved) from the lines it logs."""
+    args = "{dry_run: %s, now: '%s'}" % ("true" if dry_run else "false", now)
+    res = project.dbt("run-operation", "assay.maintain", "--args", args)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
+    found = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in MACRO_LINE.finditer(res.stdout)}
+    assert found, res.stdout[-3000:]
+    assert ("recorded one REJECTS_EXPIRED event per table" in res.stdout) is not dry_run
+    return found
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -208,16 +241,18 @@ def _report(project, spec, browser: bool):
     assert snap.returncode == 0 and shot.exists() and shot.stat().st_size > 10_000, snap.stderr[-2000:]
 
 
-def _scenario(project, spec, browser: bool = False):
+def _scenario(project, spec, browser: bool = False, macro=None):
     _explain(project, spec)
     _report(project, spec, browser)
-    _retention(project, spec)
+    _retention(project, spec, macro)
 
 
 def test_operator_commands_on_duckdb(tmp_path):
-    _scenario(*_build(tmp_path, "duckdb"), browser=True)
+    _scenario(*_build(tmp_path, "duckdb"), browser=True, macro="all")
 
 
 @pytest.mark.postgres
 def test_operator_commands_on_postgres(tmp_path, postgres_database):
-    _scenario(*_build(tmp_path, "postgres", postgres_database("operator")))
+    project, spec = _build(tmp_path, "postgres", postgres_database("operator"))
+    version = int(project.query("select current_setting('server_version_num')")[0][0])
+    _scenario(project, spec, macro="real" if version >= 180000 else None)
