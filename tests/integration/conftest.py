@@ -2,6 +2,8 @@
 
 - `engine`: one parameter per entry of tests/support/engines.ENGINES (DuckDB, PostgreSQL 18,
   PostgreSQL 15); the oracle-judged suites take it, so adding an engine is adding an entry.
+- `runner`: one parameter per target of tests/support/runners.RUNNERS (dbt, sqlmesh); the shared
+  suites (corpus, multi-load, type-2, kitchen sink) take it with `engine`.
 - `postgres_server` / `postgres_database`: a throwaway Postgres server per installation.
 Both draw their servers from one session-wide pool, so each server starts once per session.
 """
@@ -12,6 +14,7 @@ import pytest
 
 from tests.support import pg
 from tests.support.engines import ENGINES, Engine, ServerPool
+from tests.support.runners import RUNNERS
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +33,13 @@ def postgres_server(request, pg_servers):
 def engine(request, pg_servers) -> Engine:
     spec = request.param
     return Engine(spec, pg_servers.get(spec.server_label) if spec.server_label else None)
+
+
+@pytest.fixture(scope="session", params=list(RUNNERS), ids=list(RUNNERS))
+def runner(request):
+    """One parameter per target (tests/support/runners.RUNNERS: dbt, sqlmesh); the shared suites
+    take it with `engine`, so adding a target is adding a runner."""
+    return RUNNERS[request.param]
 
 
 @pytest.fixture(scope="class")

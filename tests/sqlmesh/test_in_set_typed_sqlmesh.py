@@ -11,7 +11,8 @@ import textwrap
 import pytest
 
 from tests.integration.test_in_set_typed_dbt import COLUMNS, ENTITY, MAPPING, ROWS
-from tests.sqlmesh.test_multiload_sqlmesh import _pin_clock
+from tests.integration.test_multiload import START
+from tests.support.runners.sqlmesh import pin_clock
 from tests.support.corpus import Relation
 from tests.support.oracle import Warehouse, expected_state, observed_state, placements
 
@@ -24,7 +25,7 @@ def test_in_set_compares_values_of_the_column_type(tmp_path, engine):
     (spec / "entity.yaml").write_text(textwrap.dedent(ENTITY).lstrip())
     (spec / "mapping.yaml").write_text(textwrap.dedent(MAPPING).lstrip())
     project = engine.sqlmesh_project(tmp_path / "project", spec, "in_set_typed_sqlmesh")
-    _pin_clock(project)
+    pin_clock(project, START)
     try:
         project.load_bronze([Relation("raw_things", COLUMNS, ROWS)])
         plan_id = f"SQLMESH_PLAN: {project.plan().plan_id}"
