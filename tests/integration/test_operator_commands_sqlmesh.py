@@ -29,9 +29,8 @@ from tests.support.corpus import PRECEDENCE, Relation
 from tests.support.engines import ENGINES
 from tests.support.sqlmeshproject import SQLMeshProject, make_project
 
-pytestmark = pytest.mark.slow
-
 ON = [e for e in ENGINES if e.id in ("duckdb", "pg18")]
+SPEC = PRECEDENCE / "spec"
 
 
 def _cli(*args):
@@ -111,6 +110,7 @@ def _sqlmesh_run(project: SQLMeshProject) -> None:
         gc.collect()
 
 
+@pytest.mark.slow
 def test_operator_commands_on_sqlmesh(built):
     project = built
     _explain(project)
@@ -268,3 +268,116 @@ def _maintain(project):
     assert _rejects(project) == [("ln_03", "__replay__", None), ("ln_05", "l1", None)]
     again = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
     assert again["q_line"]["unresolved_deleted"] == 2
+
+
+# ----------------------------------------------------------------------------- the new paths, no build
+# Every way of not reaching a SQLMesh project's warehouse exits with the contract's code and a
+# sentence naming the gateway and what to do; none needs SQLMesh to have run.
+
+
+def _sqlmesh_dir(tmp_path, config: str, name: str = "config.yaml"):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / name).write_text(config)
+    return project
+
+
+def _invoke(project, *args):
+    res = CliRunner().invoke(cli, [*args, "--project", str(project), "--spec", str(SPEC)])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert "Traceback" not in res.output
+    return res.exit_code, res.output
+
+
+@pytest.mark.parametrize("command", [("explain", "q_line", "ORD-1", "1"), ("report", "--json"), ("maintain", "--dry-run"),
+                                     ("replay", "q_line", "--dry-run"), ("check", "list"), ("checks",)],
+                         ids=lambda c: c[0] if c[0] != "check" else "check-list")
+def test_a_sqlmesh_warehouse_that_was_never_built_exits_1(tmp_path, command):
+    from assay.api_sqlmesh import duckdb_config
+
+    project = _sqlmesh_dir(tmp_path, duckdb_config("warehouse.duckdb"))
+    code, out = _invoke(project, *command)
+    assert code == 1, out
+    assert f"gateway 'local' (duckdb at warehouse.duckdb, from {project / 'config.yaml'})" in out
+    assert f"the DuckDB file {project / 'warehouse.duckdb'} does not exist; run `sqlmesh plan` in the project first" in out
+    assert not (project / "warehouse.duckdb").exists()  # nothing was created by looking
+
+
+def test_an_unknown_gateway_lists_the_known_ones(tmp_path):
+    from assay.api_sqlmesh import duckdb_config
+
+    project = _sqlmesh_dir(tmp_path, duckdb_config("warehouse.duckdb"))
+    code, out = _invoke(project, "report", "--json", "--target", "prod")
+    assert code == 1 and "has no gateway 'prod' (its gateways: 'local'); pass --target with one of them" in out, out
+
+
+def test_profiles_dir_on_a_sqlmesh_project_is_a_usage_error(tmp_path):
+    from assay.api_sqlmesh import duckdb_config
+
+    project = _sqlmesh_dir(tmp_path, duckdb_config("warehouse.duckdb"))
+    code, out = _invoke(project, "maintain", "--profiles-dir", str(tmp_path))
+    assert code == 3 and "is a SQLMesh project: its warehouse is its gateway, so --profiles-dir (a dbt option) does not apply" in out, out
+
+
+def test_an_in_memory_gateway_has_nothing_to_read(tmp_path):
+    project = _sqlmesh_dir(tmp_path, "gateways:\n  local:\n    connection:\n      type: duckdb\n"
+                                     "default_gateway: local\nmodel_defaults:\n  dialect: duckdb\n")
+    code, out = _invoke(project, "explain", "q_line", "ORD-1", "1")
+    assert code == 1 and "is an in-memory DuckDB: nothing outlives `sqlmesh plan`" in out, out
+
+
+def test_a_gateway_of_another_engine_is_named(tmp_path):
+    # MotherDuck: SQLMesh loads it with the duckdb library, which is installed here
+    project = _sqlmesh_dir(tmp_path, "gateways:\n  wh:\n    connection:\n      type: motherduck\n      database: md\n"
+                                     "default_gateway: wh\nmodel_defaults:\n  dialect: duckdb\n")
+    code, out = _invoke(project, "report", "--json")
+    assert code == 1 and "assay talks to DuckDB and Postgres warehouses; gateway 'wh' (motherduck" in out, out
+    assert "is 'motherduck'. Pass --target with a DuckDB or Postgres gateway." in out
+
+
+def test_a_config_sqlmesh_cannot_load_is_a_project_problem(tmp_path):
+    project = _sqlmesh_dir(tmp_path, "raise RuntimeError('no config here')\n", name="config.py")
+    code, out = _invoke(project, "maintain", "--dry-run")
+    assert code == 1 and "config.py cannot be loaded by SQLMesh (" in out and "so that `sqlmesh plan` can read it too" in out, out
+
+
+def test_a_postgres_gateway_that_refuses_connections_is_named(tmp_path):
+    from assay.api_sqlmesh import postgres_config
+
+    project = _sqlmesh_dir(tmp_path, postgres_config("127.0.0.1", 1, "nobody", "", "nowhere"))
+    code, out = _invoke(project, "explain", "q_line", "ORD-1", "1")
+    assert code == 1 and "cannot connect to the warehouse of gateway 'pg' (postgres at 127.0.0.1:1/nowhere" in out, out
+
+
+def test_the_manifest_target_decides_the_kind(tmp_path):
+    from assay.runtime.warehouse import project_kind
+
+    project = _sqlmesh_dir(tmp_path, "gateways: {}\n")
+    assert project_kind(project) == "sqlmesh"
+    (project / "dbt_project.yml").write_text("name: x\n")
+    assert project_kind(project) == "dbt"  # both files and no manifest: dbt, whose errors say what is missing
+    (project / ".assay").mkdir()
+    (project / ".assay" / "manifest.json").write_text('{"files": {}, "target": "sqlmesh"}')
+    assert project_kind(project) == "sqlmesh"
+
+
+def test_retention_refuses_a_view_that_is_not_one_table(tmp_path):
+    import duckdb
+
+    from assay.errors import WarehouseError
+    from assay.runtime.relations import physical_table
+
+    conn = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        conn.execute("create schema s; create schema p; create table p.t (a int); create table p.u (a int)")
+        conn.execute("create view s.single as select * from p.t")
+        conn.execute("create view s.joined as select t.a from p.t join p.u on t.a = u.a")
+        conn.execute("create view s.filtered as select * from p.t where a > 1")
+        assert physical_table(conn, "duckdb", "s", "single") == ("p", "t")
+        assert physical_table(conn, "duckdb", "p", "t") == ("p", "t")
+        assert physical_table(conn, "duckdb", "s", "missing") is None
+        for name in ("joined", "filtered"):
+            with pytest.raises(WarehouseError, match=f"s.{name} is a view that is not SQLMesh's `SELECT \\* FROM <table>`"):
+                physical_table(conn, "duckdb", "s", name)
+    finally:
+        conn.close()
