@@ -7,8 +7,8 @@
     nothing. The same rows, counts and events as the Python command (decision 0701).
 
     now: the clock, ISO 8601 text in UTC (default: when this dbt invocation started).
-    meta_schema: where assay_events lives (default: the schema of the project's
-    assay_check_results model, else the literal 'assay_meta'). -#}
+    meta_schema: where assay_events lives (default: the schema of the project's generated
+    assay_events or assay_check_results model, else the literal 'assay_meta'). -#}
 {% macro maintain(dry_run=false, now=none, meta_schema=none) %}
   {{ return(adapter.dispatch('maintain', 'assay')(dry_run, now, meta_schema)) }}
 {% endmacro %}
@@ -23,7 +23,8 @@
     {%- if node.resource_type == 'model' and node.package_name == project_name -%}
       {%- if meta.get('retention') and meta.get('assay_entity') -%}
         {%- do rejects.append(node) -%}
-      {%- elif node.name == 'assay_check_results' and ns.meta is none -%}
+      {%- elif meta_schema is none and (node.name == 'assay_events' or (node.name == 'assay_check_results' and ns.meta is none)) -%}
+        {#- the generated assay_events model (0510) wins over assay_check_results: both sit in the meta schema -#}
         {%- set ns.meta = node.schema -%}
         {%- set ns.database = node.database -%}
       {%- endif -%}
