@@ -30,6 +30,7 @@ from .naming import audits_macro_name
 RESULTS_TABLE = "assay_check_results"  # also the name of the node that creates it
 NUMERIC_TYPES = ("int",)
 INDENT = "    "
+CANDIDATE = "{{ candidate }}"
 
 
 def declared_macro_name(entity: Entity) -> str:
@@ -110,10 +111,11 @@ class _Query:
         self.outer: list[str] = []
 
     def sql(self) -> str:
-        lines = ["with assay_t as (", f"{INDENT}select * from {{{{ candidate }}}}", "),"]
-        lines += ["assay_m as (", f"{INDENT}select"]
+        # Every part reads the candidate itself: a CTE over it that several parts read would be
+        # materialized (a copy of the table) by PostgreSQL 12+ and DuckDB (benchmarks/checks.py).
+        lines = ["with assay_m as (", f"{INDENT}select"]
         lines.append(",\n".join(f"{INDENT * 2}{item}" for item in self.base))
-        lines += [f"{INDENT}from assay_t", ")"]
+        lines += [f"{INDENT}from {CANDIDATE}", ")"]
         for cte in self.ctes:
             lines[-1] += ","
             lines.append(cte)
@@ -173,7 +175,7 @@ def _measure(check: DeclaredCheck, n: int, entity: Entity, q: _Query) -> dict[st
                     f"{INDENT}select sum(assay_n) over () as {p}repeats, "
                     + ", ".join(keys)
                     + f", row_number() over (order by {order}) as assay_rn",
-                    f"{INDENT}from (select {', '.join(cols)}, count(*) as assay_n from assay_t "
+                    f"{INDENT}from (select {', '.join(cols)}, count(*) as assay_n from {CANDIDATE} "
                     f"group by {', '.join(cols)} having count(*) > 1) as assay_g",
                     ")",
                 ]
@@ -203,7 +205,7 @@ def _measure(check: DeclaredCheck, n: int, entity: Entity, q: _Query) -> dict[st
                         f"{INDENT}from (",
                         f"{INDENT * 2}select assay_lo, assay_hi, {gap} as {p}gap",
                         f"{INDENT * 2}from (select lag(assay_v) over (order by assay_v) as assay_lo, assay_v as assay_hi",
-                        f"{INDENT * 3}from (select distinct {c} as assay_v from assay_t where {c} is not null) as assay_d) as assay_p",
+                        f"{INDENT * 3}from (select distinct {c} as assay_v from {CANDIDATE} where {c} is not null) as assay_d) as assay_p",
                         f"{INDENT * 2}where assay_lo is not null",
                         f"{INDENT}) as assay_w",
                         ")",

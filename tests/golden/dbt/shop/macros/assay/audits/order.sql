@@ -15,13 +15,10 @@
   {% set checks = [] %}
   {% do checks.append({"check_id": "ENOUGH_ORDERS", "kind": "row_expectation", "enforcement": "advisory", "blocking": false, "position": 1, "columns": [], "types": [], "bounds": {"min_rows": 1}, "counts": {"rows": "assay_rows"}, "texts": {}, "row_reading": false}) %}
   {% set sql %}
-with assay_t as (
-    select * from {{ candidate }}
-),
-assay_m as (
+with assay_m as (
     select
         count(*) as assay_rows
-    from assay_t
+    from {{ candidate }}
 )
 select
     m.*
