@@ -197,6 +197,13 @@ def story(tmp_path_factory, engine):
             "order by check_position"
         )
         out["project"] = project.path
+        project.close()  # DuckDB: the CLI opens the warehouse read-only, which one process cannot mix
+        out["cli"] = {}
+        for plan in ("plan1", "plan2", "plan3"):
+            res = CliRunner().invoke(cli, ["checks", out[plan], "--json", "--project", str(project.path)])
+            out["cli"][plan] = (res.exit_code, res.stdout, res.stderr)
+        res = CliRunner().invoke(cli, ["check", "list", "--json", "--project", str(project.path)])
+        out["cli"]["list"] = (res.exit_code, res.stdout, res.stderr)
         yield out
     finally:
         project.close()
@@ -290,6 +297,24 @@ def test_docstring_examples_of_the_check_macros_run():
 
     result = doctest.testmod(checks)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_assay_checks_and_check_list_read_the_sqlmesh_results_through_the_gateway(story):
+    for plan in ("plan1", "plan2", "plan3"):
+        code, stdout, stderr = story["cli"][plan]
+        printed = json.loads(stdout)
+        # every run has a result that did not pass (the errored warn file): exit 2
+        assert code == 2, (stdout, stderr)
+        assert [r for r in printed if r["check_id"] != ERRORED] == story["wire"][plan]
+        assert [r for r in printed if r["check_id"] == ERRORED] == story["errored"][plan]
+    code, stdout, stderr = story["cli"]["list"]
+    assert code == 0, stderr
+    listed = json.loads(stdout)
+    runs = {i["run"] for i in listed}
+    assert {story["plan1"], story["plan2"], story["plan3"]} <= runs
+    plan2 = {i["check"]: (i["outcome"], i["on_failure"]) for i in listed if i["run"] == story["plan2"]}
+    assert plan2["silver.reading/no_station_z"] == ("FAILED", "block")
+    assert plan2["GRAIN_UNIQUE"][0] == "FAILED"
 
 
 # --------------------------------------------------------------------------- the twin
