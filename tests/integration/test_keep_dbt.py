@@ -171,6 +171,7 @@ def story(tmp_path_factory, engine):
     _write_spec(spec, keep_city="Atlantis", block_errors=True)
     assert not generate_dbt_project(spec, project.path).report.conflicts
     step("cleared", "build", "--exclude", "shop")
+    seen["project"], seen["spec"] = project, spec
     return seen
 
 
@@ -234,3 +235,23 @@ def test_a_passing_check_task_clears_the_mark_and_an_erroring_block_check_sets_b
     assert cleared["results"]["silver.item/name_not_negative"][1].startswith("errored: ")
     assert cleared["shop"] == (0, {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None})
 
+
+
+def test_a_rebuild_without_checks_clears_the_mark(story, engine):
+    if engine.id != "duckdb":
+        pytest.skip("the clearing by a rebuild is engine-independent Jinja; proven on DuckDB to keep the suite short")
+    project, spec = story["project"], story["spec"]
+    _write_spec(spec)  # the keep check fails again on the published Nowhere shop
+    assert not generate_dbt_project(spec, project.path).report.conflicts
+    assert project.dbt("build", "--select", "shop").returncode != 0
+    rekept = run_id(project)
+    assert events(project, rekept) == [("CHECK_FAILED", "shop", "silver.shop/no_nowhere", "returned 1 row"),
+                                       ("TABLE_KEPT", "shop", "silver.shop/no_nowhere", "keep_check_failed")]
+    assert table_cli(project, "get", "shop")[1]["run"] == rekept
+
+    _write_spec(spec, checks=False)  # a project version with no checks for the shop rebuilds it
+    assert not generate_dbt_project(spec, project.path).report.conflicts
+    proc = project.dbt("build", "--select", "shop")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert events(project, run_id(project)) == [("TABLE_KEPT_CLEARED", "shop", "silver.shop/no_nowhere", "rebuilt_without_checks")]
+    assert table_cli(project, "list") == (0, [])  # no table has checks any more
