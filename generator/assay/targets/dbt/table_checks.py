@@ -14,8 +14,9 @@ checks (000) or SQL check files (002) the generator writes:
 - ``macros/assay/table_checks/<schema>__<table>.sql``: the macros the task (or, when the user
   opts in, the ``assay_entity`` materialization on the user's own model) finds by name:
   ``assay_audits__<base>`` (no generated audits), ``assay_declared__<base>`` (the one measuring
-  query of :mod:`.declared_checks`), ``assay_sqlchecks__<base>`` (:mod:`.sql_checks`) and
-  ``assay_checked__<base>`` (the relation the task checks).
+  query of :mod:`.declared_checks`), ``assay_sqlchecks__<base>`` (:mod:`.sql_checks`),
+  ``assay_checked__<base>`` (the relation the task checks) and, for a bronze relation whose
+  readers redact columns, ``assay_capture__<base>`` (kept out of the rows ``assay check rows`` keeps).
 
 Every staged model that extracts from a checked bronze relation depends on its check task, so a
 failing check stops the readers in that run (dbt skips them).
