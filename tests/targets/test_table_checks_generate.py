@@ -261,9 +261,10 @@ def test_a_declared_column_the_relation_lacks_is_unreadable():
 
 def test_one_query_for_every_check_of_the_table():
     text = declared_table_macro(TableDecl("bronze.t", ("k",), ("k", "v", "at"), CHECKS), _Meta())
-    measuring = text[text.index("{% set sql %}"): text.index("{% endset %}", text.index("{% set sql %}"))]
-    assert measuring.count("{{ candidate }}") == 1
+    # one statement, measured once: the only `sql` the package runs for the declared checks
     assert text.count("{% set sql %}") == 1
+    measuring = text[text.index("{% set sql %}"): text.index("{% endset %}", text.index("{% set sql %}"))]
+    assert measuring.count(";") == 0
     assert declared_table_macro(TableDecl("bronze.t", (), None, ()), _Meta()) == ""
 
 
@@ -284,3 +285,33 @@ def test_the_rows_a_failing_check_found_are_queried_on_the_relation():
     assert sorted(con.execute(by_id["RANGE"]["rows_sql"]).fetchall()) == [("a", Decimal("500"), T(2026, 3, 1))]
     assert len(con.execute(by_id["KEY"]["rows_sql"]).fetchall()) == 2
     assert "rows_sql" not in by_id["ROWS"]
+
+
+# --- the package macro that reads the runtime types ------------------------------------------
+
+PACKAGE = Path(__file__).resolve().parents[2] / "dbt_package" / "macros" / "checks" / "relation_assay_types.sql"
+
+
+@pytest.mark.parametrize("reported,expected", [
+    # DuckDB
+    ("INTEGER", "int"), ("HUGEINT", "int"), ("DECIMAL(12,2)", "decimal"), ("DOUBLE", "decimal"), ("VARCHAR", "string"),
+    ("TIMESTAMP WITH TIME ZONE", "timestamp"), ("DATE", "date"), ("BOOLEAN", "bool"), ("INTERVAL", "string"),
+    # PostgreSQL
+    ("integer", "int"), ("numeric(12,2)", "decimal"), ("character varying(20)", "string"), ("text", "string"),
+    ("timestamp without time zone", "timestamp"), ("double precision", "decimal"), ("jsonb", "string"),
+    # Snowflake, BigQuery, Trino
+    ("NUMBER(38,0)", "decimal"), ("TIMESTAMP_NTZ", "timestamp"), ("INT64", "int"), ("FLOAT64", "decimal"),
+    ("BIGNUMERIC", "decimal"), ("DATETIME", "timestamp"), ("timestamp(6) with time zone", "timestamp"),
+])
+def test_relation_assay_types_reads_each_engines_type_names(reported, expected):
+    class Column:
+        def __init__(self, name, data_type):
+            self.name, self.data_type = name, data_type
+
+    env = _env()
+    module = env.from_string(PACKAGE.read_text()).make_module({
+        "adapter": type("A", (), {"get_columns_in_relation": staticmethod(lambda r: [Column("Amount", reported)])})()})
+    with pytest.raises(_Return) as got:
+        module.default__relation_assay_types("rel")
+    # listed as the relation spells it, and folded to lower case as Postgres folds an unquoted name
+    assert got.value.value == {"Amount": expected, "amount": expected}

@@ -13,9 +13,10 @@
 {% endmacro %}
 
 {% macro default__relation_assay_types(relation) %}
-  {%- set ints = ['tinyint', 'smallint', 'integer', 'int', 'bigint', 'hugeint', 'int1', 'int2', 'int4', 'int8',
-                  'utinyint', 'usmallint', 'uinteger', 'ubigint', 'uhugeint', 'serial', 'bigserial', 'smallserial'] -%}
-  {%- set floats = ['double', 'double precision', 'real', 'float', 'float4', 'float8'] -%}
+  {#- Type names as DuckDB, PostgreSQL, Snowflake, BigQuery, Spark and Trino report them. -#}
+  {%- set ints = ['tinyint', 'smallint', 'integer', 'int', 'bigint', 'hugeint', 'int1', 'int2', 'int4', 'int8', 'int64',
+                  'byteint', 'utinyint', 'usmallint', 'uinteger', 'ubigint', 'uhugeint', 'serial', 'bigserial', 'smallserial'] -%}
+  {%- set floats = ['double', 'double precision', 'real', 'float', 'float4', 'float8', 'float64'] -%}
   {%- set types = {} -%}
   {%- for column in adapter.get_columns_in_relation(relation) -%}
     {%- set t = (column.data_type or '') | lower | trim -%}
@@ -23,7 +24,7 @@
     {%- elif t == 'date' -%}{%- set assay_type = 'date' -%}
     {%- elif t.startswith('bool') -%}{%- set assay_type = 'bool' -%}
     {%- elif t in ints -%}{%- set assay_type = 'int' -%}
-    {%- elif t.startswith('numeric') or t.startswith('decimal') or t in floats -%}{%- set assay_type = 'decimal' -%}
+    {%- elif t.startswith('numeric') or t.startswith('decimal') or t.startswith('number') or t.startswith('bignumeric') or t in floats -%}{%- set assay_type = 'decimal' -%}
     {%- else -%}{%- set assay_type = 'string' -%}
     {%- endif -%}
     {%- do types.update({column.name: assay_type}) -%}
