@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -107,8 +108,11 @@ def main() -> None:
                 wall, execution, nodes = build(proj)
                 measured[engine, rows] = (wall, execution)
                 slowest = ", ".join(f"{k.split('.')[-1]} {v:.1f}" for k, v in sorted(nodes.items(), key=lambda kv: -kv[1])[:3])
+                # The machine's load beside each measurement: on a shared machine the ratios are
+                # only as good as the load was steady.
+                load1 = os.getloadavg()[0]
                 print(f"{engine:6} {rows:>9,} rows: build {wall:6.1f} s wall, {execution:6.1f} s in nodes "
-                      f"({len(nodes)} nodes; slowest: {slowest})", flush=True)
+                      f"({len(nodes)} nodes; slowest: {slowest}; load average {load1:.1f} on {os.cpu_count()} cores)", flush=True)
         print()
         print(table(sizes, engines, measured))
     finally:
