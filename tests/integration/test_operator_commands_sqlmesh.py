@@ -348,6 +348,7 @@ def test_a_postgres_gateway_that_refuses_connections_is_named(tmp_path):
     project = _sqlmesh_dir(tmp_path, postgres_config("127.0.0.1", 1, "nobody", "", "nowhere"))
     code, out = _invoke(project, "explain", "q_line", "ORD-1", "1")
     assert code == 1 and "cannot connect to the warehouse of gateway 'pg' (postgres at 127.0.0.1:1/nowhere" in out, out
+    assert "reachable with the gateway's settings" in out and "that `sqlmesh plan` has run in the project" in out, out
 
 
 def test_the_manifest_target_decides_the_kind(tmp_path):

@@ -24,7 +24,7 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
     (`dbt build`; on SQLMesh the next `sqlmesh plan` or `sqlmesh run`)."""
     from ..api import load_project
     from ..replay import replay
-    from ..runtime.warehouse import connect, describe, warehouse_errors
+    from ..runtime.warehouse import connect, describe, project_kind, warehouse_errors
 
     with Progress("replay", 3, quiet=as_json) as progress:
         progress.step("reading the spec")
@@ -41,7 +41,8 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
         conn, dialect = connect(project_dir, profiles_dir, target)
         try:
             progress.step(f"{'counting' if dry_run else 're-delivering'} {entity}'s open reject rows")
-            with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir, target)}"):
+            with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir, target)}",
+                                  project_kind(project_dir)):
                 report = replay(conn, dialect, project, ent, dry_run=dry_run)
         finally:
             conn.close()

@@ -99,14 +99,14 @@ def connect_gateway(project_dir: Path, gateway: Optional[str], read_only: bool, 
             raise WarehouseError(f"cannot read the warehouse of {found.describe()}: the DuckDB file {path} does not exist; "
                                  "run `sqlmesh plan` in the project first, or check the connection's `database:`.")
         duckdb = driver("duckdb")
-        with errors(f"cannot connect to the warehouse of {found.describe()}"):
+        with errors(f"cannot connect to the warehouse of {found.describe()}", "sqlmesh"):
             return duckdb.connect(str(path), read_only=read_only), "duckdb"
     if found.kind == "postgres":
         missing = [k for k in ("host", "user", "database") if not s.get(k)]
         if missing:
             raise WarehouseError(f"{found.describe()} has no {', '.join(f'`{k}`' for k in missing)}; add it to the gateway's connection.")
         psycopg2 = driver("psycopg2")
-        with errors(f"cannot connect to the warehouse of {found.describe()}"):
+        with errors(f"cannot connect to the warehouse of {found.describe()}", "sqlmesh"):
             conn = psycopg2.connect(host=s["host"], port=s.get("port") or 5432, user=s["user"],
                                     password=str(s.get("password") or ""), dbname=s["database"], connect_timeout=10)
             conn.autocommit = True

@@ -183,18 +183,25 @@ def is_driver_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in _DRIVER_MODULES
 
 
+# What to check after a driver error, by the kind of project (the words a user of each tool knows).
+_ADVICE = {
+    DBT: "Check that the warehouse is running and reachable with the profile's settings, that no other process "
+         "holds it, and that `dbt build` has run in the project.",
+    SQLMESH: "Check that the warehouse is running and reachable with the gateway's settings, that no other process "
+             "holds it, and that `sqlmesh plan` has run in the project.",
+}
+
+
 @contextmanager
-def warehouse_errors(doing: str) -> Iterator[None]:
-    """Turn a driver exception raised inside the block into a WarehouseError: `<doing>: <cause>. <advice>`."""
+def warehouse_errors(doing: str, kind: str = DBT) -> Iterator[None]:
+    """Turn a driver exception raised inside the block into a WarehouseError: `<doing>: <cause>. <advice>`
+    (`kind`: the project's, `dbt` or `sqlmesh`, for the advice)."""
     try:
         yield
     except Exception as exc:
         if not is_driver_error(exc):
             raise
-        raise WarehouseError(
-            f"{doing}: {_first_line(exc)}. Check that the warehouse is running and reachable with the profile's "
-            "settings, that no other process holds it, and that `dbt build` has run in the project."
-        ) from None
+        raise WarehouseError(f"{doing}: {_first_line(exc)}. {_ADVICE.get(kind, _ADVICE[DBT])}") from None
 
 
 def _first_line(exc: BaseException) -> str:
