@@ -6,7 +6,9 @@ One spec, three builds per engine (DuckDB, PostgreSQL 18, PostgreSQL 15):
    `block` SQL check (a TEST customer) and its `keep` SQL check (a blank amount): its check
    task fails naming the three, every assay model that extracts from it and everything after
    them is skipped, an unrelated entity builds, nothing is set back, and every result is
-   recorded with passed=false;
+   recorded with passed=false (a `warn` check whose query errors is recorded `errored` and does
+   not stop the task; an advisory check of `bronze.raw_shops` names a column the table lacks and
+   is recorded unreadable in every build without stopping anything);
 2. the source is clean: everything builds and every check passes, including the checks of the
    user's own models (`marts.customer_totals`, checked by its check task right after it is
    built, and `marts.order_amounts`, which opted into write-audit-publish);
@@ -77,6 +79,11 @@ tables:
     checks:
       - {check_id: ids_present, kind: null_ceiling, enforcement: required, columns: [id], max_null_ppm: 0}
       - {check_id: some_orders, kind: row_expectation, enforcement: advisory, min_rows: 1}
+  bronze.raw_shops:
+    columns: [id, city, zip]
+    checks:
+      # raw_shops has no zip column: recorded as unreadable, advisory, so its readers still build
+      - {check_id: zips_present, kind: null_ceiling, enforcement: advisory, columns: [zip], max_null_ppm: 0}
   marts.customer_totals:
     grain: [customer_id]
     columns: [customer_id, total]
@@ -207,6 +214,7 @@ def test_a_failing_source_check_stops_its_readers(builds):
     st = b["statuses"]
     assert st[TASK] == "error", b["log"]
     # everything that reads raw_orders, directly or through the order entity, was skipped
+    assert b["recorded"][("bronze.raw_shops", "ZIPS_PRESENT")] == ("advisory", False)
     skipped = ("order__staged", "order", "customer_totals", "order_amounts", "order_report",
                "assay_checks__marts__customer_totals", "assay_checks__marts__order_amounts", "mart_data_quality")
     assert _not_ok(st) == {TASK: "error", **{P + n: "skipped" for n in skipped}}
@@ -218,7 +226,7 @@ def test_a_failing_source_check_stops_its_readers(builds):
     assert "bronze.raw_orders/no_blank_amounts: returned 1 row (keep: bronze.raw_orders is not built by assay, so it is not marked)" in message
     assert message.endswith("bronze.raw_orders is a table assay only reads: nothing was set back, and what reads it was not built."), message
     assert "SOME_ORDERS" not in message  # advisory, and it passed
-    assert b["recorded"] == {
+    assert {k: v for k, v in b["recorded"].items() if k[0] == "bronze.raw_orders"} == {
         ("bronze.raw_orders", "IDS_PRESENT"): ("required", False),
         ("bronze.raw_orders", "SOME_ORDERS"): ("advisory", True),
         ("bronze.raw_orders", "bronze.raw_orders/no_test_customers"): ("block", False),
@@ -234,6 +242,10 @@ def test_assay_checks_shows_the_source_results(builds):
     res = builds["bad_source"]["checks"]
     assert res.exit_code == 2, res.output
     got = {r["check_id"]: (r["passed"], r["detail"]) for r in json.loads(res.stdout)}
+    # a declared column the table lacks: recorded unreadable (000), on every engine
+    unreadable = got.pop("ZIPS_PRESENT")
+    assert unreadable[0] is False and unreadable[1].startswith("DECLARED_CHECK_UNREADABLE: "), unreadable
+    assert "zip" in unreadable[1], unreadable
     assert got == {
         "IDS_PRESENT": (False, "column 'id' is 166667 ppm null (1 of 6 rows), above the declared ceiling of 0 ppm"),
         "SOME_ORDERS": (True, "row count 6 satisfies the declared minimum of 1"),
@@ -248,6 +260,8 @@ def test_a_clean_source_builds_everything(builds):
     b = builds["good"]
     assert b["rc"] == 0, b["log"]
     assert not {uid: s for uid, s in b["statuses"].items() if s not in ("success", "pass")}
+    unreadable = b["recorded"].pop(("bronze.raw_shops", "ZIPS_PRESENT"))
+    assert unreadable == ("advisory", False)
     assert all(passed for _e, passed in b["recorded"].values()), b["recorded"]
     assert set(b["recorded"]) == {
         ("bronze.raw_orders", "IDS_PRESENT"), ("bronze.raw_orders", "SOME_ORDERS"),
@@ -261,7 +275,7 @@ def test_a_clean_source_builds_everything(builds):
     assert b["amounts"] == [("o1", Decimal("10.00")), ("o2", Decimal("20.50")), ("o3", Decimal("7.25"))]
     assert "assay: the checks of marts.order_amounts ran in its own write-audit-publish step" in b["log"]
     res = b["checks"]
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 2, res.output  # the unreadable advisory check did not pass
     got = {r["check_id"]: r["detail"] for r in json.loads(res.stdout)}
     assert got["ONE_PER_CUSTOMER"] == "key (customer_id) is distinct across all 2 rows, as expected"
     assert got["AMOUNT_IN_RANGE"] == "column 'amount' lies within [0, 1000] across 3 non-null values of 3 rows"
@@ -289,7 +303,8 @@ def test_check_list_shows_tables_assay_only_reads(builds):
     assert res.exit_code == 0, res.output
     items = json.loads(res.output)
     first = builds["bad_source"]["run_id"]
-    of_first = {(i["table"], i["check"]): (i["outcome"], i["rows"], i["on_failure"]) for i in items if i["run"] == first}
+    of_first = {(i["table"], i["check"]): (i["outcome"], i["rows"], i["on_failure"]) for i in items
+                if i["run"] == first and i["table"] == "bronze.raw_orders"}
     assert of_first == {
         ("bronze.raw_orders", "IDS_PRESENT"): ("FAILED", "", "required"),
         ("bronze.raw_orders", "SOME_ORDERS"): ("passed", "", "advisory"),

@@ -251,12 +251,20 @@ def test_runtime_typed_query_detail_sentences():
     assert got["KEY"] == (True, "key (k) is distinct across all 2 rows, as expected")
 
 
-def test_a_declared_column_the_relation_lacks_is_unreadable():
+def test_a_declared_column_the_relation_lacks_reads_as_text():
+    """The macro still returns: the package's measuring step finds the column missing and records
+    every check errored (DECLARED_CHECK_UNREADABLE, decision 0531)."""
     text = declared_table_macro(TableDecl("bronze.t", ("k",), ("k", "v", "at"), CHECKS), _Meta())
     module = _env().from_string(text).make_module(
         {"assay": _TypedAssay({"k": "string", "v": "int"}), "adapter": _Adapter(), "exceptions": _Exceptions()})
-    with pytest.raises(_CompilerError, match=re.escape("DECLARED_CHECK_UNREADABLE: cand does not carry the declared column at (bronze.t)")):
+    with pytest.raises(_Return) as got:
         getattr(module, "default__assay_declared__bronze__t")("cand")
+    by_id = {c["check_id"]: c for c in got.value.value["checks"]}
+    assert by_id["GAPS"]["types"] == ["string"] and by_id["GAPS"]["domain"] is None
+    assert by_id["RANGE"]["types"] == ["int"] and by_id["RANGE"]["orderable"] is True
+    # the missing column is still named, so the engine refuses the query (recorded unreadable)
+    assert "count(\"at\") as assay_missing_1" in got.value.value["sql"]
+    assert "assay_missing_2" not in got.value.value["sql"]
 
 
 def test_one_query_for_every_check_of_the_table():

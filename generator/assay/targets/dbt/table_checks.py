@@ -38,7 +38,7 @@ from typing import Any, Optional
 from ...ir.model import Entity, Project, TableDecl
 from .declared_checks import RESULTS_TABLE, _measure, _Query, jinja_literal, rows_query
 from .naming import audits_macro_name
-from .spelling import jstr
+from .spelling import jstr, qi
 from .sql_checks import sqlchecks_macro
 
 #: The assay types the package's ``relation_assay_types`` maps an engine column to. Every
@@ -209,26 +209,31 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
         return ""
     name = audits_name(table).replace("assay_audits__", "assay_declared__")
     groups = [_variants(c, n) for n, c in enumerate(table.declared_checks, 1)]
-    columns = sorted({c for check in table.declared_checks for c in check.columns})
+    # A declared column the relation lacks reads as text here; the measuring query then cannot be
+    # run, and the package records every check of the table errored with 000's
+    # DECLARED_CHECK_UNREADABLE (decision 0531), as for an entity's candidate.
     lines = [
         f"{{% macro default__{name}(candidate) %}}",
-        "  {#- Column types as the relation holds them; a declared column it lacks cannot be checked (000). -#}",
+        "  {#- Column types as the relation holds them (decision 0522). -#}",
         "  {%- set assay_types = assay.relation_assay_types(candidate) -%}",
-        "  {%- for c in " + jinja_literal(columns) + " if c not in assay_types -%}",
-        "    {{ exceptions.raise_compiler_error('DECLARED_CHECK_UNREADABLE: ' ~ candidate ~ ' does not carry the declared column ' ~ c ~ ' (" + table.name + ")') }}",
-        "  {%- endfor -%}",
     ]
     for n, check in enumerate(table.declared_checks, 1):
         if check.columns:
-            lines.append(f"  {{%- set assay_t{n} = assay_types[{jstr(check.columns[0])}] %}}")
+            lines.append(f"  {{%- set assay_t{n} = assay_types.get({jstr(check.columns[0])}, 'string') %}}")
     lines.append("  {%- set checks = [] -%}")
     for n, check in enumerate(table.declared_checks, 1):
-        types = "[" + ", ".join(f"assay_types[{jstr(c)}]" for c in check.columns) + "]"
+        types = "[" + ", ".join(f"assay_types.get({jstr(c)}, 'string')" for c in check.columns) + "]"
         appended = _branches(check, n, groups[n - 1], lambda q, d: _append(d))
         lines += appended
         lines.append("  {%- do checks[-1].update({'types': " + types + "}) %}")
     lines += ["  {% set sql %}", "with assay_t as (", f"{INDENT}select * from {{{{ candidate }}}}", "),",
               "assay_m as (", f"{INDENT}select", f"{INDENT * 2}count(*) as assay_rows"]
+    # A declared column the relation lacks is still named, so every engine refuses the query the
+    # same way (the package records it as DECLARED_CHECK_UNREADABLE) instead of measuring a check
+    # whose column is gone as if it were text.
+    columns = sorted({c for check in table.declared_checks for c in check.columns})
+    for i, c in enumerate(columns, 1):
+        lines.append(f"{{%- if {jstr(c)} not in assay_types %}}\n{INDENT * 2}, count({qi(c)}) as assay_missing_{i}\n{{%- endif %}}")
     for n, check in enumerate(table.declared_checks, 1):
         lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(f"{INDENT * 2}, {item}" for item in q.base[1:]))
     lines += [f"{INDENT}from assay_t", ")"]
