@@ -383,3 +383,30 @@ def test_retention_refuses_a_view_that_is_not_one_table(tmp_path):
                 physical_table(conn, "duckdb", "s", name)
     finally:
         conn.close()
+
+
+def test_a_duckdb_gateway_with_catalogs_is_attached_under_their_names(tmp_path):
+    """SQLMesh's views name their catalog (`wh.sqlmesh__silver...`): the files are attached under
+    the catalog names, the first is the default, so the views and retention's physical table work."""
+    import duckdb
+
+    from assay.runtime.relations import physical_table
+    from assay.runtime.warehouse import Reader, connect, describe
+
+    project = _sqlmesh_dir(tmp_path, "gateways:\n  local:\n    connection:\n      type: duckdb\n      catalogs:\n"
+                                     "        wh: data/main.duckdb\ndefault_gateway: local\nmodel_defaults:\n  dialect: duckdb\n")
+    (project / "data").mkdir()
+    setup = duckdb.connect()
+    setup.execute(f"attach '{project / 'data' / 'main.duckdb'}' as wh")
+    setup.execute("create schema wh.sqlmesh__silver; create schema wh.silver")
+    setup.execute("create table wh.sqlmesh__silver.silver__x__reject__1 as select 1 as a")
+    setup.execute("create view wh.silver.x__reject as select * from wh.sqlmesh__silver.silver__x__reject__1")
+    setup.close()
+    assert "duckdb at catalogs wh=data/main.duckdb" in describe(project)
+    conn, dialect = connect(project, read_only=True)
+    try:
+        assert conn.execute("select a from silver.x__reject").fetchall() == [(1,)]
+        assert Reader(conn, dialect).query("select a from silver.x__reject") == [(1,)]
+        assert physical_table(conn, dialect, "silver", "x__reject") == ("sqlmesh__silver", "silver__x__reject__1")
+    finally:
+        conn.close()

@@ -34,6 +34,9 @@ class GatewayTarget:
         s = self.settings
         if self.kind == "postgres":
             where = f"{s.get('host')}:{s.get('port', 5432)}/{s.get('database')}"
+        elif not s.get("database") and s.get("catalogs"):
+            where = "catalogs " + ", ".join(f"{k}={v if isinstance(v, str) else (v or {}).get('path')}"
+                                            for k, v in s["catalogs"].items())
         else:
             where = str(s.get("database") or ":memory:")
         return f"gateway {self.gateway!r} ({self.kind} at {where}, from {self.path})"
@@ -85,16 +88,14 @@ def connect_gateway(project_dir: Path, gateway: Optional[str], read_only: bool, 
     """(connection, dialect) for a SQLMesh project's gateway; `driver` and `errors` are warehouse.py's."""
     found = gateway_target(project_dir, gateway)
     s = found.settings
+    if found.kind == "duckdb" and not s.get("database") and s.get("catalogs"):
+        return _attach_catalogs(found, project_dir, read_only, driver, errors)
     if found.kind == "duckdb":
         database = s.get("database")
         if not database or database == ":memory:":
             raise WarehouseError(f"{found.describe()} is an in-memory DuckDB: nothing outlives `sqlmesh plan`, so there "
                                  "is nothing to read; give the connection a `database:` file.")
-        path = Path(str(database))
-        if not path.is_absolute():
-            # SQLMesh opens a relative path from where it runs; assay takes the project directory,
-            # where `sqlmesh plan` runs when started there.
-            path = Path(project_dir) / path
+        path = _local_file(project_dir, str(database))
         if not path.exists():
             raise WarehouseError(f"cannot read the warehouse of {found.describe()}: the DuckDB file {path} does not exist; "
                                  "run `sqlmesh plan` in the project first, or check the connection's `database:`.")
@@ -113,6 +114,52 @@ def connect_gateway(project_dir: Path, gateway: Optional[str], read_only: bool, 
             return conn, "postgres"
     raise WarehouseError(f"assay talks to DuckDB and Postgres warehouses; {found.describe()} is {found.kind!r}. "
                          "Pass --target with a DuckDB or Postgres gateway.")
+
+
+def _local_file(project_dir: Path, path: str) -> Path:
+    # SQLMesh opens a relative path from where it runs; assay takes the project directory,
+    # where `sqlmesh plan` runs when started there.
+    return Path(path) if Path(path).is_absolute() else Path(project_dir) / path
+
+
+def _attach_catalogs(found: GatewayTarget, project_dir: Path, read_only: bool, driver, errors):
+    """A DuckDB gateway with `catalogs:` instead of `database:`: each file attached under its
+    catalog name (the name SQLMesh's views use), the first one the default, as SQLMesh does."""
+    catalogs = found.settings["catalogs"]
+    files = {}
+    for name, value in catalogs.items():
+        path = value if isinstance(value, str) else (value or {}).get("path")
+        if not isinstance(path, str) or path == ":memory:" or "://" in path or path.startswith("md:"):
+            raise WarehouseError(f"{found.describe()}: catalog {name!r} is not a local DuckDB file, which is all assay "
+                                 "reads; give it a file path.")
+        files[name] = _local_file(project_dir, path)
+        if not files[name].exists():
+            raise WarehouseError(f"cannot read the warehouse of {found.describe()}: the DuckDB file {files[name]} of catalog "
+                                 f"{name!r} does not exist; run `sqlmesh plan` in the project first, or check its path.")
+    duckdb = driver("duckdb")
+    with errors(f"cannot connect to the warehouse of {found.describe()}", "sqlmesh"):
+        conn = duckdb.connect(":memory:")
+        mode = " (READ_ONLY)" if read_only else ""
+        for name, path in files.items():
+            conn.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS \"{name}\"{mode}")
+        return _UsingCatalog(conn, next(iter(files))), "duckdb"
+
+
+class _UsingCatalog:
+    """A DuckDB connection whose cursors start in `catalog`: a DuckDB cursor is a connection of
+    its own that does not inherit `USE`, and every reader in assay asks for cursors."""
+
+    def __init__(self, conn, catalog: str):
+        self._conn, self._use = conn, f'USE "{catalog}"'
+        conn.execute(self._use)
+
+    def cursor(self):
+        cur = self._conn.cursor()
+        cur.execute(self._use)
+        return cur
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
 
 
 def _first_line(exc: BaseException) -> str:
