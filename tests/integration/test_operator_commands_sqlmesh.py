@@ -38,7 +38,8 @@ def _cli(*args):
     return res.exit_code, res.output
 
 
-@pytest.fixture(scope="module", params=ON, ids=[e.id for e in ON])
+@pytest.fixture(scope="module", params=[pytest.param(e, marks=[pytest.mark.postgres] if e.kind == "postgres" else [], id=e.id)
+                                         for e in ON])
 def built(request, tmp_path_factory, pg_servers):
     """(project, state): the SQLMesh project after a plan and a run, the context closed."""
     from tests.support.engines import Engine
