@@ -1,0 +1,170 @@
+"""Declared checks: all of a table's checks as one query against one query per check, and their
+cost as a ratio of the table's build, on DuckDB and PostgreSQL, side by side in one run.
+
+Targets (DESIGN.md section 6): all declared checks of a table at most 0.25x the table's build on
+DuckDB; on PostgreSQL one query for all declared checks at least 3x faster than one query per check.
+
+    python benchmarks/checks.py                      # 1M rows
+    python benchmarks/checks.py --rows 1000000 10000000
+
+The measuring queries are the generator's own (`assay.targets.dbt.declared_checks.declared_query`)
+for the five checks of benchmarks/specs/checks (key uniqueness over (station, observed_at), null
+ceiling, value range, continuity, row count), rendered for each engine the way the package
+renders them (`candidate` and `assay.continuity_gap`). "One query per check" is the same
+generator run on the entity with that one check. "The table's build" is a `CREATE TABLE AS` of the
+typed table from its text bronze with plain casts, the work the candidate's build does. Times are
+wall clock of the engine's statement from Python, best of --repeat; PostgreSQL is the embedded
+server of tests/support/pg.py (default settings, no ANALYZE, as the candidate is checked).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import jinja2
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests/support/pg.py starts the embedded PostgreSQL
+
+from assay.api import load_project  # noqa: E402
+from assay.targets.dbt.declared_checks import declared_query  # noqa: E402
+
+SPEC = Path(__file__).parent / "specs" / "checks"
+
+# One row per station and minute (1000 stations), about 1% null temperatures, a humidity that
+# stays in range, and no gap: every check passes, so every check reads everything it would.
+RAW = {
+    "duckdb": """
+        create or replace table raw_readings as
+        select 'r' || i::varchar as id, 'S' || (i % 1000)::varchar as station,
+               strftime(timestamp '2026-01-01' + to_minutes(i // 1000), '%Y-%m-%d %H:%M:%S') as at_text,
+               ((i % 1000) / 10)::varchar as rh,
+               case when i % 97 = 0 then null else ((i % 400) / 10 - 10)::varchar end as temp,
+               i::varchar as seq
+        from range({rows}) as t(i)""",
+    "postgres": """
+        drop table if exists raw_readings;
+        create table raw_readings as
+        select 'r' || i as id, 'S' || (i % 1000) as station,
+               to_char(timestamp '2026-01-01' + (i / 1000) * interval '1 minute', 'YYYY-MM-DD HH24:MI:SS') as at_text,
+               ((i % 1000) / 10.0)::text as rh,
+               case when i % 97 = 0 then null else ((i % 400) / 10.0 - 10)::text end as temp,
+               i::text as seq
+        from generate_series(0, {rows} - 1) as t(i)""",
+}
+BUILD = """
+    create table reading as
+    select cast(id as varchar(64)) as reading_id, cast(station as varchar(64)) as station,
+           cast(at_text as timestamp) as observed_at, cast(rh as decimal(5,1)) as humidity,
+           cast(temp as decimal(5,1)) as temp_c, cast(seq as bigint) as seq
+    from raw_readings"""
+GAP = {
+    "duckdb": lambda lo, hi, domain: f"(epoch_us({hi}) - epoch_us({lo}))",
+    "postgres": lambda lo, hi, domain: f"cast(extract(epoch from ({hi} - {lo})) * 1000000 as bigint)",
+}
+
+
+TYPES = {
+    "duckdb": {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP", "decimal": "DECIMAL"},
+    "postgres": {"string": "text", "int": "bigint", "timestamp": "timestamp", "decimal": "numeric"},
+}
+
+
+class _Assay:
+    """What the measuring query calls of the package, per engine (continuity_gap.sql, sql_type.sql)."""
+
+    def __init__(self, engine: str) -> None:
+        self.continuity_gap = GAP[engine]
+        self._types = TYPES[engine]
+
+    def sql_type(self, assay_type: str) -> str:
+        if assay_type.startswith("decimal"):
+            return self._types["decimal"] + assay_type[len("decimal"):]
+        return self._types[assay_type]
+
+
+def render(sql: str, engine: str) -> str:
+    return jinja2.Environment().from_string(sql).render(candidate="reading", assay=_Assay(engine))
+
+
+class Engine:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.server = None
+        if name == "duckdb":
+            self.con = duckdb.connect(":memory:")
+        else:
+            from tests.support import pg
+
+            self._servers = pg.postgres_server("embedded")
+            self.server = next(self._servers)
+            self.con = self.server.connect()
+            self.con.autocommit = True
+
+    def run(self, sql: str) -> float:
+        started = time.perf_counter()
+        if self.name == "duckdb":
+            self.con.execute(sql).fetchall()
+        else:
+            with self.con.cursor() as cur:
+                cur.execute(sql)
+                if cur.description is not None:
+                    cur.fetchall()
+        return time.perf_counter() - started
+
+    def close(self) -> None:
+        self.con.close()
+        if self.server is not None:
+            self._servers.close()
+
+
+def best(engine: Engine, sql: str, repeat: int, before: str = "") -> float:
+    times = []
+    for _ in range(repeat):
+        if before:
+            engine.run(before)
+        times.append(engine.run(sql))
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
+    ap.add_argument("--engines", nargs="+", default=["duckdb", "postgres"], choices=["duckdb", "postgres"])
+    ap.add_argument("--repeat", type=int, default=2, help="best of this many runs of each statement")
+    args = ap.parse_args()
+    entity = load_project(SPEC).entity("reading")
+    one_sql, _ = declared_query(entity)
+    per_check = [(c.check_id, declared_query(dataclasses.replace(entity, declared_checks=(c,)))[0])
+                 for c in entity.declared_checks]
+    print(f"{len(per_check)} declared checks: " + ", ".join(i for i, _ in per_check))
+    header = f"{'engine':<9}{'rows':>12}{'build s':>10}{'one query s':>13}{'per check s':>13}{'per check/one':>15}{'checks/build':>14}"
+    lines = []
+    for name in args.engines:
+        engine = Engine(name)
+        try:
+            for rows in args.rows:
+                engine.run(RAW[name].format(rows=rows))
+                drop = "drop table if exists reading"
+                build = best(engine, BUILD, args.repeat, before=drop)
+                one = best(engine, render(one_sql, name), args.repeat)
+                each = {cid: best(engine, render(sql, name), args.repeat) for cid, sql in per_check}
+                separate = sum(each.values())
+                line = (f"{name:<9}{rows:>12,}{build:>10.2f}{one:>13.2f}{separate:>13.2f}"
+                        f"{separate / one:>14.2f}x{one / build:>13.2f}x")
+                lines.append(line)
+                print(header if len(lines) == 1 else "", end="\n" if len(lines) == 1 else "")
+                print(line, "  (" + ", ".join(f"{cid} {secs:.2f}" for cid, secs in each.items()) + ")", flush=True)
+        finally:
+            engine.close()
+    print()
+    print("targets: checks/build <= 0.25x on DuckDB; per check/one >= 3x on PostgreSQL")
+
+
+if __name__ == "__main__":
+    main()
