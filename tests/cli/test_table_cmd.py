@@ -127,3 +127,29 @@ def test_an_unknown_table_is_a_usage_error_and_no_spec_is_a_problem(setup, tmp_p
     res = invoke("table", "list", "--project", str(project))
     assert res.exit_code == 1
     assert "has no spec recorded by `assay generate`" in res.output
+
+
+TABLES = """\
+tables_version: 1
+tables:
+  bronze.raw_shop:
+    grain: [id]
+    columns: [id, city]
+    checks:
+      - {check_id: ids_present, kind: null_ceiling, enforcement: required, columns: [id], max_null_ppm: 0}
+"""
+
+
+def test_a_table_assay_only_reads_is_listed_by_its_schema_and_name(setup):
+    project, spec = setup
+    (spec / "tables.yml").write_text(TABLES)
+    res = table(project, spec, "list", "--json")
+    assert res.exit_code == 0, res.output
+    assert [(t["table"], t["state"]) for t in json.loads(res.stdout)] == [
+        ("bronze.raw_shop", "not_published"), ("shop", "published")]
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create schema bronze")
+    con.execute("create table bronze.raw_shop (id varchar, city varchar)")
+    con.close()
+    res = table(project, spec, "get", "bronze.raw_shop")
+    assert (res.exit_code, res.stdout) == (0, "bronze.raw_shop: published\n")
