@@ -127,7 +127,7 @@ def _ensure_results(adapter, relation: str, dialect: str) -> None:
 SAVEPOINT_DIALECTS = ("postgres", "redshift")
 
 
-def _try_fetchone(adapter, sql: Any, dialect: str) -> tuple[Optional[tuple], Optional[str]]:
+def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int] = None) -> tuple[Optional[tuple], Optional[str]]:
     """(row, None), or (None, the engine's message) when the query fails: a check whose SQL
     errors is a result, not the end of the evaluation (002, "What a check can end as").
 
@@ -141,6 +141,9 @@ def _try_fetchone(adapter, sql: Any, dialect: str) -> tuple[Optional[tuple], Opt
         return adapter.fetchone(sql, quote_identifiers=False), None
     if savepoint:
         adapter.execute("SAVEPOINT assay_check")
+        if timeout_seconds is not None:
+            # 000's time budget; SET LOCAL ends with the savepoint or is reset below.
+            adapter.execute(f"SET LOCAL statement_timeout = {int(timeout_seconds) * 1000}")
     try:
         row = adapter.fetchone(sql, quote_identifiers=False)
     except Exception as err:  # noqa: BLE001 - the engine's error is the check's result
@@ -149,6 +152,8 @@ def _try_fetchone(adapter, sql: Any, dialect: str) -> tuple[Optional[tuple], Opt
         return None, (str(err).strip() or type(err).__name__)
     if savepoint:
         adapter.execute("RELEASE SAVEPOINT assay_check")
+        if timeout_seconds is not None:
+            adapter.execute("SET LOCAL statement_timeout TO DEFAULT")
     return row, None
 
 
@@ -198,12 +203,75 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+# --------------------------------------------------------------------------- budgets (000, 0530)
+
+# DuckDB: the width DuckDB keeps per row in its vectors, per column type (as the dbt package's
+# _candidate_size: text, blobs and nested values count their 16-byte inline header).
+_DUCKDB_SIZE = """
+SELECT
+  (SELECT COUNT(*) FROM {table}) AS assay_rows,
+  COALESCE(SUM(CASE
+    WHEN data_type IN ('BOOLEAN', 'TINYINT', 'UTINYINT') THEN 1
+    WHEN data_type IN ('SMALLINT', 'USMALLINT') THEN 2
+    WHEN data_type IN ('INTEGER', 'UINTEGER', 'FLOAT', 'DATE') THEN 4
+    WHEN data_type LIKE 'DECIMAL%' THEN CASE WHEN numeric_precision <= 4 THEN 2 WHEN numeric_precision <= 9 THEN 4
+                                             WHEN numeric_precision <= 18 THEN 8 ELSE 16 END
+    WHEN data_type IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'TIME') OR data_type LIKE 'TIMESTAMP%' THEN 8
+    ELSE 16 END), 0) AS assay_width
+FROM duckdb_columns()
+WHERE schema_name = {schema} AND table_name = {name}
+"""
+# PostgreSQL: a sequential scan reads the heap and its TOAST heap, nothing else.
+_POSTGRES_SIZE = """
+SELECT (SELECT COUNT(*) FROM {table}) AS assay_rows,
+  pg_relation_size(c.oid) + COALESCE(pg_relation_size(NULLIF(c.reltoastrelid, 0)), 0) AS assay_bytes
+FROM pg_class AS c WHERE c.oid = CAST({regclass} AS REGCLASS)
+"""
+
+
+def _size(adapter, evaluator, dialect: str) -> tuple[Optional[int], Optional[int]]:
+    """(rows, estimated bytes of a scan) of the table just written, bytes None where the engine
+    cannot estimate them (no scan budget applies there)."""
+    table = evaluator.locals.get("this_model")
+    if not isinstance(table, exp.Table):
+        return None, None
+    text = table.sql(dialect=dialect)
+    if dialect == "duckdb":
+        rows, width = adapter.fetchone(_DUCKDB_SIZE.format(table=text, schema=lit(table.db, dialect),
+                                                           name=lit(table.name, dialect)), quote_identifiers=False)
+        return int(rows), int(rows) * int(width)
+    if dialect in SAVEPOINT_DIALECTS:
+        local = exp.table_(table.name, db=table.db, quoted=True).sql(dialect=dialect)
+        rows, size = adapter.fetchone(_POSTGRES_SIZE.format(table=text, regclass=lit(local, dialect)), quote_identifiers=False)
+        return int(rows), int(size)
+    return None, None
+
+
+def _over_scan_budget(check: dict, rows: int, estimated: int, ceiling: int) -> dict:
+    """000: over the scan budget a row-reading check is not_evaluated (never fails the run);
+    row_expectation reads a count, not the rows, and still evaluates."""
+    if check["kind"] == "row_expectation":
+        return {"rows": rows}
+    return {"rows": rows, "not_evaluated": {"code": "CHECK_SCAN_BUDGET_EXCEEDED", "estimated_bytes": estimated,
+                                            "ceiling_bytes": ceiling}}
+
+
+def _over_time_budget(check: dict, rows: int, seconds: int) -> dict:
+    if check["kind"] == "row_expectation":
+        return {"rows": rows}
+    return {"rows": rows, "not_evaluated": {"code": "CHECK_TIME_BUDGET_EXCEEDED", "ceiling_seconds": seconds}}
+
+
 @macro()
-def assay_record_declared_checks(evaluator, table_name, results, checks, measure) -> Optional[exp.Expr]:
+def assay_record_declared_checks(evaluator, table_name, results, checks, measure, scan_budget=None,
+                                 time_budget=None) -> Optional[exp.Expr]:
     """Measure every declared check of ``table_name`` in one query, decide, and record.
 
     ``checks`` is the generator's JSON list of descriptors (which columns of the measuring row
-    each check reads, its bounds); ``measure`` the measuring query over ``@this_model``.
+    each check reads, its bounds); ``measure`` the measuring query over ``@this_model``;
+    ``scan_budget`` (bytes) and ``time_budget`` (seconds) the table's budgets (000): over the
+    first, estimated before the pass, the pass does not run; past the second (PostgreSQL's
+    statement timeout) it is cancelled; either way the row-reading checks are not_evaluated.
     Returns the INSERT of the results, or nothing outside an evaluation:
 
     >>> from sqlglot import exp
@@ -221,17 +289,37 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     d = dialect_of(evaluator)
     descriptors = json.loads(_string(checks))
     relation = _string(results)
-    this_sql = _expanded(evaluator, measure, d)
-    query = parse_one(this_sql, read=d)
-    names = list(query.named_selects)
-    values, error = _try_fetchone(adapter, query.sql(dialect=d), d)
-    row = dict(zip(names, values)) if values is not None else {}
+    scan = int(_string(scan_budget)) if scan_budget is not None else None
+    seconds = int(_string(time_budget)) if time_budget is not None else None
+    rows, estimated = _size(adapter, evaluator, d) if scan is not None else (None, None)
+    over = None
+    row: dict = {}
+    error = None
+    if estimated is not None and scan is not None and estimated > scan:
+        over = lambda check: _over_scan_budget(check, rows, estimated, scan)  # noqa: E731
+    else:
+        this_sql = _expanded(evaluator, measure, d)
+        query = parse_one(this_sql, read=d)
+        timeout = seconds if d in SAVEPOINT_DIALECTS else None
+        values, error = _try_fetchone(adapter, query.sql(dialect=d), d, timeout_seconds=timeout)
+        if error is not None and "statement timeout" in error and timeout is not None:
+            counted, _e = _try_fetchone(adapter, f"SELECT COUNT(*) FROM {evaluator.locals['this_model'].sql(dialect=d)}", d)
+            n = int(counted[0]) if counted else 0
+            over = lambda check: _over_time_budget(check, n, timeout)  # noqa: E731
+            error = None
+        elif values is not None:
+            row = dict(zip(list(query.named_selects), values))
     # A table the query could not read makes every check an errored result (DECLARED_CHECK_UNREADABLE,
     # decision 0531), its row count unknown and recorded as 0.
     run_id = str(getattr(adapter, "correlation_id", None))
     out = []
     for check in descriptors:
-        measures = declared_measures(check, row) if error is None else {"rows": 0, "error": error}
+        if over is not None:
+            measures = over(check)
+        elif error is not None:
+            measures = {"rows": 0, "error": error}
+        else:
+            measures = declared_measures(check, row)
         spec = check_spec(check)
         verdict = verdict_of(check["kind"], spec, measures)
         out.append((run_id, _string(table_name), check["check_id"], check["position"], check["kind"], check["enforcement"],
@@ -294,7 +382,7 @@ def assay_check_failures(evaluator, results, table_name, check_id, on_failure=No
 
     >>> from assay_sqlmesh import render_sql
     >>> print(render_sql("@assay_check_failures('meta.r', 'order', 'ENOUGH_ROWS')", "duckdb"))
-    SELECT run_id, table_name, check_id, NULL AS detail FROM meta.r WHERE run_id = (SELECT MAX(run_id) FROM meta.r WHERE table_name = 'order' AND recorded_at = (SELECT MAX(recorded_at) FROM meta.r WHERE table_name = 'order')) AND table_name = 'order' AND check_id = 'ENOUGH_ROWS' AND NOT passed
+    SELECT run_id, table_name, check_id, NULL AS detail FROM meta.r WHERE run_id = (SELECT MAX(run_id) FROM meta.r WHERE table_name = 'order' AND recorded_at = (SELECT MAX(recorded_at) FROM meta.r WHERE table_name = 'order')) AND table_name = 'order' AND check_id = 'ENOUGH_ROWS' AND NOT passed AND measures NOT LIKE '%"not_evaluated":%'
     """
     d = dialect_of(evaluator)
     relation = exp.to_table(_string(results), dialect=d).sql(dialect=d)
@@ -308,7 +396,8 @@ def assay_check_failures(evaluator, results, table_name, check_id, on_failure=No
                f"(SELECT MAX(recorded_at) FROM {relation} WHERE table_name = {lit(tname, d)}))")
     # A warn file passes with rows (002: it warns); its warning fires on rows, or when it errored.
     warn = on_failure is not None and _string(on_failure) == "warn"
-    failed = "(row_count > 0 OR NOT passed)" if warn else "NOT passed"
+    # not_evaluated (over a budget) reads as not passed but never fails the run (000).
+    failed = "(row_count > 0 OR NOT passed)" if warn else "NOT passed AND measures NOT LIKE '%\"not_evaluated\":%'"
     detail = "NULL"
     stage = evaluator.locals.get("runtime_stage")
     if adapter is not None and getattr(stage, "value", stage) == "auditing":

@@ -251,6 +251,8 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling) -> l
     out = []
     if entity.declared_checks:
         sql, descriptors = declared_query(entity, low)
+        # 000's budgets of the row pass (assay.yml `checks`), applied by the recorder (0214).
+        scan_bytes, time_seconds = project.budget_of(entity.name)
         out.append(
             "\n".join(
                 [
@@ -258,6 +260,8 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling) -> l
                     f"{INDENT}table_name := {table},",
                     f"{INDENT}results := {results},",
                     f"{INDENT}checks := {low.string(json.dumps(descriptors, sort_keys=True))},",
+                    f"{INDENT}scan_budget := {scan_bytes},",
+                    f"{INDENT}time_budget := {time_seconds},",
                     f"{INDENT}measure := (",
                     _indent(sql, INDENT * 2),
                     f"{INDENT})",
