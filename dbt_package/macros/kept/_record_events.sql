@@ -14,7 +14,7 @@
     insert into {{ relation }} (event_id, event_type, run_id, table_name, check_name, why, row_count, cutoff, occurred_at)
     values
     {%- for e in events %}
-      (cast(gen_random_uuid() as {{ assay.sql_type('string') }}), {{ assay.string_literal(e['type']) }},
+      ({{ assay._new_event_id() }}, {{ assay.string_literal(e['type']) }},
        {{ assay.string_literal(invocation_id) }}, {{ assay.string_literal(e['table']) }},
        {{ assay.string_literal(e['check']) if e.get('check') is not none else 'null' }},
        {{ assay.string_literal(e['why']) if e.get('why') is not none else 'null' }},
