@@ -1,6 +1,6 @@
 """Table checks on the SQLMesh target: declared checks (000) and SQL check files (002).
 
-An entity with checks gets, in its model file (decisions 0210-0212):
+An entity with checks gets, in its model file (decisions 0210-0214):
 
 - after the query, post-statements that measure and record, run by SQLMesh inside the
   evaluation right after it wrote the table: ``@assay_record_declared_checks`` (every declared
@@ -29,7 +29,6 @@ from sqlglot import exp
 
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
-from ...lower.spelling import Sql
 from .spelling import SqlmeshSpelling
 
 RESULTS_TABLE = "assay_check_results"
