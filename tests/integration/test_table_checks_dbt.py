@@ -196,6 +196,8 @@ def builds(tmp_path_factory, engine) -> dict:
                "nodes": dbtresults.nodes(project), "statuses": dbtresults.statuses(project),
                "recorded": _recorded(project, run_id),
                "bronze_rows": project.query("select count(*) from bronze.raw_orders")[0][0],
+               "events": sorted(project.query("select event_type, table_name, check_name from assay_meta.assay_events "
+                                              f"where run_id = '{run_id}'")),
                "checks": _cli("checks", run_id, "--project", str(project.path), "--json"),
                "amounts": sorted(project.query("select order_id, amount from marts.order_amounts"))
                if label != "bad_source" else None}
@@ -234,6 +236,14 @@ def test_a_failing_source_check_stops_its_readers(builds):
         ("bronze.raw_orders", "bronze.raw_orders/amounts_numeric"): ("warn", False),  # errored
     }
     assert "amounts_numeric" not in message  # a warn check that errors does not stop the task
+    # each failed or errored SQL check and failed required check is a CHECK_FAILED event; nothing was
+    # set back and no mark was set (no TABLE_ROLLED_BACK, no TABLE_KEPT)
+    assert b["events"] == sorted([
+        ("CHECK_FAILED", "bronze.raw_orders", "IDS_PRESENT"),
+        ("CHECK_FAILED", "bronze.raw_orders", "bronze.raw_orders/amounts_numeric"),
+        ("CHECK_FAILED", "bronze.raw_orders", "bronze.raw_orders/no_blank_amounts"),
+        ("CHECK_FAILED", "bronze.raw_orders", "bronze.raw_orders/no_test_customers"),
+    ])
     # nothing was written to the source: it holds exactly what was loaded
     assert b["bronze_rows"] == len(BAD_SOURCE) == 6
 

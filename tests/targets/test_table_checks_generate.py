@@ -78,6 +78,7 @@ def test_one_check_task_and_one_macro_file_per_checked_table(generated):
     assert "{{ config(materialized='assay_check_task', schema=\"assay_meta\", assay_audits=\"assay_audits__bronze__raw_orders\", " \
            "assay_table=\"bronze.raw_orders\", assay_meta_schema=\"assay_meta\", tags=['assay', 'assay_check_task']) }}" in task
     assert "-- depends_on: {{ ref(\"assay_check_results\") }}" in task
+    assert "-- depends_on: {{ ref(\"assay_events\") }}" in task
     assert task.rstrip().endswith("select * from {{ source('bronze', \"raw_orders\") }}")
     own = generated["models/assay/checks/assay_checks__marts__customer_totals.sql"]
     assert own.rstrip().endswith("select * from {{ ref(\"customer_totals\") }}")
@@ -123,6 +124,7 @@ def test_a_spec_with_only_tables_generates_the_results_model(tmp_path):
     (spec / "tables.yml").write_text(TABLES)
     out = generate_dbt(load_project(spec))
     assert "models/assay/assay_check_results.sql" in out
+    assert "models/assay/assay_events.sql" in out  # check tasks append CHECK_FAILED events
     assert "models/assay/checks/assay_checks__bronze__raw_orders.sql" in out
 
 

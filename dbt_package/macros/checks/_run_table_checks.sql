@@ -12,6 +12,9 @@
       where the engine catches errors only in Python (`_sql_check_probe`, run by the materialization). -#}
   {%- set failures = assay._run_declared_checks(relation, audits_macro) -%}
   {%- do failures.extend(assay._run_sql_checks(relation, audits_macro, results_schema, table, report)) -%}
+  {#- One CHECK_FAILED event per check that failed or errored (the blocking ones, then the keep and
+      errored ones `report` collected); a table assay only reads has no other state change. -#}
+  {%- do assay._record_events(relation.database, results_schema, assay._check_failed_events(table, failures, report)) -%}
   {%- set name = audits_macro | replace('assay_audits__', 'assay_sqlchecks__') -%}
   {%- set checks_of = context.get(name) or context.get('default__' ~ name) -%}
   {%- set keeps = [] -%}

@@ -30,7 +30,8 @@ def has_checks(entity: Entity) -> bool:
 
 def events_model_sql(project: Project, header: str) -> str | None:
     """The ``assay_events`` node, when any entity has checks; ``full_refresh=false`` keeps the trail."""
-    if not any(has_checks(e) for e in project.entities):
+    if not any(has_checks(e) for e in project.entities) and not (
+            any(t.declared_checks for t in project.tables) or project.sql_checks):  # tables assay only reads (0520)
         return None
     return "\n".join(
         [

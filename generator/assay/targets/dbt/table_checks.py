@@ -36,6 +36,7 @@ from types import SimpleNamespace
 from typing import Any, Optional
 
 from ...ir.model import Entity, Project, TableDecl
+from .kept import EVENTS_MODEL
 from .declared_checks import RESULTS_TABLE, _measure, _Query, jinja_literal, rows_query
 from .naming import audits_macro_name
 from .spelling import jstr, qi
@@ -134,6 +135,8 @@ def check_task_sql(table: TableDecl, project: Project, header: str) -> str:
         header,
         config,
         "-- depends_on: {{ ref(" + jstr(RESULTS_TABLE) + ") }}",
+        # The events table exists before parallel check tasks append CHECK_FAILED events to it.
+        "-- depends_on: {{ ref(" + jstr(EVENTS_MODEL) + ") }}",
         f"-- The checks of {table.name}, a table assay only reads: they run on it as it is, before what",
         "-- assay builds from it; a failed blocking check fails this node and nothing is set back.",
         own + "select * from {{ " + relation_call(table, project) + " }}",
