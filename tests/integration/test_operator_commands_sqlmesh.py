@@ -94,6 +94,14 @@ def _execute(project: SQLMeshProject, sql: str) -> None:
         conn.close()
 
 
+def _release(project: SQLMeshProject) -> None:
+    """Close the SQLMesh context and free its DuckDB connection before a command opens the file."""
+    import gc
+
+    project.close()
+    gc.collect()
+
+
 def _sqlmesh_run(project: SQLMeshProject) -> None:
     """`sqlmesh run` at the next interval; every model and audit passes; the connection is released."""
     import gc
@@ -116,6 +124,8 @@ def test_operator_commands_on_sqlmesh(built):
     project = built
     _explain(project)
     _report(project)
+    if project.engine == "duckdb":  # one engine is enough for the naming; it costs a plan
+        _environment(project)
     _checks(project)
     _replay(project)
     _maintain(project)
@@ -184,6 +194,27 @@ def _report(project):
     assert "q_line 5 2 0 2 1 2" in text  # entity, bronze, kept, flagged, quarantined, deduped, open rejects
 
 
+def _environment(project):
+    # A development environment with nothing changed: its views (silver__dev, gold__dev) point at
+    # prod's tables, so it reads the same numbers under its own names.
+    try:
+        project.context().plan("dev", auto_apply=True, no_prompts=True, include_unmodified=True, execution_time=project.clock)
+    finally:
+        _release(project)
+    code, out = _run(project, "report", "--json", "--environment", "dev", "--now", "2026-04-15T10:00:00Z")
+    assert code == 0, out
+    line = next(e for e in json.loads(out)["entities"] if e["entity"] == "q_line")
+    assert [(r["bronze"], r["kept"], r["quarantined"], r["deduped"]) for r in line["trend"]] == [(4, 1, 3, 0), (5, 2, 2, 1)]
+    code, out = _run(project, "explain", "q_line", "ORD-3", "1", "--environment", "dev")
+    assert code == 0 and "It is not in the entity: its judged delivery ln_03 was quarantined" in out, out
+    code, out = _run(project, "maintain", "--json", "--dry-run", "--environment", "dev", "--now", "2026-05-30T10:00:01Z")
+    assert code == 0, out
+    dev = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"]) for e in json.loads(out)}
+    assert dev["silver__dev.q_line__reject"] == (2, 0)
+    code, out = _run(project, "report", "--json", "--environment", "nope")
+    assert code == 1 and "holds no environment 'nope' of this project (no schema silver__nope); its environments: prod, dev." in out, out
+
+
 def _checks(project):
     # Declared checks on SQLMesh are not recorded yet and this spec declares none: the commands
     # read the warehouse and say so (check list: an empty list, exit 0; checks: exit 1, the sentence).
@@ -232,8 +263,9 @@ def _maintain(project):
     assert done["q_line"]["table"] == "silver.q_line__reject"  # the name users know, not the physical one
     assert _rejects(project) == [("ln_02", "l1", "deduped")]
     # the rows went from the physical table SQLMesh owns; the view shows the same
-    physical = _query(project, "select table_schema, table_name from information_schema.tables "
-                               "where table_name like 'silver__q_line__reject__%'")
+    # (on DuckDB the dev environment's forward-only reject table sits beside it, `...__dev`)
+    physical = [r for r in _query(project, "select table_schema, table_name from information_schema.tables "
+                                           "where table_name like 'silver__q_line__reject__%'") if not r[1].endswith("__dev")]
     assert len(physical) == 1 and physical[0][0] == "sqlmesh__silver", physical
     assert _query(project, f'select count(*) from "{physical[0][0]}"."{physical[0][1]}"') == [(1,)]
     again = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
@@ -411,3 +443,11 @@ def test_a_duckdb_gateway_with_catalogs_is_attached_under_their_names(tmp_path):
         assert physical_table(conn, dialect, "silver", "x__reject") == ("sqlmesh__silver", "silver__x__reject__1")
     finally:
         conn.close()
+
+
+def test_environment_on_a_dbt_project_is_a_usage_error(tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "dbt_project.yml").write_text("name: x\nprofile: x\n")
+    code, out = _invoke(project, "report", "--json", "--environment", "dev")
+    assert code == 3 and "--environment names a SQLMesh environment, and" in out and "is a dbt project" in out, out

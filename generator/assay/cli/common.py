@@ -194,6 +194,12 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def environment_option(func: Callable) -> Callable:
+    """`--environment NAME`: on a SQLMesh project, the environment whose views are read (default prod)."""
+    return click.option("--environment", default=None,
+                        help="SQLMesh projects: the environment whose views are read (default: prod).")(func)
+
+
 def build_command(project_dir: Path) -> str:
     """The command that builds the project (`dbt build`, `sqlmesh plan`), with `-p DIR`/` in DIR` when
     it is not the current directory: error messages and next steps name the right tool."""

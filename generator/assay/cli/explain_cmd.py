@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from .common import PROJECT_HELP, build_command, json_option, project_option, resolve_spec, spec_option, warehouse_options
+from .common import PROJECT_HELP, build_command, environment_option, json_option, project_option, resolve_spec, spec_option, warehouse_options
 
 
 @click.command("explain")
@@ -18,9 +18,10 @@ from .common import PROJECT_HELP, build_command, json_option, project_option, re
 @project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
+@environment_option
 @json_option("Print the explanation as JSON.")
 def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str], project_dir: Path,
-                spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str], as_json: bool) -> None:
+                spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str], environment: Optional[str], as_json: bool) -> None:
     """Why a key is (or is not) in the entity: every bronze delivery, the transformed values, the
     coercions that failed, each rule's verdict, the dedupe and its reason, the route, the reject history.
 
@@ -29,7 +30,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     from ..api import load_project
     from ..errors import AssayUsageError, WarehouseError
     from ..explain import Explainer
-    from ..runtime.warehouse import Reader, connect
+    from ..runtime.warehouse import Reader, check_environment, connect, in_environment
 
     project = load_project(resolve_spec(spec_dir, project_dir))
     names = [e.name for e in project.entities]
@@ -42,9 +43,12 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
         raise AssayUsageError(f"{entity} has the key ({', '.join(ent.key)}): give {len(ent.key)} "
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
     # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+    check_environment(project_dir, environment)
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     reader = Reader(conn, dialect)
     try:
+        project = in_environment(project, project_dir, environment, conn, dialect)
+        ent = project.entity(entity)
         explainer = Explainer(project, ent, reader.query, reader.columns)
         try:
             result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id)

@@ -9,7 +9,7 @@ from typing import Optional
 
 import click
 
-from .common import PROJECT_HELP, Progress, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
+from .common import PROJECT_HELP, Progress, environment_option, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
 
 
 def _utc_now() -> dt.datetime:
@@ -32,10 +32,11 @@ def _parse_now(text: Optional[str]) -> dt.datetime:
 @project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
+@environment_option
 @click.option("--dry-run", is_flag=True, help="Count what retention would delete; delete nothing and record nothing.")
 @click.option("--now", "now_text", default=None, help="The clock retention measures from (ISO 8601, UTC; default: now).")
 @json_option()
-def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
+def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str], environment: Optional[str],
                  dry_run: bool, now_text: Optional[str], as_json: bool) -> None:
     """Delete reject rows older than their entity's `quarantine.retention`; record one event per entity.
 
@@ -44,7 +45,7 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     """
     from ..api import load_project
     from ..retention import maintain
-    from ..runtime.warehouse import connect
+    from ..runtime.warehouse import check_environment, connect, in_environment
 
     now = _parse_now(now_text)
     with Progress("maintain", 3, quiet=as_json) as progress:
@@ -52,8 +53,10 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
         project = load_project(resolve_spec(spec_dir, project_dir))  # a SpecError carries its own exit code
         progress.step("connecting to the warehouse")
         # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+        check_environment(project_dir, environment)
         conn, dialect = connect(project_dir, profiles_dir, target)
         try:
+            project = in_environment(project, project_dir, environment, conn, dialect)
             kept = [e for e in project.entities if e.has_reject and e.retention is not None]
             progress.step(f"{'counting' if dry_run else 'applying'} retention on "
                           f"{plural(len(kept), 'reject table')}")

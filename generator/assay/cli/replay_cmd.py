@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from .common import PROJECT_HELP, Progress, build_command, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
+from .common import PROJECT_HELP, Progress, build_command, environment_option, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
 
 
 @click.command("replay")
@@ -16,15 +16,16 @@ from .common import PROJECT_HELP, Progress, build_command, json_option, plural, 
 @project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
+@environment_option
 @click.option("--dry-run", is_flag=True, help="Say what would be re-delivered; change nothing.")
 @json_option("Print what was (or would be) re-delivered as JSON.")
 def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path],
-               target: Optional[str], dry_run: bool, as_json: bool) -> None:
+               target: Optional[str], environment: Optional[str], dry_run: bool, as_json: bool) -> None:
     """Re-deliver an entity's open reject rows whose bronze row has aged out, for the next build to judge
     (`dbt build`; on SQLMesh the next `sqlmesh plan` or `sqlmesh run`)."""
     from ..api import load_project
     from ..replay import replay
-    from ..runtime.warehouse import connect, describe, project_kind, warehouse_errors
+    from ..runtime.warehouse import check_environment, connect, describe, in_environment, project_kind, warehouse_errors
 
     with Progress("replay", 3, quiet=as_json) as progress:
         progress.step("reading the spec")
@@ -38,8 +39,11 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
             raise click.BadParameter(f"{entity} has no reject table (it declares no quality rules), so there is nothing to replay; "
                                      "pass an entity that quarantines rows.", param_hint="ENTITY")
         progress.step("connecting to the warehouse")
+        check_environment(project_dir, environment)
         conn, dialect = connect(project_dir, profiles_dir, target)
         try:
+            project = in_environment(project, project_dir, environment, conn, dialect)
+            ent = project.entity(entity)
             progress.step(f"{'counting' if dry_run else 're-delivering'} {entity}'s open reject rows")
             with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir, target)}",
                                   project_kind(project_dir)):

@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from .common import PROJECT_HELP, Progress, build_command, json_option, plural, project_option, resolve_spec, shown, spec_option, warehouse_options
+from .common import PROJECT_HELP, Progress, build_command, environment_option, json_option, plural, project_option, resolve_spec, shown, spec_option, warehouse_options
 from .maintain_cmd import _parse_now
 
 
@@ -16,11 +16,12 @@ from .maintain_cmd import _parse_now
 @project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
+@environment_option
 @click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the HTML page here (default: assay-report.html in the project).")
 @json_option("Print the report's numbers as JSON instead of writing HTML.")
 @click.option("--now", "now_text", default=None, help="The clock ages and freshness are measured from (ISO 8601, UTC; default: now).")
-def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
+def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str], environment: Optional[str],
                out_file: Optional[Path], as_json: bool, now_text: Optional[str]) -> None:
     """One self-contained HTML page of what the builds did: per entity bronze, kept, flagged,
     quarantined and deduped (latest run and every run), the rules that fire most with example rows,
@@ -29,7 +30,7 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     from ..errors import WarehouseError
     from ..report.gather import Gatherer
     from ..report.html import render
-    from ..runtime.warehouse import Reader, connect
+    from ..runtime.warehouse import Reader, check_environment, connect, in_environment
 
     now = _parse_now(now_text)
     with Progress("report", 4, quiet=as_json) as progress:
@@ -37,11 +38,13 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         project = load_project(resolve_spec(spec_dir, project_dir))
         progress.step("connecting to the warehouse")
         # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
+        check_environment(project_dir, environment)
         conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
         reader = Reader(conn, dialect)
 
         progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
         try:
+            project = in_environment(project, project_dir, environment, conn, dialect)
             data = Gatherer(project, reader.query, reader.columns, reader.exists).gather(now)
         except WarehouseError:
             raise

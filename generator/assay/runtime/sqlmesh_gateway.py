@@ -11,6 +11,7 @@ Every failure is a :class:`WarehouseError` naming the gateway, the config file a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -50,12 +51,8 @@ def config_file(project_dir: Path) -> Optional[Path]:
     return None
 
 
-def gateway_target(project_dir: Path, gateway: Optional[str] = None) -> GatewayTarget:
-    """The gateway `sqlmesh plan` would use (`default_gateway`, or the one named), from SQLMesh's loader."""
-    path = config_file(project_dir)
-    if path is None:
-        raise ProjectError(f"{project_dir} has no config.yaml or config.py; point --project at the SQLMesh project "
-                           "whose gateway names the warehouse.")
+def _load_config(project_dir: Path, path: Path):
+    """The project's SQLMesh Config, loaded as `sqlmesh` loads it."""
     try:
         from sqlmesh.core.config import Config, loader
     except ImportError:
@@ -63,10 +60,55 @@ def gateway_target(project_dir: Path, gateway: Optional[str] = None) -> GatewayT
                              "pip install 'assay[sqlmesh]'.") from None
     try:
         configs = loader.load_configs(None, Config, [Path(project_dir)])
-        config = next(iter(configs.values()))
+        return next(iter(configs.values()))
     except Exception as exc:  # SQLMesh's ConfigError, a YAML error, an exception in config.py
         raise ProjectError(f"{path} cannot be loaded by SQLMesh ({_first_line(exc)}); fix it so that `sqlmesh plan` "
                            "can read it too.") from None
+
+
+# The roles whose models SQLMesh publishes per environment (views in `<schema>__<env>`); bronze is
+# external and meta holds plain tables (check results, events) shared by every environment.
+PUBLISHED_ROLES = ("silver", "gold")
+
+
+def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, str], conn, dialect: str) -> dict[str, str]:
+    """`schemas` (role -> schema) as `environment` publishes them: prod as given, another
+    environment with SQLMesh's default suffix (`silver__dev`); an error naming the environments
+    there are when its views are not in the warehouse (decision 0700)."""
+    name = _sanitize(environment)
+    if name == "prod":
+        return dict(schemas)
+    path = config_file(project_dir)
+    config = _load_config(project_dir, path)
+    target = str(getattr(config.environment_suffix_target, "value", config.environment_suffix_target)).lower()
+    if target != "schema":
+        raise WarehouseError(f"{path} puts development environments' views at environment_suffix_target: {target}; assay "
+                             "reads environments suffixed on the schema (SQLMesh's default) only. Read prod (leave "
+                             "out --environment).")
+    out = {role: (f"{schema}__{name}" if role in PUBLISHED_ROLES else schema) for role, schema in schemas.items()}
+    cur = conn.cursor()
+    mark = "?" if dialect == "duckdb" else "%s"
+    cur.execute(f"select schema_name from information_schema.schemata where schema_name like {mark}", (schemas["silver"] + "__%",))
+    found = sorted({r[0][len(schemas["silver"]) + 2:] for r in cur.fetchall()})
+    if name not in found:
+        raise WarehouseError(f"the warehouse holds no environment {name!r} of this project (no schema {out['silver']}); "
+                             f"its environments: prod{''.join(', ' + f for f in found)}. Pass one of them to "
+                             f"--environment, or run `sqlmesh plan {name}` first.")
+    return out
+
+
+def _sanitize(environment: str) -> str:
+    # SQLMesh's own rule for environment names (EnvironmentNamingInfo): word characters, lower case
+    return re.sub(r"\W", "_", environment).lower()
+
+
+def gateway_target(project_dir: Path, gateway: Optional[str] = None) -> GatewayTarget:
+    """The gateway `sqlmesh plan` would use (`default_gateway`, or the one named), from SQLMesh's loader."""
+    path = config_file(project_dir)
+    if path is None:
+        raise ProjectError(f"{project_dir} has no config.yaml or config.py; point --project at the SQLMesh project "
+                           "whose gateway names the warehouse.")
+    config = _load_config(project_dir, path)
     name = gateway or config.default_gateway_name
     known = sorted(config.gateways) if isinstance(config.gateways, dict) else []
     if gateway is not None and gateway not in known:

@@ -109,6 +109,28 @@ def _no_profiles_dir(project_dir: Path, profiles_dir: Optional[Path]) -> None:
                               "(a dbt option) does not apply; pass --target GATEWAY to pick another gateway.")
 
 
+def check_environment(project_dir: Path, environment: Optional[str]) -> None:
+    """A usage error when `--environment` is given for a dbt project (checked before connecting)."""
+    if environment is not None and project_kind(project_dir) != SQLMESH:
+        raise AssayUsageError(f"--environment names a SQLMesh environment, and {project_dir} is a dbt project; pass "
+                              "--target with the profile output to read instead.")
+
+
+def in_environment(project, project_dir: Path, environment: Optional[str], conn, dialect: str):
+    """The spec's Project with the schemas a SQLMesh environment publishes (`--environment`; prod,
+    the default, is the spec's own schemas). Refused on a dbt project, whose environments are its
+    profile's targets (`--target`)."""
+    if environment is None:
+        return project
+    check_environment(project_dir, environment)
+    import dataclasses
+
+    from .sqlmesh_gateway import environment_schemas
+
+    mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect)
+    return dataclasses.replace(project, schemas=tuple((role, mapped[role]) for role, _ in project.schemas))
+
+
 def describe(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> str:
     """The profile and target (dbt) or the gateway (SQLMesh) a project's warehouse is reached through, for messages."""
     if project_kind(project_dir) == SQLMESH:
