@@ -28,7 +28,7 @@ PREFIXES = {
     "snowflake": ["snowflake"], "bigquery": ["bigquery"], "spark": ["spark"],
     "databricks": ["databricks", "spark"], "trino": ["trino"],
 }
-NO_NFC = {"redshift", "snowflake", "spark", "databricks"}
+NO_NFC = {"redshift", "snowflake"}  # Spark/Databricks: ICU4J through reflect()
 
 FLAGS = [["amount_negative", "amount < 0"], ["status_unknown", "status <> 'x'"]]
 CALLS = {

@@ -25,14 +25,17 @@ THIS = "silver.orders__staged"
 
 
 class _Assay:
-    def __init__(self):
+    def __init__(self, incremental: bool = False):
         self.calls: list[tuple] = []
+        self.incremental = incremental
 
     def __getattr__(self, name):
         def macro(*args):
             self.calls.append((name, args))
             if name == "incremental_ledger_check":
                 return ""
+            if name == "keyed_is_incremental":
+                return self.incremental
             if name == "sql_type":
                 return {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP"}.get(args[0], "VARCHAR")
             return f"assay_{name}()"
@@ -41,7 +44,7 @@ class _Assay:
 
 
 def render(sql: str, incremental: bool) -> tuple[exp.Expression, _Assay]:
-    assay = _Assay()
+    assay = _Assay(incremental)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     text = env.from_string(sql).render(
         config=lambda **kw: "",
@@ -84,7 +87,7 @@ def test_lag_hours():
 
 def test_config_is_a_refreshable_delete_insert_ledger(files):
     config = files[STAGED].splitlines()[1]
-    assert "materialized='incremental'" in config
+    assert "materialized=assay.keyed_materialization()" in config  # incremental; assay_keyed on Spark
     assert "unique_key='_ledger_id'" in config and "incremental_strategy='delete+insert'" in config
     assert "on_schema_change='append_new_columns'" in config
     # A full refresh re-derives the ledger from bronze: it is the documented fix, so it stays allowed.

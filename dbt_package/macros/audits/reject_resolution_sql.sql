@@ -26,3 +26,22 @@ where {{ reject }}.resolved_at is null
   and s._source_row_id = {{ reject }}._source_row_id
   and {{ reject }}.source_relation = case s._mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end
 {% endmacro %}
+
+{#- Spark: parquet tables take no UPDATE. On parquet the resolved reject table is built beside
+    the old one and swapped in (assay._resolve_rejects_by_swap, run here, when the
+    materialization asks for the statement after publishing), and the statement left to run is
+    a no-op; Delta, Iceberg and Hudi resolve in place with MERGE. -#}
+{% macro spark__reject_resolution_sql(reject, staged, mappings) %}
+  {%- if config.get('file_format', 'parquet') in ['delta', 'iceberg', 'hudi'] -%}
+merge into {{ reject }} as r
+using ({{ assay._resolving_rejects(staged, mappings) }}) as s
+on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation
+when matched then update set
+  resolved_at = {{ assay.run_timestamp() }},
+  resolution = s.resolution,
+  last_evaluated_at = {{ assay.run_timestamp() }}
+  {%- else -%}
+    {%- if execute -%}{%- do assay._resolve_rejects_by_swap(reject, staged, mappings) -%}{%- endif -%}
+select 1 as assay_rejects_resolved_by_swap
+  {%- endif -%}
+{% endmacro %}

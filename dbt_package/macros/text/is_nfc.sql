@@ -28,3 +28,9 @@
 {% macro trino__is_nfc(expr) -%}
   (normalize({{ expr }}, NFC) = {{ expr }})
 {%- endmacro %}
+
+{#- Spark SQL has no normalize(); ICU4J ships with Spark 4 (its collations use it), and
+    reflect() calls its static NFC composer. It throws on NULL, hence the guard. -#}
+{% macro spark__is_nfc(expr) -%}
+  (CASE WHEN {{ expr }} IS NULL THEN NULL ELSE reflect('com.ibm.icu.text.Normalizer', 'compose', {{ expr }}, false) = {{ expr }} END)
+{%- endmacro %}

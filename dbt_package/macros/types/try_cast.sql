@@ -34,8 +34,10 @@
       'CASE WHEN SAFE.PARSE_JSON({value}) IS NOT NULL THEN {value} END')) }}
 {%- endmacro %}
 
+{#- Spark's casts read any Unicode digit ('١٢' is 12: Java's Character.digit); DuckDB and
+    PostgreSQL read ASCII digits only, so non-ASCII text does not convert here either. -#}
 {% macro spark__try_cast(expr, assay_type) -%}
-  {{ return(assay._guarded_cast(expr, assay_type, 'TRY_CAST({value} AS {type})',
+  {{ return(assay._guarded_cast(expr, assay_type, 'CASE WHEN octet_length({value}) = length({value}) THEN TRY_CAST({value} AS {type}) END',
       "CASE WHEN get_json_object({value}, '$') IS NOT NULL THEN {value} END")) }}
 {%- endmacro %}
 

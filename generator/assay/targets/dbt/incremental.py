@@ -69,12 +69,12 @@ def _extracted(entity: Entity, project: Project) -> str:
                 [
                     f"{INDENT}select",
                     f"{INDENT * 2}x.*,",
-                    f"{INDENT * 2}{{% if is_incremental() %}}coalesce(x._ingested_at < {window_start}, false)"
+                    f"{INDENT * 2}{{% if assay.keyed_is_incremental() %}}coalesce(x._ingested_at < {window_start}, false)"
                     "{% else %}false{% endif %} as _late",
                     f"{INDENT}from (",
                     inner,
                     f"{INDENT}) as x",
-                    f"{INDENT}{{% if is_incremental() %}}",
+                    f"{INDENT}{{% if assay.keyed_is_incremental() %}}",
                     f"{INDENT}where not exists (",
                     f"{INDENT * 2}select 1 from {{{{ this }}}} as l",
                     f"{INDENT * 2}where l._mapping = x._mapping and l._source_row_id = x._source_row_id and l._load_id = x._load_id",
@@ -182,7 +182,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
     # The full rebuild's staged columns first, so every downstream node reads the ledger unchanged.
     staged_cols = [qi(c.name) for c in entity.columns] + [*LINEAGE, *RANKS]
     config = (
-        "{{ config(materialized='incremental', unique_key='_ledger_id', incremental_strategy='delete+insert', "
+        "{{ config(materialized=assay.keyed_materialization(), unique_key='_ledger_id', incremental_strategy='delete+insert', "
         "on_schema_change='append_new_columns', schema=" + jstr(project.schema("silver"))
         + ", tags=['assay', 'assay_staged', 'assay_incremental']) }}"
     )
@@ -198,14 +198,14 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         _extracted(entity, project),
         "),",
         "",
-        "{% if is_incremental() %}",
+        "{% if assay.keyed_is_incremental() %}",
         _prior(entity),
         "{% endif %}",
         "",
         "pool as (",
         f"{INDENT}select " + ", ".join(row_cols) + f", false as _prior, cast(null as {int_t}) as _old_rank, cast(null as {int_t}) as _old_delivery_rank",
         f"{INDENT}from extracted",
-        "{% if is_incremental() %}",
+        "{% if assay.keyed_is_incremental() %}",
         f"{INDENT}union all",
         f"{INDENT}select * from prior",
         "{% endif %}",

@@ -114,14 +114,14 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
     carried = ["reject_id", "entity", "mapping", "source_relation", "_source_row_id", "_load_id"]
     lines = [
         header,
-        "{{ config(materialized='incremental', unique_key='reject_id', incremental_strategy='delete+insert', "
+        "{{ config(materialized=assay.keyed_materialization(), unique_key='reject_id', incremental_strategy='delete+insert', "
         "schema=" + jstr(project.schema("silver")) + ", full_refresh=false, on_schema_change='append_new_columns', tags=['assay', 'assay_reject']) }}",
         "",
         "with diverted as (",
         f"\n{INDENT}union all\n".join(diverted),
         ")",
         "",
-        "{% if is_incremental() %}",
+        "{% if assay.keyed_is_incremental() %}",
         ", prior as (",
         f"{INDENT}select reject_id, first_seen from {{{{ this }}}}",
         ")",
@@ -135,7 +135,7 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
         "-- to publish must not mark rows as admitted.",
         "select",
         ",\n".join(f"{INDENT}d.{c}" for c in carried) + ",",
-        f"{INDENT}{{% if is_incremental() %}}coalesce(p.first_seen, d._ingested_at){{% else %}}d._ingested_at{{% endif %}} as first_seen,",
+        f"{INDENT}{{% if assay.keyed_is_incremental() %}}coalesce(p.first_seen, d._ingested_at){{% else %}}d._ingested_at{{% endif %}} as first_seen,",
         f"{INDENT}d._ingested_at as last_seen,",
         f"{INDENT}d.failed_rules,",
         f"{INDENT}d.disposition,",
@@ -145,7 +145,7 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
         f"{INDENT}cast(null as {txt}) as resolution,",
         f"{INDENT}{now} as last_evaluated_at",
         "from diverted as d",
-        "{% if is_incremental() %}",
+        "{% if assay.keyed_is_incremental() %}",
         "left join prior as p on p.reject_id = d.reject_id",
         "{% endif %}",
         "",

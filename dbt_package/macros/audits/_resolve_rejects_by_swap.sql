@@ -1,0 +1,37 @@
+{#-
+  Reject resolution where tables cannot be updated (Spark parquet): the reject table with the
+  open rows this build resolves stamped (resolved_at, resolution, last_evaluated_at) is
+  written beside it, then swapped in (assay._swap_in). Same rows and values as
+  default__reject_resolution_sql's UPDATE.
+-#}
+{% macro _resolve_rejects_by_swap(reject, staged, mappings) %}
+  {%- set stored = adapter.get_relation(database=reject.database, schema=reject.schema, identifier=reject.identifier) -%}
+  {%- if stored is none -%}{{ return(none) }}{%- endif -%}
+  {%- set cols = adapter.get_columns_in_relation(stored) | map(attribute='name') | list -%}
+  {%- set now = assay.run_timestamp() -%}
+  {%- set hit = 'r.resolved_at is null and s._source_row_id is not null' -%}
+  {%- set out = [] -%}
+  {%- for c in cols -%}
+    {%- if c | lower == 'resolved_at' -%}
+      {%- do out.append('case when ' ~ hit ~ ' then ' ~ now ~ ' else r.resolved_at end as resolved_at') -%}
+    {%- elif c | lower == 'resolution' -%}
+      {%- do out.append('case when ' ~ hit ~ ' then s.resolution else r.resolution end as resolution') -%}
+    {%- elif c | lower == 'last_evaluated_at' -%}
+      {%- do out.append('case when ' ~ hit ~ ' then ' ~ now ~ ' else r.last_evaluated_at end as last_evaluated_at') -%}
+    {%- else -%}
+      {%- do out.append('r.' ~ adapter.quote(c)) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- set fresh = make_intermediate_relation(stored, suffix='__assay_new') -%}
+  {{ assay._drop_if_exists(fresh) }}
+  {%- set resolved -%}
+select {{ out | join(', ') }}
+from {{ stored }} as r
+left join ({{ assay._resolving_rejects(staged, mappings) }}) as s
+  on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation
+  {%- endset -%}
+  {% call statement('assay_resolve_rejects_beside') -%}
+    {{ get_create_table_as_sql(False, fresh, resolved) }}
+  {%- endcall %}
+  {%- do assay._swap_in(stored, fresh, stored) -%}
+{% endmacro %}

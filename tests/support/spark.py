@@ -1,0 +1,254 @@
+"""Apache Spark in local mode for the tests: a profile, and one Spark process per warehouse.
+
+The profile (`spark_profile`) is the one DESIGN.md section 5 records as working on these
+machines: dbt-spark's `session` method, parquet tables, an embedded Derby metastore under the
+warehouse directory (an absolute path, so every process finds the same metastore whatever its
+working directory).
+
+Derby lets one process at a time open a metastore, and a JVM costs about 20 s to start, so a
+test does not run the `dbt` CLI (a JVM per command) and then open its own session to read the
+results (a second process on the same metastore). `SparkWarehouse` starts ONE child process per
+warehouse directory that holds a SparkSession for its whole life and runs, on request, dbt
+in-process (dbtRunner: dbt-spark's session method calls `SparkSession.builder.getOrCreate()`,
+which returns the session already running), SQL queries, and bronze loads. Each test file makes
+its own warehouse directory, so two files on two xdist workers never share a metastore.
+
+`SparkProject` has the DbtProject interface the shared suites use (`dbt`, `query`,
+`load_bronze`, `path`, `engine`), so a suite written for DuckDB/PostgreSQL runs unchanged.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+PROJECT_NAME = "assay_it"
+
+
+def spark_conf(warehouse: Path) -> dict[str, str]:
+    """The Spark settings of a local warehouse in `warehouse` (an absolute directory)."""
+    warehouse = Path(warehouse).resolve()
+    return {
+        "spark.master": "local[2]",
+        "spark.driver.memory": "2g",
+        "spark.sql.warehouse.dir": str(warehouse / "spark-warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={warehouse}/metastore_db;create=true",
+        "spark.ui.enabled": "false",
+        # progress bars are written over dbt's log lines
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.session.timeZone": "UTC",
+        # row_json / json_object keep null members (DuckDB's and PostgreSQL's JSON do)
+        "spark.sql.jsonGenerator.ignoreNullFields": "false",
+    }
+
+
+def spark_profile(name: str, warehouse: Path, threads: int = 1) -> str:
+    """profiles.yml text for dbt-spark's session method on a local warehouse directory."""
+    params = "".join(f'        {k}: "{v}"\n' for k, v in spark_conf(warehouse).items())
+    return f"""{name}:
+  target: dev
+  outputs:
+    dev:
+      type: spark
+      method: session
+      host: NA
+      schema: default
+      threads: {threads}
+      server_side_parameters:
+{params}"""
+
+
+# --- the Spark process -------------------------------------------------------------------
+
+def _serve(conn, warehouse: str) -> None:
+    """The child: one SparkSession, then dbt / query / load requests until told to stop."""
+    os.environ["TZ"] = "UTC"  # pyspark turns timestamps into naive datetimes in this zone
+    import time
+
+    time.tzset()
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.enableHiveSupport()
+    for k, v in spark_conf(Path(warehouse)).items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    conn.send(("ready", spark.version))
+    while True:
+        op, args = conn.recv()
+        try:
+            if op == "stop":
+                spark.stop()
+                conn.send(("ok", None))
+                return
+            if op == "dbt":
+                conn.send(("ok", _run_dbt(*args)))
+            elif op == "query":
+                rows = [tuple(r) for r in _naive_timestamps(spark.sql(args)).collect()]
+                conn.send(("ok", rows))
+            elif op == "load":
+                _load(spark, *args)
+                conn.send(("ok", None))
+            else:
+                conn.send(("error", f"unknown op {op}"))
+        except Exception as exc:  # the parent re-raises it with the message
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _naive_timestamps(df):
+    """Timestamps as zoneless (UTC) values: pyspark turns a TIMESTAMP into a local datetime
+    through mktime, which fails before 1900 (year 0001 is a corpus specimen)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
+    if not any(isinstance(f.dataType, TimestampType) for f in df.schema.fields):
+        return df
+    return df.select(*[
+        F.col(f"`{f.name}`").cast(TimestampNTZType()).alias(f.name) if isinstance(f.dataType, TimestampType) else F.col(f"`{f.name}`")
+        for f in df.schema.fields
+    ])
+
+
+def _run_dbt(args: list, cwd: str) -> tuple[int, str]:
+    """dbt in this process, stdout and stderr (dbt's and the JVM's) captured at the fd level."""
+    from dbt.cli.main import dbtRunner
+
+    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    with tempfile.TemporaryFile(mode="w+b") as out:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+        old_cwd = os.getcwd()
+        try:
+            os.chdir(cwd)
+            try:
+                res = dbtRunner().invoke(list(args))
+                rc = 0 if res.success else (1 if res.exception is None else 2)
+                if res.exception is not None:
+                    print(f"dbt raised: {res.exception!r}")
+            except BaseException as exc:  # a crash in dbt must not end the server
+                print(f"dbt crashed: {exc!r}")
+                rc = 2
+        finally:
+            os.chdir(old_cwd)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+        out.seek(0)
+        return rc, out.read().decode("utf-8", "replace")
+
+
+def _load(spark, schema: str, name: str, columns: list, rows: list, fmt: str) -> None:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    schema_t = StructType([StructField(c, StringType(), True) for c in columns])
+    spark.sql(f"create schema if not exists `{schema}`")
+    spark.sql(f"drop table if exists `{schema}`.`{name}`")
+    df = spark.createDataFrame([tuple(r) for r in rows], schema_t)
+    df.coalesce(1).write.format(fmt).saveAsTable(f"`{schema}`.`{name}`")
+
+
+class SparkWarehouse:
+    """One Spark process on one warehouse directory (its own Derby metastore)."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory).resolve()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(child, str(self.directory)), daemon=True)
+        self._proc.start()
+        status, self.version = self._recv()
+
+    def _recv(self):
+        # A build may take minutes; a dead process never answers, so stop waiting when it dies.
+        while not self._conn.poll(1):
+            if not self._proc.is_alive():
+                raise RuntimeError(f"the Spark process on {self.directory} died (exit code {self._proc.exitcode})")
+        status, payload = self._conn.recv()
+        if status == "error":
+            raise RuntimeError(payload)
+        return status, payload
+
+    def call(self, op: str, args):
+        self._conn.send((op, args))
+        return self._recv()[1]
+
+    def close(self) -> None:
+        if self._proc.is_alive():
+            try:
+                self.call("stop", None)
+            finally:
+                self._proc.join(60)
+                if self._proc.is_alive():
+                    self._proc.terminate()
+
+
+_DQ = re.compile(r"'(?:[^']|'')*'|\"((?:[^\"]|\"\")*)\"")
+
+
+def spark_sql(sql: str) -> str:
+    """SQL written for DuckDB/PostgreSQL (double-quoted identifiers) in Spark's spelling (backticks)."""
+    return _DQ.sub(lambda m: m.group(0) if m.group(1) is None else "`" + m.group(1).replace('""', '"') + "`", sql)
+
+
+@dataclass
+class SparkProject:
+    """A dbt project on a SparkWarehouse, with DbtProject's interface."""
+
+    path: Path
+    warehouse: SparkWarehouse
+    engine: str = "spark"
+
+    def dbt(self, *args: str, check: bool = False) -> subprocess.CompletedProcess:
+        """dbt in the warehouse's Spark process; a CompletedProcess like the CLI's."""
+        argv = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path)]
+        rc, out = self.warehouse.call("dbt", (argv, str(self.path)))
+        proc = subprocess.CompletedProcess(["dbt", *argv], rc, out, "")
+        if check and rc != 0:
+            raise AssertionError(f"dbt {' '.join(args)} failed:\n{out[-8000:]}")
+        return proc
+
+    def query(self, sql: str) -> list[tuple]:
+        return self.warehouse.call("query", spark_sql(sql))
+
+    def load_bronze(self, relations: Iterable, schema: str = "bronze", fmt: str = "parquet") -> None:
+        """(Re)create each bronze relation as all-string columns with exactly the given rows."""
+        for rel in relations:
+            self.warehouse.call("load", (schema, rel.name, list(rel.columns), [list(r) for r in rel.rows], fmt))
+
+
+def make_spark_project(root: Path, spec_dir: Path, warehouse: SparkWarehouse) -> SparkProject:
+    """A dbt project in `root` on `warehouse`, with the spec generated into it and its package installed."""
+    from assay.api import generate_dbt_project
+    from assay.scaffold import write_dbt_skeleton
+
+    root = Path(root)
+    write_dbt_skeleton(root, PROJECT_NAME, spark_profile(PROJECT_NAME, warehouse.directory))
+    result = generate_dbt_project(spec_dir, root)
+    assert not result.report.conflicts, result.report.conflicts
+    project = SparkProject(root, warehouse)
+    project.dbt("deps", check=True)
+    return project
+
+
+def java_missing() -> Optional[str]:
+    """Why Spark cannot run here (no Java runtime), or None."""
+    try:
+        subprocess.run(["java", "-version"], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "Spark needs a Java runtime (java on PATH); .ci/run installs openjdk-17-jre-headless"
+    return None
