@@ -13,6 +13,7 @@ What a suite may ask of a target, and nothing else:
 - `respec(project, spec)`: regenerate from another spec and build as a user would.
 - `audit_source(project, relation)`: the rows the ingestion audit of one bronze relation
   finds now, without building.
+- `warned_rows(project, build, check)`: the rows behind each warning of a non-blocking check.
 - `close(project)`.
 """
 
@@ -82,6 +83,10 @@ class Runner:
         raise NotImplementedError
 
     def audit_source(self, project, relation: str) -> list:
+        raise NotImplementedError
+
+    def warned_rows(self, project, build: Build, check: str) -> list:
+        """The rows each non-blocking `check` that warned in `build` returns now, one sorted tuple per check."""
         raise NotImplementedError
 
     def close(self, project) -> None:

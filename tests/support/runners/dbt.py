@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from . import Build, Runner, Stopped, sorted_rows
+from . import Build, Runner, Stopped
 from .. import dbtresults
 
 
@@ -64,6 +64,11 @@ class DbtRunner(Runner):
             details={"nodes": nodes},
         )
 
+    def warned_rows(self, project, build: Build, check: str) -> list:
+        """The rows of every test of `check` that warned in `build`, by running its compiled query again."""
+        return [tuple(sorted((tuple(r) for r in project.query(r["compiled_code"])), key=repr))
+                for uid, r in sorted(build.details["nodes"].items()) if r["status"] == "warn" and _check(uid) == check]
+
     def respec(self, project, spec, observe=None) -> Build:
         from assay.api import generate_dbt_project
 
@@ -77,11 +82,3 @@ class DbtRunner(Runner):
         nodes = dbtresults.nodes(project)
         others = [Stopped(_name(uid), (r["status"],)) for uid, r in nodes.items() if r["status"] not in ("pass", "success", "fail", "error")]
         return list(_stopped(project, nodes)) + others
-
-
-def rows_of(project, build: Build, check_prefix: str) -> Optional[list]:
-    """The rows a dbt test of the build returns, by running its compiled query again."""
-    for uid, r in build.details["nodes"].items():
-        if _name(uid).startswith(check_prefix):
-            return sorted_rows(project.query(r["compiled_code"]))
-    return None

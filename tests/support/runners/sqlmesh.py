@@ -16,8 +16,9 @@ from typing import Optional
 from . import Build, Runner, Stopped, sorted_rows
 from ..sqlmeshfailures import AuditFailure, collect
 
-# "... 'assay_coverage' audit error: 1 row failed ..." (a non-blocking audit that found rows)
-_WARNED = re.compile(r"'(\w+)' audit error: (\d+) rows? failed")
+# "'assay_coverage' audit error: 1 row failed. Audit query:\n<SQL>": a non-blocking audit that
+# found rows, and the query it ran
+_WARNED = re.compile(r"'(\w+)' audit error: (\d+) rows? failed(?:\. Audit query:\s*(.*))?", re.S)
 
 
 class _Warnings(logging.Handler):
@@ -76,7 +77,11 @@ class SQLMeshRunner(Runner):
                     plan = None
         finally:
             logger.removeHandler(handler)
-        warned = tuple(sorted((m.group(1), int(m.group(2))) for text in handler.messages for m in _WARNED.finditer(text)))
+        found_warnings = [m for m in (_WARNED.search(text) for text in handler.messages) if m]
+        warned = tuple(sorted((m.group(1), int(m.group(2))) for m in found_warnings))
+        warned_sql = {}
+        for m in found_warnings:
+            warned_sql.setdefault(m.group(1), []).append((m.group(3) or "").strip())
         if plan is None:
             stopped = tuple(sorted(
                 (Stopped(f.audit, sorted_rows(project.query(f.sql)), f.model_name) if isinstance(f, AuditFailure)
@@ -89,8 +94,12 @@ class SQLMeshRunner(Runner):
             warned=warned,
             run_date=plan.execution_time.date().isoformat(),
             executed_at=project.clock.replace(tzinfo=None),
-            details={"plan": plan},
+            details={"plan": plan, "warned_sql": warned_sql},
         )
+
+    def warned_rows(self, project, build: Build, check: str) -> list:
+        """The rows of every query of `check` that warned in `build` (SQLMesh logs the query)."""
+        return [sorted_rows(project.query(sql)) for sql in build.details["warned_sql"].get(check, ())]
 
     def respec(self, project, spec, observe=None) -> Build:
         """Regenerate, `sqlmesh plan` on the same day (it rebuilds the changed models; the
