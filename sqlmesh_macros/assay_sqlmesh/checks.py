@@ -113,14 +113,44 @@ def _expanded(evaluator, query: exp.Expr, dialect: str) -> str:
 
 def _ensure_results(adapter, relation: str, dialect: str) -> None:
     """Create ``<meta>.assay_check_results`` on first use: the dbt target's columns, so
-    `assay checks` reads either target's results."""
+    `assay checks` reads either target's results.
+
+    Entities evaluated side by side may race to create it on a fresh warehouse (SQLMesh runs
+    several evaluations at once on PostgreSQL); the loser's error is dropped once the table is
+    there, under a savepoint so that the evaluation's transaction survives it."""
     table = exp.to_table(relation, dialect=dialect)
-    if adapter.table_exists(table):
+    if _results_exist(adapter, table, dialect):
         return
+    statements = []
     if table.db:
-        adapter.create_schema(exp.table_(table.db, catalog=table.catalog or None))
+        statements.append(f"CREATE SCHEMA IF NOT EXISTS {exp.to_identifier(table.db).sql(dialect=dialect)}")
     cols = ", ".join(f"{c} {type_name(t, dialect)}" for c, t in zip(RESULT_COLUMNS, RESULT_TYPES))
-    adapter.execute(f"CREATE TABLE IF NOT EXISTS {table.sql(dialect=dialect)} ({cols})")
+    statements.append(f"CREATE TABLE IF NOT EXISTS {table.sql(dialect=dialect)} ({cols})")
+    pool = getattr(adapter, "_connection_pool", None)
+    savepoint = bool(getattr(pool, "is_transaction_active", False)) and dialect in SAVEPOINT_DIALECTS
+    if savepoint:
+        adapter.execute("SAVEPOINT assay_results")
+    try:
+        for statement in statements:
+            adapter.execute(statement)
+    except Exception:
+        if savepoint:
+            adapter.execute("ROLLBACK TO SAVEPOINT assay_results")
+        if not _results_exist(adapter, table, dialect):
+            raise
+        return
+    if savepoint:
+        adapter.execute("RELEASE SAVEPOINT assay_results")
+
+
+def _results_exist(adapter, table: exp.Table, dialect: str) -> bool:
+    """Asked of the catalog every time: the adapter's table cache may predate a concurrent create."""
+    found = adapter.fetchone(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = "
+        f"{lit(table.db, dialect)} AND table_name = {lit(table.name, dialect)}",
+        quote_identifiers=False,
+    )
+    return bool(found and int(found[0]))
 
 
 # Engines whose open transaction survives a failed statement rolled back to a savepoint.
@@ -413,7 +443,7 @@ def _detail(adapter, relation: str, run: str, table: str, check_id: str, dialect
     """``CHECK_ID: detail`` of the recorded result, or None when there is none."""
     from assay.checks.recorded import verdict_of_row
 
-    if not adapter.table_exists(exp.to_table(relation, dialect=dialect)):
+    if not _results_exist(adapter, exp.to_table(relation, dialect=dialect), dialect):
         return None
     row = adapter.fetchone(
         f"SELECT kind, check_spec, measures FROM {relation} WHERE run_id = {run} AND table_name = {lit(table, dialect)} "
