@@ -1,5 +1,6 @@
 """`assay checks [RUN_ID] [--project DIR] [--json]`: the declared-check results of one dbt run
-(the latest when no RUN_ID is given; a unique prefix of one, as `assay check list` shows it, will do).
+(the latest when no RUN_ID is given; a unique prefix of one, as `assay check list` shows it, will do);
+`assay check list`; `assay check rows RUN CHECK`: the rows a failing check found (decision 0532).
 
 Reads ``<meta>.assay_check_results`` (written by the ``assay_entity`` materialization) through
 the connection of the dbt project's own profile, and prints document 000's wire shape
@@ -125,7 +126,10 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         click.echo(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in results], indent=2))
     else:
         for r in results:
-            click.echo(f"{r['_table']}: {r['check_id']}: {_label(r)}: {r['detail']}")
+            label = _label(r)
+            # A not_evaluated detail already opens with its label: print it once.
+            detail = r["detail"][len(NOT_EVALUATED_PREFIX):] if label == "not_evaluated" else r["detail"]
+            click.echo(f"{r['_table']}: {r['check_id']}: {label}: {detail}")
     failed = [r for r in results if not r["passed"]]
     if failed:
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {run_id} did not pass: "
