@@ -64,16 +64,18 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
         click.echo(f"{entity}: {plural(report.unrecoverable, 'row')} {'has' if report.unrecoverable == 1 else 'have'} "
                    "no raw payload and cannot be replayed")
     if not dry_run:
-        click.echo(_next_step(project_dir, project.schema("silver"), entity))
+        click.echo(_next_step(project_dir, project.schema("silver"), entity, environment))
 
 
-def _next_step(project_dir: Path, silver: str, entity: str) -> str:
+def _next_step(project_dir: Path, silver: str, entity: str, environment: Optional[str] = None) -> str:
     """What judges the re-delivered rows: the next build (dbt), the next plan or run (SQLMesh, decision 0702)."""
     from ..runtime.warehouse import SQLMESH, project_kind
 
     step = build_command(project_dir)
     if project_kind(project_dir) != SQLMESH:
         return f"next: {step} (the rows are judged under the current spec)"
+    if environment is not None:
+        step += f" {environment}"
     run = step.replace(" plan", " run")
     return (f"next: {step} after `assay generate sqlmesh` of a spec fix, else {run} at the next interval (the rows are "
             f"judged under the current models; {silver}.{entity}__reject, forward-only, takes them in at its next interval)")
