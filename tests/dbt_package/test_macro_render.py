@@ -165,6 +165,7 @@ QUERIES = {
     "key_uniqueness_violations": [("silver.orders", ["order_id", "line_no"])],
     "fail_rule_violations": [("silver.orders", "amount_negative", "_quality_flags")],
     "check_results_select": [()],
+    "check_rows_select": [()],
 }
 
 
