@@ -27,8 +27,9 @@
   {{ exceptions.raise_compiler_error('assay.row_json: Redshift has no row-to-JSON function; list the bronze columns in the mapping and use json_object') }}
 {%- endmacro %}
 
+{#- Null members are kept (to_json drops them by default), whatever the session's setting. -#}
 {% macro spark__row_json(alias, redact=[]) -%}
-  to_json(struct({{ alias }}.*))
+  to_json(struct({{ alias }}.*), map('ignoreNullFields', 'false'))
 {%- endmacro %}
 
 {% macro snowflake__row_json(alias, redact=[]) -%}
