@@ -27,6 +27,10 @@ ENGINES = (
     EngineSpec("pg18", "postgres", "embedded"),
     EngineSpec("pg15", "postgres", "system"),
 )
+# Apache Spark in local mode (tests/support/spark.py): not in ENGINES, because a Spark build
+# costs minutes; the Spark suites (tests/integration/test_spark_*.py) run the shared suites with
+# `engine` overridden to this one, one Spark process (and Derby metastore) per project.
+SPARK = EngineSpec("spark", "spark")
 
 
 class ServerPool:
@@ -77,6 +81,10 @@ class Engine:
         return {**self.server.params(), "dbname": name}
 
     def dbt_project(self, root: Path, spec_dir: Path, name: str):
+        if self.kind == "spark":
+            from .spark import make_spark_project, SparkWarehouse
+
+            return make_spark_project(root / "project", spec_dir, SparkWarehouse(root / "warehouse"))
         from .dbtproject import make_project
 
         return make_project(root, spec_dir, self.kind, self.database(name))

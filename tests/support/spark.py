@@ -161,10 +161,20 @@ def _load(spark, schema: str, name: str, columns: list, rows: list, fmt: str) ->
     df.coalesce(1).write.format(fmt).saveAsTable(f"`{schema}`.`{name}`")
 
 
+_OPEN: list = []  # every warehouse this process started, for close_all()
+
+
+def close_all() -> None:
+    """Stop every Spark process this process started (a test module's teardown)."""
+    while _OPEN:
+        _OPEN.pop().close()
+
+
 class SparkWarehouse:
     """One Spark process on one warehouse directory (its own Derby metastore)."""
 
     def __init__(self, directory: Path):
+        _OPEN.append(self)
         self.directory = Path(directory).resolve()
         self.directory.mkdir(parents=True, exist_ok=True)
         ctx = multiprocessing.get_context("spawn")

@@ -27,9 +27,16 @@
   {{ exceptions.raise_compiler_error('assay.row_json: Redshift has no row-to-JSON function; list the bronze columns in the mapping and use json_object') }}
 {%- endmacro %}
 
-{#- Null members are kept (to_json drops them by default), whatever the session's setting. -#}
+{#- Null members are kept (to_json drops them by default), whatever the session's setting.
+    Redacted columns: the row as a map (member order kept), filtered, written again; a
+    non-text bronze value then reads as text ("5"), bronze being text this is the same JSON. -#}
 {% macro spark__row_json(alias, redact=[]) -%}
-  to_json(struct({{ alias }}.*), map('ignoreNullFields', 'false'))
+  {%- set whole = "to_json(struct(" ~ alias ~ ".*), map('ignoreNullFields', 'false'))" -%}
+  {%- if redact | length == 0 -%}
+    {{ whole }}
+  {%- else -%}
+    to_json(map_filter(from_json({{ whole }}, 'map<string,string>'), (k, v) -> k NOT IN ({% for c in redact %}{{ assay.string_literal(c) }}{% if not loop.last %}, {% endif %}{% endfor %})), map('ignoreNullFields', 'false'))
+  {%- endif -%}
 {%- endmacro %}
 
 {% macro snowflake__row_json(alias, redact=[]) -%}

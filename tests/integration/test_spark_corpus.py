@@ -1,0 +1,33 @@
+"""The dirty-data corpus on Apache Spark (local mode, parquet): the shared corpus suite
+(tests/integration/test_corpus.py), every test of it, run with the dbt target on Spark.
+
+One `dbt build` of the whole corpus in one Spark process with its own Derby metastore
+(tests/support/spark.py), so this file can run beside another Spark file on another xdist
+worker. Spark's outcomes are DuckDB's: no divergence is allowed here (docs/corpus.md, Spark).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.test_corpus import *  # noqa: F401,F403 - the shared tests, collected here
+from tests.support import spark
+from tests.support.engines import SPARK, Engine
+from tests.support.runners import RUNNERS
+
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """Spark instead of the session's engines: each project gets its own Spark process."""
+    reason = spark.java_missing()
+    if reason:
+        pytest.fail(reason)
+    yield Engine(SPARK)
+    spark.close_all()
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return RUNNERS["dbt"]
