@@ -239,7 +239,9 @@ def test_every_fail_row_stops_the_run(runner, built):
         assert not build.ok, "the fail rows did not stop the build"
         every_row = tuple(sorted((r for rows in INGESTION_FAILURES.values() for r in rows), key=repr))
         assert build.stopped == (Stopped("assay_ingestion_metadata", every_row, INGESTION_AUDIT_ON[runner.target]),), build.stopped
-        assert build.warned == (), build.warned
+        # nothing else warned (SQLMesh also reports each flag rule that fired, on the entities it
+        # built before the audit stopped the plan, as a non-blocking audit: rows, not checks)
+        assert [w for w in build.warned if w[0] != "assay_flag_rule"] == [], build.warned
         if build.skipped is not None:
             assert build.skipped == SKIPPED_BEHIND_THE_AUDIT
         assert sorted(project.query('select * from silver."dirty_key"'), key=repr) == before
