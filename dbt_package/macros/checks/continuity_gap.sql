@@ -24,3 +24,14 @@
   {%- endif -%}
   {{ return(assay.default__continuity_gap(lo, hi, domain)) }}
 {%- endmacro %}
+
+{#- Spark: a timestamp difference is an interval with no epoch field; unix_micros is an exact
+    BIGINT. A date difference is an interval too: datediff counts the days. -#}
+{% macro spark__continuity_gap(lo, hi, domain) -%}
+  {%- if domain == 'timestamp' -%}
+    {{ return('(unix_micros(' ~ hi ~ ') - unix_micros(' ~ lo ~ '))') }}
+  {%- elif domain == 'date' -%}
+    {{ return('cast(datediff(' ~ hi ~ ', ' ~ lo ~ ') as ' ~ assay.sql_type('int') ~ ') * 86400') }}
+  {%- endif -%}
+  {{ return(assay.default__continuity_gap(lo, hi, domain)) }}
+{%- endmacro %}
