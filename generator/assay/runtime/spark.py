@@ -46,7 +46,8 @@ def query(project_dir: Path, queries: list[str], timeout: float = 600) -> list[l
     if run.returncode != 0:
         # Spark's own error is the last lines of the child's stderr (a Java stack trace before it).
         tail = [line for line in run.stderr.splitlines() if line.strip()][-6:]
-        raise WarehouseError(f"Spark could not read the warehouse of {project_dir} (is a dbt command still running? "
+        raise WarehouseError(f"Spark failed reading the warehouse of {project_dir}; its error is above (when it names "
+                             "the metastore or Derby, another process holds it, such as a dbt command still running: "
                              "the Derby metastore admits one process at a time)", details=["  " + x for x in tail])
     return json.loads(run.stdout.strip().splitlines()[-1])
 
