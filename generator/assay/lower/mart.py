@@ -29,11 +29,17 @@ def _rows(sp: Spelling, e: Entity) -> list[str]:
     alias = f"agg__{e.name}"
     null_txt = sp.cast(sp.kw("null"), "string", False)
 
+    def text(literal: str) -> str:
+        # A bare literal's type is the engine's guess (PostgreSQL stores `text`, SQLMesh infers
+        # VARCHAR); the forward-only mart would then be migrated column by column on the next plan
+        # that changes an entity, which PostgreSQL refuses under the virtual layer's view.
+        return sp.cast(literal, "string", False)
+
     def row(mapping, rule, disposition, evaluated, failed, quarantined, deduped):
         return sp.sql(
             "{i}select {e} as entity, {m} as mapping, {r} as rule, {d} as disposition, "
             "{ev} as rows_evaluated, {f} as rows_failed, {q} as rows_quarantined, {dd} as rows_deduped from {a}",
-            i=sp.indent, e=sp.string(e.name), m=mapping, r=rule, d=disposition, a=alias,
+            i=sp.indent, e=text(sp.string(e.name)), m=mapping, r=text(rule), d=text(disposition), a=alias,
             ev=sp.cast(evaluated, "int", False), f=sp.cast(failed, "int", False),
             q=sp.cast(quarantined, "int", False), dd=sp.cast(deduped, "int", False),
         )
@@ -41,7 +47,7 @@ def _rows(sp: Spelling, e: Entity) -> list[str]:
     coalesce = sp.kw("coalesce")
     rows = [row(null_txt, "'(entity)'", "'(entity)'", f"{coalesce}(rows_evaluated, 0)", "0", f"{coalesce}(rows_quarantined, 0)", f"{coalesce}(rows_deduped, 0)")]
     for r in e.rules:
-        mapping = sp.string(r.mapping) if r.mapping else null_txt
+        mapping = text(sp.string(r.mapping)) if r.mapping else null_txt
         rows.append(row(mapping, sp.string(r.name), sp.string(r.disposition), "0", f"{coalesce}(f__{r.name}, 0)", "0", "0"))
     return rows
 
