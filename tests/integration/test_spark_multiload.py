@@ -1,0 +1,34 @@
+"""The multi-load story on Apache Spark (local mode, parquet): the shared suite
+(tests/integration/test_multiload.py), every test of it, run with the dbt target on Spark.
+
+Several loads with re-deliveries, a rule change and a full refresh, matched against the oracle
+after every load. On parquet the reject history and its resolution are rebuilt beside the old
+table and swapped in (assay_keyed, decision 0801), which is what this exercises build after
+build. One Spark process with its own Derby metastore per project (tests/support/spark.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.test_multiload import *  # noqa: F401,F403 - the shared tests, collected here
+from tests.support import spark
+from tests.support.engines import SPARK, Engine
+from tests.support.runners import RUNNERS
+
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """Spark instead of the session's engines: each project gets its own Spark process."""
+    reason = spark.java_missing()
+    if reason:
+        pytest.fail(reason)
+    yield Engine(SPARK)
+    spark.close_all()
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return RUNNERS["dbt"]
