@@ -325,8 +325,8 @@ def test_dbt_and_sqlmesh_agree_on_the_same_checks(tmp_path):
 
     The block file arrives with the failing load, so on SQLMesh that plan changes the entity: the
     new version fails its audits and is not promoted, and readers keep the rows of the first
-    load, as dbt's set-back keeps them. (On PostgreSQL such a plan currently fails earlier, in the
-    forward-only mart's column-type migration, which is not about checks.)"""
+    load, as dbt's set-back keeps them. (A changed entity planned on PostgreSQL:
+    tests/sqlmesh/test_regenerate_sqlmesh.py.)"""
     from assay.api import generate_dbt_project
     from assay.api_sqlmesh import generate_sqlmesh_project
     from tests.support.dbtproject import make_project as make_dbt
