@@ -26,9 +26,10 @@ SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 # Every keyword and portable function name a lowering template writes; only these change case.
 KEYWORDS = frozenset(
-    """abs all and as asc by case coalesce desc distinct else end false from in inner is join last left
-    length lower not null nullif nulls on or order over partition right round row_number select
-    split_part substr sum then trim true union upper when where with""".split()
+    """abs all and as asc by case coalesce count desc distinct else end false from group having in
+    inner is join lag last left length lower max min not null nullif nulls on or order over partition
+    right round row_number select split_part substr sum then trim true union upper when where
+    with""".split()
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FORMATTER = string.Formatter()

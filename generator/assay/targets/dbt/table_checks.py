@@ -24,7 +24,7 @@ failing check stops the readers in that run (dbt skips them).
 The columns of a table assay only reads have no declared types, so the measuring query cannot be
 fixed at generation time: a ``value_range`` check measures only an orderable column and a
 ``continuity`` check's gap depends on the column's domain. The generator therefore asks
-:func:`.declared_checks._measure` for the fragments of each runtime type class
+:func:`.declared_checks.measure_check` for the fragments of each runtime type class
 (:data:`RUNTIME_TYPES`) and writes them as Jinja branches on the type the package reads from the
 relation (``assay.relation_assay_types``), decision 0522. One query per table still measures
 every check.
@@ -37,7 +37,8 @@ from typing import Any, Optional
 
 from ...ir.model import Entity, Project, TableDecl
 from .kept import EVENTS_MODEL
-from .declared_checks import RESULTS_TABLE, _measure, _Query, jinja_literal, rows_query
+from ...lower.declared_checks import MeasuringQuery, measure_check
+from .declared_checks import CANDIDATE, RESULTS_TABLE, SP, jinja_literal, rows_query
 from .naming import audits_macro_name
 from .spelling import jstr, qi
 from .sql_checks import sqlchecks_macro
@@ -156,17 +157,17 @@ class _Named:
         return SimpleNamespace(name=name, type=self._types.get(name, "string"))
 
 
-def _variants(check, n: int) -> list[tuple[list[str], _Query, dict[str, Any]]]:
+def _variants(check, n: int) -> list[tuple[list[str], MeasuringQuery, dict[str, Any]]]:
     """The measuring fragments of one check for each runtime type class of its column, grouped:
     [(types, fragments, descriptor)]. A check whose SQL does not depend on the type has one.
     The descriptor carries, under ``rows_sql``, the query of the rows a failing check found
     (``assay check rows``), or None."""
-    groups: list[tuple[list[str], _Query, dict[str, Any]]] = []
+    groups: list[tuple[list[str], MeasuringQuery, dict[str, Any]]] = []
     column = check.columns[0] if check.columns else None
     for t in RUNTIME_TYPES if column else ("string",):
-        q = _Query()
+        q = MeasuringQuery(SP, CANDIDATE)
         typed = _Named("", types={column: t} if column else {})
-        desc = _measure(check, n, typed, q)
+        desc = measure_check(check, n, typed, q)
         desc = {**desc, "types": None, "rows_sql": rows_query(check, typed)}
         key = (q.base, q.ctes, q.joins, q.outer, desc)
         for types, gq, gdesc in groups:
@@ -229,8 +230,8 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
         appended = _branches(check, n, groups[n - 1], lambda q, d: _append(d))
         lines += appended
         lines.append("  {%- do checks[-1].update({'types': " + types + "}) %}")
-    lines += ["  {% set sql %}", "with assay_t as (", f"{INDENT}select * from {{{{ candidate }}}}", "),",
-              "assay_m as (", f"{INDENT}select", f"{INDENT * 2}count(*) as assay_rows"]
+    # Every part reads the relation itself: a CTE over it would be a copy (benchmarks/checks.py).
+    lines += ["  {% set sql %}", "with assay_m as (", f"{INDENT}select", f"{INDENT * 2}count(*) as assay_rows"]
     # A declared column the relation lacks is still named, so every engine refuses the query the
     # same way (the package records it as DECLARED_CHECK_UNREADABLE) instead of measuring a check
     # whose column is gone as if it were text.
@@ -238,13 +239,13 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
     for i, c in enumerate(columns, 1):
         lines.append(f"{{%- if {jstr(c)} not in assay_types %}}\n{INDENT * 2}, count({qi(c)}) as assay_missing_{i}\n{{%- endif %}}")
     for n, check in enumerate(table.declared_checks, 1):
-        lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(f"{INDENT * 2}, {item}" for item in q.base[1:]))
-    lines += [f"{INDENT}from assay_t", ")"]
+        lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(f"{INDENT * 2}, {item}" for item in q.base_items()[1:]))
+    lines += [f"{INDENT}from {CANDIDATE}", ")"]
     for n, check in enumerate(table.declared_checks, 1):
         lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(", " + cte for cte in q.ctes))
     lines += ["select", f"{INDENT}m.*"]
     for n, check in enumerate(table.declared_checks, 1):
-        lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(f"{INDENT}, {item}" for item in q.outer))
+        lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(f"{INDENT}, {item}" for item in q.outer_items()))
     lines.append("from assay_m as m")
     for n, check in enumerate(table.declared_checks, 1):
         lines += _branches(check, n, groups[n - 1], lambda q, d: "\n".join(q.joins))

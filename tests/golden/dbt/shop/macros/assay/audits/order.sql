@@ -21,7 +21,7 @@ with assay_m as (
     from {{ candidate }}
 )
 select
-    m.*
+    m.assay_rows as assay_rows
 from assay_m as m
   {% endset %}
   {{ return({'table': "order", 'results_schema': "assay_meta", 'budget': {'scan_bytes': 68719476736, 'time_seconds': 900}, 'sql': sql, 'checks': checks}) }}

@@ -1,0 +1,209 @@
+"""The one measuring query of a table's declared checks (document 000), for every target.
+
+Every declared check of a table is measured in ONE query over the freshly built relation
+(decision 0500); this module decides that query and the descriptor of each check (which column
+of the query's single row the check reads), and a target only spells it: the dbt target over
+``{{ candidate }}`` inside the materialization, the SQLMesh target over ``@this_model`` in a
+post-statement. Both then decide the verdict from the recorded numbers in one place
+(``assay.checks.recorded``, and its Jinja twin, tested to agree).
+
+Every output column is a count (an integer) or a value cast to text in SQL, and every column is
+named, so nothing goes through a float and the recorders can read the row by name (decision 0501).
+Every part reads the relation itself: a CTE over it that several parts read is materialized (a
+copy of the table) by PostgreSQL 12+ and DuckDB (benchmarks/checks.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..checks.declared import DeclaredCheck
+from ..ir.model import Entity
+from .spelling import Sql, Spelling
+
+NUMERIC_TYPES = ("int",)
+BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows")
+
+#: What one unit of the measured gap is worth in seconds' denominators: a timestamp gap is
+#: measured in microseconds (an exact integer on every engine), a date gap in seconds.
+GAP_SCALE = {"timestamp": 1_000_000, "date": 1, "numeric": 1}
+
+
+def is_numeric(assay_type: str) -> bool:
+    return assay_type in NUMERIC_TYPES or assay_type.startswith("decimal")
+
+
+def continuity_domain(assay_type: str) -> Optional[str]:
+    """The domain a continuity check measures in, or None for a column with no distance
+    between values (text, booleans, JSON)."""
+    if assay_type in ("timestamp", "date"):
+        return assay_type
+    return "numeric" if is_numeric(assay_type) else None
+
+
+def column_type(entity: Entity, name: str) -> str:
+    col = entity.column(name)
+    return col.type if col is not None else "string"
+
+
+def decimal_literal(sp: Spelling, bound: str) -> str:
+    """A ``value_range`` bound as a decimal literal of exactly its own precision and scale,
+    so the comparison is exact (never a float) on every engine."""
+    digits = bound.lstrip("-")
+    whole, _, frac = digits.partition(".")
+    scale = len(frac)
+    precision = min(max(len(whole) + scale, scale + 1, 1), 38)
+    return sp.cast(sp.string(bound), f"decimal({precision},{scale})", False)
+
+
+def bounds(check: DeclaredCheck) -> dict[str, Any]:
+    """The bounds a check states, as the results table keeps them (decision 0502)."""
+    return {name: getattr(check, name) for name in BOUND_NAMES if getattr(check, name) is not None}
+
+
+class MeasuringQuery:
+    """The select items and CTEs of the one measuring query, every output column named."""
+
+    def __init__(self, sp: Spelling, relation: str) -> None:
+        self.sp = sp
+        self.relation = relation
+        self.base: list[tuple[str, str]] = [(sp.sql("count(*)"), "assay_rows")]
+        self.ctes: list[str] = []
+        self.joins: list[str] = []
+        self.outer: list[tuple[str, str]] = []
+
+    def text(self, expr: str) -> str:
+        return self.sp.cast(expr, "string", False)
+
+    def base_items(self) -> list[str]:
+        """The measuring aggregates, each `expr as name`."""
+        return [self.sp.sql("{} as {}", e, n) for e, n in self.base]
+
+    def outer_items(self) -> list[str]:
+        """What the final select adds from the CTEs' single rows, each `expr as name`."""
+        return [self.sp.sql("{} as {}", e, n) for e, n in self.outer]
+
+    def sql(self) -> str:
+        sp, i = self.sp, self.sp.indent
+        lines = [sp.sql("with assay_m as ("), sp.sql("{}select", i)]
+        lines.append(",\n".join(f"{i * 2}{item}" for item in self.base_items()))
+        lines += [sp.sql("{}from {}", i, self.relation), ")"]
+        for cte in self.ctes:
+            lines[-1] += ","
+            lines.append(cte)
+        items = [sp.sql("m.{} as {}", n, n) for _e, n in self.base] + self.outer_items()
+        lines.append(sp.sql("select"))
+        lines.append(",\n".join(f"{i}{item}" for item in items))
+        lines.append(sp.sql("from assay_m as m"))
+        lines += self.joins
+        return "\n".join(lines)
+
+
+def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuery) -> dict[str, Any]:
+    """Add one check's measurements to the query; return its descriptor."""
+    sp, i, rel = q.sp, q.sp.indent, q.relation
+    types = [column_type(entity, c) for c in check.columns]
+    desc: dict[str, Any] = {
+        "check_id": check.check_id,
+        "kind": check.kind,
+        "enforcement": check.enforcement,
+        "blocking": check.enforcement == "required",
+        "position": n,
+        "columns": list(check.columns),
+        "types": types,
+        "bounds": bounds(check),
+        "counts": {"rows": "assay_rows"},
+        "texts": {},
+        # row_expectation reads a count, not the rows: it still evaluates over budget (000).
+        "row_reading": check.kind != "row_expectation",
+    }
+    p = f"m{n}_"
+    if check.kind == "null_ceiling":
+        c = sp.ident(check.columns[0])
+        q.base.append((sp.sql("count(*) - count({})", c), f"{p}nulls"))
+        desc["counts"]["nulls"] = f"{p}nulls"
+    elif check.kind == "value_range":
+        c = sp.ident(check.columns[0])
+        desc["orderable"] = is_numeric(types[0])
+        if desc["orderable"]:
+            outside = sp.sql("{c} < {lo} or {c} > {hi}", c=c, lo=decimal_literal(sp, check.min_value),
+                             hi=decimal_literal(sp, check.max_value))
+            q.base += [
+                (sp.sql("count({})", c), f"{p}values"),
+                (sp.sql("coalesce(sum(case when {} then 1 else 0 end), 0)", outside), f"{p}outside"),
+                # The smallest offending value: one deterministic choice (decision 0501).
+                (q.text(sp.sql("min(case when {} then {} end)", outside, c)), f"{p}first"),
+                (q.text(sp.sql("min({})", c)), f"{p}min"),
+                (q.text(sp.sql("max({})", c)), f"{p}max"),
+            ]
+            desc["counts"].update(values=f"{p}values", outside=f"{p}outside")
+            desc["texts"].update(first=f"{p}first", min=f"{p}min", max=f"{p}max")
+    elif check.kind == "key_uniqueness":
+        cols = [sp.ident(c) for c in check.columns]
+        keys = [sp.sql("{} as {}key_{}", q.text(c), p, k) for k, c in enumerate(cols, 1)]
+        order = ", ".join(sp.sql("{} nulls last", c) for c in cols)
+        listed = ", ".join(cols)
+        # GROUP BY puts NULL key parts together: a repeated (NULL, 'x') is a repeat (decision 0500).
+        q.ctes.append("\n".join([
+            sp.sql("assay_k{} as (", n),
+            sp.sql("{i}select sum(assay_n) over () as {p}repeats, {keys}, row_number() over (order by {order}) as assay_rn",
+                   i=i, p=p, keys=", ".join(keys), order=order),
+            sp.sql("{i}from (select {c}, count(*) as assay_n from {rel} group by {c} having count(*) > 1) as assay_g",
+                   i=i, c=listed, rel=rel),
+            ")",
+        ]))
+        q.joins.append(sp.sql("left join assay_k{n} as k{n} on k{n}.assay_rn = 1", n=n))
+        q.outer.append((sp.sql("coalesce(k{}.{}repeats, 0)", n, p), f"{p}repeats"))
+        q.outer += [(f"k{n}.{p}key_{k}", f"{p}key_{k}") for k in range(1, len(cols) + 1)]
+        desc["counts"]["repeats"] = f"{p}repeats"
+        desc["texts"]["key"] = [f"{p}key_{k}" for k in range(1, len(cols) + 1)]
+    elif check.kind == "continuity":
+        c = sp.ident(check.columns[0])
+        domain = continuity_domain(types[0])
+        desc["domain"] = domain
+        desc["gap_scale"] = GAP_SCALE.get(domain or "", 1)
+        if domain is not None:
+            # The distinct values are counted where they are listed anyway (the gap part): a
+            # count(distinct) beside the other aggregates made PostgreSQL sort the whole table
+            # and give up its parallel aggregate (benchmarks/checks.py).
+            q.base.append((q.text(sp.sql("min({})", c)), f"{p}only"))
+            gap = sp.call("continuity_gap", Sql("assay_lo"), Sql("assay_hi"), domain)
+            # Repeated values collapse first (DISTINCT); the widest gap wins, ties go to the
+            # earliest pair, so the endpoints are the same on every engine.
+            q.ctes.append("\n".join([
+                sp.sql("assay_c{} as (", n),
+                sp.sql("{i}select {p}gap, {lo} as {p}from, {hi} as {p}to, {p}distinct,",
+                       i=i, p=p, lo=q.text("assay_lo"), hi=q.text("assay_hi")),
+                sp.sql("{}row_number() over (order by {}gap desc, assay_lo) as assay_rn", i * 2, p),
+                sp.sql("{}from (", i),
+                sp.sql("{i}select assay_lo, assay_hi, {gap} as {p}gap, assay_count as {p}distinct", i=i * 2, gap=gap, p=p),
+                sp.sql("{}from (select lag(assay_v) over (order by assay_v) as assay_lo, assay_v as assay_hi, "
+                       "count(*) over () as assay_count", i * 2),
+                sp.sql("{i}from (select distinct {c} as assay_v from {rel} where {c} is not null) as assay_d) as assay_p",
+                       i=i * 3, c=c, rel=rel),
+                sp.sql("{}where assay_lo is not null", i * 2),
+                sp.sql("{}) as assay_w", i),
+                ")",
+            ]))
+            q.joins.append(sp.sql("left join assay_c{n} as c{n} on c{n}.assay_rn = 1", n=n))
+            q.outer += [
+                (f"c{n}.{p}gap", f"{p}gap"),
+                (q.text(f"c{n}.{p}gap"), f"{p}gap_text"),
+                (f"c{n}.{p}from", f"{p}from"),
+                (f"c{n}.{p}to", f"{p}to"),
+                # no pair to measure: one distinct value when there is a smallest, else none
+                (sp.sql("coalesce(c{n}.{p}distinct, case when m.{p}only is null then 0 else 1 end)", n=n, p=p), f"{p}distinct"),
+            ]
+            desc["counts"]["distinct"] = f"{p}distinct"
+            desc["gap"] = f"{p}gap"
+            desc["texts"].update(only=f"{p}only", gap=f"{p}gap_text", **{"from": f"{p}from", "to": f"{p}to"})
+    return desc
+
+
+def measuring_query(entity: Entity, sp: Spelling, relation: str) -> tuple[str, list[dict[str, Any]]]:
+    """The one measuring query of an entity's declared checks over ``relation`` (as the target
+    names the freshly built table), and the descriptors naming the column of its row each check
+    reads."""
+    q = MeasuringQuery(sp, relation)
+    descriptors = [measure_check(check, n, entity, q) for n, check in enumerate(entity.declared_checks, 1)]
+    return q.sql(), descriptors
