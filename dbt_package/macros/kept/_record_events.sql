@@ -11,15 +11,15 @@
     {%- endcall %}
   {%- endif -%}
   {% call statement('assay_record_events') -%}
+    {#- SELECT ... UNION ALL rather than VALUES: Spark refuses uuid() (nondeterministic) in VALUES. -#}
     insert into {{ relation }} (event_id, event_type, run_id, table_name, check_name, why, row_count, cutoff, occurred_at)
-    values
     {%- for e in events %}
-      ({{ assay._new_event_id() }}, {{ assay.string_literal(e['type']) }},
+      select {{ assay._new_event_id() }}, {{ assay.string_literal(e['type']) }},
        {{ assay.string_literal(invocation_id) }}, {{ assay.string_literal(e['table']) }},
        {{ assay.string_literal(e['check']) if e.get('check') is not none else 'null' }},
        {{ assay.string_literal(e['why']) if e.get('why') is not none else 'null' }},
-       {{ e['rows'] if e.get('rows') is not none else 'null' }}, null,
-       cast(current_timestamp as {{ assay.sql_type('timestamp') }})){{ ',' if not loop.last }}
+       {{ e['rows'] if e.get('rows') is not none else 'cast(null as ' ~ assay.sql_type('int') ~ ')' }}, cast(null as {{ assay.sql_type('timestamp') }}),
+       cast(current_timestamp as {{ assay.sql_type('timestamp') }}){{ ' union all' if not loop.last }}
     {%- endfor %}
   {%- endcall %}
 {% endmacro %}

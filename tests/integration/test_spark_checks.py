@@ -1,0 +1,117 @@
+"""Declared table checks (000) and a SQL check file (002) on Apache Spark (local mode, parquet):
+measured on the candidate, a required or blocking failure sets the table back (the published
+table keeps the previous build), advisory failures publish, and every result is recorded in
+assay_meta.assay_check_results (an INSERT INTO, which parquet takes).
+
+The spec and the sentences are tests/integration/test_declared_checks_dbt.py's (written by hand
+there for DuckDB and PostgreSQL); Spark must produce the same ones. Three builds in one Spark
+process with its own metastore (tests/support/spark.py). The results are read from the table
+(`assay checks` reads DuckDB and PostgreSQL warehouses only).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from tests.integration.test_declared_checks_dbt import ENTITIES, MAPPING, STATION_MAPPING, STATIONS, published, readings, run_id
+from tests.support import dbtresults, spark
+from tests.support.engines import SPARK, Engine
+
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+TOO_HOT = """/* assay
+on_failure: block
+description: A reading above 30 degrees waits for a second look.
+*/
+select r.reading_id from silver.reading as r where r.temp_c > 30
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    reason = spark.java_missing()
+    if reason:
+        pytest.fail(reason)
+    spec = tmp_path_factory.mktemp("spec")
+    (spec / "entities.yml").write_text(ENTITIES)
+    (spec / "readings.yml").write_text(MAPPING)
+    (spec / "stations.yml").write_text(STATION_MAPPING)
+    checks = spec / "checks" / "silver" / "reading"
+    checks.mkdir(parents=True)
+    (checks / "too_hot.sql").write_text(TOO_HOT)
+    yield Engine(SPARK).dbt_project(tmp_path_factory.mktemp("spark_checks"), spec, "checks")
+    spark.close_all()
+
+
+def results(project, rid: str) -> dict:
+    """check_id -> (passed, row_count): the candidate's rows for a declared check, the rows a SQL
+    check returned for a SQL check (decision 0502, _run_sql_checks)."""
+    rows = project.query(
+        "select check_id, passed, row_count from assay_meta.assay_check_results "
+        f"where run_id = '{rid}' and table_name = 'reading'"
+    )
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def test_pass_then_set_back_then_advisory_failure(project):
+    # 1. Everything holds: published, every check recorded as passed.
+    project.load_bronze([STATIONS, readings(
+        ["r1", "A", "2026-03-01T00:00:00Z", "40.5", "10.0", "1"],
+        ["r2", "A", "2026-03-01T01:00:00Z", "100", "11.0", "2"],
+        ["r3", "B", "2026-03-01T01:00:00Z", "0", None, "3"],
+        ["r4", "B", "2026-03-01T02:30:00Z", None, "12.5", "4"],
+    )])
+    proc = project.dbt("build")
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    first = run_id(project)
+    assert published(project) == ["r1", "r2", "r3", "r4"]
+    assert results(project, first) == {
+        "GRAIN_UNIQUE": (True, 4), "TEMP_PRESENT": (True, 4), "HUMIDITY_IN_RANGE": (True, 4), "HOURLY": (True, 4),
+        "SEQ_STEPS": (True, 4), "ENOUGH_ROWS": (True, 4), "silver.reading/too_hot": (True, 0),
+    }
+
+    # 2. Three required checks and the blocking SQL check fail: CHECK_FAILED, the table keeps build 1.
+    project.load_bronze([STATIONS, readings(
+        ["r5", "A", "2026-03-01T00:00:00Z", "104.5", None, "1"],
+        ["r6", "A", "2026-03-01T00:00:00Z", "50", None, "2"],
+        ["r7", "B", "2026-03-01T01:00:00Z", "-3", "31.0", "3"],
+    )])
+    proc = project.dbt("build")
+    assert proc.returncode != 0
+    assert dbtresults.not_ok(project) == {"model.assay_it.reading": "error", "model.assay_it.mart_data_quality": "skipped"}
+    detail, candidate = dbtresults.check_failed(project, "model.assay_it.reading")
+    assert detail == (
+        "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows, first at (A, 2026-03-01 00:00:00); "
+        "TEMP_PRESENT: column 'temp_c' is null on 2 of 3 rows, above the declared ceiling of 250000 ppm; "
+        "HUMIDITY_IN_RANGE: column 'humidity' holds '-3.0', outside the declared range [0, 100] (2 values outside); "
+        "silver.reading/too_hot: returned 1 row"
+    ), detail
+    assert sorted(project.query(f"select reading_id, humidity, temp_c from {candidate}")) == [
+        ("r5", Decimal("104.5"), None), ("r6", Decimal("50.0"), None), ("r7", Decimal("-3.0"), Decimal("31.0"))]
+    second = run_id(project)
+    assert second != first
+    assert published(project) == ["r1", "r2", "r3", "r4"]
+    assert results(project, second) == {
+        "GRAIN_UNIQUE": (False, 3), "TEMP_PRESENT": (False, 3), "HUMIDITY_IN_RANGE": (False, 3), "HOURLY": (True, 3),
+        "SEQ_STEPS": (True, 3), "ENOUGH_ROWS": (True, 3), "silver.reading/too_hot": (False, 1),
+    }
+
+    # 3. Only advisory checks fail: the build publishes and the failures are recorded.
+    project.load_bronze([STATIONS, readings(
+        ["r8", "A", "2026-03-01T00:00:00Z", "10", "1.0", "1"],
+        ["r9", "A", "2026-03-01T05:00:00Z", "20", "2.0", "5"],
+        ["r10", "B", "2026-03-01T05:00:00Z", "30", "3.0", "6"],
+    )])
+    proc = project.dbt("build")
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    third = run_id(project)
+    assert published(project) == ["r10", "r8", "r9"]
+    assert results(project, third) == {
+        "GRAIN_UNIQUE": (True, 3), "TEMP_PRESENT": (True, 3), "HUMIDITY_IN_RANGE": (True, 3), "HOURLY": (False, 3),
+        "SEQ_STEPS": (False, 3), "ENOUGH_ROWS": (True, 3), "silver.reading/too_hot": (True, 0),
+    }
+    # every run's results stay: the failing run's too
+    runs = {r[0] for r in project.query("select distinct run_id from assay_meta.assay_check_results where table_name = 'reading'")}
+    assert runs == {first, second, third}
