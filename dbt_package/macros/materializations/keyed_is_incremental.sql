@@ -15,6 +15,12 @@
     {{ return(is_incremental()) }}
   {%- else -%}
     {%- set relation = adapter.get_relation(this.database, this.schema, this.table) -%}
+    {%- if relation is none -%}
+      {#- A swap interrupted between its renames: the materialization restores the backup before
+          this SQL runs (assay._restore_interrupted_swap), so the stored rows are read from it. -#}
+      {%- set backup = make_backup_relation(this.incorporate(type='table'), 'table', suffix='__assay_backup') -%}
+      {%- set relation = adapter.get_relation(backup.database, backup.schema, backup.identifier) -%}
+    {%- endif -%}
     {{ return(relation is not none and relation.type == 'table' and not should_full_refresh()) }}
   {%- endif -%}
 {%- endmacro %}
