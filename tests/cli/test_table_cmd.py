@@ -88,7 +88,8 @@ def test_list_and_get_follow_the_events(setup):
     # only the table with checks is listed; published: it exists and carries no mark
     res = table(project, spec, "list", "--json")
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout) == [{"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None}]
+    assert json.loads(res.stdout) == [{"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None,
+                                         "built_by_project": True}]
     assert table(project, spec, "get", "shop").exit_code == 0
 
     event(project, "TABLE_KEPT", "run-1", "silver.shop/no_nowhere", "keep_check_failed", "2026-12-01 10:00:00")
@@ -145,11 +146,14 @@ def test_a_table_assay_only_reads_is_listed_by_its_schema_and_name(setup):
     (spec / "tables.yml").write_text(TABLES)
     res = table(project, spec, "list", "--json")
     assert res.exit_code == 0, res.output
-    assert [(t["table"], t["state"]) for t in json.loads(res.stdout)] == [
-        ("bronze.raw_shop", "not_published"), ("shop", "published")]
+    assert [(t["table"], t["state"], t["built_by_project"]) for t in json.loads(res.stdout)] == [
+        ("bronze.raw_shop", "not_published", False), ("shop", "published", True)]
+    res = table(project, spec, "get", "bronze.raw_shop")
+    # 002: a table the project only reads is never set back or kept by it
+    assert (res.exit_code, res.stdout) == (2, "bronze.raw_shop: not published (not built by this project; the table does not exist)\n")
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("create schema bronze")
     con.execute("create table bronze.raw_shop (id varchar, city varchar)")
     con.close()
     res = table(project, spec, "get", "bronze.raw_shop")
-    assert (res.exit_code, res.stdout) == (0, "bronze.raw_shop: published\n")
+    assert (res.exit_code, res.stdout) == (0, "bronze.raw_shop: published (not built by this project)\n")

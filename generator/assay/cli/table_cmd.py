@@ -24,10 +24,12 @@ from .common import json_option, optional_spec, project_option, shown, spec_opti
 
 EVENTS_TABLE = "assay_events"
 MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", "TABLE_ROLLED_BACK")
+READ_ONLY = "not built by this project"
 
 
 def _spec_tables(spec_dir: Path):
-    """(project, {table name: (schema, relation name)}) of every table with checks in the spec."""
+    """(project, {table name: (schema, relation name, built by this project)}) of every table with
+    checks in the spec."""
     from ..api import load_project
 
     project = load_project(spec_dir)
@@ -35,11 +37,11 @@ def _spec_tables(spec_dir: Path):
     tables: dict[str, tuple[str, str]] = {}
     for e in project.entities:
         if e.declared_checks or e.sql_checks:
-            tables[e.name] = (silver, f"{e.name}__current" if e.scd == "type2" else e.name)
+            tables[e.name] = (silver, f"{e.name}__current" if e.scd == "type2" else e.name, True)
     for t in project.tables:
         if t.declared_checks or any(f"{c.namespace}.{c.table}" == t.name for c in project.sql_checks):
             schema, _, name = t.name.partition(".")
-            tables[t.name] = (schema, name)
+            tables[t.name] = (schema, name, False)
     return project, tables
 
 
@@ -77,26 +79,38 @@ def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
                 (rolled if ev[0] == "TABLE_ROLLED_BACK" else mark)[ev[2]] = ev
             for name, ev in mark.items():
                 if ev[0] == "TABLE_KEPT" and name not in tables:
-                    tables[name] = (project.schema("silver"), name)
+                    tables[name] = (project.schema("silver"), name, True)
             out = []
             for name in sorted(tables):
-                schema, relation = tables[name]
+                schema, relation, built = tables[name]
                 ev = mark.get(name)
+                if not built:
+                    # 002: a table the project only reads is never set back or kept by it; its
+                    # checks run in a check task before its readers (decision 0520).
+                    present = reader.exists(schema, relation)
+                    out.append({"table": name, "state": "published" if present else "not_published", "run": None,
+                                "check": None, "why": READ_ONLY if present else f"{READ_ONLY}; the table does not exist",
+                                "since": None, "built_by_project": False})
+                    continue
                 if ev is not None and ev[0] == "TABLE_KEPT":
-                    out.append({"table": name, "state": "kept", "run": ev[1], "check": ev[3], "why": ev[4], "since": ev[5]})
+                    out.append({"table": name, "state": "kept", "run": ev[1], "check": ev[3], "why": ev[4], "since": ev[5],
+                                "built_by_project": True})
                 elif not reader.exists(schema, relation):
                     back = rolled.get(name)
                     out.append({"table": name, "state": "not_published", "run": back[1] if back else None,
                                 "check": back[3] if back else None, "why": back[4] if back else "never built",
-                                "since": back[5] if back else None})
+                                "since": back[5] if back else None, "built_by_project": True})
                 else:
-                    out.append({"table": name, "state": "published", "run": None, "check": None, "why": None, "since": None})
+                    out.append({"table": name, "state": "published", "run": None, "check": None, "why": None, "since": None,
+                                "built_by_project": True})
         return out
     finally:
         conn.close()
 
 
 def _line(t: dict[str, Any]) -> str:
+    if not t.get("built_by_project", True):
+        return f"{t['table']}: {t['state'].replace('_', ' ')} ({t['why']})"
     if t["state"] == "kept":
         return f"{t['table']}: kept since run {t['run']}: check {t['check']} failed"
     if t["state"] == "not_published":
