@@ -29,12 +29,14 @@
     block catches the cancellation and any error, so the engine's own message is recorded and the
     node goes on. The row lands in a temporary table, read back in the same session. -#}
 {% macro postgres___measure_declared(candidate, declared) %}
+  {#- A hand-written declared macro may state no budget: 000's default then holds. -#}
+  {%- set seconds = (declared.get('budget') or {}).get('time_seconds', 900) -%}
   {%- set previous = run_query('show statement_timeout').rows[0][0] -%}
   {% call statement('assay_measure_declared') -%}
     drop table if exists pg_temp.assay_declared_row;
     drop table if exists pg_temp.assay_declared_outcome;
     create temporary table assay_declared_outcome (status text, message text);
-    set local statement_timeout = {{ declared['budget']['time_seconds'] * 1000 }};
+    set local statement_timeout = {{ seconds * 1000 }};
     do $assay$
     begin
       create temporary table assay_declared_row as {{ declared['sql'] }};
@@ -51,4 +53,22 @@
     {{ return({'status': outcome[0], 'message': outcome[1]}) }}
   {%- endif -%}
   {{ return({'status': 'ok', 'row': run_query('select * from pg_temp.assay_declared_row').rows[0]}) }}
+{% endmacro %}
+
+{#- DuckDB: the materialization ran the query from Python beforehand (`_declared_check_probe`), under
+    the time budget and catching any error; this reads that outcome. A caller without the probe (a
+    check task) falls back to the metadata probe of the default. -#}
+{% macro duckdb___measure_declared(candidate, declared) %}
+  {%- set probed = run_query("select count(*) from duckdb_tables() where temporary and table_name = 'assay_declared_outcome'").columns[0].values()[0] -%}
+  {%- set outcome = none -%}
+  {%- if probed | int > 0 -%}
+    {%- set rows = run_query('select status, message from temp.main.assay_declared_outcome where candidate = ' ~ assay.string_literal(candidate | string)).rows -%}
+    {%- if rows | length > 0 -%}{%- set outcome = rows[0] -%}{%- endif -%}
+  {%- endif -%}
+  {%- if outcome is none -%}
+    {{ return(assay.default___measure_declared(candidate, declared)) }}
+  {%- elif outcome[0] != 'ok' -%}
+    {{ return({'status': outcome[0], 'message': outcome[1]}) }}
+  {%- endif -%}
+  {{ return({'status': 'ok', 'row': run_query('select * from temp.main.assay_declared_row').rows[0]}) }}
 {% endmacro %}

@@ -44,6 +44,13 @@
   {%- set failures = assay._run_entity_audits(candidate, config.get('assay_audits')) -%}
   {#- Declared checks (000) measure the same candidate and are recorded whether or not they
       pass; the commit below keeps their results even when the node then fails. -#}
+  {#- Engines that stop or catch a query only from Python measure the declared checks there first
+      (decision 0533); the statement must be submitted here. -#}
+  {%- set declared_probe = assay._declared_check_probe(candidate, config.get('assay_audits')) -%}
+  {% if declared_probe is not none %}
+    {{ adapter.commit() }}
+    {% call statement('assay_declared_check_probe', language='python') -%}{{ declared_probe['code'] }}{%- endcall %}
+  {% endif %}
   {%- do failures.extend(assay._run_declared_checks(candidate, config.get('assay_audits'))) -%}
   {#- SQL check files (002): block sets back, warn and keep publish; all recorded. -#}
   {%- set meta_schema = config.get('assay_meta_schema') -%}
