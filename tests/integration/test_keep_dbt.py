@@ -186,8 +186,8 @@ def test_an_erroring_warn_check_is_a_result_and_the_run_goes_on(story):
     assert ("Could not convert string 'apple'" in detail) or ('invalid input syntax for type integer: "apple"' in detail), detail
     assert ("CHECK_FAILED", "item", "silver.item/name_is_number", detail) in good["events"]
     assert good["list"] == (0, [
-        {"table": "item", "state": "published", "run": None, "check": None, "why": None, "since": None},
-        {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None},
+        {"table": "item", "state": "published", "run": None, "check": None, "why": None, "since": None, "built_by_project": True},
+        {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None, "built_by_project": True},
     ])
 
 
@@ -233,7 +233,7 @@ def test_a_passing_check_task_clears_the_mark_and_an_erroring_block_check_sets_b
     assert cleared["results"]["silver.shop/no_nowhere"] == (True, "returned no rows, as expected")
     assert cleared["results"]["silver.item/name_not_negative"][0] is False
     assert cleared["results"]["silver.item/name_not_negative"][1].startswith("errored: ")
-    assert cleared["shop"] == (0, {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None})
+    assert cleared["shop"] == (0, {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None, "built_by_project": True})
 
 
 
