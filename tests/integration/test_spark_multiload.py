@@ -13,7 +13,6 @@ import pytest
 
 from tests.integration.test_multiload import *  # noqa: F401,F403 - the shared tests, collected here
 from tests.support import spark
-from tests.support.engines import SPARK, Engine
 from tests.support.runners import RUNNERS
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -22,11 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.spark]
 @pytest.fixture(scope="module")
 def engine():
     """Spark instead of the session's engines: each project gets its own Spark process."""
-    reason = spark.java_missing()
-    if reason:
-        pytest.fail(reason)
-    yield Engine(SPARK)
-    spark.close_all()
+    yield from spark.spark_engine()
 
 
 @pytest.fixture(scope="module")

@@ -262,3 +262,18 @@ def java_missing() -> Optional[str]:
     except (OSError, subprocess.CalledProcessError):
         return "Spark needs a Java runtime (java on PATH); .ci/run installs openjdk-17-jre-headless"
     return None
+
+
+def spark_engine():
+    """The body of a module's `engine` fixture that runs a shared suite on Spark instead of the
+    session's engines (decision 0025): fails when Java is missing, then one Spark process per
+    project, all stopped when the module ends."""
+    from .engines import SPARK, Engine
+
+    reason = java_missing()
+    if reason:
+        import pytest
+
+        pytest.fail(reason)
+    yield Engine(SPARK)
+    close_all()
