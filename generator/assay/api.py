@@ -21,12 +21,13 @@ class GenerateResult:
     packages_changed: bool = False
 
 
-def load_project(spec_dir: Path | str, target: Optional[str] = None) -> Project:
+def load_project(spec_dir: Path | str, target: Optional[str] = None, dialect: Optional[str] = None) -> Project:
     """Compile a spec directory to the IR or raise SpecError with every refusal.
 
-    With a `target`, what that target cannot realise is refused too (validate/targets.py).
+    With a `target`, what that target cannot realise is refused too (validate/targets.py), and
+    with a `dialect` (SQLMesh's `--dialect`), what it cannot realise on that dialect.
     """
-    project, diags, _loaded = compile_spec(Path(spec_dir), target)
+    project, diags, _loaded = compile_spec(Path(spec_dir), target, dialect)
     if project is None:
         raise SpecError(diags, spec_dir=Path(spec_dir))
     return project

@@ -14,6 +14,7 @@ from .artifacts import WriteReport, write_project
 from .ir.model import Project
 
 CONFIG_FILES = ("config.yaml", "config.yml", "config.py")
+DEFAULT_DIALECT = "duckdb"  # `assay generate sqlmesh` and `assay validate --target sqlmesh` without --dialect
 
 
 @dataclass
@@ -22,11 +23,11 @@ class SQLMeshGenerateResult:
     report: WriteReport
 
 
-def sqlmesh_files(project: Project, dialect: str = "duckdb") -> dict[str, str]:
+def sqlmesh_files(project: Project, dialect: str = DEFAULT_DIALECT) -> dict[str, str]:
     """Everything assay owns in a SQLMesh project, as relative path -> text, sorted.
 
-    `project` must come from `load_project(spec, target="sqlmesh")`: validation refuses what
-    the SQLMesh target cannot realise, and the emitter trusts it.
+    `project` must come from `load_project(spec, target="sqlmesh", dialect=dialect)`: validation
+    refuses what the SQLMesh target cannot realise on that dialect, and the emitter trusts it.
     """
     from .targets.sqlmesh import generate_sqlmesh
 
@@ -41,11 +42,15 @@ def is_sqlmesh_project(project_dir: Path | str) -> bool:
 def generate_sqlmesh_project(
     spec_dir: Path | str,
     project_dir: Path | str,
-    dialect: str = "duckdb",
+    dialect: str = DEFAULT_DIALECT,
     project: Optional[Project] = None,
 ) -> SQLMeshGenerateResult:
-    """Write the SQLMesh models, audits, external models and macro hook of a spec into a project."""
-    project = project or load_project(spec_dir, target="sqlmesh")
+    """Write the SQLMesh models, audits, external models and macro hook of a spec into a project.
+
+    The spec is validated for the SQLMesh target on `dialect` (what it cannot realise there is
+    refused by file and line, nothing written); a `project` passed in must have been.
+    """
+    project = project or load_project(spec_dir, target="sqlmesh", dialect=dialect)
     require_entities(project, spec_dir)
     report = write_project(Path(project_dir), sqlmesh_files(project, dialect), "sqlmesh", project.fingerprint)
     return SQLMeshGenerateResult(project, report)

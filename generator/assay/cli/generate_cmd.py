@@ -11,8 +11,10 @@ from typing import Optional
 import click
 import yaml
 
+from ..api_sqlmesh import DEFAULT_DIALECT
 from ..artifacts import overwriting_edits, record_spec_dir
 from ..errors import ProjectError
+from ..targets.sqlmesh import DIALECTS
 from .common import json_option, plural, resolve_spec, shown
 
 _SCHEMA_MACRO = re.compile(r"\{%-?\s*macro\s+generate_schema_name\s*\(")
@@ -158,10 +160,11 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
               help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
 @click.option(
     "--dialect",
-    type=click.Choice(["bigquery", "databricks", "duckdb", "postgres", "redshift", "snowflake", "spark", "trino"]),
-    default="duckdb",
+    type=click.Choice(list(DIALECTS)),
+    default=DEFAULT_DIALECT,
     show_default=True,
-    help="The SQL dialect the generated models are written in (the macros render for the engine that runs them).",
+    help="The SQL dialect the generated models are written in (the macros render for the engine that runs them); "
+         "what the target cannot realise on it is refused (spark: entities with a reject table, decision 0830).",
 )
 @click.option("--force", is_flag=True, help="Overwrite generated files you edited (assay's own files only).")
 @json_option("Print what was written, where the models land and the next command as JSON.")

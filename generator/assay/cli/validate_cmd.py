@@ -1,9 +1,10 @@
-"""`assay validate [--spec DIR] [--project DIR] [--target dbt|sqlmesh] [--json]`: every refusal at once,
+"""`assay validate [--spec DIR] [--project DIR] [--target dbt|sqlmesh [--dialect D]] [--json]`: every refusal at once,
 or a one-line summary.
 
 The spec is checked for one target: what that target cannot realise (validate/targets.py) is
 refused here, by file and line, exactly as `assay generate` for that target would refuse it, and
-what it would skip is a warning (exit 0).
+what it would skip is a warning (exit 0). For SQLMesh, `--dialect` adds what the target cannot
+realise on that dialect, as `assay generate sqlmesh --dialect` does (default: generate's default).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from typing import Optional
 
 import click
 
+from ..api_sqlmesh import DEFAULT_DIALECT
 from ..artifacts import read_manifest
 from ..errors import AssayUsageError, SpecError, openable
 from ..ir.resolve import resolve
 from ..spec.loader import load_spec
+from ..targets.sqlmesh import DIALECTS
 from ..validate import validate
 from ..validate.targets import TARGETS
 from .common import json_option, plural, project_option, resolve_spec, spec_option
@@ -49,8 +52,12 @@ def summary(project) -> dict:
 @click.option("--target", "target", type=click.Choice(list(TARGETS)), default=None,
               help="The target the spec is checked for: what it cannot realise is refused (default: the target "
                    "`assay generate` recorded for --project, else dbt).")
+@click.option("--dialect", "dialect", type=click.Choice(list(DIALECTS)), default=None,
+              help=f"With --target sqlmesh: the dialect `assay generate sqlmesh --dialect` would write; what the "
+                   f"target cannot realise on it is refused too (default: {DEFAULT_DIALECT}).")
 @json_option("Print the result as JSON objects.")
-def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir: Path, target: Optional[str], as_json: bool) -> None:
+def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir: Path, target: Optional[str],
+                 dialect: Optional[str], as_json: bool) -> None:
     """Check a spec for a target and report every problem at once (exit 1 when there is one).
 
     The spec is --spec (SPEC_DIR, positional, is the same and kept for old scripts), else the
@@ -62,8 +69,12 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
         raise click.UsageError(f"{spec_arg} is not a directory; pass --spec with the folder that holds assay.yml (or your spec YAML files).")
     spec_dir = resolve_spec(spec_arg if spec_arg is not None else spec_dir, project_dir)
     target = target or default_target(project_dir)
+    if dialect is not None and target != "sqlmesh":
+        raise AssayUsageError(f"--dialect is the SQL dialect of the SQLMesh models; pass it with --target sqlmesh "
+                              f"(for {target}, the engine is the one your profile connects to).")
+    label = target if dialect is None else f"{target} --dialect {dialect}"
     loaded = load_spec(spec_dir)
-    validated = validate(loaded, target)
+    validated = validate(loaded, target, (dialect or DEFAULT_DIALECT) if target == "sqlmesh" else None)
     project, diags = resolve(loaded, validated)
     # what the target skips without changing any row (advisory checks): reported, not refused
     warnings = [d for d in validated.diagnostics if d.severity != "error"] if project is not None else []
@@ -96,5 +107,5 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
     s = summary(project)
     click.echo(
         f"ok: {plural(s['entities'], 'entity', 'entities')}, {plural(s['mappings'], 'mapping')}, "
-        f"{plural(s['rules'], 'rule')}, {plural(s['checks'], 'check')} (spec {project.fingerprint}, for {target})"
+        f"{plural(s['rules'], 'rule')}, {plural(s['checks'], 'check')} (spec {project.fingerprint}, for {label})"
     )

@@ -14,6 +14,7 @@ from typing import Optional
 from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
 from ..validate import Validated
+from ..validate.context import joins_quality
 from ..validate.types import normalize_type
 from .model import (
     INGESTION_COLUMNS,
@@ -120,7 +121,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
     )
     mappings = tuple(sorted((_mapping_of(f, d, ent, validated) for f, d in mapping_docs), key=lambda m: m.name))
     docs_by_mapping = {(d.name or d.source): (f, d) for f, d in mapping_docs}
-    opted_in = bool(ent.quality) or ent.quarantine is not None or any(fm.quality for _f, d in mapping_docs for fm in list(d.key.values()) + list(d.fields.values()))
+    opted_in = joins_quality(ent, mapping_docs)
     dedupe: tuple[DedupeKey, ...] = ()
     order_cols: set[str] = set()
     if ent.dedupe is not None:
@@ -290,16 +291,17 @@ def _check_budgets(loaded: LoadedSpec, known: set, out: list) -> tuple[tuple[str
     return tuple(budgets)
 
 
-def compile_spec(root, target: Optional[str] = None) -> tuple[Optional[Project], list[Diagnostic], LoadedSpec]:
+def compile_spec(root, target: Optional[str] = None, dialect: Optional[str] = None) -> tuple[Optional[Project], list[Diagnostic], LoadedSpec]:
     """Load, validate and resolve a spec directory: the one entry point targets and the CLI use.
 
-    `target` adds the refusals of what that target cannot realise (validate/targets.py).
+    `target` adds the refusals of what that target cannot realise (validate/targets.py), and
+    `dialect` (SQLMesh's `--dialect`) those of that dialect.
     """
     from ..spec.loader import load_spec
     from ..validate import validate
 
     loaded = load_spec(root)
-    validated = validate(loaded, target)
+    validated = validate(loaded, target, dialect)
     project, diags = resolve(loaded, validated)
     return project, diags, loaded
 

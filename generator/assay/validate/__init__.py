@@ -44,11 +44,12 @@ class Validated:
         return self.parsed_value(fm, "source")
 
 
-def validate(loaded: LoadedSpec, target: Optional[str] = None) -> Validated:
+def validate(loaded: LoadedSpec, target: Optional[str] = None, dialect: Optional[str] = None) -> Validated:
     """All problems of a loaded project (grammar problems from loading included), sorted.
 
     With a `target` ("dbt" or "sqlmesh"), also what that target cannot realise
-    (validate/targets.py): refused here, so no emitter raises or drops a construct.
+    (validate/targets.py): refused here, so no emitter raises or drops a construct. `dialect`
+    (SQLMesh's `--dialect`) adds what the target cannot realise on that dialect.
     """
     ctx = build_context(loaded)
     check_entities(ctx)
@@ -59,5 +60,5 @@ def validate(loaded: LoadedSpec, target: Optional[str] = None) -> Validated:
     declared = check_declared(ctx)
     sql_checks = check_sql_files(ctx)
     if target is not None:
-        ctx.out.extend(check_target(ctx, target, declared, sql_checks))
+        ctx.out.extend(check_target(ctx, target, declared, sql_checks, dialect))
     return Validated(sorted(set(loaded.diagnostics) | set(ctx.out)), declared, sql_checks, ctx.parsed)

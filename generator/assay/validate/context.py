@@ -41,6 +41,14 @@ class Context:
         return [(f, m) for f, m in self.mappings if m.target == entity]
 
 
+def joins_quality(ent: Entity, mapping_docs) -> bool:
+    """Whether an entity joins the quality system (`quality:`, `quarantine:` or a field rule of one
+    of its mappings, `mapping_docs` as (file, MappingDocument)): such an entity gets flags and a
+    `<entity>__reject` table. Resolution (`Entity.opted_in`) and the target limits read this one test."""
+    return bool(ent.quality) or ent.quarantine is not None or any(
+        fm.quality for _f, d in mapping_docs for fm in list(d.key.values()) + list(d.fields.values()))
+
+
 def build_context(loaded: LoadedSpec) -> Context:
     ctx = Context(loaded=loaded)
     for file, doc, _raw in loaded.entity_docs:

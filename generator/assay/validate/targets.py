@@ -2,7 +2,8 @@
 
 A target that cannot do what a spec asks must say so by file and line when the spec is
 validated for it, never raise while writing files and never drop a construct silently.
-Each limit is data: the target, what it cannot do, why, and what the author can do instead.
+Each limit is data: the target, what it cannot do, why, and what the author can do instead,
+and the dialects it holds for when it depends on the engine (SQLMesh's `--dialect`).
 A limit of severity `warning` is a construct the target skips without changing any row
 (an advisory check): it is reported, not refused.
 """
@@ -10,10 +11,10 @@ A limit of severity `warning` is a construct the target skips without changing a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 from ..errors import Diagnostic
-from .context import Context
+from .context import Context, joins_quality
 
 CODE = "UNSUPPORTED_BY_TARGET"
 TARGETS = ("dbt", "sqlmesh")
@@ -29,12 +30,20 @@ class Limit:
     reason: str  # completes "<subject> ..."
     remedy: str
     severity: str = "error"
+    dialects: Optional[tuple[str, ...]] = None  # the dialects it holds for; None: every dialect
 
 
 def _incremental(ctx: Context, _declared: dict, _sql: list):
     for name, (file, ent) in sorted(ctx.entities.items()):
         if ent.materialized == "incremental":
             yield file, ent.line("materialized") or ent.line(), f"entity `{name}` (`materialized: incremental`)"
+
+
+def _reject_models(ctx: Context, _declared: dict, _sql: list):
+    """Entities with a `<entity>__reject` model: those that join the quality system (the IR's `has_reject`)."""
+    for name, (file, ent) in sorted(ctx.entities.items()):
+        if joins_quality(ent, ctx.mappings_of(name)):
+            yield file, ent.line(), f"entity `{name}` (its `{name}__reject` model, `INCREMENTAL_BY_UNIQUE_KEY` on `reject_id`)"
 
 
 def _read_only_declared(enforcement: str) -> Finder:
@@ -116,19 +125,36 @@ LIMITS: tuple[Limit, ...] = (
         "generate for dbt to record its results",
         severity="warning",
     ),
+    # Apache Spark's own tables are parquet: no MERGE, UPDATE or DELETE. What SQLMesh writes by
+    # INSERT, INSERT OVERWRITE or a rebuild is allowed there (decision 0830).
+    Limit(
+        "sqlmesh",
+        _reject_models,
+        "keeps the reject history by key, which SQLMesh applies with `MERGE INTO` the stored table on Spark, "
+        "and Spark's parquet tables take no MERGE, UPDATE or DELETE (decision 0830)",
+        "generate for dbt (`assay generate dbt`), whose package builds these tables on Spark parquet by "
+        "rebuild-and-swap; or `--dialect databricks` for Delta tables",
+        dialects=("spark",),
+    ),
 )
 
 
-def check_target(ctx: Context, target: str, declared: dict, sql_checks: list) -> list[Diagnostic]:
-    """Every construct of the spec that `target` cannot realise, by file and line."""
+def check_target(ctx: Context, target: str, declared: dict, sql_checks: list,
+                 dialect: Optional[str] = None) -> list[Diagnostic]:
+    """Every construct of the spec that `target` cannot realise, by file and line.
+
+    `dialect` (SQLMesh's `--dialect`) adds the limits of that dialect; without one, only the
+    limits that hold for every dialect apply.
+    """
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; one of {', '.join(TARGETS)}")
     out = []
     for limit in LIMITS:
-        if limit.target != target:
+        if limit.target != target or (limit.dialects is not None and dialect not in limit.dialects):
             continue
         verb = "refused" if limit.severity == "error" else "skipped"
+        where = target if limit.dialects is None else f"{target} --dialect {dialect}"
         for file, line, subject in limit.finds(ctx, declared, sql_checks):
-            message = f"{verb} on {target}: {subject} {limit.reason}; {limit.remedy}."
+            message = f"{verb} on {where}: {subject} {limit.reason}; {limit.remedy}."
             out.append(Diagnostic(file, line or 1, message, CODE, severity=limit.severity))
     return out
