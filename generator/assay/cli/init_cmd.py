@@ -60,21 +60,17 @@ def init_project(directory: Path, now: Optional[datetime] = None, engine: str = 
         shutil.copy2(SPARK_LOADER, directory / "load_bronze.py")
 
 
-# What the example's spec asks for that open-source Spark on parquet cannot build yet (decision
-# 0822): each line is kept, commented out, with the reason and what brings it back.
+# What the example's spec asks for that open-source Spark cannot build (decision 0822): each
+# line is kept, commented out, with the reason and what brings it back. (Type-2 history builds
+# on parquet through assay_history, decision 0807.)
 SPARK_SPEC_EDITS = (
-    ("    grain: one row per customer, versioned as their attributes change\n",
-     "    grain: one row per customer, latest delivery wins\n"),
-    ("    scd: type2\n",
-     "    # scd: type2   # type-2 history needs dbt snapshots, which Spark runs on Delta/Iceberg/Hudi only;\n"
-     "    #              # on parquet it is not built yet (decision 0807). With +file_format: delta, put it back.\n"),
     ("    grants: {select: [reporter]}\n",
      "    # grants: {select: [reporter]}   # open-source Spark has no GRANT (Databricks has): put it back there.\n"),
 )
 
 
 def _spark_spec(entities: Path) -> None:
-    """The example's spec as Spark parquet builds it: no type-2 history, no grants (decision 0822)."""
+    """The example's spec as open-source Spark builds it: no grants (decision 0822)."""
     text = entities.read_text(encoding="utf-8")
     for old, new in SPARK_SPEC_EDITS:
         if old not in text:  # the template changed: the edit must be revisited, not silently skipped

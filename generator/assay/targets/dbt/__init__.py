@@ -8,7 +8,7 @@ from .declared_checks import RESULTS_TABLE, results_model_sql
 from .incremental import incremental_staged_sql
 from .mart import mart_sql
 from .naming import current_name, reject_name, staged_name
-from .outputs import audits_macro, entity_sql, reject_sql, snapshot_sql
+from .outputs import audits_macro, entity_sql, history_sql, reject_sql, snapshot_sql
 from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
 from .staged import staged_sql
 from .table_checks import table_check_files, with_reader_depends_on
@@ -37,6 +37,7 @@ def generate_dbt(project: Project) -> dict[str, str]:
         out[f"{MACROS_DIR}/audits/{e.name}.sql"] = audits_macro(e, jinja_h, project)
         if e.scd == "type2":
             out[f"{SNAPSHOTS_DIR}/{e.name}.sql"] = snapshot_sql(e, project, sql_h)
+            out[f"{base}/{e.name}.sql"] = history_sql(e, project, sql_h)
     all_files = list(project.spec_files)
     out[f"{MODELS_DIR}/sources.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(sources_yml(project))
     out[f"{MODELS_DIR}/mart_data_quality.sql"] = mart_sql(project, _header(project, all_files, "--"))

@@ -1,4 +1,4 @@
-"""The entity, reject, type-2 current and snapshot nodes derived from the staged model."""
+"""The entity, reject, type-2 current, snapshot and history nodes derived from the staged model."""
 
 from __future__ import annotations
 
@@ -153,24 +153,53 @@ def reject_sql(entity: Entity, project: Project, header: str) -> str:
     return "\n".join(lines)
 
 
+def _history_config(entity: Entity, project: Project, **extra) -> dict:
+    """What the snapshot and the assay_history model of a type-2 entity both say (one history, two spellings)."""
+    return dict(
+        schema=jstr(project.schema("silver")),
+        unique_key="[" + ", ".join(jstr(k) for k in entity.key) + "]",
+        **extra,
+        check_cols="[" + ", ".join(jstr(c.name) for c in entity.columns) + "]",
+        grants=_grants(entity),
+        pre_hook=snapshot_gate(entity, project),
+    )
+
+
 def snapshot_sql(entity: Entity, project: Project, header: str) -> str:
-    """Type-2 history: dbt owns the validity interval, so assay only feeds the kept rows."""
-    keys = "[" + ", ".join(jstr(k) for k in entity.key) + "]"
-    check = "[" + ", ".join(jstr(c.name) for c in entity.columns) + "]"
+    """Type-2 history: dbt owns the validity interval, so assay only feeds the kept rows.
+
+    Enabled where dbt's snapshot runs (assay.type2_is_snapshot(), decided by the adapter at parse
+    time); elsewhere (Spark parquet) the model of `history_sql` builds the same table.
+    """
     return "\n".join(
         [
             header,
             f"{{% snapshot {entity.name} %}}",
-            _config(
-                schema=jstr(project.schema("silver")),
-                unique_key=keys,
-                strategy="'check'",
-                check_cols=check,
-                grants=_grants(entity),
-                pre_hook=snapshot_gate(entity, project),
-            ),
+            _config(enabled="assay.type2_is_snapshot()", **_history_config(entity, project, strategy="'check'")),
             f"select * from {_ref(current_name(entity))}",
             "{% endsnapshot %}",
+            "",
+        ]
+    )
+
+
+def history_sql(entity: Entity, project: Project, header: str) -> str:
+    """The same history as the snapshot, as a model materialized by assay_history (decision 0807).
+
+    Enabled exactly where the snapshot is not: on an engine whose tables dbt's snapshot cannot
+    change (Spark parquet), the package builds the next history beside the stored one and swaps.
+    """
+    return "\n".join(
+        [
+            header,
+            _config(
+                enabled="not assay.type2_is_snapshot()",
+                materialized="'assay_history'",
+                **_history_config(entity, project),
+                tags="['assay']",
+            ),
+            "",
+            f"select * from {_ref(current_name(entity))}",
             "",
         ]
     )

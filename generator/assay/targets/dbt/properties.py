@@ -150,6 +150,9 @@ def entity_yml(entity: Entity, project: Project) -> dict:
     if staged_tests:
         staged["data_tests"] = staged_tests
     models.append(staged)
+    if entity.scd == "type2":
+        # The history's model twin (enabled where the snapshot is not, decision 0807).
+        models.append(_history_properties(entity))
     if entity.has_reject:
         models.append(
             {
@@ -161,14 +164,16 @@ def entity_yml(entity: Entity, project: Project) -> dict:
     return {"version": 2, "models": models}
 
 
+def _history_properties(entity: Entity) -> dict:
+    """Name, description and meta of a type-2 history, whichever node builds it (snapshot or model)."""
+    meta = {"assay_entity": entity.name, "grain": entity.grain}
+    if entity.owner:
+        meta["owner"] = entity.owner
+    return {"name": entity.name, "description": entity.description or entity.grain, "config": {"meta": meta}}
+
+
 def snapshots_yml(project: Project) -> dict | None:
-    snaps = []
-    for e in project.entities:
-        if e.scd == "type2":
-            meta = {"assay_entity": e.name, "grain": e.grain}
-            if e.owner:
-                meta["owner"] = e.owner
-            snaps.append({"name": e.name, "description": e.description or e.grain, "config": {"meta": meta}})
+    snaps = [_history_properties(e) for e in project.entities if e.scd == "type2"]
     if not snaps:
         return None
     return {"version": 2, "snapshots": snaps}
