@@ -20,7 +20,7 @@ from typing import Optional
 from ..errors import WarehouseError
 
 
-def session_settings(project_dir: Path, profiles_dir: Optional[Path] = None) -> dict[str, str]:
+def session_settings(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> dict[str, str]:
     """The Spark settings the project's dbt profile starts its session with (`server_side_parameters`).
 
     dbt-spark turns ANSI mode off in every session it starts; so does assay, so that a query
@@ -28,7 +28,7 @@ def session_settings(project_dir: Path, profiles_dir: Optional[Path] = None) -> 
     """
     from .warehouse import profile_target
 
-    target = profile_target(Path(project_dir), profiles_dir)
+    target = profile_target(Path(project_dir), profiles_dir, target)
     if target.output.get("type") != "spark" or target.output.get("method") != "session":
         raise WarehouseError(f"{target.describe()} is not a dbt-spark `method: session` profile; "
                              "assay reads Spark warehouses through such a profile (docs/engines.md).")

@@ -20,6 +20,9 @@ from ..errors import AssayUsageError, ProjectError, WarehouseError
 
 # The packages whose exceptions are the warehouse talking (DuckDB's live in `_duckdb`).
 _DRIVER_MODULES = ("duckdb", "_duckdb", "psycopg2")
+# How each engine's connection marks a query parameter (assay's readers write `?`). A Spark
+# connection (runtime/spark_conn.py) takes DuckDB's spelling and turns it into Spark's itself.
+PARAM_MARKS = {"duckdb": "?", "postgres": "%s", "spark": "?"}
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,10 @@ class ProfileTarget:
     def describe(self) -> str:
         """`profile 'shop', target 'dev' (duckdb at /x/warehouse.duckdb)`, for messages."""
         kind = self.output.get("type", "?")
-        if kind == "postgres":
+        if kind == "spark":
+            params = self.output.get("server_side_parameters") or {}
+            where = str(params.get("spark.sql.warehouse.dir", "spark-warehouse"))
+        elif kind == "postgres":
             where = f"{self.output.get('host')}:{self.output.get('port', 5432)}/{self.output.get('dbname') or self.output.get('database')}"
         else:
             where = str(self.output.get("path", ":memory:"))
@@ -188,7 +194,14 @@ def connect(project_dir: Path, profiles_dir: Optional[Path] = None, target: Opti
             )
             conn.autocommit = True
             return conn, "postgres"
-    raise WarehouseError(f"assay talks to DuckDB and Postgres warehouses; {found.describe()} is {kind!r}. Pass --target with a DuckDB or Postgres target.")
+    if kind == "spark" and out.get("method") == "session":
+        # Spark runs in one child process per command (decision 0840); only reading is offered.
+        from .spark_conn import connect_spark
+
+        return connect_spark(Path(project_dir), profiles_dir, target, found.describe(), read_only), "spark"
+    raise WarehouseError(f"assay talks to DuckDB, Postgres and Spark (dbt-spark `method: session`) warehouses; {found.describe()} "
+                         f"is {kind!r}{' with method ' + repr(out.get('method')) if kind == 'spark' else ''}. "
+                         "Pass --target with a DuckDB, Postgres or Spark session target.")
 
 
 def _driver(name: str):
@@ -201,8 +214,8 @@ def _driver(name: str):
 
 
 def is_driver_error(exc: BaseException) -> bool:
-    """True for an exception raised by the DuckDB or Postgres driver (the warehouse's answer, not a bug)."""
-    return type(exc).__module__.split(".")[0] in _DRIVER_MODULES
+    """True for an exception raised by the DuckDB or Postgres driver or by Spark (the warehouse's answer, not a bug)."""
+    return type(exc).__module__.split(".")[0] in _DRIVER_MODULES or getattr(exc, "warehouse_driver_error", False)
 
 
 # What to check after a driver error, by the kind of project (the words a user of each tool knows).
@@ -234,7 +247,7 @@ def _first_line(exc: BaseException) -> str:
 def query(conn, dialect: str, sql: str, params: tuple = ()) -> list[tuple]:
     """Run one query with `?` placeholders on either engine."""
     cur = conn.cursor()
-    cur.execute(sql.replace("?", "%s") if dialect == "postgres" else sql, params)
+    cur.execute(sql.replace("?", PARAM_MARKS[dialect]), params)
     return [tuple(r) for r in cur.fetchall()]
 
 
@@ -247,7 +260,7 @@ class Reader:
 
     def __init__(self, conn, dialect: str):
         self._cur = conn.cursor()
-        self._mark = "?" if dialect == "duckdb" else "%s"
+        self._mark = PARAM_MARKS[dialect]
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Rows of one query whose placeholders are written `?`."""

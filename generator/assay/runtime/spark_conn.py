@@ -1,0 +1,321 @@
+"""A DB-API-like connection to a Spark (dbt-spark `session`) warehouse, for assay's read-only
+operator commands (`report`, `checks`, `check list|rows`, `table list|get`, `explain`; decision 0840).
+
+Spark starts in ONE child Python per command (`python -m assay.runtime.spark_conn PROJECT`), never
+in the command's own process (decision 0821: the embedded Derby metastore admits one process, and
+a JVM keeps one project's static settings). The child answers every query of the command: a JVM
+costs about 20 s to start, and `assay check rows` alone connects three times. Inside a click
+command the child lives until the command's context closes (also when it fails), so the
+metastore is free again when the command returns; outside one, `close()` stops it.
+
+assay's readers write SQL in DuckDB's spelling (double-quoted identifiers, `?` marks, `varchar`);
+sqlglot turns each text into Spark SQL, and the parameters travel apart to `spark.sql(sql, args)`,
+so no value is ever spliced into a text. `information_schema.tables`, which Spark's Hive catalog
+does not have, is answered by a temporary view the child builds from the catalog.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import WarehouseError
+
+READ_DIALECT = "duckdb"  # the spelling assay's readers write their SQL in (runtime/warehouse.py, report/, checks)
+# Relations assay's readers ask for that Spark's catalog lacks: (schema, name) -> the child's temp view.
+CATALOG_VIEWS = {("information_schema", "tables"): "assay_information_schema_tables"}
+START_TIMEOUT = 300  # seconds for the JVM to start on a loaded machine
+STOP_TIMEOUT = 60
+
+# Why each writing command is refused on Spark, and what to do instead (decision 0840); connect()
+# picks the sentence by the running command's name.
+WRITES_REFUSED = {
+    "maintain": ("retention deletes expired reject rows, and Spark's parquet tables take no DELETE or UPDATE. "
+                 "The reject rows stay; `assay report` shows their age against retention. To drop expired rows, "
+                 "rewrite the reject table yourself (INSERT OVERWRITE with the rows to keep) while no dbt command runs"),
+    "replay": ("assay writes to a Spark warehouse only through dbt and the project's loader. To re-deliver a row, "
+               "append its `raw` payload (`assay explain` shows it) as a new delivery with `python load_bronze.py "
+               "--append` and run `dbt build`"),
+}
+_WRITES_DEFAULT = "assay only reads Spark warehouses; the tables are written by dbt and the project's loader"
+
+
+class SparkQueryError(Exception):
+    """Spark refused or failed a query: the warehouse's answer (`is_driver_error` treats it as such)."""
+
+    warehouse_driver_error = True
+
+
+# ---------------------------------------------------------------------------- the wire
+def _send(stream, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack(">I", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream) -> Any:
+    head = stream.read(4)
+    if len(head) < 4:
+        raise EOFError
+    (size,) = struct.unpack(">I", head)
+    return pickle.loads(stream.read(size))
+
+
+# ---------------------------------------------------------------------------- the parent side
+def to_spark(sql: str) -> str:
+    """One reader's SQL text in Spark's spelling, with the catalog views put in (no parameter is touched)."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(sql, read=READ_DIALECT)
+    for table in tree.find_all(exp.Table):
+        view = CATALOG_VIEWS.get((table.db.lower(), table.name.lower()))
+        if view is not None:
+            table.replace(exp.to_table(view).as_(table.alias_or_name) if table.alias else exp.to_table(view))
+    return tree.sql(dialect="spark")
+
+
+class SparkChild:
+    """The child process holding Spark for one project; `run(sql, params)` -> (columns, rows)."""
+
+    def __init__(self, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str):
+        self.describe = describe
+        self._log = tempfile.TemporaryFile(mode="w+b")
+        args = [sys.executable, "-m", "assay.runtime.spark_conn", str(project_dir), str(profiles_dir or ""), target or ""]
+        self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+                                      cwd=project_dir)
+        _RUNNING.add(self)
+        try:
+            self._answer("starting Spark")
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def _stderr_tail(self) -> list[str]:
+        self._log.seek(0)
+        lines = [x for x in self._log.read().decode("utf-8", "replace").splitlines() if x.strip()]
+        return ["  " + x for x in lines[-6:]]
+
+    def _answer(self, doing: str) -> Any:
+        try:
+            reply = _receive(self._proc.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            self._proc.wait(timeout=STOP_TIMEOUT)
+            raise WarehouseError(
+                f"Spark stopped while {doing} for the warehouse of {self.describe}; its error is below (when it names "
+                "the metastore or Derby, another process holds it, such as a dbt command still running: the Derby "
+                "metastore admits one process at a time)", details=self._stderr_tail()) from None
+        if reply[0] == "error":
+            raise SparkQueryError(reply[1])
+        return reply[1]
+
+    def run(self, sql: str, params: tuple = ()) -> tuple[list[tuple], list[tuple]]:
+        """(description, rows) of one query written in READ_DIALECT with `?` marks."""
+        if not self.alive:
+            raise WarehouseError(f"the Spark process reading the warehouse of {self.describe} has stopped; run the command again.")
+        try:
+            spark_sql = to_spark(sql)
+        except Exception as exc:  # sqlglot's parse or generation error: a bug of the reader's SQL, said as such
+            raise SparkQueryError(f"cannot spell this query for Spark ({exc}): {sql}") from None
+        views = sorted(v for k, v in CATALOG_VIEWS.items() if v in spark_sql)
+        _send(self._proc.stdin, ("query", spark_sql, list(params), views))
+        return self._answer("running a query")
+
+    def stop(self) -> None:
+        """End the child (Spark stops, the JVM exits, the metastore is free); waits for it."""
+        _RUNNING.discard(self)
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.close()  # the child's loop ends at end of input and stops Spark
+                self._proc.wait(timeout=STOP_TIMEOUT)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self._log.close()
+
+
+_RUNNING: set = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """A process leaving with a child still running (a library caller that never closed) stops it."""
+    for child in list(_RUNNING):
+        child.stop()
+
+
+class SparkCursor:
+    """The part of a DB-API cursor assay's readers use: execute, executemany, fetchall, fetchone, description."""
+
+    def __init__(self, child: SparkChild):
+        self._child = child
+        self.description: Optional[list[tuple]] = None
+        self._rows: list[tuple] = []
+
+    def execute(self, sql: str, params: tuple = ()) -> "SparkCursor":
+        self.description, self._rows = self._child.run(sql, tuple(params or ()))
+        return self
+
+    def executemany(self, sql: str, seq) -> None:
+        for params in seq:
+            self.execute(sql, params)
+
+    def fetchall(self) -> list[tuple]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def fetchone(self) -> Optional[tuple]:
+        return self._rows.pop(0) if self._rows else None
+
+    def close(self) -> None:
+        self._rows = []
+
+
+class SparkConnection:
+    """A connection whose cursors send their queries to one SparkChild. `close()` stops the child
+    when the connection owns it; a child shared for a click command stops when the command ends."""
+
+    def __init__(self, child: SparkChild, owned: bool):
+        self._child, self._owned = child, owned
+
+    def cursor(self) -> SparkCursor:
+        return SparkCursor(self._child)
+
+    def commit(self) -> None:
+        """Nothing to commit: Spark has no transactions here."""
+
+    def close(self) -> None:
+        if self._owned:
+            self._child.stop()
+
+
+_META_KEY = "assay.spark_children"
+
+
+def connect_spark(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str,
+                  read_only: bool) -> SparkConnection:
+    """A connection to the project's Spark warehouse; the child is shared by every connect() of one
+    click command and stopped when the command ends (decision 0840). Writing is refused (why: WRITES_REFUSED)."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    if not read_only:
+        command = ctx.info_name if ctx is not None else None
+        why = WRITES_REFUSED.get(command, _WRITES_DEFAULT)
+        raise WarehouseError(f"`assay {command or 'this command'}` cannot run on the Spark warehouse of {describe}: {why}.")
+    key = (str(Path(project_dir).resolve()), str(profiles_dir or ""), target or "")
+    if ctx is None:
+        return SparkConnection(SparkChild(Path(project_dir).resolve(), profiles_dir, target, describe), owned=True)
+    root = ctx.find_root()
+    children = root.meta.setdefault(_META_KEY, {})
+    child = children.get(key)
+    if child is None or not child.alive:
+        child = SparkChild(Path(project_dir).resolve(), profiles_dir, target, describe)
+        children[key] = child
+        root.call_on_close(child.stop)
+    return SparkConnection(child, owned=False)
+
+
+# ---------------------------------------------------------------------------- the child
+def _plain(value: Any) -> Any:
+    """A collected value as DuckDB's driver gives it: structs as dicts, arrays as lists."""
+    from pyspark.sql import Row
+
+    if isinstance(value, Row):
+        return value.asDict(recursive=True)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
+
+
+def naive_timestamps(df):
+    """Timestamps as zoneless UTC values, as DuckDB returns them: pyspark turns a TIMESTAMP into a
+    local datetime through mktime, which fails before 1900; the session's time zone is UTC."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
+    if not any(isinstance(f.dataType, TimestampType) for f in df.schema.fields):
+        return df
+    return df.select(*[
+        F.col(f"`{f.name}`").cast(TimestampNTZType()).alias(f.name) if isinstance(f.dataType, TimestampType) else F.col(f"`{f.name}`")
+        for f in df.schema.fields
+    ])
+
+
+def _catalog_view(spark, view: str) -> None:
+    """`information_schema.tables` (catalog, schema, name, type) of every non-temporary table.
+
+    SHOW TABLES and SHOW VIEWS read names only; `spark.catalog.listTables` fetches every table's
+    metadata from the metastore, seconds per schema."""
+    rows = []
+    for (db,) in spark.sql("show databases").collect():
+        views = {r.viewName for r in spark.sql(f"show views in `{db}`").collect() if not r.isTemporary}
+        for r in spark.sql(f"show tables in `{db}`").collect():
+            if not r.isTemporary:
+                rows.append(("spark_catalog", db, r.tableName, "VIEW" if r.tableName in views else "BASE TABLE"))
+    schema = "table_catalog string, table_schema string, table_name string, table_type string"
+    spark.createDataFrame(rows, schema).createOrReplaceTempView(view)
+
+
+def _serve(argv: list[str]) -> int:
+    """The child: start Spark from the profile, answer queries from stdin until it closes."""
+    wire_in = sys.stdin.buffer
+    wire_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever else prints (the JVM, pyspark) goes to stderr, not onto the wire
+    from .spark import session_settings
+
+    project, profiles, _target = argv[0], argv[1] or None, argv[2] or None
+    try:
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.appName("assay").enableHiveSupport()
+        for key, value in session_settings(Path(project), Path(profiles) if profiles else None, _target).items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        _send(wire_out, ("ready", None))
+        built: set = set()
+        while True:
+            try:
+                _op, sql, params, views = _receive(wire_in)
+            except EOFError:
+                return 0
+            try:
+                for view in views:
+                    if view not in built:  # the commands only read: the catalog holds still while they run
+                        _catalog_view(spark, view)
+                        built.add(view)
+                df = naive_timestamps(spark.sql(sql, args=params) if params else spark.sql(sql))
+                description = [(f.name, f.dataType.simpleString(), None, None, None, None, None) for f in df.schema.fields]
+                rows = [tuple(_plain(v) for v in r) for r in df.collect()]
+                _send(wire_out, ("ok", (description, rows)))
+            except Exception as exc:  # Spark's answer; the parent raises it as SparkQueryError
+                text = str(exc).strip().splitlines()
+                _send(wire_out, ("error", f"{type(exc).__name__}: {text[0] if text else ''}"))
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(_serve(sys.argv[1:]))

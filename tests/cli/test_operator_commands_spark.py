@@ -1,0 +1,154 @@
+"""The read-only operator commands on the Spark example (decision 0840), and the refusal of the writing ones.
+
+One real build (module-scoped): `assay demo shop --engine spark`. Then each command runs through
+click's CliRunner as a user runs it; each starts ONE child Spark (shared by every connect() of the
+command) and stops it when the command ends, so the next command can open the metastore. The
+expectations are the sample's, written by hand: the same facts the DuckDB demo's tests assert
+(tests/cli/test_demo.py) and docs/quickstart.md describes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+ENOUGH = "row count 5 satisfies the declared minimum of 1"
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory) -> tuple[Path, str]:
+    """The built Spark example and its run id."""
+    base = tmp_path_factory.mktemp("spark_operator")
+    result = CliRunner().invoke(cli, ["demo", str(base / "shop"), "--engine", "spark"])
+    assert result.exit_code == 0, result.output
+    project = base / "shop"
+    run_id = json.loads((project / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
+    return project, run_id
+
+
+def _run(project: Path, *args: str):
+    return CliRunner().invoke(cli, [*args, "--project", str(project)])
+
+
+def _no_spark_left(project: Path) -> None:
+    """No child Spark of this project outlives its command (its metastore is free for dbt)."""
+    left = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"assay.runtime.spark_conn" in cmdline and str(project.resolve()).encode() in cmdline:
+            left.append(proc.name)
+    assert left == []
+
+
+def test_checks_of_a_run_and_of_the_latest(shop):
+    project, run_id = shop
+    result = _run(project, "checks", run_id)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"order: ENOUGH_ORDERS: passed: {ENOUGH}\n"
+    _no_spark_left(project)
+    latest = _run(project, "checks", "--json")
+    assert latest.exit_code == 0, latest.output
+    assert json.loads(latest.stdout) == [{"check_id": "ENOUGH_ORDERS", "passed": True, "detail": ENOUGH}]
+    assert latest.stderr == f"run {run_id} (the latest)\n"
+
+
+def test_check_list_and_check_rows(shop):
+    project, run_id = shop
+    result = _run(project, "check", "list", "--json")
+    assert result.exit_code == 0, result.output
+    items = json.loads(result.stdout)
+    assert [{k: v for k, v in i.items() if k != "finished_at"} for i in items] == [
+        {"run": run_id, "table": "order", "check": "ENOUGH_ORDERS", "outcome": "passed", "rows": "",
+         "on_failure": "advisory"}]
+    assert items[0]["finished_at"].startswith("20")  # a timestamp, read back naive in UTC
+    # check rows connects three times (runs, results, kept rows): one Spark serves them all.
+    rows = _run(project, "check", "rows", run_id[:8], "enough_orders")
+    assert rows.exit_code == 0, rows.output
+    assert rows.stdout == ""
+    assert rows.stderr == f"order: ENOUGH_ORDERS: no rows: it passed: {ENOUGH}\n"
+    _no_spark_left(project)
+
+
+def test_table_list_and_get(shop):
+    project, _ = shop
+    listed = _run(project, "table", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.stdout) == [{"table": "order", "state": "published", "run": None, "check": None, "why": None,
+                                          "since": None, "built_by_project": True}]
+    got = _run(project, "table", "get", "silver.order")
+    assert (got.exit_code, got.stdout) == (0, "order: published\n")
+
+
+def test_report_counts_the_samples_outcomes(shop):
+    project, run_id = shop
+    result = _run(project, "report", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    entities = {e["entity"]: e for e in data["entities"]}
+    counts = {n: ({k: e["latest"][k] for k in ("bronze", "kept", "quarantined", "deduped")}, e["flagged"])
+              for n, e in entities.items()}
+    # The demo's table, as on DuckDB: customer 6 -> 3 kept (1 flagged), 2 quarantined, 1 deduped; order 10 -> 5, 3, 4, 1.
+    assert counts == {"customer": ({"bronze": 6, "kept": 3, "quarantined": 2, "deduped": 1}, 1),
+                      "order": ({"bronze": 10, "kept": 5, "quarantined": 4, "deduped": 1}, 3)}
+    order = entities["order"]
+    assert order["latest"]["run_id"] == run_id
+    assert order["rejects"]["open"] == 4 and entities["customer"]["rejects"]["open"] == 2
+    # Rules and examples, from the reject table (failed_rules an array on Spark) and the entity.
+    # Rules ranked by rows failed, with examples from the reject table (failed_rules is an array on
+    # Spark) and from the entity's flagged rows: the DuckDB demo's report, to the row.
+    assert [(r["rule"], r["disposition"], r["rows_failed"], [(x["where"], x["source_row_id"]) for x in r["examples"]])
+            for r in order["top_rules"]] == [
+        ("discount_not_above_amount", "flag", 2, [("reject", "o-007"), ("entity (flagged)", "o-008")]),
+        ("order_of_customer_referential", "flag", 2, [("entity (flagged)", "o-003"), ("entity (flagged)", "o-010")]),
+        ("amount_coercible", "quarantine", 1, [("reject", "o-006")]),
+        ("amount_range_max", "flag", 1, [("entity (flagged)", "o-008")]),
+        ("amount_range_min", "quarantine", 1, [("reject", "o-007")]),
+        ("ordered_at_coercible", "quarantine", 1, [("reject", "o-004")]),
+        ("status_in_enum", "quarantine", 1, [("reject", "o-005")]),
+    ]
+    assert [r["rule"] for r in entities["customer"]["top_rules"]] == ["country_length", "email_pattern", "tier_coercible"]
+    example = order["top_rules"][2]["examples"][0]
+    assert (example["key"], example["raw"]["price"]) == ({"order_id": "O-6"}, "12,50")
+    # Open reject rows by age (naive UTC timestamps): the demo's rows are an hour old, under 25% of retention.
+    assert [b["rows"] for b in order["rejects"]["by_age"]] == [4, 0, 0, 0, 0]
+    assert [(f["source"], f["status"]) for f in order["freshness"]] == [("raw_orders", "pass")]
+    assert [(c["table"], c["check_id"], c["passed"], c["detail"]) for c in data["checks"]] == [
+        ("order", "ENOUGH_ORDERS", True, ENOUGH)]
+
+
+def test_explain_says_why_a_key_is_not_in_the_entity(shop):
+    project, _ = shop
+    result = _run(project, "explain", "order", "O-6")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "order order_id='O-6': 1 delivery in bronze." in out
+    assert "It is not in the entity: its judged delivery o-006 was quarantined to the reject table. 1 open reject row." in out
+    assert "coercion failed: amount: bronze $.price = '12,50' did not become a decimal(12,2)" in out
+    assert "rule amount_coercible (quarantine): fired" in out and "rule status_in_enum (quarantine): held" in out
+    assert ("failed rules: amount_coercible" in out) and "reject row " in out
+    assert "quarantined because amount_coercible (quarantine) fired" in out
+    _no_spark_left(project)
+
+
+@pytest.mark.parametrize("command, why", [
+    (["maintain", "--now", "2027-01-01T00:00:00Z"], "Spark's parquet tables take no DELETE or UPDATE"),
+    (["replay", "order"], "python load_bronze.py --append"),
+])
+def test_the_writing_commands_are_refused_before_spark_starts(shop, command, why):
+    project, _ = shop
+    result = _run(project, *command)
+    assert result.exit_code == 1, result.output
+    assert (f"`assay {command[0]}` cannot run on the Spark warehouse of profile 'shop', target 'dev' "
+            f"(spark at {project.resolve()}/spark/warehouse, from {project}/profiles.yml): ") in result.stderr
+    assert why in result.stderr
+    assert "Traceback" not in result.output
