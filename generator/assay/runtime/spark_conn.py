@@ -23,8 +23,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ..errors import WarehouseError
 
@@ -206,6 +207,29 @@ class SparkConnection:
 
 
 _META_KEY = "assay.spark_children"
+_HELD: dict[tuple, SparkChild] = {}  # children a caller holds across commands (held_session)
+
+
+def _key(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> tuple:
+    return (str(Path(project_dir).resolve()), str(Path(profiles_dir).resolve()) if profiles_dir else "", target or "")
+
+
+@contextmanager
+def held_session(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> Iterator[None]:
+    """One child Spark for every command run in this process inside the block, instead of one per
+    command: for a caller that runs several commands in a row (a notebook, a test module), which
+    would otherwise pay a JVM start per command. The metastore is held until the block ends."""
+    from .warehouse import profile_target
+
+    key = _key(project_dir, profiles_dir, target)
+    describe = profile_target(Path(project_dir), profiles_dir, target).describe()
+    child = SparkChild(Path(project_dir).resolve(), profiles_dir, target, describe)
+    _HELD[key] = child
+    try:
+        yield
+    finally:
+        del _HELD[key]
+        child.stop()
 
 
 def connect_spark(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str,
@@ -219,7 +243,9 @@ def connect_spark(project_dir: Path, profiles_dir: Optional[Path], target: Optio
         command = ctx.info_name if ctx is not None else None
         why = WRITES_REFUSED.get(command, _WRITES_DEFAULT)
         raise WarehouseError(f"`assay {command or 'this command'}` cannot run on the Spark warehouse of {describe}: {why}.")
-    key = (str(Path(project_dir).resolve()), str(profiles_dir or ""), target or "")
+    key = _key(project_dir, profiles_dir, target)
+    if key in _HELD and _HELD[key].alive:
+        return SparkConnection(_HELD[key], owned=False)
     if ctx is None:
         return SparkConnection(SparkChild(Path(project_dir).resolve(), profiles_dir, target, describe), owned=True)
     root = ctx.find_root()
