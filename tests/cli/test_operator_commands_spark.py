@@ -51,15 +51,16 @@ def _run(project: Path, *args: str):
     return CliRunner().invoke(cli, [*args, "--project", str(project)])
 
 
-def _no_spark_left(project: Path) -> None:
-    """No child Spark of this project outlives its command (its metastore is free for dbt)."""
+def _no_spark_left(project: Path, profiles_dir: str = "") -> None:
+    """No child Spark of this project (started with this --profiles-dir) outlives its command (its
+    metastore is free for dbt)."""
     left = []
     for proc in Path("/proc").iterdir():
         try:
             cmdline = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"assay.runtime.spark_conn" in cmdline and str(project.resolve()).encode() in cmdline:
+        if cmdline[2:5] == [b"assay.runtime.spark_conn", str(project.resolve()).encode(), profiles_dir.encode()]:
             left.append(proc.name)
     assert left == []
 
@@ -161,6 +162,21 @@ def test_explain_says_why_a_key_is_not_in_the_entity(held):
     assert "rule amount_coercible (quarantine): fired" in out and "rule status_in_enum (quarantine): held" in out
     assert ("failed rules: amount_coercible" in out) and "reject row " in out
     assert "quarantined because amount_coercible (quarantine) fired" in out
+
+
+@spark
+def test_a_metastore_another_process_holds_fails_the_command_with_derbys_reason(held):
+    project, _ = held
+    # Another connection (--profiles-dir makes it another) while the module's Spark holds the metastore,
+    # as when dbt runs: the child's Spark cannot open Derby, and the command says so and why.
+    result = _run(project, "table", "list", "--profiles-dir", str(project))
+    assert result.exit_code == 1, result.output
+    assert "Caused by: ERROR XSDB6: Another instance of Derby may have already booted the database" in result.stderr
+    assert (f"Error: Spark stopped while starting for the warehouse of profile 'shop', target 'dev' "
+            f"(spark at {project.resolve()}/spark/warehouse, from {project}/profiles.yml); its error is above (when "
+            "it names the metastore or Derby, another process holds it") in result.stderr
+    assert "Traceback" not in result.output and "\tat org." not in result.stderr
+    _no_spark_left(project, str(project))  # the failed child is gone (the module's own stays)
 
 
 @pytest.mark.parametrize("command, why", [

@@ -94,7 +94,7 @@ class SparkChild:
                                       cwd=project_dir)
         _RUNNING.add(self)
         try:
-            self._answer("starting Spark")
+            self._answer("starting")
         except BaseException:
             self.stop()
             raise
@@ -105,16 +105,22 @@ class SparkChild:
 
     def _stderr_tail(self) -> list[str]:
         self._log.seek(0)
-        lines = [x for x in self._log.read().decode("utf-8", "replace").splitlines() if x.strip()]
+        # Java's stack frames (`\tat ...`, `... 156 more`) say nothing to a user; the causes do.
+        lines = [x for x in self._log.read().decode("utf-8", "replace").splitlines()
+                 if x.strip() and not x[:1].isspace()]
         return ["  " + x for x in lines[-6:]]
 
     def _answer(self, doing: str) -> Any:
         try:
             reply = _receive(self._proc.stdout)
         except (EOFError, OSError, pickle.UnpicklingError):
-            self._proc.wait(timeout=STOP_TIMEOUT)
+            try:
+                self._proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:  # a garbled wire from a live child: end it
+                self._proc.kill()
+                self._proc.wait()
             raise WarehouseError(
-                f"Spark stopped while {doing} for the warehouse of {self.describe}; its error is below (when it names "
+                f"Spark stopped while {doing} for the warehouse of {self.describe}; its error is above (when it names "
                 "the metastore or Derby, another process holds it, such as a dbt command still running: the Derby "
                 "metastore admits one process at a time)", details=self._stderr_tail()) from None
         if reply[0] == "error":
@@ -316,6 +322,9 @@ def _serve(argv: list[str]) -> int:
         for key, value in session_settings(Path(project), Path(profiles) if profiles else None, _target).items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
+        # Open the metastore now: Spark connects to it lazily, and a metastore another process holds
+        # should fail the connection (with the hint of _answer), not the command's first question.
+        spark.sql("show databases").collect()
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
