@@ -12,8 +12,9 @@ incremental macros. After the build, three more runs: an incremental run that pa
 check, one whose ledger lacks a column (stops, naming the full refresh), and one that breaks a
 required declared check (CHECK_FAILED; the published table keeps its rows).
 
-dbt runs as a subprocess of this interpreter's `dbt`: each build gets a fresh process, so
-adapter registrations and dbt's global flags cannot leak from one engine to the next.
+dbt runs through tests/support/dbtserver.py: dbt's own CLI entry point in a child process that
+imports dbt once; dbt resets its adapters and flags at every invocation, so nothing leaks from
+one engine to the next.
 """
 
 from __future__ import annotations
@@ -22,18 +23,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.integration.conftest import engine, pg_servers  # noqa: F401  (fixtures: one parameter per engine)
+from tests.support import dbtserver
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "integration_tests" / "dbt"
 PACKAGE = REPO / "dbt_package"
-DBT = Path(sys.executable).with_name("dbt")
 
 pytestmark = pytest.mark.slow
 
@@ -52,9 +52,7 @@ def project(tmp_path: Path) -> Path:
 def dbt(project: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
                 "DBT_USE_COLORS": "false", **(env or {})}
-    proc = subprocess.run(
-        [str(DBT), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
-        cwd=project, env=full_env, capture_output=True, text=True, timeout=300)
+    proc = dbtserver.dbt([*args, "--project-dir", str(project), "--profiles-dir", str(project)], project, full_env)
     assert proc.returncode == 0, f"dbt {' '.join(args)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
     return proc
 
@@ -74,9 +72,7 @@ def build(project: Path, target: str, env: dict | None = None) -> dict:
 def dbt_fails(project: Path, *args: str, env: dict | None = None) -> str:
     full_env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
                 "DBT_USE_COLORS": "false", **(env or {})}
-    proc = subprocess.run(
-        [str(DBT), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
-        cwd=project, env=full_env, capture_output=True, text=True, timeout=300)
+    proc = dbtserver.dbt([*args, "--project-dir", str(project), "--profiles-dir", str(project)], project, full_env)
     assert proc.returncode != 0, f"dbt {' '.join(args)} should have failed:\n{proc.stdout[-4000:]}"
     return proc.stdout
 

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support import dbtserver
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "dbt_package"
-DBT = Path(sys.executable).with_name("dbt")
 
 pytestmark = pytest.mark.slow
 
@@ -47,8 +45,7 @@ def test_a_project_overrides_the_audits_for_its_adapter(tmp_path: Path) -> None:
     (tmp_path / "macros" / "override.sql").write_text(MACROS)
     env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
     for args in (["deps"], ["run-operation", "show_audits"]):
-        proc = subprocess.run([str(DBT), *args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        proc = dbtserver.dbt([*args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)], tmp_path, env)
         assert proc.returncode == 0, proc.stdout[-4000:]
     lines = [l.split("AUDIT ", 1)[1].strip() for l in proc.stdout.splitlines() if "AUDIT " in l]
     assert lines == [f"select 'overridden {name}' as x" for name in OVERRIDDEN] + [

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,10 +20,10 @@ import duckdb
 import pytest
 
 from assay.checks.recorded import verdict_of_row
+from tests.support import dbtserver
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "dbt_package"
-DBT = Path(sys.executable).with_name("dbt")
 
 pytestmark = pytest.mark.slow
 
@@ -74,8 +72,7 @@ def test_time_budget_and_engine_errors_on_duckdb(tmp_path: Path) -> None:
     env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
     started = time.monotonic()
     for args in (["deps"], ["build"]):
-        proc = subprocess.run([str(DBT), *args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        proc = dbtserver.dbt([*args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)], tmp_path, env)
         assert proc.returncode == 0, f"dbt {args} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
     # the interrupted pass did not run its 1e11-row count to the end (that would take minutes)
     assert time.monotonic() - started < 240

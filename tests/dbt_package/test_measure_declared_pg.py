@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support import dbtserver
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "dbt_package"
-DBT = Path(sys.executable).with_name("dbt")
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -53,8 +51,7 @@ def test_time_budget_and_errors_are_outcomes(tmp_path: Path, postgres_server) ->
     env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
     out = ""
     for args in (["deps"], ["run-operation", "assay_test_measure"]):
-        proc = subprocess.run([str(DBT), *args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        proc = dbtserver.dbt([*args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)], tmp_path, env)
         assert proc.returncode == 0, f"dbt {args} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
         out = proc.stdout
     got = json.loads(next(l for l in out.splitlines() if "ASSAY_MEASURED " in l).split("ASSAY_MEASURED ", 1)[1])

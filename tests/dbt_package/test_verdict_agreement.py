@@ -16,17 +16,15 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from assay.checks.recorded import verdict_of
+from tests.support import dbtserver
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "dbt_package"
-DBT = Path(sys.executable).with_name("dbt")
 
 pytestmark = pytest.mark.slow
 
@@ -205,8 +203,7 @@ def jinja_verdicts(tmp_path_factory) -> dict[int, dict]:
     env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
     out = ""
     for args in (["deps"], ["seed"], ["run-operation", "assay_test_verdicts"]):
-        proc = subprocess.run([str(DBT), *args, "--project-dir", str(project), "--profiles-dir", str(project)],
-                              cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        proc = dbtserver.dbt([*args, "--project-dir", str(project), "--profiles-dir", str(project)], project, env)
         assert proc.returncode == 0, f"dbt {args} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
         out = proc.stdout
     line = next(l for l in out.splitlines() if "ASSAY_VERDICTS " in l)

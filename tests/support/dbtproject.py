@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
@@ -13,6 +12,7 @@ from typing import Iterable, Optional
 from assay.api import generate_dbt_project
 from assay.scaffold import duckdb_profile, postgres_profile, write_dbt_skeleton
 
+from . import dbtserver
 from .corpus import Corpus, Relation
 
 PROJECT_NAME = "assay_it"
@@ -26,17 +26,10 @@ class DbtProject:
     pg: Optional[dict] = None
 
     def dbt(self, *args: str, check: bool = False) -> subprocess.CompletedProcess:
-        """Run the real `dbt` CLI of this venv in the project; returns the completed process."""
-        exe = Path(sys.executable).with_name("dbt")
+        """Run the real dbt of this venv in the project (tests/support/dbtserver.py); returns the completed process."""
         env = dict(os.environ)
         env["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-        proc = subprocess.run(
-            [str(exe), *args, "--project-dir", str(self.path), "--profiles-dir", str(self.path)],
-            cwd=self.path,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
+        proc = dbtserver.dbt([*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path)], self.path, env)
         if check and proc.returncode != 0:
             raise AssertionError(f"dbt {' '.join(args)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}")
         return proc

@@ -23,11 +23,11 @@ import multiprocessing
 import os
 import re
 import subprocess
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
+
+from .dbtserver import run_dbt
 
 PROJECT_NAME = "assay_it"
 
@@ -90,7 +90,7 @@ def _serve(conn, warehouse: str) -> None:
                 conn.send(("ok", None))
                 return
             if op == "dbt":
-                conn.send(("ok", _run_dbt(*args)))
+                conn.send(("ok", run_dbt(*args)))
             elif op == "query":
                 rows = [tuple(r) for r in _naive_timestamps(spark.sql(args)).collect()]
                 conn.send(("ok", rows))
@@ -115,40 +115,6 @@ def _naive_timestamps(df):
         F.col(f"`{f.name}`").cast(TimestampNTZType()).alias(f.name) if isinstance(f.dataType, TimestampType) else F.col(f"`{f.name}`")
         for f in df.schema.fields
     ])
-
-
-def _run_dbt(args: list, cwd: str) -> tuple[int, str]:
-    """dbt in this process, stdout and stderr (dbt's and the JVM's) captured at the fd level."""
-    from dbt.cli.main import dbtRunner
-
-    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-    with tempfile.TemporaryFile(mode="w+b") as out:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        saved = os.dup(1), os.dup(2)
-        os.dup2(out.fileno(), 1)
-        os.dup2(out.fileno(), 2)
-        old_cwd = os.getcwd()
-        try:
-            os.chdir(cwd)
-            try:
-                res = dbtRunner().invoke(list(args))
-                rc = 0 if res.success else (1 if res.exception is None else 2)
-                if res.exception is not None:
-                    print(f"dbt raised: {res.exception!r}")
-            except BaseException as exc:  # a crash in dbt must not end the server
-                print(f"dbt crashed: {exc!r}")
-                rc = 2
-        finally:
-            os.chdir(old_cwd)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-        out.seek(0)
-        return rc, out.read().decode("utf-8", "replace")
 
 
 def _load(spark, schema: str, name: str, columns: list, rows: list, fmt: str) -> None:
