@@ -20,7 +20,6 @@ one engine to the next.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import uuid
@@ -50,11 +49,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def dbt(project: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-                "DBT_USE_COLORS": "false", **(env or {})}
-    proc = dbtserver.dbt([*args, "--project-dir", str(project), "--profiles-dir", str(project)], project, full_env)
-    assert proc.returncode == 0, f"dbt {' '.join(args)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
-    return proc
+    return dbtserver.in_project(project, *args, env=env, check=True)
 
 
 def build(project: Path, target: str, env: dict | None = None) -> dict:
@@ -70,9 +65,7 @@ def build(project: Path, target: str, env: dict | None = None) -> dict:
 
 
 def dbt_fails(project: Path, *args: str, env: dict | None = None) -> str:
-    full_env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
-                "DBT_USE_COLORS": "false", **(env or {})}
-    proc = dbtserver.dbt([*args, "--project-dir", str(project), "--profiles-dir", str(project)], project, full_env)
+    proc = dbtserver.in_project(project, *args, env=env)
     assert proc.returncode != 0, f"dbt {' '.join(args)} should have failed:\n{proc.stdout[-4000:]}"
     return proc.stdout
 

@@ -6,7 +6,6 @@ the package (the generic test `assay_fail_rule` goes through `fail_rule_violatio
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -43,10 +42,8 @@ def test_a_project_overrides_the_audits_for_its_adapter(tmp_path: Path) -> None:
     (tmp_path / "packages.yml").write_text(f"packages:\n  - local: {json.dumps(str(PACKAGE))}\n")
     (tmp_path / "macros").mkdir()
     (tmp_path / "macros" / "override.sql").write_text(MACROS)
-    env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
     for args in (["deps"], ["run-operation", "show_audits"]):
-        proc = dbtserver.dbt([*args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)], tmp_path, env)
-        assert proc.returncode == 0, proc.stdout[-4000:]
+        proc = dbtserver.in_project(tmp_path, *args, check=True)
     lines = [l.split("AUDIT ", 1)[1].strip() for l in proc.stdout.splitlines() if "AUDIT " in l]
     assert lines == [f"select 'overridden {name}' as x" for name in OVERRIDDEN] + [
         "select 'overridden fail_rule_violations' as x"]

@@ -7,7 +7,6 @@ while the transaction goes on and its own `statement_timeout` is restored. Run f
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -48,12 +47,9 @@ def test_time_budget_and_errors_are_outcomes(tmp_path: Path, postgres_server) ->
     (tmp_path / "packages.yml").write_text(f"packages:\n  - local: {json.dumps(str(PACKAGE))}\n")
     (tmp_path / "macros").mkdir()
     (tmp_path / "macros" / "measure.sql").write_text(MACRO)
-    env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
     out = ""
     for args in (["deps"], ["run-operation", "assay_test_measure"]):
-        proc = dbtserver.dbt([*args, "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)], tmp_path, env)
-        assert proc.returncode == 0, f"dbt {args} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
-        out = proc.stdout
+        out = dbtserver.in_project(tmp_path, *args, check=True).stdout
     got = json.loads(next(l for l in out.splitlines() if "ASSAY_MEASURED " in l).split("ASSAY_MEASURED ", 1)[1])
     assert got["slow"] == {"status": "timeout", "message": "canceling statement due to statement timeout"}
     assert got["after"] == "5min"  # the transaction's own timeout is back

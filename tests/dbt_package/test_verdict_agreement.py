@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -200,12 +199,9 @@ def jinja_verdicts(tmp_path_factory) -> dict[int, dict]:
         w.writeheader()
         for i, (_, check, row, _) in enumerate(CASES, 1):
             w.writerow({"case_id": i, "check_json": json.dumps(check), **row})
-    env = {**os.environ, "DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
     out = ""
     for args in (["deps"], ["seed"], ["run-operation", "assay_test_verdicts"]):
-        proc = dbtserver.dbt([*args, "--project-dir", str(project), "--profiles-dir", str(project)], project, env)
-        assert proc.returncode == 0, f"dbt {args} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
-        out = proc.stdout
+        out = dbtserver.in_project(project, *args, check=True).stdout
     line = next(l for l in out.splitlines() if "ASSAY_VERDICTS " in l)
     return {r["case_id"]: r for r in json.loads(line.split("ASSAY_VERDICTS ", 1)[1])}
 

@@ -12,18 +12,6 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.test_multiload import *  # noqa: F401,F403 - the shared tests, collected here
-from tests.support import spark
-from tests.support.runners import RUNNERS
+from tests.support.spark import suite_engine, suite_runner  # noqa: F401 - Spark and dbt instead of the session's engines
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
-
-
-@pytest.fixture(scope="module")
-def engine():
-    """Spark instead of the session's engines: each project gets its own Spark process."""
-    yield from spark.spark_engine()
-
-
-@pytest.fixture(scope="module")
-def runner():
-    return RUNNERS["dbt"]

@@ -14,16 +14,9 @@ import shutil
 import pytest
 
 from tests.integration.test_type2 import *  # noqa: F401,F403 - the shared tests, collected here
-from tests.support import spark
-from tests.support.runners import RUNNERS
+from tests.support.spark import suite_engine, suite_runner  # noqa: F401 - Spark and dbt instead of the session's engines
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
-
-
-@pytest.fixture(scope="module")
-def engine():
-    """Spark instead of the session's engines: each project gets its own Spark process."""
-    yield from spark.spark_engine()
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +29,3 @@ def type2_spec(tmp_path_factory):
     assert "    grants: {select: [reporter]}\n" in text
     entities.write_text(text.replace("    grants: {select: [reporter]}\n", ""))
     return spec
-
-
-@pytest.fixture(scope="module")
-def runner():
-    return RUNNERS["dbt"]

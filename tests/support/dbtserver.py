@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 
 def run_dbt(args: list, cwd: str) -> tuple[int, str]:
@@ -120,3 +121,17 @@ def dbt(args: list, cwd: Path, env: dict) -> subprocess.CompletedProcess:
         _SERVER.clear()
         return subprocess.CompletedProcess(["dbt", *args], 2, f"{exc}\n", "")
     return subprocess.CompletedProcess(["dbt", *args], rc, out, "")
+
+
+# dbt quiet and without colour codes in what it prints: the package tests read its log lines.
+QUIET = {"DO_NOT_TRACK": "1", "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
+
+
+def in_project(project: Path, *args: str, env: Optional[dict] = None, check: bool = False) -> subprocess.CompletedProcess:
+    """`dbt ARGS` on the dbt project in `project`, which holds its own profiles.yml; `env` adds to
+    the test's environment; `check` fails the test, with dbt's output, unless dbt exits 0."""
+    proc = dbt([*args, "--project-dir", str(project), "--profiles-dir", str(project)], project,
+               {**os.environ, **QUIET, **(env or {})})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"dbt {' '.join(args)} failed:\n{proc.stdout[-6000:]}")
+    return proc

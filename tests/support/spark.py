@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+import pytest
+
 from .dbtserver import run_dbt
 
 PROJECT_NAME = "assay_it"
@@ -230,16 +232,23 @@ def java_missing() -> Optional[str]:
     return None
 
 
-def spark_engine():
-    """The body of a module's `engine` fixture that runs a shared suite on Spark instead of the
-    session's engines (decision 0025): fails when Java is missing, then one Spark process per
-    project, all stopped when the module ends."""
+@pytest.fixture(scope="module", name="engine")
+def suite_engine():
+    """The `engine` of a module that runs a shared suite on Spark instead of the session's engines
+    (decision 0025; import it into the module): fails when Java is missing, then one Spark process
+    per project, all stopped when the module ends."""
     from .engines import SPARK, Engine
 
     reason = java_missing()
     if reason:
-        import pytest
-
         pytest.fail(reason)
     yield Engine(SPARK)
     close_all()
+
+
+@pytest.fixture(scope="module", name="runner")
+def suite_runner():
+    """The `runner` of such a module: the dbt target (SQLMesh on Spark is refused, decision 0830)."""
+    from .runners import RUNNERS
+
+    return RUNNERS["dbt"]

@@ -59,11 +59,10 @@
   adds them; columns the model dropped stay, NULL on the new versions.
 -#}
 {% macro default__assay_history(existing, staging, target, columns) %}
-  {%- set skip = assay._history_staging_only(staging) -%}
   {%- set stored_cols = adapter.get_columns_in_relation(existing) -%}
   {%- set stored_names = stored_cols | map(attribute='name') | map('lower') | list -%}
-  {%- set staged_names = adapter.get_columns_in_relation(staging) | map(attribute='name') | map('lower') | list -%}
-  {%- set staged_cols = adapter.get_columns_in_relation(staging) | rejectattr('name', 'in', skip) | list -%}
+  {%- set staged_cols = assay._history_staging_columns(staging) -%}
+  {%- set staged_names = staged_cols | map(attribute='name') | map('lower') | list -%}
   {%- set valid_to = columns.dbt_valid_to -%}
   {%- set scd_id = columns.dbt_scd_id -%}
   {%- set old_rows, new_rows = [], [] -%}
@@ -115,11 +114,15 @@ where s.dbt_change_type = 'insert'
 {#- Delta, Iceberg and Hudi change a table in place: dbt's snapshot MERGE, after adding new columns. -#}
 {% macro spark__assay_history(existing, staging, target, columns) %}
   {%- if config.get('file_format', 'parquet') in ['delta', 'iceberg', 'hudi'] -%}
-    {%- set skip = assay._history_staging_only(staging) -%}
-    {%- set missing = adapter.get_missing_columns(staging, existing) | rejectattr('name', 'in', skip) | list -%}
+    {%- set staged_cols = assay._history_staging_columns(staging) -%}
+    {%- set stored = adapter.get_columns_in_relation(existing) | map(attribute='name') | map('lower') | list -%}
+    {%- set missing = [] -%}
+    {%- for c in staged_cols if c.name | lower not in stored -%}
+      {%- do missing.append(c) -%}
+    {%- endfor -%}
     {%- do create_columns(existing, missing) -%}
     {%- set insert_cols = [] -%}
-    {%- for c in adapter.get_columns_in_relation(staging) | rejectattr('name', 'in', skip) -%}
+    {%- for c in staged_cols -%}
       {%- do insert_cols.append(adapter.quote(c.name)) -%}
     {%- endfor -%}
     {% call statement('main') -%}
