@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
+
+# No tool the tests run may try the network: dbt's and SQLMesh's usage statistics are off (on a
+# machine whose network drops packets, each attempt waits for its own time-out).
+for _name, _value in (("DO_NOT_TRACK", "1"), ("DBT_SEND_ANONYMOUS_USAGE_STATS", "false"),
+                      ("SQLMESH__DISABLE_ANONYMIZED_ANALYTICS", "1")):
+    os.environ.setdefault(_name, _value)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BASE_SPEC = FIXTURES / "specs" / "base"
@@ -45,8 +52,10 @@ def pytest_collection_modifyitems(config, items):
     """Spark test files first, everything else in its usual order.
 
     The suite runs on two workers, one file at a time each (`--dist loadfile`), in collection
-    order. A Spark file costs minutes (a JVM, then about 2 s per dbt node); collected last, the
-    Spark files ran alone at the end while the other worker sat idle. Started first, they overlap
-    with the many short files instead (longest jobs first).
+    order (`--no-loadscope-reorder` in scripts/test.sh: by default xdist sends the files with the
+    most tests first, which put the Spark files, few tests but minutes each, at the end). A Spark
+    file costs minutes (a JVM, then about 2 s per dbt node); run last, the Spark files ran alone
+    while the other worker sat idle. Started first, they overlap with the many short files
+    instead (longest jobs first).
     """
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -192,6 +193,20 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+def _chromium(*args: str) -> subprocess.CompletedProcess:
+    """Headless Chromium, stopped with all its helper processes if it runs past two minutes (a
+    plain timeout kills only the first process, and the helpers keep the pipes open forever)."""
+    proc = subprocess.Popen([CHROMIUM, *CHROMIUM_FLAGS, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += "\nchromium ran past 120 s and was stopped"
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
 def _report(project, spec, browser: bool):
     code, out = _run(project, spec, "report", "--json", "--now", "2026-04-15T10:00:00Z")
     assert code == 0, out
@@ -223,8 +238,7 @@ def _report(project, spec, browser: bool):
         return
     assert CHROMIUM, "Debian's chromium is needed to open the report (.ci/run installs it)"
     profile = project.path / ".chromium"
-    dom = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    dom = _chromium(f"--user-data-dir={profile}", "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     shown = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom.stdout))
     assert "assay report:" in shown
@@ -236,8 +250,7 @@ def _report(project, spec, browser: bool):
     artifacts = os.environ.get("ASSAY_TEST_ARTIFACTS")
     shot = (Path(artifacts) if artifacts else project.path) / f"assay-report-{project.engine}.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
-    snap = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={shot}",
-                           "--window-size=1200,1800", page.as_uri()], capture_output=True, text=True, timeout=120)
+    snap = _chromium(f"--user-data-dir={profile}", f"--screenshot={shot}", "--window-size=1200,1800", page.as_uri())
     assert snap.returncode == 0 and shot.exists() and shot.stat().st_size > 10_000, snap.stderr[-2000:]
 
 

@@ -1,31 +1,42 @@
-"""dbt for the tests: the real dbt, invoked in a long-lived child process instead of a new CLI
-process per command.
+"""dbt for the tests: the real dbt, each command in a process of its own that starts with dbt
+already imported.
 
 Importing dbt costs about 4 s of CPU (`dbt --version` takes 4.1 s here), paid again by every
-`dbt` CLI process; the suites run several hundred dbt commands on 2 cores. One child per test
-process imports dbt once and runs each command with dbt's programmatic entry point
-(`dbtRunner().invoke`), which is dbt's own CLI (the same click command, flags, parsing, adapters)
-minus the process start. The child, not the test process, opens the warehouse, so a DuckDB file
-is free again as soon as the command returns, exactly as with the CLI (dbt closes its connections
-at the end of every invocation; dbt-duckdb's shared database is closed here, `_release_duckdb`).
+`dbt` CLI process; the suites run several hundred dbt commands on 2 cores. One server per test
+process imports dbt once, then forks a fresh child for every command, which runs it with dbt's
+programmatic entry point (`dbtRunner().invoke`: dbt's own CLI, the same click command, flags,
+parsing and adapters, minus the import) and exits. Nothing outlives a command: no connection, no
+adapter state, no dbt-duckdb shared database, exactly as with the CLI (decision 0026 says why an
+earlier form, every command in one long-lived process, was dropped).
+
+The server forks only while it has one thread (it imports dbt, not the adapters: duckdb starts a
+thread when imported), so each child starts from a consistent copy.
 
 What a command prints (dbt's log and anything the adapter writes to the terminal) is captured at
 the file-descriptor level and returned as stdout; stderr is empty (dbt logs to stdout). The exit
-code is the CLI's: 0 success, 1 a failed node, 2 an error dbt raised. A child that dies (a crash
-in a driver) is replaced for the next command.
+code is the CLI's: 0 success, 1 a failed node, 2 an error dbt raised. A command that runs past
+`ASSAY_TEST_DBT_TIMEOUT` seconds (default 900) is stopped with SIGABRT, which makes Python print
+every thread's stack into its output first, and returns 2: a hang becomes a failure that shows
+where it hung.
 
 `ASSAY_TEST_DBT_CLI=1` runs the `dbt` executable instead, one process per command.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+import traceback
 from pathlib import Path
 from typing import Optional
+
+TIMEOUT = float(os.environ.get("ASSAY_TEST_DBT_TIMEOUT", "900"))
 
 
 def run_dbt(args: list, cwd: str) -> tuple[int, str]:
@@ -42,16 +53,8 @@ def run_dbt(args: list, cwd: str) -> tuple[int, str]:
         old_cwd = os.getcwd()
         try:
             os.chdir(cwd)
-            try:
-                res = dbtRunner().invoke(list(args))
-                rc = 0 if res.success else (1 if res.exception is None else 2)
-                if res.exception is not None:
-                    print(f"dbt raised: {res.exception!r}")
-            except BaseException as exc:  # a crash in dbt must not end the server
-                print(f"dbt crashed: {exc!r}")
-                rc = 2
+            rc = _invoke(dbtRunner, args)
         finally:
-            _release_duckdb()
             os.chdir(old_cwd)
             sys.stdout.flush()
             sys.stderr.flush()
@@ -63,20 +66,69 @@ def run_dbt(args: list, cwd: str) -> tuple[int, str]:
         return rc, out.read().decode("utf-8", "replace")
 
 
-def _release_duckdb() -> None:
-    """Close the DuckDB database dbt-duckdb keeps open between invocations of one process (its
-    class-level environment), so the test, like after a CLI run, can open the file."""
-    mod = sys.modules.get("dbt.adapters.duckdb.connections")
-    if mod is None:
-        return
-    manager = mod.DuckDBConnectionManager
-    env, manager._ENV = manager._ENV, None
-    if env is not None:
-        env.close()
+def _invoke(runner, args: list) -> int:
+    try:
+        res = runner().invoke(list(args))
+    except BaseException as exc:  # a crash in dbt is the command's failure, reported as the CLI would
+        print(f"dbt crashed: {exc!r}")
+        return 2
+    if res.exception is not None:
+        print(f"dbt raised: {res.exception!r}")
+    return 0 if res.success else (1 if res.exception is None else 2)
+
+
+def _command(args: list, cwd: str, env: dict) -> tuple[int, str]:
+    """One command in a forked child, its output in a file the child writes to at the fd level."""
+    with tempfile.NamedTemporaryFile(prefix="assay-dbt-", suffix=".log", delete=False) as f:
+        log = f.name
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 2
+            try:
+                fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                faulthandler.enable(all_threads=True)  # SIGABRT prints every thread's stack
+                os.environ.clear()
+                os.environ.update(env)
+                os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+                os.chdir(cwd)
+                from dbt.cli.main import dbtRunner
+
+                code = _invoke(dbtRunner, args)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        rc, note = _wait(pid)
+        with open(log, "rb") as f:
+            out = f.read().decode("utf-8", "replace")
+        return rc, out + note
+    finally:
+        os.unlink(log)
+
+
+def _wait(pid: int) -> tuple[int, str]:
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGABRT)
+            _, status = os.waitpid(pid, 0)
+            return 2, f"\ndbt timed out after {TIMEOUT:.0f} s (ASSAY_TEST_DBT_TIMEOUT); the stacks above are where it was\n"
+        time.sleep(0.05)
+    if os.WIFSIGNALED(status):
+        return 2, f"\ndbt died of signal {os.WTERMSIG(status)}\n"
+    return os.WEXITSTATUS(status), ""
 
 
 def _serve(conn) -> None:
-    """The child: dbt commands until the pipe closes."""
+    """The server: dbt imported once, then one forked child per command until the pipe closes."""
     import dbt.cli.main  # noqa: F401 - the import this process exists to pay once
 
     while True:
@@ -84,9 +136,7 @@ def _serve(conn) -> None:
             args, cwd, env = conn.recv()
         except EOFError:
             return
-        os.environ.clear()
-        os.environ.update(env)
-        conn.send(run_dbt(args, cwd))
+        conn.send(_command(args, cwd, env))
 
 
 class _Server:
@@ -101,18 +151,18 @@ class _Server:
         self.conn.send((list(args), cwd, env))
         while not self.conn.poll(1):
             if not self.proc.is_alive():
-                raise RuntimeError(f"the dbt process died (exit code {self.proc.exitcode}) running dbt {' '.join(args)}")
+                raise RuntimeError(f"the dbt server died (exit code {self.proc.exitcode}) running dbt {' '.join(args)}")
         return self.conn.recv()
 
 
-_SERVER: list = []  # this process's dbt child, started on first use
+_SERVER: list = []  # this process's dbt server, started on first use
 
 
 def dbt(args: list, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     """Run `dbt ARGS` in `cwd` with `env`; a CompletedProcess as the CLI's would be."""
     if os.environ.get("ASSAY_TEST_DBT_CLI") == "1":
         exe = Path(sys.executable).with_name("dbt")
-        return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True)
+        return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     if not _SERVER or not _SERVER[0].proc.is_alive():
         _SERVER[:] = [_Server()]
     try:

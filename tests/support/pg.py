@@ -123,13 +123,18 @@ class PgServer:
 
 
 def _ensure_os_user(name: str) -> pwd.struct_passwd:
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        # check=False: a parallel worker may have created it in between
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                       capture_output=True)
-        return pwd.getpwnam(name)
+    # On a fresh machine both test workers may create the account at once: useradd then fails
+    # for one of them (the other holds /etc/passwd's lock, or made it first), so look again.
+    last = None
+    for _ in range(50):
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            last = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                                  capture_output=True, text=True)
+            if last.returncode != 0:
+                time.sleep(0.2)
+    raise RuntimeError(f"could not create the account {name} that runs the test PostgreSQL servers: {last.stderr}")
 
 
 def _reachable_bin_dir(bin_dir: Path, run_as: dict) -> Path:

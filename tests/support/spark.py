@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import re
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
@@ -32,6 +33,8 @@ import pytest
 from .dbtserver import run_dbt
 
 PROJECT_NAME = "assay_it"
+# Seconds one call into the Spark process (a dbt command, a query) may take before the test fails.
+TIMEOUT = float(os.environ.get("ASSAY_TEST_SPARK_TIMEOUT", "1200"))
 
 
 def spark_conf(warehouse: Path) -> dict[str, str]:
@@ -73,8 +76,6 @@ def spark_profile(name: str, warehouse: Path, threads: int = 1) -> str:
 def _serve(conn, warehouse: str) -> None:
     """The child: one SparkSession, then dbt / query / load requests until told to stop."""
     os.environ["TZ"] = "UTC"  # pyspark turns timestamps into naive datetimes in this zone
-    import time
-
     time.tzset()
     from pyspark.sql import SparkSession
 
@@ -152,10 +153,16 @@ class SparkWarehouse:
         status, self.version = self._recv()
 
     def _recv(self):
-        # A build may take minutes; a dead process never answers, so stop waiting when it dies.
+        # A build may take minutes; a dead process never answers, so stop waiting when it dies,
+        # and one that hangs is stopped at the deadline, so the test fails instead of the run.
+        deadline = time.monotonic() + TIMEOUT
         while not self._conn.poll(1):
             if not self._proc.is_alive():
                 raise RuntimeError(f"the Spark process on {self.directory} died (exit code {self._proc.exitcode})")
+            if time.monotonic() > deadline:
+                self._proc.kill()
+                raise RuntimeError(f"the Spark process on {self.directory} did not answer in {TIMEOUT:.0f} s "
+                                   "(ASSAY_TEST_SPARK_TIMEOUT); it was stopped")
         status, payload = self._conn.recv()
         if status == "error":
             raise RuntimeError(payload)

@@ -49,6 +49,7 @@ def test_pg15_tests_are_collected_and_skipped_when_the_binaries_are_missing(tmp_
     """))
     (tmp_path / "test_probe.py").write_text("def test_probe(postgres_server):\n    pass\n")
     env = {**os.environ, "ASSAY_PG_BIN": str(tmp_path / "no-pg15-here"), "PYTHONPATH": str(REPO)}
+    env.pop("PYTEST_ADDOPTS", None)  # the outer run's options (-v, say) change what is printed
     collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                                 str(tmp_path)], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert "test_probe.py::test_probe[embedded-pg18]" in collected.stdout, collected.stdout
