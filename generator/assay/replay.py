@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 
 from .ir.model import Entity, Project
+from .runtime.warehouse import PARAM_MARKS
 
 REPLAY_LOAD_ID = "__replay__"
 
@@ -40,17 +41,16 @@ def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool =
     silver, bronze = project.schema("silver"), project.schema("bronze")
     reject = f'"{silver}"."{entity.name}__reject"'
     report = ReplayReport(entity.name)
+    mark = PARAM_MARKS[dialect]
     cur = conn.cursor()
     sources = sorted({m.source for m in entity.mappings})
     for source in sources:
         rel = f'"{bronze}"."{source}"'
-        cur.execute(
-            f"select r._source_row_id, r.raw from {reject} as r where r.resolved_at is null and r.source_relation = %s"
-            .replace("%s", "?" if dialect == "duckdb" else "%s"),
-            (source,),
-        )
+        cur.execute(f"select r._source_row_id, r.raw from {reject} as r where r.resolved_at is null and r.source_relation = {mark}",
+                    (source,))
         open_rows = cur.fetchall()
-        cur.execute(f"select cast(_source_row_id as varchar) from {rel}" if dialect == "duckdb" else f"select _source_row_id::text from {rel}")
+        # varchar is text on every engine (Spark's connection spells it STRING)
+        cur.execute(f"select cast(_source_row_id as varchar) from {rel}")
         present = {r[0] for r in cur.fetchall()}
         missing = [(srid, raw) for srid, raw in open_rows if srid not in present]
         report.in_bronze += len(open_rows) - len(missing)
@@ -68,7 +68,7 @@ def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool =
             rows.append([None if payload.get(c) is None else str(payload.get(c)) for c in columns])
         report.redelivered[source] = len(rows)
         if rows and not dry_run:
-            marks = ", ".join(["?" if dialect == "duckdb" else "%s"] * len(columns))
+            marks = ", ".join([mark] * len(columns))
             names = ", ".join(f'"{c}"' for c in columns)
             cur.executemany(f"insert into {rel} ({names}) values ({marks})", rows)
     return report

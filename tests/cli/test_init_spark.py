@@ -5,8 +5,8 @@ project's `load_bronze.py` (Spark's own CSV reader), runs `dbt deps`, `dbt build
 freshness` on dbt-spark's session method, and reads what landed where; a child Spark then reads
 the tables themselves. Expectations are the sample's, written by hand (the same outcomes as the
 DuckDB demo, tests/cli/test_demo.py; only `grants` is left out on Spark, decision 0822). Then
-the read-only operator commands run on the demo's warehouse (decision 0840), and the writing ones
-are refused. The init-only tests start no Spark.
+the operator commands run on the demo's warehouse (decision 0840): the readers, and replay, which
+appends to bronze; maintain, which deletes, is refused. The init-only tests start no Spark.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 from assay.runtime.spark_conn import held_session, to_spark
+from assay.runtime.warehouse import connect
 
 
 def _init(directory: Path, *extra: str):
@@ -307,19 +308,63 @@ def test_a_metastore_another_process_holds_fails_the_command_with_derbys_reason(
     _no_spark_left(project, str(project))  # the failed child is gone (the module's own stays)
 
 
-@pytest.mark.parametrize("command, why", [
-    (["maintain", "--now", "2027-01-01T00:00:00Z"], "Spark's parquet tables take no DELETE or UPDATE"),
-    (["replay", "order"], "python load_bronze.py --append"),
-])
-def test_the_writing_commands_are_refused_before_spark_starts(tmp_path, command, why):
+def _bronze_orders(project: Path) -> dict:
+    """source row id -> the bronze row of raw_orders (every column a string, as loaded)."""
+    conn, _ = connect(project, read_only=True)  # the module's held Spark
+    cur = conn.cursor()
+    cur.execute('select * from "bronze"."raw_orders"')
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    assert len({r["_source_row_id"] for r in rows}) == len(rows)
+    return {r["_source_row_id"]: r for r in rows}
+
+
+def _replay(project: Path, *extra: str) -> dict:
+    result = _run(project, "replay", "order", "--json", *extra)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@spark
+def test_replay_re_delivers_an_open_reject_row_whose_bronze_row_is_gone(held):
+    project, _ = held
+    # The demo's four open order rejects are all still in bronze: the next build re-judges them.
+    assert _replay(project) == {"entity": "order", "dry_run": False, "in_bronze": 4, "redelivered": {}, "unrecoverable": 0}
+    before = _bronze_orders(project)
+    # o-006 (amount '12,50', quarantined) ages out of bronze. Parquet takes no DELETE: the table is
+    # rewritten without it, as a retention job on a data lake does (through the held Spark: assay
+    # refuses to write outside `replay`, the test writes as that job would).
+    conn, _ = connect(project, read_only=True)
+    cur = conn.cursor()
+    for sql in ('create table "bronze"."raw_orders_kept" as select * from "bronze"."raw_orders" where _source_row_id <> \'o-006\'',
+                'truncate table "bronze"."raw_orders"',
+                'insert into "bronze"."raw_orders" select * from "bronze"."raw_orders_kept"',
+                'drop table "bronze"."raw_orders_kept"'):
+        cur.execute(sql)
+    assert "o-006" not in _bronze_orders(project)
+
+    assert _replay(project, "--dry-run") == {"entity": "order", "dry_run": True, "in_bronze": 3,
+                                             "redelivered": {"raw_orders": 1}, "unrecoverable": 0}
+    assert "o-006" not in _bronze_orders(project)  # a dry run writes nothing
+    assert _replay(project)["redelivered"] == {"raw_orders": 1}
+    after = _bronze_orders(project)
+    # Back from the reject row's raw payload: the same delivery (its own _ingested_at, every field
+    # as delivered), under the reserved load id, so the next build judges it like any delivery.
+    assert after["o-006"] == {**before["o-006"], "_load_id": "__replay__"}
+    assert {k: v for k, v in after.items() if k != "o-006"} == {k: v for k, v in before.items() if k != "o-006"}
+    # Now in bronze again: a second replay has nothing to do.
+    assert _replay(project)["redelivered"] == {}
+
+
+def test_maintain_is_refused_before_spark_starts(tmp_path):
     # The example as `assay init` leaves it: the refusal comes before any Spark, built or not.
     project = tmp_path / "shop"
     assert CliRunner().invoke(cli, ["init", str(project), "--engine", "spark"]).exit_code == 0
-    result = _run(project, *command)
+    result = _run(project, "maintain", "--now", "2027-01-01T00:00:00Z")
     assert result.exit_code == 1, result.output
-    assert (f"Error: `assay {command[0]}` cannot run on the Spark warehouse of profile 'shop', target 'dev' "
+    assert (f"Error: `assay maintain` cannot run on the Spark warehouse of profile 'shop', target 'dev' "
             f"(spark at {project.resolve()}/spark/warehouse, from {project}/profiles.yml): ") in result.stderr
-    assert why in result.stderr
+    assert "Spark's parquet tables take no DELETE or UPDATE" in result.stderr
     assert "Traceback" not in result.output
     assert not (project / "spark" / "metastore_db").exists()  # no Spark was started
 

@@ -35,17 +35,17 @@ CATALOG_VIEWS = {("information_schema", "tables"): "assay_information_schema_tab
 START_TIMEOUT = 300  # seconds for the JVM to start on a loaded machine
 STOP_TIMEOUT = 60
 
-# Why each writing command is refused on Spark, and what to do instead (decision 0840); connect()
-# picks the sentence by the running command's name.
+# The writing commands whose only writes are INSERTs, which Spark's parquet tables take: `replay`
+# appends rows to bronze (decision 0840, amended).
+APPENDING = frozenset({"replay"})
+# Why every other writing command is refused on Spark, and what to do instead; connect() picks the
+# sentence by the running command's name.
 WRITES_REFUSED = {
     "maintain": ("retention deletes expired reject rows, and Spark's parquet tables take no DELETE or UPDATE. "
                  "The reject rows stay; `assay report` shows their age against retention. To drop expired rows, "
                  "rewrite the reject table yourself (INSERT OVERWRITE with the rows to keep) while no dbt command runs"),
-    "replay": ("assay writes to a Spark warehouse only through dbt and the project's loader. To re-deliver a row, "
-               "append its `raw` payload (`assay explain` shows it) as a new delivery with `python load_bronze.py "
-               "--append` and run `dbt build`"),
 }
-_WRITES_DEFAULT = "assay only reads Spark warehouses; the tables are written by dbt and the project's loader"
+_WRITES_DEFAULT = "on Spark assay only reads and appends; the tables are written by dbt and the project's loader"
 
 
 class SparkQueryError(Exception):
@@ -241,12 +241,13 @@ def held_session(project_dir: Path, profiles_dir: Optional[Path] = None, target:
 def connect_spark(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str,
                   read_only: bool) -> SparkConnection:
     """A connection to the project's Spark warehouse; the child is shared by every connect() of one
-    click command and stopped when the command ends (decision 0840). Writing is refused (why: WRITES_REFUSED)."""
+    click command and stopped when the command ends (decision 0840). Writing is refused (why:
+    WRITES_REFUSED) but for the commands that only append (APPENDING)."""
     import click
 
     ctx = click.get_current_context(silent=True)
-    if not read_only:
-        command = ctx.info_name if ctx is not None else None
+    command = ctx.info_name if ctx is not None else None
+    if not read_only and command not in APPENDING:
         why = WRITES_REFUSED.get(command, _WRITES_DEFAULT)
         raise WarehouseError(f"`assay {command or 'this command'}` cannot run on the Spark warehouse of {describe}: {why}.")
     key = _key(project_dir, profiles_dir, target)
@@ -338,7 +339,7 @@ def _serve(argv: list[str]) -> int:
                 return 0
             try:
                 for view in views:
-                    if view not in built:  # the commands only read: the catalog holds still while they run
+                    if view not in built:  # no command creates a table (replay only adds rows): built once
                         _catalog_view(spark, view)
                         built.add(view)
                 df = naive_timestamps(spark.sql(sql, args=params) if params else spark.sql(sql))
