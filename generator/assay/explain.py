@@ -9,7 +9,6 @@ explanation is the build's own account, put into words with the spec's rules bes
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable, Optional
@@ -201,8 +200,8 @@ class Explainer:
 
     def _dedupe_reason(self, winner: Delivery, loser: Delivery, staged: dict[str, dict]) -> str:
         if loser.superseded:
-            return (f"superseded: the same source row was delivered again later (decision 0014), "
-                    f"so only its latest delivery is judged")
+            return ("superseded: the same source row was delivered again later (decision 0014), "
+                    "so only its latest delivery is judged")
         # The spec's order, then the tail that makes it total (decision 0014), each column once.
         order: list[tuple[str, str]] = []
         for col in [k.column for k in self.entity.dedupe] + ["_source_row_id", "_load_id"]:

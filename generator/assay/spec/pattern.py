@@ -439,7 +439,6 @@ class _Parser:
             )
         m = re.match(r"\(\?([a-zA-Z]*(?:-[a-zA-Z]*)?)([:)])", rest)
         if m and m.group(1):
-            flags = m.group(1)
             shown = m.group(0) + ("...)" if m.group(2) == ":" else "")
             self.refuse(
                 pos,

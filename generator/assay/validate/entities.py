@@ -145,7 +145,6 @@ def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int)
             f"{where} points the entity at itself; assay judges a child against its parent's admitted rows, which a self-reference would read while they are being built. Model the parent as its own entity or check it with a `reconcile`.",
         )
     if rule.on_missing == "unknown_member":
-        parent = ctx.entity(rel.to)
         if len(rel.via) != 1:
             ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which needs a single foreign key column, and `{rel.name}` joins on {len(rel.via)}; use `on_missing: quarantine` or `flag`.")
         else:
@@ -153,4 +152,3 @@ def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int)
             fld = ent.fields.get(fk)
             if fld is not None and normalize_type(fld.type) != "string":
                 ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which rewrites the key to the text `__unknown__`, and `{fk}` is {fld.type}; make it a string column or use `on_missing: quarantine` or `flag`.")
-        del parent
