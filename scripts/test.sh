@@ -6,4 +6,4 @@ set -euo pipefail
 source "$(dirname "$0")/venv.sh"
 assay_venv test
 cd "$ASSAY_ROOT"
-exec "$VENV/bin/python" -m pytest -n 2 --dist loadfile "$@"
+exec "$VENV/bin/python" -m pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"

@@ -49,13 +49,13 @@ def write_spec(tmp_path):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Spark tests first, everything else in its usual order.
+    """Spark test files first, everything else in its usual order.
 
-    The suite runs on two workers, one file at a time each (`--dist loadfile`). xdist sends the
-    files with the most tests first, so the Spark files (few tests, minutes each) start late,
-    in this order among themselves; within a file the Spark tests run before the others (the
-    Spark example's module builds its demo first). Sending the Spark files first instead
-    (`--no-loadscope-reorder`) put two JVMs on the two cores at once and made the suite no
-    faster (28 min 38 s and 30 min 26 s against about 25 minutes, session 5).
+    The suite runs on two workers, one file at a time each (`--dist loadfile`), in collection
+    order (`--no-loadscope-reorder` in scripts/test.sh: by default xdist sends the files with the
+    most tests first, which put the Spark files, few tests but minutes each, at the end). A Spark
+    file costs minutes (a JVM, then about 2 s per dbt node); run last, the Spark files ran alone
+    while the other worker sat idle. Started first, they overlap with the many short files
+    instead (longest jobs first).
     """
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)
