@@ -48,14 +48,122 @@ def write_spec(tmp_path):
     return write
 
 
+# --- engines: one PostgreSQL pool per worker, every package --------------------------------------
+#
+# The engine fixtures live here, not in a package's conftest, so that every test package of a
+# worker draws its PostgreSQL servers from the same pool (each server starts at most once per
+# worker) and imports the support modules under one name (`tests.support...`).
+
+# PostgreSQL 15 differs from 18 in one place assay's SQL depends on: the try_cast guard
+# (`pg_input_is_valid` from 16 on, assay's own function before). A module runs on PostgreSQL 15
+# when it says why with a module-level `PG15 = "<reason>"`; every other module runs on DuckDB and
+# PostgreSQL 18 only. tests/README.md lists the modules that keep PostgreSQL 15.
+PG15_ATTRIBUTE = "PG15"
+
+
+def _pg15_here(module) -> bool:
+    return bool(getattr(module, PG15_ATTRIBUTE, None))
+
+
+@pytest.fixture(scope="session")
+def pg_servers():
+    """The worker's PostgreSQL servers by label, each started on first use, stopped at the end."""
+    from tests.support.engines import ServerPool
+
+    pool = ServerPool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server(request, pg_servers):
+    """A throwaway PostgreSQL server: PG18 (embedded), and PG15 (system) in modules that keep it."""
+    return pg_servers.get(request.param)
+
+
+@pytest.fixture(scope="session")
+def engine(request, pg_servers):
+    """One parameter per engine of tests/support/engines.ENGINES this module runs on."""
+    from tests.support.engines import Engine
+
+    spec = request.param
+    return Engine(spec, pg_servers.get(spec.server_label) if spec.server_label else None)
+
+
+@pytest.fixture(scope="session")
+def runner(request):
+    """One parameter per target (tests/support/runners.RUNNERS: dbt, sqlmesh); the shared suites
+    take it with `engine`, so adding a target is adding a runner."""
+    from tests.support.runners import RUNNERS
+
+    return RUNNERS[request.param]
+
+
+@pytest.fixture(scope="class")
+def postgres_database(postgres_server):
+    """A factory: a fresh, empty database on the session's server, as dbt connection params."""
+
+    def make(name: str) -> dict:
+        params = postgres_server.params()
+        conn = postgres_server.connect()
+        conn.autocommit = True
+        try:
+            cur = conn.cursor()
+            cur.execute(f'drop database if exists "{name}"')
+            cur.execute(f'create database "{name}"')
+        finally:
+            conn.close()
+        return {**params, "dbname": name}
+
+    return make
+
+
+def pytest_generate_tests(metafunc):
+    from tests.support import pg
+    from tests.support.engines import ENGINES
+    from tests.support.runners import RUNNERS
+
+    pg15 = _pg15_here(metafunc.module)
+    names = metafunc.fixturenames
+    if "engine" in names and _fixture_is_ours(metafunc, "engine"):
+        specs = [e for e in ENGINES if pg15 or e.id != "pg15"]
+        metafunc.parametrize("engine", specs, ids=[e.id for e in specs], indirect=True, scope="session")
+    if "postgres_server" in names and _fixture_is_ours(metafunc, "postgres_server"):
+        labels = [label for label in pg.LABELS if pg15 or label != "system"]
+        metafunc.parametrize("postgres_server", labels, ids=[pg.LABEL_IDS[label] for label in labels],
+                             indirect=True, scope="session")
+    if "runner" in names and _fixture_is_ours(metafunc, "runner"):
+        metafunc.parametrize("runner", list(RUNNERS), ids=list(RUNNERS), indirect=True, scope="session")
+
+
+def _fixture_is_ours(metafunc, name: str) -> bool:
+    defs = metafunc._arg2fixturedefs.get(name)
+    return bool(defs) and getattr(defs[-1].func, "__code__", None) is not None and \
+        defs[-1].func.__code__.co_filename == __file__
+
+
+def _starts_postgres(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return False
+    engine = callspec.params.get("engine")
+    return getattr(engine, "kind", None) == "postgres" or "postgres_server" in callspec.params
+
+
 def pytest_collection_modifyitems(config, items):
-    """Spark test files first, everything else in its usual order.
+    """Markers from the engines a test really uses, then Spark test files first.
+
+    Every test that starts PostgreSQL carries `postgres` (those parametrised over the engines
+    get it here, from their parameter), so `-m "not postgres and not spark"` is the fast loop of
+    tests/README.md.
 
     The suite runs on two workers, one file at a time each (`--dist loadfile`), in collection
     order (`--no-loadscope-reorder` in scripts/test.sh: by default xdist sends the files with the
     most tests first, which put the Spark files, few tests but minutes each, at the end). A Spark
-    file costs minutes (a JVM, then about 2 s per dbt node); run last, the Spark files ran alone
-    while the other worker sat idle. Started first, they overlap with the many short files
-    instead (longest jobs first).
+    file costs minutes; run last, the Spark files ran alone while the other worker sat idle.
+    Started first, they overlap with the many short files instead (longest jobs first).
     """
+    for item in items:
+        if _starts_postgres(item) and item.get_closest_marker("postgres") is None:
+            item.add_marker(pytest.mark.postgres)
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)

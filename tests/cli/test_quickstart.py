@@ -124,33 +124,31 @@ def test_report_and_explain(walked):
 
 
 @pytest.mark.postgres
-def test_the_psql_block_loads_bronze_into_postgresql(tmp_path):
+def test_the_psql_block_loads_bronze_into_postgresql(tmp_path, pg_servers):
     from assay.cli.init_cmd import init_project
-    from tests.support import pg
+    from tests.support.engines import ENGINES, Engine
 
     (body,) = blocks("psql")
     init_project(tmp_path / "shop")
-    servers = pg.postgres_server("embedded")
-    server = next(servers)
+    pg18 = next(e for e in ENGINES if e.id == "pg18")
+    server = pg_servers.get(pg18.server_label)
+    database = Engine(pg18, server).database("quickstart_psql")["dbname"]
+    script = tmp_path / "load.sql"
+    script.write_text(body)
+    env = {**_env(), "PGPASSWORD": server.password}
+    proc = subprocess.run(
+        [str(server.bin_dir / "psql"), "-v", "ON_ERROR_STOP=1", "-h", server.host, "-p", str(server.port),
+         "-U", server.user, "-d", database, "-f", str(script)],
+        cwd=tmp_path / "shop", env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    conn = server.connect(database)
     try:
-        script = tmp_path / "load.sql"
-        script.write_text(body)
-        env = {**_env(), "PGPASSWORD": server.password}
-        proc = subprocess.run(
-            [str(server.bin_dir / "psql"), "-v", "ON_ERROR_STOP=1", "-h", server.host, "-p", str(server.port),
-             "-U", server.user, "-d", server.dbname, "-f", str(script)],
-            cwd=tmp_path / "shop", env=env, capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        conn = server.connect()
-        try:
-            cur = conn.cursor()
-            cur.execute("select count(*), count(distinct _load_id), max(_ingested_at) from bronze.raw_orders")
-            count, loads, newest = cur.fetchone()
-            cur.execute("select count(*) from bronze.raw_customers where phone is null")
-            (null_phones,) = cur.fetchone()
-        finally:
-            conn.close()
-        assert (count, loads) == (10, 2) and newest.endswith("Z")
-        assert null_phones > 0  # an empty CSV field is NULL, as the DuckDB load reads it
+        cur = conn.cursor()
+        cur.execute("select count(*), count(distinct _load_id), max(_ingested_at) from bronze.raw_orders")
+        count, loads, newest = cur.fetchone()
+        cur.execute("select count(*) from bronze.raw_customers where phone is null")
+        (null_phones,) = cur.fetchone()
     finally:
-        servers.close()
+        conn.close()
+    assert (count, loads) == (10, 2) and newest.endswith("Z")
+    assert null_phones > 0  # an empty CSV field is NULL, as the DuckDB load reads it

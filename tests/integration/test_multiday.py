@@ -346,7 +346,7 @@ class Checks:
             if not day.replay:
                 continue
             obs = day_of(history, day.load_id)
-            assert obs.bronze_observed == obs.bronze_expected, f"{label}: bronze after replay"
+            assert obs.bronze_observed == obs.bronze_expected, f"{day.load_id}: bronze after replay"
             seen += sum(len(rows) for per in obs.replayed_expected.values() for rows in per.values())
         assert seen > 0, "no replay re-delivered anything: the feed no longer exercises replay"
 

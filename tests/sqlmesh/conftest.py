@@ -1,3 +1,1 @@
-"""Engine fixtures for the SQLMesh tests: the integration tests' engines, runners and Postgres servers."""
-
-from tests.integration.conftest import engine, pg_servers, postgres_database, postgres_server, runner  # noqa: F401  (fixtures)
+"""The SQLMesh tests use the engine fixtures of tests/conftest.py (one PostgreSQL pool per worker)."""

@@ -13,6 +13,10 @@ import pytest
 
 from tests.support import pg
 
+# Why this module also runs on PostgreSQL 15 (tests/conftest.py runs the others on DuckDB and PostgreSQL 18).
+PG15 = "these tests are about finding and starting PostgreSQL 15 itself"
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
