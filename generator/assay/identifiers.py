@@ -21,8 +21,8 @@ import re
 # Letters, digits and `_`, not starting with a digit, at most 63 characters.
 IDENTIFIER_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
-# What a refusal says to write instead; validation messages end with it.
-IDENTIFIER_RULE = "write ASCII letters, digits and `_`, starting with a letter or `_`, at most 63 characters"
+# What a name may hold, as refusals say it ("...; write {IDENTIFIER_RULE}.").
+IDENTIFIER_RULE = "ASCII letters, digits and `_`, starting with a letter or `_`, at most 63 characters"
 
 # The quote character of each engine's delimited identifiers; a quote inside the name is doubled.
 _QUOTE_CHARACTER = {"duckdb": '"', "postgres": '"', "spark": "`"}

@@ -1366,7 +1366,7 @@ case(
     [
         ("mapping_extra.yaml", 2, "SPEC_INVALID",
          "mapping `raw.orders_eu` into `orders` reads `raw.orders_eu`; write the bare name of "
-         "a bronze relation (letters, digits and `_`); its schema is `schemas.bronze` of "
+         "a bronze relation (ASCII letters, digits and `_`, starting with a letter or `_`, at most 63 characters); its schema is `schemas.bronze` of "
          "assay.yml."),
     ],
 )

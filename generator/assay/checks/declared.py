@@ -40,6 +40,7 @@ from decimal import Decimal
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from assay.checks import Problem
+from assay.identifiers import IDENTIFIER_RULE, is_identifier
 
 __all__ = [
     "DeclaredCheck",
@@ -375,6 +376,16 @@ def _validate_one(
                         CHECK_INVALID,
                         f"{label} names {_shown(col)} as column {j + 1}, which is not a column "
                         "name; write the column's name",
+                        (index, "columns", j),
+                    )
+                    named = None
+                    break
+                if not is_identifier(col):
+                    # The name reaches generated SQL (and a PostgreSQL DO block): one rule for names.
+                    out.add(
+                        CHECK_INVALID,
+                        f"{label} names {_shown(col)} as column {j + 1}, which is not a plain "
+                        f"column name; write {IDENTIFIER_RULE}",
                         (index, "columns", j),
                     )
                     named = None

@@ -13,6 +13,7 @@ from .dispositions import check_retention
 from .entities import check_entities
 from .incremental import check_incremental
 from .mappings import check_mappings
+from .names import check_names
 from .relations import check_relations
 from .targets import check_target
 
@@ -54,6 +55,7 @@ def validate(loaded: LoadedSpec, target: Optional[str] = None, dialect: Optional
     ctx = build_context(loaded)
     check_entities(ctx)
     check_mappings(ctx)
+    check_names(ctx)
     check_relations(ctx)
     check_retention(ctx)
     check_incremental(ctx)

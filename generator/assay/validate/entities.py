@@ -11,7 +11,7 @@ from .expressions import parse_expression, qualified_columns, referenced_columns
 from .mappings import parse_path
 from .types import SIMPLE_TYPES, normalize_type
 
-NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")  # the identifier rule, lower-case (decision 0900); used with fullmatch
 RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping")
 RESERVED_TYPE2 = ("valid_from", "valid_to")
 RESERVED_ENTITY_NAMES = ("mart_data_quality",)
@@ -45,7 +45,7 @@ def check_entities(ctx: Context) -> None:
 
 def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
     where = f"entity `{name}`"
-    if not NAME.match(name) or name.endswith("__reject") or "__" in name:
+    if not NAME.fullmatch(name) or name.endswith("__reject") or "__" in name:
         ctx.report(file, ent.line(), f"entity name `{name}` is not allowed; write lower-case letters, digits and single `_`, starting with a letter.")
     if name in RESERVED_ENTITY_NAMES:
         ctx.report(file, ent.line(), f"entity name `{name}` is the name of a model assay generates; choose another name.")
@@ -54,7 +54,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
         line = fld.line() or ent.line("fields")
         if col in RESERVED_FIELDS or (ent.scd == "type2" and (col in RESERVED_TYPE2 or col.startswith("dbt_"))):
             ctx.report(file, line, f"field `{col}` of {where} uses a name assay reserves for its own columns ({_reserved_list(ent.scd)}); rename the field.")
-        elif not NAME.match(col):
+        elif not NAME.fullmatch(col):
             ctx.report(file, line, f"field `{col}` of {where} is not a column name; write lower-case letters, digits and `_`, starting with a letter.")
         if normalize_type(fld.type) is None:
             ctx.report(
@@ -91,7 +91,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
     if ent.quarantine is not None:
         ctx.keep(ent.quarantine, "redact", tuple(sorted(p[0] for p in (parse_path(x) for x in ent.quarantine.redact) if p)))
         for i, path in enumerate(ent.quarantine.redact):
-            if not re.match(r"^\$\.[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", path):
+            if not re.match(r"^\$\.[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z", path):
                 ctx.report(file, ent.quarantine.line("redact"), f"redact path `{path}` of {where} is not a path; write `$.<bronze column>` such as `$.email`.")
             elif path.count(".") > 1:
                 # The reject row keeps or drops whole bronze columns; a key inside a JSON

@@ -6,12 +6,14 @@ import re
 
 from ..ir.model import INGESTION_COLUMNS
 from ..spec.transforms import output_type, parse_step
+from ..identifiers import IDENTIFIER_RULE, is_identifier
+from .names import shown
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .types import compare_bounds, is_numeric, is_temporal, normalize_type, parse_bound
 
-PATH = re.compile(r"^\$\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)$")
-CODEPOINT = re.compile(r"^U\+([0-9A-Fa-f]{4,6})(?:-U\+([0-9A-Fa-f]{4,6}))?$")
+PATH = re.compile(r"^\$\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\Z")
+CODEPOINT = re.compile(r"^U\+([0-9A-Fa-f]{4,6})(?:-U\+([0-9A-Fa-f]{4,6}))?\Z")
 _DURATION_HOURS = {"h": 1, "d": 24, "w": 168}
 
 
@@ -49,8 +51,8 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         ctx.report(file, m.line("target"), f"mapping targets `{m.target}`, which is not a declared entity.{did_you_mean(m.target, ctx.entities)}")
         return
     where = f"mapping `{m.name or m.source}` into `{m.target}`"
-    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", m.source):
-        ctx.report(file, m.line("source"), f"{where} reads `{m.source}`; write the bare name of a bronze relation (letters, digits and `_`); its schema is `schemas.bronze` of assay.yml.")
+    if not is_identifier(m.source):
+        ctx.report(file, m.line("source"), f"{where} reads {shown(m.source)}; write the bare name of a bronze relation ({IDENTIFIER_RULE}); its schema is `schemas.bronze` of assay.yml.")
     # key entries; an entity key naming undeclared columns is refused on the entity, and
     # comparing a mapping against it would only echo that refusal.
     key_ok = all(k in ent.fields for k in ent.key)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..header import entity_files as _entity_files, header as _header
+from ..header import entity_files as _entity_files, header
 from ...ir.model import Project
 from .declared_checks import RESULTS_TABLE, results_model_sql
 from .incremental import incremental_staged_sql
@@ -10,6 +10,7 @@ from .mart import mart_sql
 from .naming import current_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, history_sql, reject_sql, snapshot_sql
 from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
+from .spelling import inert
 from .staged import staged_sql
 from .table_checks import table_check_files, with_reader_depends_on
 from .kept import EVENTS_MODEL, events_model_sql, staged_with_gate
@@ -20,12 +21,23 @@ MACROS_DIR = "macros/assay"
 PACKAGE_DIR = "assay_packages/assay"
 
 
+def _header(project: Project, files: list[str], comment: str) -> str:
+    """The header line; in SQL, where dbt renders Jinja even inside comments, made inert."""
+    text = header(project, files, comment)
+    return inert(text) if comment == "--" else text
+
+
+def _jinja_comment_header(project: Project, files: list[str]) -> str:
+    """The header as a Jinja comment, which nothing inside ends but `#}` (escaped)."""
+    return "{# " + header(project, files, "").strip().replace("#}", "#\\u007d") + " #}"
+
+
 def generate_dbt(project: Project) -> dict[str, str]:
     """Every file assay owns in the user's dbt project, as relative path -> text."""
     out: dict[str, str] = {}
     for e in project.entities:
         sql_h = _header(project, _entity_files(e), "--")
-        jinja_h = "{# " + _header(project, _entity_files(e), "").strip() + " #}"
+        jinja_h = _jinja_comment_header(project, _entity_files(e))
         yml_h = _header(project, _entity_files(e), "#")
         base = f"{MODELS_DIR}/{e.name}"
         staged = incremental_staged_sql if e.materialized == "incremental" else staged_sql

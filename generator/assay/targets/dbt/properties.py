@@ -8,6 +8,7 @@ from ...ir.model import Entity, Project
 from .incremental import late_arrivals_test
 from .kept import test_gate
 from .naming import current_name, model_name, reject_name, staged_name
+from .spelling import inert
 
 _PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
 
@@ -104,16 +105,27 @@ def cross_entity_tests(entity: Entity, project: Project) -> list:
     return tests
 
 
-def entity_yml(entity: Entity, project: Project) -> dict:
-    meta = {"assay_entity": entity.name, "grain": entity.grain}
+def _entity_meta(entity: Entity) -> dict:
+    """The entity's meta; grain and owner are spec text, which dbt renders as Jinja (inert)."""
+    meta = {"assay_entity": entity.name, "grain": inert(entity.grain)}
     if entity.owner:
-        meta["owner"] = entity.owner
+        meta["owner"] = inert(entity.owner)
+    return meta
+
+
+def _description(entity: Entity, fallback: str) -> str:
+    """The entity's description (or `fallback`), inert: dbt renders descriptions as Jinja."""
+    return inert(entity.description or fallback)
+
+
+def entity_yml(entity: Entity, project: Project) -> dict:
+    meta = _entity_meta(entity)
     columns = []
     for c in entity.columns:
         col = {"name": c.name, "data_type": None}
         del col["data_type"]
         if c.description:
-            col["description"] = c.description
+            col["description"] = inert(c.description)
         cmeta = {"assay_type": c.type}
         if c.classification:
             cmeta["classification"] = c.classification
@@ -122,7 +134,7 @@ def entity_yml(entity: Entity, project: Project) -> dict:
     models = []
     main = {
         "name": current_name(entity) if entity.scd == "type2" else model_name(entity),
-        "description": entity.description or f"{entity.name}: {entity.grain}",
+        "description": _description(entity, f"{entity.name}: {entity.grain}"),
         "config": {"meta": meta},
         "columns": columns,
     }
@@ -166,10 +178,8 @@ def entity_yml(entity: Entity, project: Project) -> dict:
 
 def _history_properties(entity: Entity) -> dict:
     """Name, description and meta of a type-2 history, whichever node builds it (snapshot or model)."""
-    meta = {"assay_entity": entity.name, "grain": entity.grain}
-    if entity.owner:
-        meta["owner"] = entity.owner
-    return {"name": entity.name, "description": entity.description or entity.grain, "config": {"meta": meta}}
+    meta = _entity_meta(entity)
+    return {"name": entity.name, "description": _description(entity, entity.grain), "config": {"meta": meta}}
 
 
 def snapshots_yml(project: Project) -> dict | None:

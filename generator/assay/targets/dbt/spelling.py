@@ -40,11 +40,27 @@ def jstr_list(items) -> str:
     return "[" + ", ".join(jstr(str(i)) for i in items) + "]"
 
 
+# A `{` that would open a Jinja block together with the next character.
+_JINJA_OPENER = re.compile(r"\{(?=[{%#])")
+
+
+def inert(text: str) -> str:
+    """`text` as template text dbt renders back to exactly `text`, never running any of it.
+
+    dbt renders Jinja in model SQL, in SQL comments and in YAML properties, and Jinja only
+    starts a block at `{{`, `{%` or `{#`. Every `{` that would start one is written as the Jinja
+    expression `{{ "{" }}`, which prints one `{`; the character after it then starts nothing,
+    so spec text (values, file names, descriptions) stays data (issue 21, decision 0901).
+    """
+    return _JINJA_OPENER.sub('{{ "{" }}', text)
+
+
 def sql_str(value: str) -> str:
-    """A SQL string literal. Backslashes go through the package, which knows each engine's escaping."""
+    """A SQL string literal, inert under Jinja. Backslashes go through the package, which knows
+    each engine's escaping; the value then travels as a Jinja string, which is data too."""
     if "\\" in value:
         return "{{ assay.string_literal(" + jstr(value) + ") }}"
-    return "'" + value.replace("'", "''") + "'"
+    return inert("'" + value.replace("'", "''") + "'")
 
 
 def call(macro: str, *args: str) -> str:
@@ -52,17 +68,49 @@ def call(macro: str, *args: str) -> str:
     return "{{ assay." + macro + "(" + ", ".join(args) + ") }}"
 
 
+# A Jinja string literal inside an expression (what `jstr` writes, or a quoted name).
+_JINJA_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', re.S)
+
+
+def jinja_blocks(sql: str):
+    """`sql` cut into (is_expression, text) pieces at the `{{ ... }}` blocks assay wrote.
+
+    A block ends at the `}}` that closes it the way Jinja's own lexer ends it: outside string
+    literals and outside nested `{...}` (a dict argument). Spec text outside blocks never holds
+    `{{` (`inert`), and inside a block it only appears within a string literal, so a value
+    such as `a}}b` cannot end a block early or open one.
+    """
+    pieces, pos, n = [], 0, len(sql)
+    while pos < n:
+        start = sql.find("{{", pos)
+        if start < 0:
+            pieces.append((False, sql[pos:]))
+            break
+        if start > pos:
+            pieces.append((False, sql[pos:start]))
+        i, depth = start + 2, 0
+        while i < n:
+            ch = sql[i]
+            if ch in "\"'":
+                m = _JINJA_STRING.match(sql, i)
+                if m is None:
+                    raise ValueError(f"unterminated Jinja string in {sql!r}")
+                i = m.end()
+                continue
+            if ch == "}" and depth == 0 and sql.startswith("}}", i):
+                break
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            i += 1
+        else:
+            raise ValueError(f"unclosed Jinja block in {sql!r}")
+        pieces.append((True, sql[start + 2:i].strip()))
+        pos = i + 2
+    return pieces
+
+
 def jexpr(sql: str) -> str:
     """A SQL fragment passed to a macro as a Jinja string; nested `{{ }}` become concatenations."""
-    parts = re.split(r"(\{\{.*?\}\})", sql)
-    out = []
-    for p in parts:
-        if not p:
-            continue
-        if p.startswith("{{") and p.endswith("}}"):
-            out.append("(" + p[2:-2].strip() + ")")
-        else:
-            out.append(jstr(p))
+    out = [f"({text})" if is_expr else jstr(text) for is_expr, text in jinja_blocks(sql) if text]
     return " ~ ".join(out) if out else '""'
 
 
@@ -84,6 +132,11 @@ class DbtSpelling(Spelling):
 
     def string(self, value: str) -> str:
         return sql_str(value)
+
+    def authored(self, expr_text: str) -> str:
+        """An authored expression; its string literals are spec text, so the whole is made inert
+        (sqlglot writes `{` nowhere else: names are validated identifiers)."""
+        return inert(super().authored(expr_text))
 
     def cast(self, expr: str, assay_type: str, safe: bool) -> str:
         if safe:
