@@ -117,14 +117,18 @@ class Explanation:
 class Explainer:
     """Gathers the rows of one key (or source row) of one entity and explains them."""
 
-    def __init__(self, project: Project, entity: Entity, query: Query, columns: Callable[[str], list[str]]):
-        self.project, self.entity, self.query, self.columns = project, entity, query, columns
+    def __init__(self, project: Project, entity: Entity, query: Query, columns: Callable[[str], list[str]],
+                 relation: Callable[..., str]):
+        """`query`, `columns` and `relation` (a dotted name, quoted) are a `runtime.warehouse.Reader`'s."""
+        self.project, self.entity, self.query, self.columns, self.relation = project, entity, query, columns, relation
         silver = project.schema("silver")
-        self.staged = f'"{silver}"."{entity.name}__staged"'
-        self.published = f'"{silver}"."{entity.name}"'
-        self.reject = f'"{silver}"."{entity.name}__reject"'
+        self.staged = relation(silver, f"{entity.name}__staged")
+        self.published = relation(silver, entity.name)
+        self.reject = relation(silver, f"{entity.name}__reject")
         self.bronze = project.schema("bronze")
         self.sources = {m.name: m.source for m in entity.mappings}
+        # Bronze columns `quarantine.redact` names: never shown (they are personal data).
+        self.redacted = frozenset(entity.redact)
 
     # ------------------------------------------------------------------ gathering
     def _staged_rows(self, where: str, params: tuple) -> list[dict]:
@@ -133,7 +137,7 @@ class Explainer:
         return [dict(zip(cols, r)) for r in rows]
 
     def _bronze_row(self, source: str, srid: str, load_id: Optional[str]) -> dict:
-        rel = f'"{self.bronze}"."{source}"'
+        rel = self.relation(self.bronze, source)
         cols = self.columns(rel)
         if "_source_row_id" not in cols:
             return {}
@@ -143,7 +147,7 @@ class Explainer:
             where += " and cast(_load_id as varchar) = ?"
             params += (load_id,)
         rows = self.query(f"select * from {rel} where {where}", params)
-        return {c: _text(v) for c, v in zip(cols, rows[0])} if rows else {}
+        return {c: _text(v) for c, v in zip(cols, rows[0]) if c not in self.redacted} if rows else {}
 
     def _rejects(self, srids: list[tuple[str, str]]) -> list[dict]:
         if not self.entity.has_reject or not srids:
@@ -223,7 +227,7 @@ class Explainer:
             if rows and key is None:
                 key = {k: _text(rows[0].get(k)) for k in self.entity.key}
         if key is not None and all(v is not None for v in key.values()):
-            where = " and ".join(f'cast("{k}" as varchar) = ?' for k in self.entity.key)
+            where = " and ".join(f"cast({self.relation(k)} as varchar) = ?" for k in self.entity.key)
             by_key = self._staged_rows(where, tuple(key[k] for k in self.entity.key))
             seen = {(r.get("_source_row_id"), r.get("_load_id")) for r in rows} if source_row_id is not None else set()
             rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
@@ -247,7 +251,7 @@ class Explainer:
                                  + (f"; every rule that fired: {', '.join(v['rule'] for v in fired)}" if len(fired) > 1 else ""))
         in_entity = False
         if key is not None and all(v is not None for v in (key or {}).values()):
-            where = " and ".join(f'cast("{k}" as varchar) = ?' for k in self.entity.key)
+            where = " and ".join(f"cast({self.relation(k)} as varchar) = ?" for k in self.entity.key)
             try:
                 in_entity = bool(self.query(f"select count(*) from {self.published} where {where}", tuple(key[k] for k in self.entity.key))[0][0])
             except Exception:  # a type-2 entity publishes through its snapshot; the staged route says it all

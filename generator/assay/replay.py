@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass, field
 
 from .ir.model import Entity, Project
-from .runtime.warehouse import PARAM_MARKS
+from .runtime.sqltext import execute, executemany, relation
 
 REPLAY_LOAD_ID = "__replay__"
 
@@ -31,32 +31,31 @@ class ReplayReport:
     unrecoverable: int = 0  # open rejects without a raw payload column to rebuild from
 
 
-def _columns(cur, relation: str) -> list[str]:
-    cur.execute(f"select * from {relation} where 1 = 0")
+def _columns(cur, dialect: str, rel: str) -> list[str]:
+    execute(cur, dialect, f"select * from {rel} where 1 = 0")
     return [d[0] for d in cur.description]
 
 
 def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool = False) -> ReplayReport:
     """Re-deliver the open reject rows of `entity` whose bronze row is gone; return what was done."""
     silver, bronze = project.schema("silver"), project.schema("bronze")
-    reject = f'"{silver}"."{entity.name}__reject"'
+    reject = relation(dialect, silver, f"{entity.name}__reject")
     report = ReplayReport(entity.name)
-    mark = PARAM_MARKS[dialect]
     cur = conn.cursor()
     sources = sorted({m.source for m in entity.mappings})
     for source in sources:
-        rel = f'"{bronze}"."{source}"'
-        cur.execute(f"select r._source_row_id, r.raw from {reject} as r where r.resolved_at is null and r.source_relation = {mark}",
-                    (source,))
+        rel = relation(dialect, bronze, source)
+        execute(cur, dialect, f"select r._source_row_id, r.raw from {reject} as r where r.resolved_at is null and r.source_relation = ?",
+                (source,))
         open_rows = cur.fetchall()
         # varchar is text on every engine (Spark's connection spells it STRING)
-        cur.execute(f"select cast(_source_row_id as varchar) from {rel}")
+        execute(cur, dialect, f"select cast(_source_row_id as varchar) from {rel}")
         present = {r[0] for r in cur.fetchall()}
         missing = [(srid, raw) for srid, raw in open_rows if srid not in present]
         report.in_bronze += len(open_rows) - len(missing)
         if not missing:
             continue
-        columns = _columns(cur, rel)
+        columns = _columns(cur, dialect, rel)
         rows = []
         for srid, raw in missing:
             payload = json.loads(raw) if raw else None
@@ -68,7 +67,7 @@ def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool =
             rows.append([None if payload.get(c) is None else str(payload.get(c)) for c in columns])
         report.redelivered[source] = len(rows)
         if rows and not dry_run:
-            marks = ", ".join([mark] * len(columns))
-            names = ", ".join(f'"{c}"' for c in columns)
-            cur.executemany(f"insert into {rel} ({names}) values ({marks})", rows)
+            # Bronze column names come from the loader, not from a validated spec: quoted one by one.
+            names = ", ".join(relation(dialect, c) for c in columns)
+            executemany(cur, dialect, f"insert into {rel} ({names}) values ({', '.join(['?'] * len(columns))})", rows)
     return report

@@ -27,6 +27,7 @@ from typing import Optional
 
 from .ir.model import Entity, Project
 from .runtime.relations import writable_relation
+from .runtime.sqltext import execute, relation
 
 EVENTS_TABLE = "assay_events"
 EXPIRED = "REJECTS_EXPIRED"
@@ -83,25 +84,20 @@ class Expiry:
         )
 
 
-def _ph(dialect: str) -> str:
-    return "?" if dialect == "duckdb" else "%s"
-
-
 def _table_exists(cur, dialect: str, schema: str, table: str) -> bool:
-    cur.execute(
-        f"select count(*) from information_schema.tables where table_schema = {_ph(dialect)} and table_name = {_ph(dialect)}",
-        (schema, table),
-    )
+    execute(cur, dialect, "select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+            (schema, table))
     return cur.fetchone()[0] > 0
 
 
 def ensure_events_table(cur, dialect: str, meta_schema: str) -> str:
     """Create `<meta>.assay_events` when it is missing; return its quoted name."""
     types = _ENGINE_TYPES[dialect]
-    cur.execute(f'create schema if not exists "{meta_schema}"')
+    execute(cur, dialect, f"create schema if not exists {relation(dialect, meta_schema)}")
+    events = relation(dialect, meta_schema, EVENTS_TABLE)
     cols = ", ".join(f"{name} {types[t]}" for name, t in EVENTS_COLUMNS)
-    cur.execute(f'create table if not exists "{meta_schema}".{EVENTS_TABLE} ({cols})')
-    return f'"{meta_schema}".{EVENTS_TABLE}'
+    execute(cur, dialect, f"create table if not exists {events} ({cols})")
+    return events
 
 
 def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: dt.datetime, dry_run: bool) -> Optional[Expiry]:
@@ -114,15 +110,12 @@ def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: 
     # model is INCREMENTAL_BY_UNIQUE_KEY and forward-only, so that one table holds its history
     # across versions; decision 0700). Counting reads the same table the delete writes.
     table = writable_relation(conn, dialect, silver, name)
-    p = _ph(dialect)
-    unresolved_where = f"resolved_at is null and last_seen < {p}"
-    resolved_where = f"resolved_at is not null and resolved_at < {p}"
-    cur.execute(f"select count(*) from {table} where {unresolved_where}", (cutoff,))
-    unresolved = int(cur.fetchone()[0])
-    cur.execute(f"select count(*) from {table} where {resolved_where}", (cutoff,))
-    resolved = int(cur.fetchone()[0])
+    unresolved_where = "resolved_at is null and last_seen < ?"
+    resolved_where = "resolved_at is not null and resolved_at < ?"
+    unresolved = int(execute(cur, dialect, f"select count(*) from {table} where {unresolved_where}", (cutoff,)).fetchone()[0])
+    resolved = int(execute(cur, dialect, f"select count(*) from {table} where {resolved_where}", (cutoff,)).fetchone()[0])
     if not dry_run and unresolved + resolved:
-        cur.execute(f"delete from {table} where ({unresolved_where}) or ({resolved_where})", (cutoff, cutoff))
+        execute(cur, dialect, f"delete from {table} where ({unresolved_where}) or ({resolved_where})", (cutoff, cutoff))
     return Expiry(entity.name, f"{silver}.{name}", entity.retention, cutoff, unresolved, resolved)
 
 
@@ -145,11 +138,11 @@ def maintain(conn, dialect: str, project: Project, now: dt.datetime, dry_run: bo
     if not dry_run and done:
         events = ensure_events_table(cur, dialect, project.schema("meta"))
         run_id = str(uuid.uuid4())
-        marks = ", ".join([_ph(dialect)] * len(EVENTS_COLUMNS))
+        marks = ", ".join(["?"] * len(EVENTS_COLUMNS))
         names = ", ".join(n for n, _ in EVENTS_COLUMNS)
         for e in done:
-            cur.execute(
-                f"insert into {events} ({names}) values ({marks})",
+            execute(
+                cur, dialect, f"insert into {events} ({names}) values ({marks})",
                 (str(uuid.uuid4()), EXPIRED, run_id, e.table, None, e.why(), e.total, e.cutoff, now),
             )
     return done

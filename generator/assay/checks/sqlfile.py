@@ -34,7 +34,9 @@ Refusals (all reported, each with the file and, where there is one, the line in 
   ``<namespace>.<table>`` or ``<table>``;
 - more than 50 SQL checks on one table (:func:`check_table_limits`);
 - ``keep`` on a check of an incremental model or of a view (:func:`refuse_keep`, called by the
-  validator, which knows each table's materialization).
+  validator, which knows each table's materialization);
+- a call of a function that reads host files, the environment or the network, or writes state,
+  and a file or URL read as a table (:mod:`assay.checks.sqlguard`, one refusal per call).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from assay.checks import Problem
+from assay.checks.sqlguard import refused_calls
 
 __all__ = [
     "SqlCheck",
@@ -450,6 +453,12 @@ def _check_statement(stmt: exp.Expression, label: str, namespace: str, table: st
                          "inside it")
             out.add(f"{label} holds {what}; a check only reads, so write a plain SELECT", line)
             return
+    # Functions that read host files, the environment or the network, or write state (sqlguard.py).
+    refused = list(refused_calls(stmt, line))
+    for at, sentence in refused:
+        out.add(f"{label} {sentence}", at)
+    if refused:
+        return
     if not path_ok:
         return
     refs = _table_references(stmt)

@@ -42,7 +42,7 @@ def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Option
     With `meta`, only the tables in that schema, or in `<target schema>_<meta>` where dbt's default
     schema naming put it: a warehouse shared by several specs keeps each one's results apart.
     """
-    from ..runtime.warehouse import connect, describe, query, warehouse_errors
+    from ..runtime.warehouse import connect, describe, query, relation, warehouse_errors
 
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     try:
@@ -52,7 +52,8 @@ def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Option
                 schemas = [s for s in schemas if s == meta or s.endswith("_" + meta)]
             rows: list[tuple] = []
             for schema in sorted(schemas):
-                rows += query(conn, dialect, f'select {columns} from "{schema}".{table} {where}', params)
+                # A name read from the catalog, quoted like any other (it may hold a quote, `%` or `?`).
+                rows += query(conn, dialect, f"select {columns} from {relation(dialect, schema, table)} {where}", params)
         return rows
     finally:
         conn.close()

@@ -49,7 +49,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     try:
         project = in_environment(project, project_dir, environment, conn, dialect)
         ent = project.entity(entity)
-        explainer = Explainer(project, ent, reader.query, reader.columns)
+        explainer = Explainer(project, ent, reader.query, reader.columns, reader.relation)
         try:
             result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id)
         except Exception as exc:

@@ -45,7 +45,7 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
         try:
             project = in_environment(project, project_dir, environment, conn, dialect)
-            data = Gatherer(project, reader.query, reader.columns, reader.exists).gather(now)
+            data = Gatherer(project, reader.query, reader.columns, reader.exists, reader.relation).gather(now)
         except WarehouseError:
             raise
         except Exception as exc:

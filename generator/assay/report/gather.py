@@ -55,12 +55,12 @@ def _json(value: Any) -> Any:
 class Gatherer:
     """Reads one project's warehouse; `gather(now)` returns the report's data."""
 
-    def __init__(self, project: Project, query: Query, columns: Columns, exists: Callable[[str, str], bool]):
+    def __init__(self, project: Project, query: Query, columns: Columns, exists: Callable[[str, str], bool],
+                 relation: Callable[..., str]):
+        """`query`, `columns`, `exists` and `relation` (a dotted name, quoted) are a `runtime.warehouse.Reader`'s."""
         self.project, self.query, self.columns, self.exists = project, query, columns, exists
+        self._rel = relation
         self.silver, self.gold, self.meta = project.schema("silver"), project.schema("gold"), project.schema("meta")
-
-    def _rel(self, schema: str, name: str) -> str:
-        return f'"{schema}"."{name}"'
 
     # ------------------------------------------------------------------ mart history
     def _history(self) -> dict[str, list[dict]]:
@@ -130,7 +130,7 @@ class Gatherer:
             shown = [c for c in cols if c in e.key] + ["_source_row_id", "_quality_flags"]
             rules_by_name = {r.name: r for r in e.rules}
             extra = sorted({r.column for r in rules_by_name.values() if r.column and r.column in cols} - set(shown))
-            select = ", ".join(f'"{c}"' for c in shown + extra)
+            select = ", ".join(self._rel(c) for c in shown + extra)
             rows = self.query(f"select {select} from {table} where not _quality_ok order by _source_row_id limit {EXAMPLE_SCAN}", ())
             for row in rows:
                 rec = dict(zip(shown + extra, row))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..errors import WarehouseError
+from .sqltext import relation
 
 # What kind of relation `schema.name` is, and a view's SQL, per engine (data, not an if-chain).
 _KIND = {
@@ -28,10 +29,6 @@ _VIEW_SQL = {
     "postgres": ("select 'create view v as ' || pg_get_viewdef(c.oid) from pg_class c join pg_namespace n on n.oid = c.relnamespace "
                  "where n.nspname = %s and c.relname = %s and c.relkind = 'v'"),
 }
-
-
-def _quote(*parts: str) -> str:
-    return ".".join('"' + p.replace('"', '""') + '"' for p in parts)
 
 
 def physical_table(conn, dialect: str, schema: str, name: str) -> Optional[tuple[str, str]]:
@@ -77,4 +74,4 @@ def _single_source(sql: str, dialect: str) -> Optional[tuple[str, str]]:
 def writable_relation(conn, dialect: str, schema: str, name: str) -> Optional[str]:
     """The quoted physical table behind `schema.name` (see `physical_table`), or None when missing."""
     found = physical_table(conn, dialect, schema, name)
-    return None if found is None else _quote(*found)
+    return None if found is None else relation(dialect, *found)

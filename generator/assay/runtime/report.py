@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..identifiers import quote_relation
 from ..ir.model import Project
 
 
@@ -17,17 +18,17 @@ def landing_counts(db_path: Path, project: Project) -> list[dict]:
     try:
         for e in project.entities:
             table = f"{e.name}__current" if e.scd == "type2" else e.name
-            staged = f'"{silver}"."{e.name}__staged"'
+            staged = quote_relation("duckdb", silver, f"{e.name}__staged")
             row = {"entity": e.name}
             row["bronze"] = con.execute(f"select count(*) from {staged}").fetchone()[0]
             row["deduped"] = con.execute(f"select count(*) from {staged} where _route = 'deduped'").fetchone()[0]
             if e.opted_in:
                 kept, flagged = con.execute(
-                    f'select count(*), count(*) filter (where not _quality_ok) from "{silver}"."{table}"'
+                    f"select count(*), count(*) filter (where not _quality_ok) from {quote_relation('duckdb', silver, table)}"
                 ).fetchone()
-                row["quarantined"] = con.execute(f'select count(*) from "{silver}"."{e.name}__reject" where resolved_at is null').fetchone()[0]
+                row["quarantined"] = con.execute(f"select count(*) from {quote_relation('duckdb', silver, e.name + '__reject')} where resolved_at is null").fetchone()[0]
             else:
-                kept = con.execute(f'select count(*) from "{silver}"."{table}"').fetchone()[0]
+                kept = con.execute(f"select count(*) from {quote_relation('duckdb', silver, table)}").fetchone()[0]
                 flagged, row["quarantined"] = 0, 0
             row["kept"], row["flagged"] = kept, flagged
             out.append(row)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import ProjectError, WarehouseError
+from ..identifiers import quote_identifier
 
 CONFIG_FILES = ("config.yaml", "config.yml", "config.py")
 
@@ -85,11 +86,13 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
         raise WarehouseError(f"{path} puts development environments' views at environment_suffix_target: {target}; assay "
                              "reads environments suffixed on the schema (SQLMesh's default) only. Read prod (leave "
                              "out --environment).")
+    from .warehouse import query
+
     out = {role: (f"{schema}__{name}" if role in PUBLISHED_ROLES else schema) for role, schema in schemas.items()}
-    cur = conn.cursor()
-    mark = "?" if dialect == "duckdb" else "%s"
-    cur.execute(f"select schema_name from information_schema.schemata where schema_name like {mark}", (schemas["silver"] + "__%",))
-    found = sorted({r[0][len(schemas["silver"]) + 2:] for r in cur.fetchall()})
+    # Compared in Python, not with LIKE: a `_` or `%` in the schema name would be a wildcard there.
+    prefix = schemas["silver"] + "__"
+    names = [r[0] for r in query(conn, dialect, "select schema_name from information_schema.schemata")]
+    found = sorted({n[len(prefix):] for n in names if n.startswith(prefix)})
     if name not in found:
         raise WarehouseError(f"the warehouse holds no environment {name!r} of this project (no schema {out['silver']}); "
                              f"its environments: prod{''.join(', ' + f for f in found)}. Pass one of them to "
@@ -128,6 +131,7 @@ def gateway_target(project_dir: Path, gateway: Optional[str] = None) -> GatewayT
 
 def connect_gateway(project_dir: Path, gateway: Optional[str], read_only: bool, driver, errors):
     """(connection, dialect) for a SQLMesh project's gateway; `driver` and `errors` are warehouse.py's."""
+    from .warehouse import postgres_session
     found = gateway_target(project_dir, gateway)
     s = found.settings
     if found.kind == "duckdb" and not s.get("database") and s.get("catalogs"):
@@ -152,8 +156,7 @@ def connect_gateway(project_dir: Path, gateway: Optional[str], read_only: bool, 
         with errors(f"cannot connect to the warehouse of {found.describe()}", "sqlmesh"):
             conn = psycopg2.connect(host=s["host"], port=s.get("port") or 5432, user=s["user"],
                                     password=str(s.get("password") or ""), dbname=s["database"], connect_timeout=10)
-            conn.autocommit = True
-            return conn, "postgres"
+            return postgres_session(conn, read_only), "postgres"
     raise WarehouseError(f"assay talks to DuckDB and Postgres warehouses; {found.describe()} is {found.kind!r}. "
                          "Pass --target with a DuckDB or Postgres gateway.")
 
@@ -183,7 +186,7 @@ def _attach_catalogs(found: GatewayTarget, project_dir: Path, read_only: bool, d
         conn = duckdb.connect(":memory:")
         mode = " (READ_ONLY)" if read_only else ""
         for name, path in files.items():
-            conn.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS \"{name}\"{mode}")
+            conn.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS {quote_identifier(name, 'duckdb')}{mode}")
         return _UsingCatalog(conn, next(iter(files))), "duckdb"
 
 
@@ -192,7 +195,7 @@ class _UsingCatalog:
     its own that does not inherit `USE`, and every reader in assay asks for cursors."""
 
     def __init__(self, conn, catalog: str):
-        self._conn, self._use = conn, f'USE "{catalog}"'
+        self._conn, self._use = conn, f"USE {quote_identifier(catalog, 'duckdb')}"
         conn.execute(self._use)
 
     def cursor(self):

@@ -17,12 +17,10 @@ from typing import Iterator, Optional
 import yaml
 
 from ..errors import AssayUsageError, ProjectError, WarehouseError
+from .sqltext import PARAM_MARKS, execute, relation  # noqa: F401 - PARAM_MARKS is re-exported
 
 # The packages whose exceptions are the warehouse talking (DuckDB's live in `_duckdb`).
 _DRIVER_MODULES = ("duckdb", "_duckdb", "psycopg2")
-# How each engine's connection marks a query parameter (assay's readers write `?`). A Spark
-# connection (runtime/spark_conn.py) takes DuckDB's spelling and turns it into Spark's itself.
-PARAM_MARKS = {"duckdb": "?", "postgres": "%s", "spark": "?"}
 
 
 @dataclass(frozen=True)
@@ -192,8 +190,7 @@ def connect(project_dir: Path, profiles_dir: Optional[Path] = None, target: Opti
                 host=out["host"], port=out.get("port", 5432), user=out["user"], password=str(out.get("password") or ""),
                 dbname=out.get("dbname") or out.get("database"), connect_timeout=10,
             )
-            conn.autocommit = True
-            return conn, "postgres"
+            return postgres_session(conn, read_only), "postgres"
     if kind == "spark" and out.get("method") == "session":
         # Spark runs in one child process per command (decision 0840); only reading is offered.
         from .spark_conn import connect_spark
@@ -202,6 +199,13 @@ def connect(project_dir: Path, profiles_dir: Optional[Path] = None, target: Opti
     raise WarehouseError(f"assay talks to DuckDB, Postgres and Spark (dbt-spark `method: session`) warehouses; {found.describe()} "
                          f"is {kind!r}{' with method ' + repr(out.get('method')) if kind == 'spark' else ''}. "
                          "Pass --target with a DuckDB, Postgres or Spark session target.")
+
+
+def postgres_session(conn, read_only: bool):
+    """`conn` in autocommit, and read-only when the command only reads: every transaction of the
+    session is then READ ONLY, so the server refuses any write the command's SQL might attempt."""
+    conn.set_session(readonly=True if read_only else None, autocommit=True)
+    return conn
 
 
 def _driver(name: str):
@@ -245,31 +249,32 @@ def _first_line(exc: BaseException) -> str:
 
 
 def query(conn, dialect: str, sql: str, params: tuple = ()) -> list[tuple]:
-    """Run one query with `?` placeholders on either engine."""
-    cur = conn.cursor()
-    cur.execute(sql.replace("?", PARAM_MARKS[dialect]), params)
-    return [tuple(r) for r in cur.fetchall()]
+    """Run one query with `?` placeholders on any engine (names in it quoted with `relation`)."""
+    return [tuple(r) for r in execute(conn.cursor(), dialect, sql, params).fetchall()]
 
 
 class Reader:
     """Read-only questions about a warehouse connection, in one spelling for every engine:
-    `query` with `?` placeholders, the `columns` of a relation, whether a table `exists`.
+    `query` with `?` placeholders, the `columns` of a relation, whether a table `exists`, and the
+    quoted name of a `relation`.
 
-    The operator commands (explain, report) hand these three to their core, which never sees a
-    driver."""
+    The operator commands (explain, report) hand these to their core, which never sees a driver."""
 
     def __init__(self, conn, dialect: str):
         self._cur = conn.cursor()
-        self._mark = PARAM_MARKS[dialect]
+        self._dialect = dialect
 
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Rows of one query whose placeholders are written `?`."""
-        self._cur.execute(sql.replace("?", self._mark), params)
-        return [tuple(r) for r in self._cur.fetchall()]
+        return [tuple(r) for r in execute(self._cur, self._dialect, sql, params).fetchall()]
+
+    def relation(self, *parts: str) -> str:
+        """`schema.table` quoted for this connection (any text stays one name)."""
+        return relation(self._dialect, *parts)
 
     def columns(self, relation: str) -> list[str]:
-        """Column names of a relation, from a query that reads no row."""
-        self._cur.execute(f"select * from {relation} where 1 = 0")
+        """Column names of a (quoted) relation, from a query that reads no row."""
+        execute(self._cur, self._dialect, f"select * from {relation} where 1 = 0")
         return [d[0] for d in self._cur.description]
 
     def exists(self, schema: str, table: str) -> bool:

@@ -1,0 +1,135 @@
+"""What a SQL check file may not call: functions that read the host's files, environment or
+network, write state, or run SQL held in a string (issue 21; docs/checks.md "What a check may call").
+
+A check is one SELECT, run by the build with the build's own credentials. Being a SELECT does not
+make it harmless: `pg_read_file('/etc/passwd')` or DuckDB's `read_text('~/.aws/credentials')`
+return a host file as rows, which `assay check rows` then prints; `lo_from_bytea` and `nextval`
+write although they sit in a SELECT. Where the engine has a read-only transaction the count runs
+in one (docs/security.md), but no engine's read-only mode stops a file reader, so validation
+refuses them by name, walking the parsed statement (never a regex over the text).
+
+`REFUSED_FUNCTIONS` is the one list: (name, or prefix ending in `*`; the engine that has it; what
+it does). A name is refused on every engine: a check file is not tied to one engine, and none of
+these names is an ordinary function elsewhere. A table named by a string or by a name that is not
+an identifier (`FROM 'orders.csv'`, `FROM "s3://bucket/x.parquet"`) is refused too: DuckDB reads
+such a name as a file or URL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from sqlglot import exp
+
+from ..identifiers import is_identifier
+
+__all__ = ["REFUSED_FUNCTIONS", "RefusedFunction", "refused_calls"]
+
+
+@dataclass(frozen=True)
+class RefusedFunction:
+    """One refused function name (`pattern` ends in `*` for every name with that prefix)."""
+
+    pattern: str
+    engine: str
+    does: str  # completes "a check may not call X, which ..."
+
+    def matches(self, name: str) -> bool:
+        """Whether the function called `name` (any case) is this one."""
+        name = name.lower()
+        return name.startswith(self.pattern[:-1]) if self.pattern.endswith("*") else name == self.pattern
+
+
+_FILE = "reads files on the database server"
+_DUCK_FILE = "reads files or URLs from the machine that runs the build"
+_SQL = "runs SQL held in a string, which validation cannot see"
+
+REFUSED_FUNCTIONS: tuple[RefusedFunction, ...] = (
+    # PostgreSQL: server files and logs
+    RefusedFunction("pg_read_file", "postgres", _FILE),
+    RefusedFunction("pg_read_binary_file", "postgres", _FILE),
+    RefusedFunction("pg_ls_*", "postgres", "lists directories on the database server"),
+    RefusedFunction("pg_stat_file", "postgres", _FILE),
+    RefusedFunction("pg_current_logfile", "postgres", _FILE),
+    # PostgreSQL: state a SELECT can write
+    RefusedFunction("lo_*", "postgres", "reads or writes large objects (lo_import and lo_export read and write server files)"),
+    RefusedFunction("nextval", "postgres, duckdb", "advances a sequence (a write)"),
+    RefusedFunction("setval", "postgres, duckdb", "sets a sequence (a write)"),
+    RefusedFunction("set_config", "postgres", "changes a setting of the build's session"),
+    RefusedFunction("pg_advisory*", "postgres", "takes locks that outlive the check"),
+    RefusedFunction("pg_notify", "postgres", "sends a message to other sessions"),
+    RefusedFunction("pg_logical_emit_message", "postgres", "writes to the write-ahead log"),
+    RefusedFunction("pg_terminate_backend", "postgres", "ends another session"),
+    RefusedFunction("pg_cancel_backend", "postgres", "cancels another session's query"),
+    RefusedFunction("pg_reload_conf", "postgres", "reloads the server's configuration"),
+    RefusedFunction("pg_sleep*", "postgres", "holds the build's transaction open"),
+    # PostgreSQL: other connections and SQL in strings
+    RefusedFunction("dblink*", "postgres", "runs SQL on another connection, outside the check's read-only transaction"),
+    RefusedFunction("query_to_xml*", "postgres", _SQL),
+    RefusedFunction("cursor_to_xml*", "postgres", _SQL),
+    # DuckDB: files, URLs, the environment, settings
+    RefusedFunction("read_text", "duckdb", _DUCK_FILE),
+    RefusedFunction("read_blob", "duckdb", _DUCK_FILE),
+    RefusedFunction("read_csv*", "duckdb", _DUCK_FILE),
+    RefusedFunction("read_json*", "duckdb", _DUCK_FILE),
+    RefusedFunction("read_ndjson*", "duckdb", _DUCK_FILE),
+    RefusedFunction("read_parquet", "duckdb", _DUCK_FILE),
+    RefusedFunction("parquet_*", "duckdb", _DUCK_FILE),
+    RefusedFunction("read_xlsx", "duckdb", _DUCK_FILE),
+    RefusedFunction("sniff_csv", "duckdb", _DUCK_FILE),
+    RefusedFunction("glob", "duckdb", "lists files on the machine that runs the build"),
+    RefusedFunction("delta_scan", "duckdb", _DUCK_FILE),
+    RefusedFunction("iceberg_*", "duckdb", _DUCK_FILE),
+    RefusedFunction("sqlite_*", "duckdb", _DUCK_FILE),
+    RefusedFunction("postgres_*", "duckdb", "opens a connection to another database"),
+    RefusedFunction("mysql_*", "duckdb", "opens a connection to another database"),
+    RefusedFunction("st_read", "duckdb", _DUCK_FILE),
+    RefusedFunction("getenv", "duckdb", "reads the build's environment variables (where secrets live)"),
+    RefusedFunction("current_setting", "postgres, duckdb", "reads the engine's settings (paths, credentials)"),
+    RefusedFunction("duckdb_secrets", "duckdb", "lists the engine's stored credentials"),
+    RefusedFunction("which_secret", "duckdb", "reads the engine's stored credentials"),
+    RefusedFunction("query", "duckdb", _SQL),
+    RefusedFunction("query_table", "duckdb", _SQL),
+    RefusedFunction("json_execute_serialized_sql", "duckdb", _SQL),
+)
+
+
+def _function_names(node: exp.Func) -> list[str]:
+    """The names a call may have been written with: its own for an unknown function, sqlglot's
+    spellings for one it knows (`read_parquet` parses as ReadParquet)."""
+    if isinstance(node, exp.Anonymous):
+        return [node.name]
+    return [node.key, *type(node).sql_names()]
+
+
+def _line(node: exp.Expression, default: int) -> int:
+    for n in (node, node.args.get("this")):
+        meta = getattr(n, "meta", None) or {}
+        if isinstance(n, exp.Expression) and meta.get("line"):
+            return int(meta["line"])
+    return default
+
+
+def refused_calls(stmt: exp.Expression, default_line: int) -> Iterator[tuple[int, str]]:
+    """(line, sentence: what was called, why it is refused, what to do) for every refused function
+    called and every file or URL read as a table in `stmt`, in the order they are written."""
+    found: list[tuple[int, int, str]] = []
+    for node in stmt.walk():
+        if isinstance(node, exp.Func):
+            names = _function_names(node)
+            for rule in REFUSED_FUNCTIONS:
+                hit = next((n for n in names if rule.matches(n)), None)
+                if hit is not None:
+                    line = _line(node, default_line)
+                    shown = node.name if isinstance(node, exp.Anonymous) else hit.lower()
+                    found.append((line, len(found), f"calls {shown}, which {rule.does}; a check may only read the "
+                                                    "warehouse's tables, so remove the call (docs/checks.md lists the "
+                                                    "functions a check may not call)"))
+                    break
+        elif isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and not is_identifier(node.name):
+            line = _line(node.this, default_line)
+            found.append((line, len(found), f"reads {node.name!r} as a table, which DuckDB takes for a file or URL; "
+                                            "name a table of the warehouse instead (load the file into bronze first)"))
+    for line, _, sentence in sorted(found):
+        yield line, sentence

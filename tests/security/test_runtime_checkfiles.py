@@ -1,0 +1,86 @@
+"""SQL check files may not call what reads host files, the environment or the network, writes
+state, or runs SQL from a string (issue 21, item 8): refused by validation with file:line, from the
+parsed statement (assay.checks.sqlguard), and the list is the one docs/checks.md documents."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assay.checks.sqlfile import parse_check_file
+from assay.checks.sqlguard import REFUSED_FUNCTIONS
+from assay.cli.main import cli
+
+PATH = "checks/silver/orders/probe.sql"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
+
+
+def _problems(sql: str) -> list[tuple[int, str]]:
+    check, problems = parse_check_file(PATH, sql, default_on_failure="block", default_source="default")
+    assert (check is None) == bool(problems)
+    return [(p.line, p.message) for p in problems]
+
+
+def _example(pattern: str) -> str:
+    """A name the pattern refuses (a prefix pattern gets a suffix of its family)."""
+    return pattern[:-1] + "x" if pattern.endswith("*") else pattern
+
+
+@pytest.mark.parametrize("rule", REFUSED_FUNCTIONS, ids=lambda r: r.pattern)
+def test_every_listed_function_is_refused_in_the_select_list_and_as_a_table(rule):
+    name = _example(rule.pattern)
+    for sql in (f"select {name}('x') as v from silver.orders",
+                f"select * from silver.orders, {name}('x') as f",
+                f"select * from silver.orders where 1 = (select count(*) from {name.upper()}('x'))"):
+        [(line, message)] = _problems(sql)
+        assert line == 1
+        assert message.startswith("check silver.orders/probe calls ") and rule.does in message, message
+        assert "remove the call" in message
+
+
+def test_each_refusal_has_its_own_line_and_all_are_reported_at_once():
+    sql = ("/* assay\non_failure: warn\n*/\nselect o.*, pg_read_file('/etc/passwd') as f\n"
+           "from silver.orders as o\nwhere lo_from_bytea(0, 'x') > 0\n  or getenv('HOME') is not null\n")
+    problems = _problems(sql)
+    assert [(line, re.search(r"calls (\w+)", m).group(1)) for line, m in problems] == [
+        (4, "pg_read_file"), (6, "lo_from_bytea"), (7, "getenv")]
+
+
+@pytest.mark.parametrize("table", ["'orders.csv'", '"s3://bucket/x.parquet"', "'/etc/passwd'"])
+def test_a_file_or_url_read_as_a_table_is_refused(table):
+    [(line, message)] = _problems(f"select * from silver.orders\njoin {table} as f on true")
+    assert line == 2 and "as a table, which DuckDB takes for a file or URL" in message
+
+
+@pytest.mark.parametrize("sql", [
+    "select * from silver.orders where lower(status) = 'x' and log(amount) > 1",
+    "select query, lo, glob_pattern from silver.orders",  # columns named like functions are not calls
+    "with q as (select * from silver.orders) select * from q where amount < 0",
+    "select * from silver.orders where status like 'read_text%'",
+])
+def test_ordinary_checks_pass(sql):
+    assert _problems(sql) == []
+
+
+def test_the_documented_list_is_the_refused_list():
+    text = DOCS.read_text(encoding="utf-8")
+    section = text.split("## What a check may call", 1)[1].split("\n## ", 1)[0]
+    documented = re.findall(r"^\| `([^`]+)` \|", section, flags=re.M)
+    assert documented == [r.pattern for r in REFUSED_FUNCTIONS]
+
+
+def test_assay_validate_refuses_a_check_file_reading_a_host_file(write_spec):
+    root = write_spec({"checks/silver/orders/leak.sql": """
+        /* assay
+        on_failure: warn
+        */
+        SELECT o.order_id, read_text('/etc/passwd') AS content
+        FROM silver.orders AS o
+        """})
+    result = CliRunner().invoke(cli, ["validate", "--spec", str(root)])
+    assert result.exit_code != 0, result.output
+    assert "checks/silver/orders/leak.sql:4:" in result.output, result.output
+    assert "calls read_text, which reads files or URLs from the machine that runs the build" in result.output
