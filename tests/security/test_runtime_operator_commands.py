@@ -38,6 +38,15 @@ ROWS = [
 # failing check of the project's table: a quote, `%`, `?`, `;`, and look-alikes of the meta schema.
 FORGED = ['Assay_Meta" --', "x_Assay_Meta", "50%_Assay_Meta", "why?_Assay_Meta", "a;b_Assay_Meta"]
 
+PROBE = {
+    "duckdb": ["create macro assay_probe_write() as 1"],
+    "postgres": ["create table public.assay_probe_writes (a int)",
+                 "create function public.assay_probe_write() returns int language sql as "
+                 "'insert into public.assay_probe_writes values (1); select 1'"],
+}
+# The SQL check file that calls it: warned on DuckDB, errored (the write refused) on PostgreSQL.
+PROBE_OUTCOME = {"duckdb": "warned", "postgres": "errored"}
+
 FILES = {
     "assay.yml": f"""
         name: hostile
@@ -72,6 +81,15 @@ FILES = {
             quality:
               - {rule: in_set, values: [open, closed], on_fail: quarantine}
         unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id", "$.phone"]
+        """,
+    # A write validation cannot see (a function of the warehouse's own): on PostgreSQL the count runs
+    # in a read-only transaction, so the check errors and nothing is written; DuckDB's stand-in
+    # is a macro that writes nothing.
+    "checks/Silver/account/probe_writes.sql": """
+        /* assay
+        on_failure: warn
+        */
+        SELECT * FROM Silver.account WHERE assay_probe_write() > 0
         """,
     "checks/Silver/account/high_tier.sql": """
         /* assay
@@ -139,6 +157,12 @@ def built(request, tmp_path_factory):
         admin.close()
         project = make_project(tmp / "proj", spec, engine="postgres", pg={**server.params(), "dbname": "assay_sec_runtime"})
     _load_bronze(project, ROWS)
+    conn, dialect = _warehouse(project)
+    try:
+        for sql in PROBE[dialect]:
+            conn.cursor().execute(sql)
+    finally:
+        conn.close()
     project.dbt("build", check=True)
     yield project, spec
     if server_gen is not None:
@@ -148,7 +172,8 @@ def built(request, tmp_path_factory):
 def _run(built, *args):
     project, spec = built
     res = CliRunner().invoke(cli, [*args, "--project", str(project.path), "--spec", str(spec)])
-    return res.exit_code, res.output
+    # stdout only when it is the answer (JSON); stderr carries progress and the error of a failure
+    return res.exit_code, (res.stdout if res.exit_code in (0, 2) else res.output)
 
 
 def test_validation_refuses_schema_names_that_could_break_out(tmp_path):
@@ -188,9 +213,16 @@ def test_operator_commands_on_quoted_schemas(built):
     code, out = _run(built, "check", "list", "--json")
     assert code == 0, out
     listed = sorted((i["check"], i["outcome"]) for i in json.loads(out))
-    assert listed == [("ENOUGH_ACCOUNTS", "passed"), ("Silver.account/high_tier", "warned")], listed
+    assert listed == [("ENOUGH_ACCOUNTS", "passed"), ("Silver.account/high_tier", "warned"),
+                      ("Silver.account/probe_writes", PROBE_OUTCOME[project.engine])], listed
     code, out = _run(built, "checks", "--json")
-    assert code == 0, out
+    results = {r["check_id"]: r for r in json.loads(out)}
+    if project.engine == "postgres":
+        # the count ran read-only: the server refused the function's INSERT, and nothing was written
+        assert code == 2 and "read-only transaction" in results["Silver.account/probe_writes"]["detail"], out
+        assert _sql(project, "select count(*) from public.assay_probe_writes") == [(0,)]
+    else:
+        assert code == 0, out
 
     # the reading commands wrote nothing
     assert _relations(project) == before
@@ -200,6 +232,7 @@ def test_forged_schemas_cannot_forge_a_failing_check(built):
     project, _spec = built
     code, honest = _run(built, "check", "list", "--json")
     assert code == 0, honest
+    honest_checks = _run(built, "checks", "--json")
     conn, dialect = _warehouse(project)
     try:
         cur = conn.cursor()
@@ -218,8 +251,7 @@ def test_forged_schemas_cannot_forge_a_failing_check(built):
         code, out = _run(built, "check", "list", "--json")
         assert code == 0, out
         assert out == honest and "FORGED" not in out
-        code, out = _run(built, "checks", "--json")
-        assert code == 0 and "FORGED" not in out, out
+        assert _run(built, "checks", "--json") == honest_checks
         # Read without a spec (every results table in the warehouse), each forged schema is read as
         # one quoted name: its own rows come back, nothing else runs.
         from assay.cli.checks_cmd import LIST_COLUMNS, _result_rows

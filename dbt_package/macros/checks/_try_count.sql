@@ -13,7 +13,13 @@
 
 {#- PostgreSQL: a DO block runs the count; its exception handler (a subtransaction) catches any
     error, so the surrounding transaction, and the candidate it created, survive. The outcome lands
-    in a temporary table read back in the same session. -#}
+    in a temporary table read back in the same session.
+
+    The count itself runs read-only (issue 21): a transaction may turn read-only at any point, so
+    the inner block sets `transaction_read_only` and the server refuses any write the check's SQL
+    attempts (an `errored` result). The inner block then ends by raising `AS000`, which rolls its
+    subtransaction back, and with it the setting (a subtransaction cannot turn read-write again);
+    the count survives in a PL/pgSQL variable. -#}
 {% macro postgres___try_count(sql) %}
   {% call statement('assay_try_count') -%}
     drop table if exists pg_temp.assay_try_count;
@@ -21,7 +27,12 @@
     do $assay$
     declare assay_n bigint;
     begin
-      execute {{ assay.string_literal(sql) }} into assay_n;
+      begin
+        set local transaction_read_only = on;
+        execute {{ assay.string_literal(sql) }} into assay_n;
+        raise exception using errcode = 'AS000';
+      exception when sqlstate 'AS000' then null;
+      end;
       insert into assay_try_count values (assay_n, null);
     exception when others then
       insert into assay_try_count values (null, sqlerrm);
