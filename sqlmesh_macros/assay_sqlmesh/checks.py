@@ -157,13 +157,18 @@ def _results_exist(adapter, table: exp.Table, dialect: str) -> bool:
 SAVEPOINT_DIALECTS = ("postgres", "redshift")
 
 
-def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int] = None) -> tuple[Optional[tuple], Optional[str]]:
+def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int] = None,
+                  read_only: bool = False) -> tuple[Optional[tuple], Optional[str]]:
     """(row, None), or (None, the engine's message) when the query fails: a check whose SQL
     errors is a result, not the end of the evaluation (002, "What a check can end as").
 
     DuckDB runs SQLMesh's statements in autocommit, so a failed query leaves nothing behind; on
     PostgreSQL the evaluation's transaction is open, so the query runs under a savepoint that a
-    failure rolls back to. Elsewhere, inside a transaction, the error stops the evaluation."""
+    failure rolls back to. Elsewhere, inside a transaction, the error stops the evaluation.
+
+    `read_only` (a SQL check file's count, issue 21): under the savepoint the transaction turns
+    read-only, so the server refuses any write the check's SQL attempts; the savepoint is then
+    rolled back to, which undoes the setting (a transaction cannot turn read-write again)."""
     pool = getattr(adapter, "_connection_pool", None)
     in_transaction = bool(getattr(pool, "is_transaction_active", False))
     savepoint = in_transaction and dialect in SAVEPOINT_DIALECTS
@@ -171,6 +176,8 @@ def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int
         return adapter.fetchone(sql, quote_identifiers=False), None
     if savepoint:
         adapter.execute("SAVEPOINT assay_check")
+        if read_only:
+            adapter.execute("SET LOCAL transaction_read_only = on")
         if timeout_seconds is not None:
             # 000's time budget; SET LOCAL ends with the savepoint or is reset below.
             adapter.execute(f"SET LOCAL statement_timeout = {int(timeout_seconds) * 1000}")
@@ -181,6 +188,8 @@ def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int
             adapter.execute("ROLLBACK TO SAVEPOINT assay_check")
         return None, (str(err).strip() or type(err).__name__)
     if savepoint:
+        if read_only:
+            adapter.execute("ROLLBACK TO SAVEPOINT assay_check")
         adapter.execute("RELEASE SAVEPOINT assay_check")
         if timeout_seconds is not None:
             adapter.execute("SET LOCAL statement_timeout TO DEFAULT")
@@ -381,7 +390,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     relation = _string(results)
     outcome = _string(on_failure)
     count_sql = f"SELECT COUNT(*) FROM ({_expanded(evaluator, query, d)}) AS assay_check"
-    counted, error = _try_fetchone(adapter, count_sql, d)
+    counted, error = _try_fetchone(adapter, count_sql, d, read_only=True)
     spec = {"columns": [], "types": [], "bounds": {"on_failure": outcome}, "domain": None, "gap_scale": None, "orderable": None}
     if error is None:
         n = int(counted[0])

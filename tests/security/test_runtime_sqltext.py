@@ -124,3 +124,34 @@ def test_a_read_only_postgres_session_refuses_writes_and_large_objects(pg18):
         assert cur.fetchall() == [(0,)]
     finally:
         rw.close()
+
+
+@pytest.mark.postgres
+def test_a_sqlmesh_sql_check_count_runs_read_only_in_the_evaluations_transaction(pg18):
+    """SQLMesh on PostgreSQL counts a SQL check file inside the evaluation's open transaction, under
+    a savepoint: the count is read-only (the server refuses a write), and the transaction is
+    read-write again afterwards (the evaluation goes on writing)."""
+    import psycopg2
+    from sqlmesh.core.engine_adapter.postgres import PostgresEngineAdapter
+
+    from assay_sqlmesh.checks import _try_fetchone
+
+    setup = _pg(pg18, read_only=False)
+    try:
+        cur = setup.cursor()
+        cur.execute("drop table if exists assay_probe_writes; create table assay_probe_writes (a int)")
+        cur.execute("create or replace function assay_probe_write() returns int language sql as "
+                    "'insert into assay_probe_writes values (1); select 1'")
+    finally:
+        setup.close()
+    adapter = PostgresEngineAdapter(lambda: psycopg2.connect(**pg18.params()), dialect="postgres")
+    try:
+        with adapter.transaction():
+            row, error = _try_fetchone(adapter, "SELECT COUNT(*) FROM (SELECT assay_probe_write()) AS q", "postgres",
+                                       read_only=True)
+            assert row is None and "read-only transaction" in error
+            assert _try_fetchone(adapter, "SELECT COUNT(*) FROM assay_probe_writes", "postgres", read_only=True) == ((0,), None)
+            adapter.execute("INSERT INTO assay_probe_writes VALUES (2)")  # read-write again
+        assert adapter.fetchall("SELECT a FROM assay_probe_writes") == [(2,)]
+    finally:
+        adapter.close()
