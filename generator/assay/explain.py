@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from .ir.model import Entity, Project, Rule
+from .privacy import pii_bronze_columns, pii_columns, shown_values
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 
@@ -127,8 +128,10 @@ class Explainer:
         self.reject = relation(silver, f"{entity.name}__reject")
         self.bronze = project.schema("bronze")
         self.sources = {m.name: m.source for m in entity.mappings}
-        # Bronze columns `quarantine.redact` names: never shown (they are personal data).
+        # Bronze columns `quarantine.redact` names: never shown; pii fields and the bronze columns
+        # they are read from: named, their values hidden (privacy.py).
         self.redacted = frozenset(entity.redact)
+        self.pii_columns, self.pii_bronze = pii_columns(entity), pii_bronze_columns(entity)
 
     # ------------------------------------------------------------------ gathering
     def _staged_rows(self, where: str, params: tuple) -> list[dict]:
@@ -147,7 +150,7 @@ class Explainer:
             where += " and cast(_load_id as varchar) = ?"
             params += (load_id,)
         rows = self.query(f"select * from {rel} where {where}", params)
-        return {c: _text(v) for c, v in zip(cols, rows[0]) if c not in self.redacted} if rows else {}
+        return shown_values({c: _text(v) for c, v in zip(cols, rows[0])}, self.pii_bronze, self.redacted) if rows else {}
 
     def _rejects(self, srids: list[tuple[str, str]]) -> list[dict]:
         if not self.entity.has_reject or not srids:
@@ -181,7 +184,7 @@ class Explainer:
             load_id=_text(row.get("_load_id")), ingested_at=_text(row.get("_ingested_at")),
             route=row.get("_route"), dedupe_rank=int(row.get("_dedupe_rank") or 1),
             superseded=int(row.get("_delivery_rank") or 1) > 1,
-            values={c.name: _text(row.get(c.name)) for c in self.entity.columns},
+            values=shown_values({c.name: _text(row.get(c.name)) for c in self.entity.columns}, self.pii_columns),
             failed_rules=_flags(row.get("_failed_rules")),
         )
         d.bronze = self._bronze_row(source, d.source_row_id, d.load_id)

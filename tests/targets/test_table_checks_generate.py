@@ -109,9 +109,10 @@ def test_sources_results_model_and_macros(generated):
     assert "{{ return(source('bronze', \"raw_orders\")) }}" in macros
     # the check file reads the relation it is given, never the name it wrote
     assert "'on_failure': \"keep\"" in macros and "\"SELECT * FROM \" ~ candidate ~ \" AS \\\"raw_orders\\\" WHERE state = 'void'\"" in macros
-    # the customer entity redacts raw_customers.phone: rows a check of raw_customers found never hold it
+    # the customer entity redacts raw_customers.phone and reads its pii email from raw_customers.email:
+    # rows a check of raw_customers found never hold either (privacy.py)
     customers = generated["macros/assay/table_checks/bronze__raw_customers.sql"]
-    assert "{% macro default__assay_capture__bronze__raw_customers() %}\n  {{ return({'redact': [\"phone\"]}) }}" in customers
+    assert "{% macro default__assay_capture__bronze__raw_customers() %}\n  {{ return({'redact': [\"email\", \"phone\"]}) }}" in customers
     assert "assay_capture__" not in macros
     refunds = generated["macros/assay/table_checks/bronze__raw_refunds.sql"]
     assert "assay_sqlchecks__" not in refunds

@@ -2,6 +2,7 @@
     into it (parallel entities would otherwise race to create it). This covers a node run on its
     own (`dbt build --select`) before that model ever ran. -#}
 {% macro _ensure_check_results(database, schema) %}
+  {%- set schema = assay._built_meta_schema(schema) -%}
   {%- set relation = assay._check_results_relation(database, schema) -%}
   {%- if adapter.get_relation(database=database, schema=schema, identifier='assay_check_results') is none -%}
     {% do adapter.create_schema(relation) %}

@@ -2,6 +2,7 @@
     TABLE_KEPT and TABLE_KEPT_CLEARED events decides. Returns {'run_id', 'check', 'occurred_at'}
     of the TABLE_KEPT event when that is the newest, else none (also when no event was ever written). -#}
 {% macro _kept_mark(database, schema, table) %}
+  {%- set schema = assay._built_meta_schema(schema) -%}
   {%- if not schema or adapter.get_relation(database=database, schema=schema, identifier='assay_events') is none -%}
     {{ return(none) }}
   {%- endif -%}

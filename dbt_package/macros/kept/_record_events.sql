@@ -2,6 +2,7 @@
     the generated assay_events model ever did. Each event: {'type', 'table', 'check', 'why', 'rows'}.
     Appending only (never updating) keeps parallel writers free of conflicts; the caller commits. -#}
 {% macro _record_events(database, schema, events) %}
+  {%- set schema = assay._built_meta_schema(schema) -%}
   {%- if not events -%}{{ return(none) }}{%- endif -%}
   {%- set relation = assay._events_relation(database, schema) -%}
   {%- if adapter.get_relation(database=database, schema=schema, identifier='assay_events') is none -%}

@@ -23,13 +23,11 @@
     {%- if node.resource_type == 'model' and node.package_name == project_name -%}
       {%- if meta.get('retention') and meta.get('assay_entity') -%}
         {%- do rejects.append(node) -%}
-      {%- elif meta_schema is none and (node.name == 'assay_events' or (node.name == 'assay_check_results' and ns.meta is none)) -%}
-        {#- the generated assay_events model (0510) wins over assay_check_results: both sit in the meta schema -#}
-        {%- set ns.meta = node.schema -%}
-        {%- set ns.database = node.database -%}
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
+  {#- the schema dbt built the generated meta models into (0930) -#}
+  {%- set ns.meta = meta_schema or assay._built_meta_schema(none) -%}
   {%- set done = [] -%}
   {%- for node in rejects | sort(attribute='name') -%}
     {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias or node.name) -%}

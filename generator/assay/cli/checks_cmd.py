@@ -26,21 +26,24 @@ ROWS_TABLE = "assay_check_rows"
 COLUMNS = "table_name, check_id, kind, passed, check_spec, measures, check_position"
 
 
-def _meta_schema(spec_dir: Optional[Path]) -> Optional[str]:
-    """The meta schema the spec names, when a spec is known (results of other specs are left out)."""
+def _meta_schema(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path] = None,
+                 target: Optional[str] = None) -> Optional[str]:
+    """The schema the build wrote the spec's meta tables to (runtime/built_relations.py), when a spec
+    is known (results of other specs are left out)."""
     if spec_dir is None:
         return None
     from ..api import load_project
+    from ..runtime.built_relations import built_project
 
-    return load_project(spec_dir).schema("meta")
+    return built_project(load_project(spec_dir), project_dir, profiles_dir=profiles_dir, target=target).schema("meta")
 
 
 def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], columns: str,
                  where: str = "", params: tuple = (), meta: Optional[str] = None, table: str = RESULTS_TABLE) -> list[tuple]:
     """Rows of every results table in the warehouse the project's profile names.
 
-    With `meta`, only the tables in that schema, or in `<target schema>_<meta>` where dbt's default
-    schema naming put it: a warehouse shared by several specs keeps each one's results apart.
+    With `meta` (where the build wrote the spec's meta schema), only the table in that schema: a
+    warehouse shared by several specs keeps each one's results apart.
     """
     from ..runtime.warehouse import connect, describe, query, relation, warehouse_errors
 
@@ -49,7 +52,7 @@ def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Option
         with warehouse_errors(f"cannot read check results from the warehouse of {describe(project_dir, profiles_dir, target)}"):
             schemas = [r[0] for r in query(conn, dialect, "select distinct table_schema from information_schema.tables where table_name = ?", (table,))]
             if meta is not None:
-                schemas = [s for s in schemas if s == meta or s.endswith("_" + meta)]
+                schemas = [s for s in schemas if s == meta]
             rows: list[tuple] = []
             for schema in sorted(schemas):
                 # A name read from the catalog, quoted like any other (it may hold a quote, `%` or `?`).
@@ -104,7 +107,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
 
     Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
     """
-    meta = _meta_schema(optional_spec(spec_dir, project_dir))
+    meta = _meta_schema(optional_spec(spec_dir, project_dir), project_dir, profiles_dir, target)
     wanted = run_id
     run_id = find_run(project_dir, wanted, profiles_dir, target, meta)
     if run_id is None:
@@ -186,7 +189,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 
     The run column shows the first 8 characters of the run id; `assay checks` takes them as they are.
     """
-    meta = _meta_schema(optional_spec(spec_dir, project_dir))
+    meta = _meta_schema(optional_spec(spec_dir, project_dir), project_dir, profiles_dir, target)
     rows = _result_rows(project_dir, profiles_dir, target, LIST_COLUMNS, meta=meta)
     rows.sort(key=lambda r: (str(r[8]), r[0], r[1], r[2]), reverse=True)
     items = []
@@ -227,7 +230,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     Exit 0 when the rows (or the sentence saying why there are none) are printed, 1 when the run or
     the check is not recorded.
     """
-    meta = _meta_schema(optional_spec(spec_dir, project_dir))
+    meta = _meta_schema(optional_spec(spec_dir, project_dir), project_dir, profiles_dir, target)
     found = find_run(project_dir, run_id, profiles_dir, target, meta)
     if found is None:
         raise AssayError(

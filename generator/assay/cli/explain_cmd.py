@@ -30,7 +30,8 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     from ..api import load_project
     from ..errors import AssayUsageError, WarehouseError
     from ..explain import Explainer
-    from ..runtime.warehouse import Reader, check_environment, connect, in_environment
+    from ..runtime.built_relations import built_project
+    from ..runtime.warehouse import Reader, check_environment, connect
 
     project = load_project(resolve_spec(spec_dir, project_dir))
     names = [e.name for e in project.entities]
@@ -47,7 +48,8 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     reader = Reader(conn, dialect)
     try:
-        project = in_environment(project, project_dir, environment, conn, dialect)
+        project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
+                                profiles_dir=profiles_dir, target=target)
         ent = project.entity(entity)
         explainer = Explainer(project, ent, reader.query, reader.columns, reader.relation)
         try:

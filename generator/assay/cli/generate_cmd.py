@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from pathlib import Path
 from typing import Optional
 
 import click
-import yaml
 
 from ..api_sqlmesh import DEFAULT_DIALECT
 from ..artifacts import overwriting_edits, record_spec_dir
 from ..errors import ProjectError
+from ..runtime.built_relations import schema_override
 from ..targets.sqlmesh import DIALECTS
 from .common import json_option, plural, resolve_spec, shown
-
-_SCHEMA_MACRO = re.compile(r"\{%-?\s*macro\s+generate_schema_name\s*\(")
-
 
 @click.group("generate")
 def generate() -> None:
@@ -57,27 +53,6 @@ def _summary(result, spec_dir: Path, forced: list[str]) -> None:
         click.echo(f"overwrote your edits of {', '.join(forced)} (--force)")
 
 
-def _macro_paths(project_dir: Path) -> list[Path]:
-    try:
-        conf = yaml.safe_load((project_dir / "dbt_project.yml").read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        conf = {}
-    paths = conf.get("macro-paths") if isinstance(conf, dict) else None
-    return [project_dir / p for p in (paths if isinstance(paths, list) else ["macros"]) if isinstance(p, str)]
-
-
-def schema_override(project_dir: Path) -> Optional[Path]:
-    """The project's own `generate_schema_name` macro file, or None when dbt's default applies."""
-    for folder in _macro_paths(project_dir):
-        for path in sorted(folder.rglob("*.sql")) if folder.is_dir() else []:
-            try:
-                if _SCHEMA_MACRO.search(path.read_text(encoding="utf-8", errors="replace")):
-                    return path
-            except OSError:
-                continue
-    return None
-
-
 def dbt_landing(project_dir: Path, project) -> tuple[dict[str, Optional[str]], str]:
     """Where the generated tables will land, after the project's `generate_schema_name`:
     ({silver|gold|meta: schema, or None when the project's own macro decides}, a sentence)."""
@@ -94,8 +69,7 @@ def dbt_landing(project_dir: Path, project) -> tuple[dict[str, Optional[str]], s
     if override is not None:
         return ({role: None for role, _ in roles},
                 f"tables land where your generate_schema_name ({shown(override)}) puts the custom schemas "
-                + ", ".join(s for s, _ in custom) + f"; {reads}. assay explain, report and maintain read them by "
-                "those names, so the macro must keep them as they are")
+                + ", ".join(s for s, _ in custom) + f"; {reads}. assay's commands read them where dbt's target/manifest.json says they were built")
     try:
         from ..runtime.warehouse import profile_output
 
@@ -105,8 +79,8 @@ def dbt_landing(project_dir: Path, project) -> tuple[dict[str, Optional[str]], s
     return ({role: f"{target}_{project.schema(role)}" for role, _ in roles},
             "tables land in " + ", ".join(f"{target}_{s} ({what})" for s, what in custom)
             + f": the project has no generate_schema_name, and dbt's default prefixes the target schema; {reads}. "
-            "assay explain, report and maintain read the schemas as named in assay.yml: to keep them as they are, add "
-            "macros/generate_schema_name.sql as `assay init` writes it")
+            "assay's commands read them there; to keep the names as in assay.yml, add macros/generate_schema_name.sql "
+            "as `assay init` writes it")
 
 
 def _as_json(result, spec_dir: Path, project_dir: Path, target: str, schemas: dict, landing: str, next_step: str) -> None:

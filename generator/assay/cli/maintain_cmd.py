@@ -45,7 +45,8 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     """
     from ..api import load_project
     from ..retention import maintain
-    from ..runtime.warehouse import check_environment, connect, in_environment
+    from ..runtime.built_relations import built_project
+    from ..runtime.warehouse import check_environment, connect
 
     now = _parse_now(now_text)
     with Progress("maintain", 3, quiet=as_json) as progress:
@@ -56,7 +57,8 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
         check_environment(project_dir, environment)
         conn, dialect = connect(project_dir, profiles_dir, target)
         try:
-            project = in_environment(project, project_dir, environment, conn, dialect)
+            project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
+                                    profiles_dir=profiles_dir, target=target)
             kept = [e for e in project.entities if e.has_reject and e.retention is not None]
             progress.step(f"{'counting' if dry_run else 'applying'} retention on "
                           f"{plural(len(kept), 'reject table')}")

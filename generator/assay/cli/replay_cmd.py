@@ -25,7 +25,8 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
     (`dbt build`; on SQLMesh the next `sqlmesh plan` or `sqlmesh run`)."""
     from ..api import load_project
     from ..replay import replay
-    from ..runtime.warehouse import check_environment, connect, describe, in_environment, project_kind, warehouse_errors
+    from ..runtime.built_relations import built_project
+    from ..runtime.warehouse import check_environment, connect, describe, project_kind, warehouse_errors
 
     with Progress("replay", 3, quiet=as_json) as progress:
         progress.step("reading the spec")
@@ -42,7 +43,8 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
         check_environment(project_dir, environment)
         conn, dialect = connect(project_dir, profiles_dir, target)
         try:
-            project = in_environment(project, project_dir, environment, conn, dialect)
+            project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
+                                    profiles_dir=profiles_dir, target=target)
             ent = project.entity(entity)
             progress.step(f"{'counting' if dry_run else 're-delivering'} {entity}'s open reject rows")
             with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir, target)}",

@@ -27,10 +27,11 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     quarantined and deduped (latest run and every run), the rules that fire most with example rows,
     open reject rows by age against retention, freshness, and the latest table-check results."""
     from ..api import load_project
-    from ..errors import WarehouseError
+    from ..errors import AssayError, WarehouseError
     from ..report.gather import Gatherer
     from ..report.html import render
-    from ..runtime.warehouse import Reader, check_environment, connect, in_environment
+    from ..runtime.built_relations import built_project
+    from ..runtime.warehouse import Reader, check_environment, connect
 
     now = _parse_now(now_text)
     with Progress("report", 4, quiet=as_json) as progress:
@@ -44,9 +45,10 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 
         progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
         try:
-            project = in_environment(project, project_dir, environment, conn, dialect)
+            project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
+                                    profiles_dir=profiles_dir, target=target)
             data = Gatherer(project, reader.query, reader.columns, reader.exists, reader.relation).gather(now)
-        except WarehouseError:
+        except AssayError:  # a WarehouseError, or built_project's refusal: its own sentence
             raise
         except Exception as exc:
             raise WarehouseError(f"cannot read the warehouse of {shown(project_dir)}: {exc}; run `{build_command(project_dir)}` first") from None

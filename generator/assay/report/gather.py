@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from ..ir.model import Entity, Project
+from ..privacy import hidden_names, shown_values
 from ..retention import parse_duration
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
@@ -50,6 +51,11 @@ def _json(value: Any) -> Any:
         return json.loads(value)
     except (TypeError, ValueError):
         return str(value)
+
+
+def _shown(value: Any, hidden: frozenset, redacted) -> Any:
+    """A key or payload as the report may show it (privacy.py); text that is no object stays as it is."""
+    return shown_values(value, hidden, redacted) if isinstance(value, dict) else value
 
 
 class Gatherer:
@@ -115,6 +121,7 @@ class Gatherer:
         """Up to three rows per rule: diverted rows from the reject table (raw is already redacted),
         kept rows from the entity (key columns and the rule's own column only)."""
         out: dict[str, list[dict]] = {r: [] for r in rules}
+        hidden = hidden_names(e)  # pii values are never on a page meant to be shared (privacy.py)
         reject = f"{e.name}__reject"
         if e.has_reject and self.exists(self.silver, reject):
             rows = self.query(
@@ -123,7 +130,8 @@ class Gatherer:
             for srid, failed, keys, raw in rows:
                 for rule in _flags(failed):
                     if rule in out and len(out[rule]) < EXAMPLES_PER_RULE:
-                        out[rule].append({"where": "reject", "source_row_id": srid, "key": _json(keys), "raw": _json(raw)})
+                        out[rule].append({"where": "reject", "source_row_id": srid, "key": _shown(_json(keys), hidden, e.redact),
+                                          "raw": _shown(_json(raw), hidden, e.redact)})
         table = self._published(e)
         if table is not None and e.opted_in:
             cols = self.columns(table)
@@ -139,7 +147,8 @@ class Gatherer:
                         column = rules_by_name[rule].column if rule in rules_by_name else None
                         value = {column: _plain(rec.get(column))} if column in rec else {}
                         out[rule].append({"where": "entity (flagged)", "source_row_id": rec["_source_row_id"],
-                                          "key": {k: _plain(rec[k]) for k in e.key if k in rec}, "raw": value})
+                                          "key": shown_values({k: _plain(rec[k]) for k in e.key if k in rec}, hidden),
+                                          "raw": shown_values(value, hidden)})
         return out
 
     def _freshness(self, e: Entity, now: dt.datetime) -> list[dict]:
@@ -191,8 +200,19 @@ class Gatherer:
         return out
 
     # ------------------------------------------------------------------ all
+    def _outcomes(self, history: dict[str, list[dict]]) -> dict[str, dict]:
+        """{entity: its latest build's state} (runtime/table_states.py), the first thing the page says."""
+        from types import SimpleNamespace
+
+        from ..runtime.table_states import table_states
+
+        reader = SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel)
+        started = {name: str(runs[-1]["run_started_at"]) for name, runs in history.items() if runs}
+        return {s["table"]: s for s in table_states(self.project, reader, every_entity=True, started=started)}
+
     def gather(self, now: dt.datetime) -> dict:
         history = self._history()
+        outcomes = self._outcomes(history)
         entities = []
         for e in self.project.entities:
             runs = history.get(e.name, [])
@@ -202,6 +222,7 @@ class Gatherer:
             examples = self._examples(e, [r for r, _ in ranked])
             entities.append({
                 "entity": e.name,
+                "outcome": outcomes.get(e.name),
                 "latest": None if latest is None else {k: latest[k] for k in ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")},
                 "flagged": self._flagged(e),
                 "trend": [{k: r[k] for k in ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")} for r in runs],

@@ -7,6 +7,8 @@ import html
 import json
 from typing import Any
 
+from ..runtime.table_states import line
+
 COLORS = {"kept": "#2e7d32", "quarantined": "#c62828", "deduped": "#9e9e9e", "flagged": "#f9a825"}
 
 CSS = """
@@ -135,6 +137,11 @@ def render(data: dict) -> str:
          + ["n/a" if e["flagged"] is None else e["flagged"]]
          + ([e["latest"][k] for k in ("quarantined", "deduped")] if e["latest"] else ["", ""])
          + [e["rejects"]["open"]] for e in entities], numeric={1, 2, 3, 4, 5, 6})
+    # The latest build's outcome of every entity comes first: a set-back build must not hide
+    # behind the previous run's numbers (issue 19).
+    outcomes = "".join(
+        f'<li class="{"pass" if e["outcome"]["state"] == "published" else "fail"}">{_e(line(e["outcome"]))}</li>'
+        for e in entities if e.get("outcome"))
     checks = data["checks"]
     if checks:
         check_html = _table(["table", "check", "kind", "enforcement", "result", "detail", "run"],
@@ -148,6 +155,7 @@ def render(data: dict) -> str:
         f"<title>assay report: {_e(data['project'])}</title><style>{CSS}</style></head><body>"
         f"<h1>assay report: {_e(data['project'])}</h1>"
         f'<p class="muted">as of {_e(data["generated_for"])} UTC · {nav}</p>'
+        f'<ul class="outcomes">{outcomes}</ul>'
         f"<h2>Latest run</h2>{summary}"
         f"<h2>Table checks (latest run per table)</h2>{check_html}"
         + "".join(_entity(e) for e in entities)

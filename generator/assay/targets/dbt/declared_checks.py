@@ -103,8 +103,11 @@ def rows_query(check: DeclaredCheck, entity: Entity) -> Optional[str]:
 
 def redacted_columns(entity: Entity) -> list[str]:
     """Columns kept out of captured rows: the bronze columns ``redact:`` names (no mapping may
-    read them, so they reach captured rows only through a SQL check that reads bronze)."""
-    return sorted(set(entity.redact))
+    read them, so they reach captured rows only through a SQL check that reads bronze), and the
+    fields classified `pii` with the bronze columns they are read from (privacy.py)."""
+    from ...privacy import hidden_names
+
+    return sorted(set(entity.redact) | hidden_names(entity))
 
 
 def capture_macro_name(entity: Entity) -> str:
@@ -113,8 +116,8 @@ def capture_macro_name(entity: Entity) -> str:
 
 def capture_macro(entity: Entity) -> str:
     """What ``assay._capture_check_rows`` keeps out of an entity's captured rows; empty text for
-    an entity that redacts nothing (the package then keeps every column)."""
-    if not entity.redact or not (entity.declared_checks or entity.sql_checks):
+    an entity that redacts nothing and has no `pii` field (the package then keeps every column)."""
+    if not redacted_columns(entity) or not (entity.declared_checks or entity.sql_checks):
         return ""
     return "\n".join([
         f"{{% macro default__{capture_macro_name(entity)}() %}}",

@@ -263,11 +263,14 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
 
 
 def redacted_bronze_columns(table: TableDecl, project: Project) -> list[str]:
-    """The columns of a bronze relation that an entity mapping from it redacts."""
+    """The columns of a bronze relation that an entity mapping from it redacts, or reads a `pii` field from."""
+    from ...privacy import pii_bronze_columns
+
     if not is_bronze(table, project):
         return []
     name = split_name(table)[1]
-    return sorted({c for e in project.entities if any(m.source == name for m in e.mappings) for c in e.redact})
+    return sorted({c for e in project.entities if any(m.source == name for m in e.mappings)
+                   for c in set(e.redact) | pii_bronze_columns(e)})
 
 
 def table_checks_macros(table: TableDecl, project: Project, header: str) -> str:

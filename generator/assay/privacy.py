@@ -1,0 +1,46 @@
+"""What assay shows of a value outside the tables the spec governs (issue 19, docs/operating.md
+"What is shown where").
+
+The entity tables hold every value; access to them is the warehouse's grants. Everything else
+assay prints or writes for people to read (the report page and its JSON, `assay explain`, `assay
+check rows`) is meant to be shared, so it never carries:
+
+- the value of a field classified `pii`, nor of the bronze columns such a field is read from: the
+  field is named and its value replaced by `HIDDEN`, so a reader still sees which field a rule
+  judged;
+- a bronze column `quarantine.redact` names: left out entirely (its payload was never kept).
+
+One place decides, so a new command cannot show what the report hides.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from .ir.model import Entity
+
+PII = "pii"
+HIDDEN = "(pii: not shown)"
+
+
+def pii_columns(entity: Entity) -> frozenset[str]:
+    """The entity's columns classified `pii`."""
+    return frozenset(c.name for c in entity.columns if c.classification == PII)
+
+
+def pii_bronze_columns(entity: Entity) -> frozenset[str]:
+    """The bronze columns a `pii` field is read from (the top of its path), in any mapping."""
+    private = pii_columns(entity)
+    return frozenset(f.bronze_column for m in entity.mappings for f in m.fields if f.column in private)
+
+
+def hidden_names(entity: Entity) -> frozenset[str]:
+    """Every name whose value is never shown: pii columns and the bronze columns they come from."""
+    return pii_columns(entity) | pii_bronze_columns(entity)
+
+
+def shown_values(values: Mapping[str, Any], hidden: Iterable[str], redacted: Iterable[str] = ()) -> dict[str, Any]:
+    """`values` as assay may show them: `redacted` names left out, `hidden` values replaced by HIDDEN
+    (a missing value stays None: that there was none is no private fact)."""
+    hidden, redacted = frozenset(hidden), frozenset(redacted)
+    return {k: (HIDDEN if k in hidden and v is not None else v) for k, v in values.items() if k not in redacted}

@@ -1,0 +1,154 @@
+"""Which relations the build actually wrote: the one place the operator commands learn where the
+spec's schemas landed (decision 0930, the seed of the operator core).
+
+A spec names its schemas by role (`silver`, `gold`, `meta`, `bronze`). Where the tables land is
+the build tool's decision, not the spec's:
+
+- dbt passes every custom schema through the project's `generate_schema_name`. With assay's
+  macro (`assay init` writes it) `silver` stays `silver`; with dbt's default it becomes
+  `<target schema>_silver`; a user's own macro may do anything. dbt writes the answer into
+  `target/manifest.json`: each node's `schema` (what it was built into) beside its
+  `config.schema` (what the spec asked for). That file is read first.
+- Without a manifest (never parsed, or `dbt clean`), dbt's default and assay's macro are computed
+  from the profile; a macro of the user's own cannot be, and the command is refused (exit 1)
+  with the command that writes the manifest.
+- SQLMesh publishes prod's views under the model names' own schemas, and another environment's
+  under `<schema>__<environment>` (runtime/sqlmesh_gateway.py reads its state).
+
+Every operator command (report, explain, maintain, replay, checks, check list|rows, table
+list|get) asks `built_project` for the spec's Project with the schemas the build used, and reads
+only those: a table that exists is never reported as "not there" because of a schema prefix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+from ..errors import ProjectError
+from ..ir.model import Project
+
+_SCHEMA_MACRO = re.compile(r"\{%-?\s*macro\s+generate_schema_name\s*\(")
+# The sources assay generates read bronze as `source('bronze', <table>)` (targets/dbt).
+BRONZE_SOURCE = "bronze"
+_NODE_TYPES = ("model", "snapshot")
+
+
+def built_project(project: Project, project_dir: Path, *, conn=None, dialect: Optional[str] = None,
+                  environment: Optional[str] = None, profiles_dir: Optional[Path] = None,
+                  target: Optional[str] = None) -> Project:
+    """`project` with each schema role mapped to the schema the build wrote it to.
+
+    dbt: from the project's `target/manifest.json`, else computed from the profile for dbt's
+    default and for assay's `generate_schema_name`; a ProjectError (exit 1) saying how to
+    write the manifest when the project's own macro decides. SQLMesh: the environment's
+    schemas (`conn` and `dialect` are needed only for another environment than prod).
+    """
+    from .warehouse import SQLMESH, in_environment, project_kind
+
+    if project_kind(project_dir) == SQLMESH:
+        return in_environment(project, project_dir, environment, conn, dialect) if environment else project
+    mapped = dbt_schemas(project, Path(project_dir), profiles_dir, target)
+    return dataclasses.replace(project, schemas=tuple((role, mapped.get(role, name)) for role, name in project.schemas))
+
+
+def manifest_path(project_dir: Path) -> Path:
+    """Where dbt writes the manifest: `target-path` of dbt_project.yml (or DBT_TARGET_PATH), default target/."""
+    folder = os.environ.get("DBT_TARGET_PATH")
+    if not folder:
+        conf = _project_conf(project_dir)
+        folder = conf["target-path"] if isinstance(conf.get("target-path"), str) else "target"
+    return project_dir / folder / "manifest.json"
+
+
+def dbt_schemas(project: Project, project_dir: Path, profiles_dir: Optional[Path] = None,
+                target: Optional[str] = None) -> dict[str, str]:
+    """{role: schema the dbt build wrote it to} for every role of the spec (see the module's docstring)."""
+    path = manifest_path(project_dir)
+    if path.is_file():
+        found = _from_manifest(project, path, project_dir)
+        if found is not None:
+            return found
+    return _computed(project, project_dir, profiles_dir, target, path)
+
+
+def _from_manifest(project: Project, path: Path, project_dir: Path) -> Optional[dict[str, str]]:
+    """The roles' built schemas as the manifest records them; None when it holds no node of this spec."""
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    own = (manifest.get("metadata") or {}).get("project_name")
+    built: dict[str, set[str]] = {}
+    for node in (manifest.get("nodes") or {}).values():
+        if node.get("resource_type") not in _NODE_TYPES or (own and node.get("package_name") != own):
+            continue
+        asked = (node.get("config") or {}).get("schema")
+        if asked and node.get("schema"):
+            built.setdefault(asked, set()).add(node["schema"])
+    for source in (manifest.get("sources") or {}).values():
+        if source.get("source_name") == BRONZE_SOURCE and (not own or source.get("package_name") == own):
+            built.setdefault(("source", BRONZE_SOURCE), set()).add(source.get("schema"))
+    out: dict[str, str] = {}
+    for role, name in project.schemas:
+        schemas = built.get(("source", BRONZE_SOURCE) if role == "bronze" else name, set())
+        if len(schemas) > 1:
+            raise ProjectError(
+                f"{_shown(path)} says dbt built the spec's `{name}` tables into several schemas ({', '.join(sorted(schemas))}), "
+                f"so assay cannot tell which to read; make the project's generate_schema_name give one schema per custom "
+                f"schema (`assay init` writes one that keeps the names), then `dbt build` in {_shown(project_dir)}."
+            )
+        if schemas:
+            out[role] = schemas.pop()
+    # A manifest of another spec (or of a project not generated yet) says nothing about this one.
+    return out if "silver" in out else None
+
+
+def _computed(project: Project, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
+              manifest: Path) -> dict[str, str]:
+    """Without a manifest: dbt's default naming or assay's macro, both known; a user's macro refused."""
+    from ..scaffold import GENERATE_SCHEMA_NAME
+    from .warehouse import profile_output
+
+    override = schema_override(project_dir)
+    if override is not None and override.read_text(encoding="utf-8", errors="replace").strip() == GENERATE_SCHEMA_NAME.strip():
+        return dict(project.schemas)
+    if override is not None:
+        raise ProjectError(
+            f"{_shown(override)} decides where dbt puts the tables, and there is no {_shown(manifest)} saying where it put "
+            f"them; run `dbt parse` (or `dbt build`) in {_shown(project_dir)} so that dbt writes it, then run this again."
+        )
+    prefix = str(profile_output(project_dir, profiles_dir, target).get("schema") or "main")
+    # dbt's default generate_schema_name: `<target schema>_<custom schema>`; sources keep their schema.
+    return {role: name if role == "bronze" else f"{prefix}_{name}" for role, name in project.schemas}
+
+
+def _project_conf(project_dir: Path) -> dict:
+    try:
+        conf = yaml.safe_load((project_dir / "dbt_project.yml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        conf = {}
+    return conf if isinstance(conf, dict) else {}
+
+
+def schema_override(project_dir: Path) -> Optional[Path]:
+    """The project's own `generate_schema_name` macro file, or None when dbt's default applies."""
+    paths = _project_conf(project_dir).get("macro-paths")
+    for folder in [project_dir / p for p in (paths if isinstance(paths, list) else ["macros"]) if isinstance(p, str)]:
+        for path in sorted(folder.rglob("*.sql")) if folder.is_dir() else []:
+            try:
+                if _SCHEMA_MACRO.search(path.read_text(encoding="utf-8", errors="replace")):
+                    return path
+            except OSError:
+                continue
+    return None
+
+
+def _shown(path: Path) -> str:
+    return Path(os.path.normpath(path)).as_posix()

@@ -1,0 +1,125 @@
+"""The state of each table the spec checks, from the warehouse: published, set back, not
+published or kept, and why (reference 002 "Keeping a table"; decisions 0514, 0931). `assay table
+list|get` print it; the report puts each entity's on top.
+
+A table is `published`, `set_back` (the latest build failed a blocking check: the previous
+version is still published, this build's data is not), `not_published` (its first build failed a
+blocking check, so it does not exist yet) or `kept` (a keep check failed; assay-built readers are
+refused until its checks pass). The state is derived, never stored twice: `kept` from the newest
+TABLE_KEPT / TABLE_KEPT_CLEARED event of the table in ``<meta>.assay_events``; otherwise
+`not_published` when the table is absent from the warehouse (the why is its newest
+TABLE_ROLLED_BACK event); `set_back` when the newest TABLE_ROLLED_BACK event is of the latest run
+that recorded the table's check results; else `published`. The schemas are those the build wrote
+(runtime/built_relations.py).
+
+The tables are the spec's entities with checks (every entity, for the report) and
+`tables_version: 1` tables that have checks, and any table the events name as kept (a table whose
+checks were removed stays kept until it is rebuilt).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+EVENTS_TABLE = "assay_events"
+RESULTS_TABLE = "assay_check_results"
+MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", "TABLE_ROLLED_BACK")
+READ_ONLY = "not built by this project"
+
+
+def _spec_tables(project, every_entity: bool = False):
+    """{table name: (schema, relation name, built by this project)} of every table with checks in
+    `project` (whose schemas are where the build wrote them); with `every_entity`, every entity."""
+    silver = project.schema("silver")
+    tables: dict[str, tuple[str, str]] = {}
+    for e in project.entities:
+        if every_entity or e.declared_checks or e.sql_checks:
+            tables[e.name] = (silver, f"{e.name}__current" if e.scd == "type2" else e.name, True)
+    for t in project.tables:
+        if t.declared_checks or any(f"{c.namespace}.{c.table}" == t.name for c in project.sql_checks):
+            schema, _, name = t.name.partition(".")
+            tables[t.name] = (schema, name, False)
+    return tables
+
+
+def _events(reader, meta: str) -> list[tuple]:
+    """(event_type, run_id, table_name, check_name, why, occurred_at) of the marks, oldest first."""
+    if not reader.exists(meta, EVENTS_TABLE):
+        return []
+    marks = ", ".join(f"'{m}'" for m in MARKS)
+    rows = reader.query(
+        f'select event_type, run_id, table_name, check_name, why, cast(occurred_at as varchar(64)) '
+        f'from {reader.relation(meta, EVENTS_TABLE)} where event_type in ({marks})')
+    return sorted(rows, key=lambda r: (str(r[5]), r[0]))
+
+
+def _latest_runs(reader, meta: str) -> dict[str, str]:
+    """{table: the run that last recorded its check results}: the table's latest build."""
+    if not reader.exists(meta, RESULTS_TABLE):
+        return {}
+    rows = reader.query(f'select table_name, run_id, cast(recorded_at as varchar(64)) from {reader.relation(meta, RESULTS_TABLE)}')
+    latest: dict[str, tuple[str, str]] = {}
+    for table, run, at in rows:
+        if table not in latest or (str(at), run) > latest[table]:
+            latest[table] = (str(at), run)
+    return {table: run for table, (_, run) in latest.items()}
+
+
+def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
+           latest_run: Optional[str], started: Optional[str] = None) -> dict[str, Any]:
+    """The state of one table from its marks, its presence and its latest build (see the module
+    docstring). A table that records no check results has no latest run there; `started`, when
+    known (the report reads it from the mart), is when its latest recorded build began: a set-back
+    after it is the latest build's."""
+    def state(what: str, ev: Optional[tuple] = None, why: Optional[str] = None) -> dict[str, Any]:
+        return {"table": name, "state": what, "run": ev[1] if ev else None, "check": ev[3] if ev else None,
+                "why": why if why is not None else (ev[4] if ev else None), "since": ev[5] if ev else None,
+                "built_by_project": built}
+
+    if not built:
+        # 002: a table the project only reads is never set back or kept by it; its checks run in
+        # a check task before its readers (decision 0520).
+        return state("published" if present else "not_published",
+                     why=READ_ONLY if present else f"{READ_ONLY}; the table does not exist")
+    if mark is not None and mark[0] == "TABLE_KEPT":
+        return state("kept", mark)
+    if not present:
+        return state("not_published", back, why=None if back else "never built")
+    if back is not None and (back[1] == latest_run or (latest_run is None and (started is None or str(back[5]) >= str(started)))):
+        return state("set_back", back)
+    return state("published")
+
+
+def table_states(project, reader, every_entity: bool = False, started: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
+    """One state per table, sorted by name: {table, state, run, check, why, since, built_by_project}.
+
+    `project` has the schemas the build wrote (runtime/built_relations.py); `reader` is a
+    `runtime.warehouse.Reader` (query, exists, relation); `started`: {table: when its latest
+    recorded build began}, for tables that record no check results (see `_state`)."""
+    tables = _spec_tables(project, every_entity)
+    meta = project.schema("meta")
+    mark: dict[str, tuple] = {}
+    rolled: dict[str, tuple] = {}
+    for ev in _events(reader, meta):
+        (rolled if ev[0] == "TABLE_ROLLED_BACK" else mark)[ev[2]] = ev
+    for name, ev in mark.items():
+        if ev[0] == "TABLE_KEPT" and name not in tables:
+            tables[name] = (project.schema("silver"), name, True)
+    latest = _latest_runs(reader, meta)
+    return [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
+                   rolled.get(name), latest.get(name), (started or {}).get(name)) for name in sorted(tables)]
+
+
+def line(t: dict[str, Any]) -> str:
+    if not t.get("built_by_project", True):
+        return f"{t['table']}: {t['state'].replace('_', ' ')} ({t['why']})"
+    if t["state"] == "kept":
+        return f"{t['table']}: kept since run {t['run']}: check {t['check']} failed"
+    if t["state"] == "set_back":
+        return (f"{t['table']}: set back by the latest build (run {t['run']}): check {t['check']} did not pass; "
+                "the previous version is still published")
+    if t["state"] == "not_published":
+        if t["run"] is None:
+            return f"{t['table']}: not published (never built)"
+        return f"{t['table']}: not published: run {t['run']} set it back, check {t['check']} did not pass"
+    return f"{t['table']}: published"

@@ -1,0 +1,173 @@
+"""What the operator commands show is what the build did (issue 19), on one real dbt build on DuckDB.
+
+The example project as a user's own dbt project would have it: without a `generate_schema_name`
+macro, so dbt's default builds `main_silver`, `main_gold` and `main_assay_meta`. `assay report`,
+`table list|get`, `maintain --dry-run`, `checks`, `check list` and `explain` must read those
+relations (the counts of the example project: the demo's), and the build's own events and check
+results must land in the meta schema dbt built, not in a second one spelled as in assay.yml.
+
+Then a second build whose required check fails: `assay table get order` says it was set back and
+why and exits 2, `table list` and the report's top say so first. Values of fields classified `pii`
+(the example's customer email) appear nowhere in the report, explain, or their JSON.
+
+One project, built twice; the first build's answers are read before the second build runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+from tests.support import dbtserver
+
+pytestmark = pytest.mark.slow
+
+# The demo's counts of the example project (tests/integration/test_demo.py): bronze, kept, flagged,
+# quarantined, deduped.
+DEMO = {"customer": (6, 3, 1, 2, 1), "order": (10, 5, 3, 4, 1)}
+PII_VALUES = ("not-an-email", "linus@example.com", "ken@example.com")
+
+
+def _assay(project: Path, *args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, [*args, "--project", str(project)])
+    return res.exit_code, res.output
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory) -> Path:
+    """The example project without assay's schema macro, built once by dbt."""
+    from assay.runtime.bronze import load_csv_dir_duckdb
+
+    project = tmp_path_factory.mktemp("truth") / "shop"
+    code, out = _assay_init(project)
+    assert code == 0, out
+    (project / "macros" / "generate_schema_name.sql").unlink()
+    code, out = _assay(project, "generate", "dbt", "--spec", str(project))
+    assert code == 0, out
+    assert "main_silver" in out and "assay's commands read them there" in out
+    load_csv_dir_duckdb(project / "warehouse.duckdb", project / "bronze", "bronze")
+    dbtserver.in_project(project, "deps", check=True)
+    dbtserver.in_project(project, "build", check=True)
+    return project
+
+
+def _assay_init(project: Path) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, ["init", str(project)])
+    return res.exit_code, res.output
+
+
+def _schemas(project: Path) -> set[str]:
+    import duckdb
+
+    con = duckdb.connect(str(project / "warehouse.duckdb"), read_only=True)
+    try:
+        return {r[0] for r in con.execute("select distinct table_schema from information_schema.tables").fetchall()}
+    finally:
+        con.close()
+
+
+def test_commands_read_where_dbt_built(shop):
+    # dbt's default naming; the build's events and results went where dbt built the meta models
+    assert _schemas(shop) == {"bronze", "main_silver", "main_gold", "main_assay_meta"}
+
+    code, out = _assay(shop, "report", "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    for e in doc["entities"]:
+        latest = e["latest"]
+        got = (latest["bronze"], latest["kept"], e["flagged"], latest["quarantined"], latest["deduped"])
+        assert got == DEMO[e["entity"]], (e["entity"], got)
+    assert [c["check_id"] for c in doc["checks"]] == ["ENOUGH_ORDERS"]
+
+    code, out = _assay(shop, "table", "list")
+    assert (code, out.strip()) == (0, "order: published")
+    code, out = _assay(shop, "table", "get", "order")
+    assert (code, out.strip()) == (0, "order: published")
+
+    code, out = _assay(shop, "maintain", "--dry-run", "--json")
+    assert code == 0, out
+    assert {(e["entity"], e["table"]) for e in json.loads(out)} == {
+        ("customer", "main_silver.customer__reject"), ("order", "main_silver.order__reject")}
+
+    code, out = _assay(shop, "checks")
+    assert code == 0, out
+    assert "order: ENOUGH_ORDERS: passed: row count 5 satisfies the declared minimum of 1" in out
+
+    code, out = _assay(shop, "explain", "order", "O-1")
+    assert code == 0, out
+    assert "It is in the entity (published)." in out
+
+    # Without the manifest, dbt's default naming is computed from the profile: the same answers.
+    manifest = shop / "target" / "manifest.json"
+    kept = manifest.read_bytes()
+    manifest.unlink()
+    try:
+        code, out = _assay(shop, "table", "get", "order")
+        assert (code, out.strip()) == (0, "order: published")
+        # A macro of the user's own cannot be computed: refused, saying what writes the manifest.
+        (shop / "macros" / "my_schemas.sql").write_text(
+            "{% macro generate_schema_name(custom_schema_name, node) -%}x_{{ custom_schema_name }}{%- endmacro %}\n")
+        code, out = _assay(shop, "report", "--json")
+        assert code == 1, out
+        assert "run `dbt parse` (or `dbt build`)" in out
+        code, out = _assay(shop, "checks")
+        assert code == 1 and "target/manifest.json" in out, out
+    finally:
+        (shop / "macros" / "my_schemas.sql").unlink(missing_ok=True)
+        manifest.write_bytes(kept)
+
+
+def test_pii_values_are_never_shown(shop):
+    code, out = _assay(shop, "report", "--json")
+    assert code == 0, out
+    for value in PII_VALUES:
+        assert value not in out, value
+    code, html_out = _assay(shop, "report", "--out", str(shop / "r.html"))
+    assert code == 0, html_out
+    page = (shop / "r.html").read_text(encoding="utf-8")
+    for value in PII_VALUES:
+        assert value not in page, value
+    for args in (("explain", "customer", "C3"), ("explain", "customer", "C3", "--json"),
+                 ("explain", "customer", "--source-row-id", "c-004")):
+        code, out = _assay(shop, *args)
+        assert code == 0, out
+        for value in PII_VALUES:
+            assert value not in out, (args, value)
+        assert "email" in out  # the field is named, its value is not
+
+
+def test_set_back_build_is_visible(shop):
+    """Runs last: a second build whose required check fails sets `order` back."""
+    entities = shop / "spec" / "entities.yml"
+    entities.write_text(entities.read_text().replace(
+        "enforcement: advisory, min_rows: 1}", "enforcement: required, min_rows: 1000}"))
+    code, out = _assay(shop, "generate", "dbt")
+    assert code == 0, out
+    run = dbtserver.in_project(shop, "build")
+    assert run.returncode != 0 and "CHECK_FAILED" in run.stdout
+
+    code, out = _assay(shop, "table", "get", "order")
+    assert code == 2, out
+    assert out.startswith("order: set back by the latest build (run ")
+    assert "check ENOUGH_ORDERS did not pass; the previous version is still published" in out
+    code, out = _assay(shop, "table", "get", "order", "--json")
+    assert code == 2
+    state = json.loads(out[: out.rindex("}") + 1])
+    assert (state["state"], state["check"], state["why"]) == ("set_back", "ENOUGH_ORDERS", "previous_version_kept")
+    code, out = _assay(shop, "table", "list")
+    assert code == 0 and out.startswith("order: set back by the latest build"), out
+
+    code, out = _assay(shop, "report", "--json")
+    assert code == 0, out
+    doc = json.loads(out)
+    order = next(e for e in doc["entities"] if e["entity"] == "order")
+    assert order["outcome"]["state"] == "set_back" and order["outcome"]["check"] == "ENOUGH_ORDERS"
+    code, out = _assay(shop, "report", "--out", str(shop / "r.html"))
+    page = (shop / "r.html").read_text(encoding="utf-8")
+    top = page[: page.index("<h2")]
+    assert "order: set back by the latest build" in top
