@@ -65,7 +65,7 @@ def test_hash_seed_does_not_leak_into_the_ir() -> None:
         "print(json.dumps(dump(compile_spec(sys.argv[1])[0]), sort_keys=True, indent=2))"
     )
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    out = subprocess.run([sys.executable, "-c", script, str(SPEC)], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", script, str(SPEC)], env=env, capture_output=True, text=True, check=True, timeout=300)
     assert out.stdout.rstrip("\n") == render(SPEC)[0]
 
 

@@ -80,7 +80,7 @@ def test_generate_path_imports_no_engine():
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('sqlmesh', 'duckdb', 'dbt', 'assay_sqlmesh'))\n"
         "assert not bad, bad\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -198,11 +198,11 @@ def test_a_second_context_in_one_process_still_has_the_macros(tmp_path):
     project.mkdir()
     (project / "config.yaml").write_text(duckdb_config(str(tmp_path / "w.duckdb")), encoding="utf-8")
     generate_sqlmesh_project(PRECEDENCE / "spec", project)
-    proc = subprocess.run([sys.executable, "-c", SECOND_CONTEXT, str(project)], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run([sys.executable, "-c", SECOND_CONTEXT, str(project)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout[-2000:] + proc.stderr[-4000:]
     # without the hook a fresh load fails (the model cache would import the macros on its own)
     (project / "macros" / "assay_macros.py").unlink()
     shutil.rmtree(project / ".cache", ignore_errors=True)
-    proc = subprocess.run([sys.executable, "-c", SECOND_CONTEXT, str(project)], capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run([sys.executable, "-c", SECOND_CONTEXT, str(project)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode != 0
     assert re.search(r"Macro 'assay_[a-z_]+' does not exist", proc.stderr), proc.stderr[-2000:]

@@ -29,7 +29,7 @@ ENGINES = (
 )
 # Apache Spark in local mode (tests/support/spark.py): not in ENGINES, because a Spark build
 # costs minutes; the Spark suites (tests/integration/test_spark_*.py) run the shared suites with
-# `engine` overridden to this one, one Spark process (and Derby metastore) per project.
+# `engine` overridden to this one, in one Spark process (and Derby metastore) per test process.
 SPARK = EngineSpec("spark", "spark")
 
 
@@ -82,9 +82,9 @@ class Engine:
 
     def dbt_project(self, root: Path, spec_dir: Path, name: str):
         if self.kind == "spark":
-            from .spark import make_spark_project, SparkWarehouse
+            from .spark import make_spark_project
 
-            return make_spark_project(root / "project", spec_dir, SparkWarehouse(root / "warehouse"))
+            return make_spark_project(root / "project", spec_dir)  # the worker's shared Spark process
         from .dbtproject import make_project
 
         return make_project(root, spec_dir, self.kind, self.database(name))

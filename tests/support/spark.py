@@ -10,8 +10,15 @@ test does not run the `dbt` CLI (a JVM per command) and then open its own sessio
 results (a second process on the same metastore). `SparkWarehouse` starts ONE child process per
 warehouse directory that holds a SparkSession for its whole life and runs, on request, dbt
 in-process (dbtRunner: dbt-spark's session method calls `SparkSession.builder.getOrCreate()`,
-which returns the session already running), SQL queries, and bronze loads. Each test file makes
-its own warehouse directory, so two files on two xdist workers never share a metastore.
+which returns the session already running), SQL queries, and bronze loads.
+
+Each test process (xdist worker) has one such Spark process, `shared_warehouse()`, in a
+directory of its own, so two workers never share a metastore, and every Spark module of the
+worker uses it: the JVM starts once per worker, not once per project. A new project empties the
+warehouse first (every database but `default` dropped with its tables), as a fresh process would
+have been; a project whose tables a later project dropped refuses every call, so two projects
+used in turn can never read each other's tables. A Spark process that died or hung is replaced
+by the next project.
 
 `SparkProject` has the DbtProject interface the shared suites use (`dbt`, `query`,
 `load_bronze`, `path`, `engine`), so a suite written for DuckDB/PostgreSQL runs unchanged.
@@ -52,10 +59,19 @@ def spark_conf(warehouse: Path) -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         # row_json / json_object keep null members (DuckDB's and PostgreSQL's JSON do)
         "spark.sql.jsonGenerator.ignoreNullFields": "false",
+        # Derby writes derby.log into the working directory (the repository root) unless told where
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
+        # shuffle blocks and session resources under the warehouse, not loose in /tmp
+        "spark.local.dir": str(warehouse / "local"),
     }
 
 
-def spark_profile(name: str, warehouse: Path, threads: int = 1) -> str:
+# dbt threads on Spark: local[2] runs two tasks at once, and most of a node's time is the driver's
+# round trips, so two nodes side by side keep both cores busy.
+THREADS = 2
+
+
+def spark_profile(name: str, warehouse: Path, threads: int = THREADS) -> str:
     """profiles.yml text for dbt-spark's session method on a local warehouse directory."""
     params = "".join(f'        {k}: "{v}"\n' for k, v in spark_conf(warehouse).items())
     return f"""{name}:
@@ -100,6 +116,9 @@ def _serve(conn, warehouse: str) -> None:
             elif op == "load":
                 _load(spark, *args)
                 conn.send(("ok", None))
+            elif op == "reset":
+                _reset(spark)
+                conn.send(("ok", None))
             else:
                 conn.send(("error", f"unknown op {op}"))
         except Exception as exc:  # the parent re-raises it with the message
@@ -130,13 +149,53 @@ def _load(spark, schema: str, name: str, columns: list, rows: list, fmt: str) ->
     df.coalesce(1).write.format(fmt).saveAsTable(f"`{schema}`.`{name}`")
 
 
+def _reset(spark) -> None:
+    """Drop every database but `default`, and every table in `default`: an empty warehouse."""
+    for (name,) in spark.sql("show databases").collect():
+        if name != "default":
+            spark.sql(f"drop database if exists `{name}` cascade")
+    for row in spark.sql("show tables in default").collect():
+        if not row.isTemporary:
+            spark.sql(f"drop table if exists default.`{row.tableName}`")
+    spark.catalog.clearCache()
+
+
 _OPEN: list = []  # every warehouse this process started, for close_all()
 
 
 def close_all() -> None:
-    """Stop every Spark process this process started (a test module's teardown)."""
-    while _OPEN:
-        _OPEN.pop().close()
+    """Stop every Spark process this process started but the shared one (a test module's teardown)."""
+    for warehouse in [w for w in _OPEN if w is not _SHARED.get("warehouse")]:
+        _OPEN.remove(warehouse)
+        warehouse.close()
+
+
+_SHARED: dict = {}  # "warehouse": this test process's SparkWarehouse, "projects": how many it held
+
+
+def shared_warehouse() -> "SparkWarehouse":
+    """This test process's Spark process, emptied for a new project (started on first use, and
+    again when the previous one died or was stopped at a deadline)."""
+    warehouse = _SHARED.get("warehouse")
+    if warehouse is None or not warehouse.alive():
+        import atexit
+        import tempfile
+
+        directory = Path(tempfile.mkdtemp(prefix="assay-spark-"))
+        warehouse = SparkWarehouse(directory)
+        _SHARED["warehouse"] = warehouse
+        atexit.register(_stop_shared, warehouse)
+    else:
+        warehouse.call("reset", None)
+    warehouse.generation += 1
+    return warehouse
+
+
+def _stop_shared(warehouse: "SparkWarehouse") -> None:
+    import shutil
+
+    warehouse.close()
+    shutil.rmtree(warehouse.directory, ignore_errors=True)
 
 
 class SparkWarehouse:
@@ -150,7 +209,11 @@ class SparkWarehouse:
         self._conn, child = ctx.Pipe()
         self._proc = ctx.Process(target=_serve, args=(child, str(self.directory)), daemon=True)
         self._proc.start()
+        self.generation = 0  # which project holds the warehouse now (shared_warehouse)
         status, self.version = self._recv()
+
+    def alive(self) -> bool:
+        return self._proc.is_alive()
 
     def _recv(self):
         # A build may take minutes; a dead process never answers, so stop waiting when it dies,
@@ -197,27 +260,40 @@ class SparkProject:
     path: Path
     warehouse: SparkWarehouse
     engine: str = "spark"
+    generation: int = 0  # the warehouse's generation this project was made in
+
+    def __post_init__(self):
+        self.generation = self.warehouse.generation
+
+    def _call(self, op: str, args):
+        if self.warehouse.generation != self.generation or not self.warehouse.alive():
+            raise RuntimeError(f"the Spark project in {self.path} is gone: a later project (or a restart after a "
+                               "failure) emptied the shared Spark warehouse; use one project at a time")
+        return self.warehouse.call(op, args)
 
     def dbt(self, *args: str, check: bool = False) -> subprocess.CompletedProcess:
         """dbt in the warehouse's Spark process; a CompletedProcess like the CLI's."""
         argv = [*args, "--project-dir", str(self.path), "--profiles-dir", str(self.path)]
-        rc, out = self.warehouse.call("dbt", (argv, str(self.path)))
+        rc, out = self._call("dbt", (argv, str(self.path)))
         proc = subprocess.CompletedProcess(["dbt", *argv], rc, out, "")
         if check and rc != 0:
             raise AssertionError(f"dbt {' '.join(args)} failed:\n{out[-8000:]}")
         return proc
 
     def query(self, sql: str) -> list[tuple]:
-        return self.warehouse.call("query", spark_sql(sql))
+        return self._call("query", spark_sql(sql))
 
     def load_bronze(self, relations: Iterable, schema: str = "bronze", fmt: str = "parquet") -> None:
         """(Re)create each bronze relation as all-string columns with exactly the given rows."""
         for rel in relations:
-            self.warehouse.call("load", (schema, rel.name, list(rel.columns), [list(r) for r in rel.rows], fmt))
+            self._call("load", (schema, rel.name, list(rel.columns), [list(r) for r in rel.rows], fmt))
 
 
-def make_spark_project(root: Path, spec_dir: Path, warehouse: SparkWarehouse) -> SparkProject:
-    """A dbt project in `root` on `warehouse`, with the spec generated into it and its package installed."""
+def make_spark_project(root: Path, spec_dir: Path, warehouse: Optional[SparkWarehouse] = None) -> SparkProject:
+    """A dbt project in `root` on `warehouse` (default: this test process's shared one, emptied),
+    with the spec generated into it and its package installed."""
+    if warehouse is None:
+        warehouse = shared_warehouse()
     from assay.api import generate_dbt_project
     from assay.scaffold import write_dbt_skeleton
 
@@ -233,8 +309,8 @@ def make_spark_project(root: Path, spec_dir: Path, warehouse: SparkWarehouse) ->
 def java_missing() -> Optional[str]:
     """Why Spark cannot run here (no Java runtime), or None."""
     try:
-        subprocess.run(["java", "-version"], capture_output=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
+        subprocess.run(["java", "-version"], capture_output=True, check=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
         return "Spark needs a Java runtime (java on PATH); .ci/run installs openjdk-17-jre-headless"
     return None
 
@@ -242,8 +318,8 @@ def java_missing() -> Optional[str]:
 @pytest.fixture(scope="module", name="engine")
 def suite_engine():
     """The `engine` of a module that runs a shared suite on Spark instead of the session's engines
-    (decision 0025; import it into the module): fails when Java is missing, then one Spark process
-    per project, all stopped when the module ends."""
+    (decision 0025; import it into the module): fails when Java is missing; its projects use the
+    test process's shared Spark process (`shared_warehouse`)."""
     from .engines import SPARK, Engine
 
     reason = java_missing()
