@@ -16,6 +16,32 @@ for _name, _value in (("DO_NOT_TRACK", "1"), ("DBT_SEND_ANONYMOUS_USAGE_STATS", 
     os.environ.setdefault(_name, _value)
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    # The run's id, inherited by its xdist workers: what a PostgreSQL install copy belongs to.
+    if not _is_worker(config):
+        os.environ["ASSAY_TEST_RUN"] = str(os.getpid())
+
+
+def pytest_sessionstart(session):
+    """Leave nothing behind between runs: servers of a killed worker of an earlier run, and
+    install copies of runs that ended, are removed before this run starts."""
+    if not _is_worker(session.config):
+        from tests.support import pg
+
+        pg.sweep_stale()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _is_worker(session.config):
+        from tests.support import pg
+
+        pg.sweep_stale(everything_of_this_run=True)
 BASE_SPEC = FIXTURES / "specs" / "base"
 
 
@@ -167,3 +193,25 @@ def pytest_collection_modifyitems(config, items):
         if _starts_postgres(item) and item.get_closest_marker("postgres") is None:
             item.add_marker(pytest.mark.postgres)
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)
+
+
+# --- where the time went: each module's total, printed after pytest's own slowest tests ---------
+
+_MODULE_SECONDS: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    """Add each phase's time (setup, call, teardown) to its module. Under xdist the controller
+    receives every worker's reports, so the totals are the whole run's worker-seconds."""
+    module = report.nodeid.split("::", 1)[0]
+    _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """With `--durations` (scripts/test.sh sets it), every module's total time, slowest first."""
+    if config.option.durations is None or not _MODULE_SECONDS or _is_worker(config):
+        return
+    total = sum(_MODULE_SECONDS.values())
+    terminalreporter.write_sep("=", f"time per module ({total / 60:.1f} worker-minutes in all)")
+    for module, seconds in sorted(_MODULE_SECONDS.items(), key=lambda kv: (-kv[1], kv[0])):
+        terminalreporter.write_line(f"{seconds:9.1f}s  {100 * seconds / total:5.1f}%  {module}")

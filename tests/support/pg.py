@@ -78,6 +78,8 @@ class PgServer:
 
     def start(self) -> "PgServer":
         self.workdir.mkdir(parents=True, exist_ok=True)
+        # who owns this server: sweep_stale() stops it once that process is gone (a killed worker)
+        (self.workdir / OWNER_FILE).write_text(str(os.getpid()))
         if os.geteuid() == 0:
             pw = _ensure_os_user(OS_USER)
             self._run_as = {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
@@ -122,6 +124,68 @@ class PgServer:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+OWNER_FILE = "owner.pid"
+WORKDIR_PREFIX = "assay-pg-"
+INSTALL_PREFIX = "assay-pg-install-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale(everything_of_this_run: bool = False) -> list[str]:
+    """Stop the servers and remove the work directories whose owning test process is gone (a
+    worker that was killed never reached its own stop), and the install copies of runs that
+    ended. `everything_of_this_run` (the run's end) also removes this run's install copies.
+    Returns what it removed."""
+    removed = []
+    tmp = Path(tempfile.gettempdir())
+    for workdir in sorted(tmp.glob(WORKDIR_PREFIX + "*")):
+        if workdir.name.startswith(INSTALL_PREFIX) or not workdir.is_dir():
+            continue
+        owner = workdir / OWNER_FILE
+        try:
+            pid = int(owner.read_text())
+        except (OSError, ValueError):
+            continue  # being set up right now, or not ours
+        if _alive(pid):
+            continue
+        pidfile = workdir / "data" / "postmaster.pid"
+        if pidfile.exists():
+            try:
+                server_pid = int(pidfile.read_text().split()[0])
+                os.kill(server_pid, 9)  # the postmaster; its children exit with it
+            except (OSError, ValueError, IndexError):
+                pass
+        shutil.rmtree(workdir, ignore_errors=True)
+        removed.append(str(workdir))
+    for copy in sorted(tmp.glob(INSTALL_PREFIX + "*")):
+        marker = copy / OWNER_FILE
+        try:
+            run = marker.read_text().strip()
+        except OSError:
+            run = ""
+        if everything_of_this_run and run == _run_id() or run and not _run_alive(run):
+            shutil.rmtree(copy, ignore_errors=True)
+            removed.append(str(copy))
+    return removed
+
+
+def _run_id() -> str:
+    """The test run this process belongs to: xdist's run id on a worker, else this process."""
+    return os.environ.get("ASSAY_TEST_RUN", str(os.getpid()))
+
+
+def _run_alive(run: str) -> bool:
+    return run.isdigit() and _alive(int(run))
+
+
 def _ensure_os_user(name: str) -> pwd.struct_passwd:
     # On a fresh machine both test workers may create the account at once: useradd then fails
     # for one of them (the other holds /etc/passwd's lock, or made it first), so look again.
@@ -148,14 +212,16 @@ def _reachable_bin_dir(bin_dir: Path, run_as: dict) -> Path:
     except (OSError, subprocess.SubprocessError):
         pass
     install, outer = bin_dir.parents[1], bin_dir.parents[2]
-    # a stable name, so later runs reuse the copy until the installation changes
-    key = hashlib.sha1(f"{bin_dir}:{(bin_dir / 'postgres').stat().st_mtime_ns}".encode()).hexdigest()[:12]
-    dest = Path(tempfile.gettempdir()) / f"assay-pg-install-{key}"
+    # one copy per installation and test run, shared by the run's workers; the run's controller
+    # removes it at the end (sweep_stale), and a later run removes one whose run was killed
+    key = hashlib.sha1(f"{bin_dir}:{(bin_dir / 'postgres').stat().st_mtime_ns}:{_run_id()}".encode()).hexdigest()[:12]
+    dest = Path(tempfile.gettempdir()) / f"{INSTALL_PREFIX}{key}"
     if not (dest / install.name).exists():
-        staging = Path(tempfile.mkdtemp(prefix="assay-pg-install-"))
+        staging = Path(tempfile.mkdtemp(prefix=INSTALL_PREFIX))
         shutil.copytree(install, staging / install.name, symlinks=True)
         for libs in outer.glob(f"{install.name}*.libs"):
             shutil.copytree(libs, staging / libs.name, symlinks=True)
+        (staging / OWNER_FILE).write_text(_run_id())
         os.chmod(staging, 0o755)
         try:
             staging.rename(dest)  # atomic: a parallel worker may be doing the same
@@ -225,7 +291,7 @@ def major_version(bin_dir: Path) -> str:
 
 def start_server(label: str, bin_dir: Path) -> PgServer:
     # The parent of the work dir must be traversable by the unprivileged server user.
-    workdir = Path(tempfile.mkdtemp(prefix=f"assay-pg-{label}-"))
+    workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{label}-"))
     os.chmod(workdir, 0o755)
     server = PgServer(label=label, bin_dir=bin_dir, workdir=workdir)
     # a second line of defence when the caller never reaches its own stop (stop is idempotent)
