@@ -91,6 +91,11 @@ FILES = {
         */
         SELECT * FROM Silver.account WHERE assay_probe_write() > 0
         """,
+    # The text that closed the PostgreSQL DO block counting a check: now only a value.
+    "checks/Silver/account/dollar_quote.sql": """
+        SELECT * FROM Silver.account
+        WHERE status = '$assay$; create table public.assay_injected (a int); do $assay$ begin'
+        """,
     "checks/Silver/account/high_tier.sql": """
         /* assay
         on_failure: warn
@@ -188,6 +193,7 @@ def test_operator_commands_on_quoted_schemas(built):
     project, spec = built
     before = _relations(project)
     assert ("Silver", "account") in before and ("Assay_Meta", "assay_check_results") in before
+    assert not [r for r in before if r[1] == "assay_injected"]
 
     # explain: right answers through the quoted names, and never the redacted bronze column.
     code, out = _run(built, "explain", "account", "a2", "--json")
@@ -213,7 +219,8 @@ def test_operator_commands_on_quoted_schemas(built):
     code, out = _run(built, "check", "list", "--json")
     assert code == 0, out
     listed = sorted((i["check"], i["outcome"]) for i in json.loads(out))
-    assert listed == [("ENOUGH_ACCOUNTS", "passed"), ("Silver.account/high_tier", "warned"),
+    assert listed == [("ENOUGH_ACCOUNTS", "passed"), ("Silver.account/dollar_quote", "passed"),
+                      ("Silver.account/high_tier", "warned"),
                       ("Silver.account/probe_writes", PROBE_OUTCOME[project.engine])], listed
     code, out = _run(built, "checks", "--json")
     results = {r["check_id"]: r for r in json.loads(out)}

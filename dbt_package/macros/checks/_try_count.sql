@@ -21,10 +21,11 @@
     subtransaction back, and with it the setting (a subtransaction cannot turn read-write again);
     the count survives in a PL/pgSQL variable. -#}
 {% macro postgres___try_count(sql) %}
+  {%- set tag = assay._free_dollar_tag(sql) -%}
   {% call statement('assay_try_count') -%}
     drop table if exists pg_temp.assay_try_count;
     create temporary table assay_try_count (n bigint, error text);
-    do $assay$
+    do ${{ tag }}$
     declare assay_n bigint;
     begin
       begin
@@ -37,8 +38,19 @@
     exception when others then
       insert into assay_try_count values (null, sqlerrm);
     end
-    $assay$;
+    ${{ tag }}$;
   {%- endcall %}
   {%- set row = run_query('select n, error from pg_temp.assay_try_count').rows[0] -%}
   {{ return({'n': (row[0] | int) if row[0] is not none else none, 'error': row[1]}) }}
+{% endmacro %}
+
+{#- A dollar-quote tag (`assay`, else `assay_0`, `assay_1`, ...) that does not occur in `text`: the
+    check's SQL is the author's free text, and a `$assay$` in it (in a string or a comment) would
+    otherwise end the DO block's body and run what follows as statements of their own. -#}
+{% macro _free_dollar_tag(text) %}
+  {%- set ns = namespace(tag='assay') -%}
+  {%- for i in range(1000) -%}
+    {%- if ('$' ~ ns.tag ~ '$') in text -%}{%- set ns.tag = 'assay_' ~ i -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(ns.tag) }}
 {% endmacro %}
