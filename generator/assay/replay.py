@@ -10,17 +10,37 @@ original `_source_row_id` and `_ingested_at` and the reserved `_load_id`
 every entity), and the next build judges them like any other delivery: merged
 by key under the dedupe order, re-stamped if they still fail, never deleted.
 `last_seen` does not move, because the delivery keeps its `_ingested_at`.
+
+Replay re-delivers only what could win its key (decision 0920). An entity with
+`dedupe:` has an order, and the build applies it to the re-delivered rows, to
+bronze's rows and to each other, so every candidate goes back and the build's
+dedupe decides. An entity without `dedupe:` has none: two rows of one key stop
+the build on the key audit, every build after it too. So replay puts back at
+most one row per key there, and none for a key bronze already delivers; the
+others stay open, their `failed_rules` re-stamped `(superseded)` (001).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable, Optional
 
 from .ir.model import Entity, Project
+from .runtime.relations import writable_relation
 from .runtime.sqltext import execute, executemany, relation
 
 REPLAY_LOAD_ID = "__replay__"
+# Reference 001's mark of a candidate that lost its key to a better row rather than to a rule.
+SUPERSEDED = "(superseded)"
+# `failed_rules` holding only the mark, as each engine's reject table stores the list (an array
+# on DuckDB and PostgreSQL, bound as a Python list). Spark's reject table is parquet, which takes
+# no UPDATE: there the loser is left unmarked (and still not re-delivered), and the report says so.
+MARKED_RULES = {"duckdb": [SUPERSEDED], "postgres": [SUPERSEDED]}
+_FETCH = 10_000  # staged rows read per round trip while looking for the keys bronze holds
 
 
 @dataclass
@@ -29,6 +49,81 @@ class ReplayReport:
     in_bronze: int = 0  # open rejects the next build re-judges by itself
     redelivered: dict = field(default_factory=dict)  # bronze relation -> rows re-delivered
     unrecoverable: int = 0  # open rejects without a raw payload column to rebuild from
+    superseded: int = 0  # open rejects not re-delivered: their key is held, or a later one of theirs wins
+    marked: bool = True  # whether the superseded rows were re-stamped `(superseded)` (not on Spark)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An open reject row whose bronze row is gone: what replay could re-deliver."""
+
+    reject_id: str
+    source: str  # the bronze relation it came from
+    source_row_id: str
+    load_id: Optional[str]  # the delivery it was diverted from
+    last_seen: Any  # that delivery's `_ingested_at`
+    raw: Optional[str]
+    key: Optional[tuple]  # the key as text, None when a part is NULL (no identity: never competes)
+
+
+# --------------------------------------------------------------------------- which rows would win
+
+
+def key_text(value: Any) -> Optional[str]:
+    """One key part as comparable text, whether it came from `key_values` JSON or a typed column:
+    exact decimals (`10.50` = `10.5`), ISO dates and instants with a `T`, booleans lower-case."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, Decimal)):
+        return format(Decimal(str(value)).normalize(), "f")
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    return re.sub(r"^(\d{4}-\d{2}-\d{2}) (\d)", r"\1T\2", str(value))
+
+
+def key_of(values: Iterable[Any]) -> Optional[tuple]:
+    """A key as a tuple of texts, or None when any part is NULL (the key audit skips such rows)."""
+    parts = tuple(key_text(v) for v in values)
+    return None if any(p is None for p in parts) else parts
+
+
+def delivery_order(c: Candidate) -> tuple:
+    """Sort key, latest delivery first: the pipeline's delivery order (`_ingested_at desc nulls
+    last, _load_id desc nulls last`), then `_source_row_id` and the reject id, so it is total."""
+    seen = key_text(c.last_seen)
+    return (seen is None, _desc(seen), c.load_id is None, _desc(c.load_id), _desc(c.source_row_id), _desc(c.reject_id))
+
+
+def _desc(text: Optional[str]) -> tuple:
+    # a descending order on text, as a tuple that sorts ascending
+    return tuple(-ord(ch) for ch in (text or "")) + (1,)
+
+
+def winners(entity: Entity, candidates: list[Candidate], held: set) -> tuple[list[Candidate], list[Candidate]]:
+    """(the candidates to re-deliver, the superseded ones).
+
+    With `dedupe:` every candidate goes back: the build ranks them, bronze's rows and each other
+    by the entity's own dedupe order (field desc, tie_break, `_source_row_id`, `_load_id`), over
+    the transformed values only the build computes. Without it, a key bronze already delivers
+    (`held`) takes no re-delivery, and of several candidates of one free key only the latest
+    delivery goes back; a candidate with a NULL key part competes with nothing.
+    """
+    if entity.dedupe:
+        return list(candidates), []
+    back, lost, taken = [], [], set(held)
+    for c in sorted(candidates, key=delivery_order):
+        if c.key is not None and c.key in taken:
+            lost.append(c)
+            continue
+        if c.key is not None:
+            taken.add(c.key)
+        back.append(c)
+    return back, lost
+
+
+# --------------------------------------------------------------------------- reading the warehouse
 
 
 def _columns(cur, dialect: str, rel: str) -> list[str]:
@@ -36,38 +131,101 @@ def _columns(cur, dialect: str, rel: str) -> list[str]:
     return [d[0] for d in cur.description]
 
 
-def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool = False) -> ReplayReport:
-    """Re-deliver the open reject rows of `entity` whose bronze row is gone; return what was done."""
-    silver, bronze = project.schema("silver"), project.schema("bronze")
-    reject = relation(dialect, silver, f"{entity.name}__reject")
+def _key_from_json(entity: Entity, key_values: Optional[str]) -> Optional[tuple]:
+    if not key_values:
+        return None
+    values = json.loads(key_values, parse_float=Decimal)
+    return key_of(values.get(k) for k in entity.key)
+
+
+def _held_keys(cur, dialect: str, project: Project, entity: Entity, present: dict, wanted: set) -> set:
+    """The keys among `wanted` that the next build will find in bronze or in the entity: the
+    latest deliveries the last build staged that are still in bronze (`present`, by source), or
+    that it kept. A diverted one counts too: under a relaxed spec the next build may keep it."""
+    if not wanted:
+        return set()
+    sources = {m.name: m.source for m in entity.mappings}
+    keys = ", ".join(relation(dialect, k) for k in entity.key)
+    staged = relation(dialect, project.schema("silver"), f"{entity.name}__staged")
+    execute(cur, dialect, f"select _mapping, _source_row_id, _route, {keys} from {staged} where _delivery_rank = 1")
+    held = set()
+    while True:
+        rows = cur.fetchmany(_FETCH)
+        if not rows:
+            return held
+        for mapping, srid, route, *key in rows:
+            k = key_of(key)
+            if k in wanted and (route == "kept" or srid in present.get(sources.get(mapping), ())):
+                held.add(k)
+
+
+def _candidates(cur, dialect: str, project: Project, entity: Entity, report: ReplayReport) -> tuple[list[Candidate], dict]:
+    """The open reject rows whose bronze row is gone, and each source's `_source_row_id`s."""
+    reject = relation(dialect, project.schema("silver"), f"{entity.name}__reject")
+    out, present = [], {}
+    for source in sorted({m.source for m in entity.mappings}):
+        rows = execute(cur, dialect, "select reject_id, _source_row_id, _load_id, last_seen, raw, key_values "
+                                     f"from {reject} where resolved_at is null and source_relation = ?", (source,)).fetchall()
+        # varchar is text on every engine (Spark's connection spells it STRING)
+        rel = relation(dialect, project.schema("bronze"), source)
+        present[source] = {r[0] for r in execute(cur, dialect, f"select cast(_source_row_id as varchar) from {rel}").fetchall()}
+        for rid, srid, load_id, seen, raw, key_values in rows:
+            if srid in present[source]:
+                report.in_bronze += 1
+            else:
+                out.append(Candidate(rid, source, srid, load_id, seen, raw, _key_from_json(entity, key_values)))
+    return out, present
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _redeliver(cur, dialect: str, project: Project, source: str, rows: list[Candidate], report: ReplayReport, dry_run: bool) -> None:
+    rel = relation(dialect, project.schema("bronze"), source)
+    columns = _columns(cur, dialect, rel)
+    values = []
+    for c in rows:
+        payload = json.loads(c.raw) if c.raw else None
+        if payload is None:
+            report.unrecoverable += 1
+            continue
+        payload["_load_id"] = REPLAY_LOAD_ID
+        payload["_source_row_id"] = c.source_row_id
+        values.append([None if payload.get(col) is None else str(payload.get(col)) for col in columns])
+    report.redelivered[source] = len(values)
+    if values and not dry_run:
+        marks = ", ".join(["?"] * len(columns))
+        # Bronze column names come from the loader, not from a validated spec: quoted one by one.
+        names = ", ".join(relation(dialect, col) for col in columns)
+        executemany(cur, dialect, f"insert into {rel} ({names}) values ({marks})", values)
+
+
+def _mark_superseded(conn, cur, dialect: str, project: Project, entity: Entity, lost: list[Candidate], now: dt.datetime) -> bool:
+    """Re-stamp the losers' `failed_rules` as `(superseded)`; `last_seen` and `resolved_at` stay.
+    False where the engine's reject table takes no UPDATE (Spark)."""
+    rules = MARKED_RULES.get(dialect)
+    if rules is None:
+        return False
+    table = writable_relation(conn, dialect, project.schema("silver"), f"{entity.name}__reject")
+    executemany(cur, dialect, f"update {table} set failed_rules = ?, last_evaluated_at = ? where reject_id = ?",
+                [(rules, now, c.reject_id) for c in lost])
+    return True
+
+
+def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool = False,
+           now: Optional[dt.datetime] = None) -> ReplayReport:
+    """Re-deliver the open reject rows of `entity` whose bronze row is gone and that could win
+    their key; mark the others `(superseded)`; return what was (or, dry, would be) done.
+    `now` (naive UTC) stamps `last_evaluated_at` of the marked rows."""
     report = ReplayReport(entity.name)
     cur = conn.cursor()
-    sources = sorted({m.source for m in entity.mappings})
-    for source in sources:
-        rel = relation(dialect, bronze, source)
-        execute(cur, dialect, f"select r._source_row_id, r.raw from {reject} as r where r.resolved_at is null and r.source_relation = ?",
-                (source,))
-        open_rows = cur.fetchall()
-        # varchar is text on every engine (Spark's connection spells it STRING)
-        execute(cur, dialect, f"select cast(_source_row_id as varchar) from {rel}")
-        present = {r[0] for r in cur.fetchall()}
-        missing = [(srid, raw) for srid, raw in open_rows if srid not in present]
-        report.in_bronze += len(open_rows) - len(missing)
-        if not missing:
-            continue
-        columns = _columns(cur, dialect, rel)
-        rows = []
-        for srid, raw in missing:
-            payload = json.loads(raw) if raw else None
-            if payload is None:
-                report.unrecoverable += 1
-                continue
-            payload["_load_id"] = REPLAY_LOAD_ID
-            payload["_source_row_id"] = srid
-            rows.append([None if payload.get(c) is None else str(payload.get(c)) for c in columns])
-        report.redelivered[source] = len(rows)
-        if rows and not dry_run:
-            # Bronze column names come from the loader, not from a validated spec: quoted one by one.
-            names = ", ".join(relation(dialect, c) for c in columns)
-            executemany(cur, dialect, f"insert into {rel} ({names}) values ({', '.join(['?'] * len(columns))})", rows)
+    candidates, present = _candidates(cur, dialect, project, entity, report)
+    held = set() if entity.dedupe else _held_keys(cur, dialect, project, entity, present, {c.key for c in candidates if c.key})
+    back, lost = winners(entity, candidates, held)
+    for source in sorted({c.source for c in back}):
+        _redeliver(cur, dialect, project, source, [c for c in back if c.source == source], report, dry_run)
+    report.superseded = len(lost)
+    if lost and not dry_run:
+        stamp = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        report.marked = _mark_superseded(conn, cur, dialect, project, entity, lost, stamp)
     return report

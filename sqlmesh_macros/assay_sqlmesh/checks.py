@@ -143,6 +143,19 @@ def _ensure_results(adapter, relation: str, dialect: str) -> None:
         adapter.execute("RELEASE SAVEPOINT assay_results")
 
 
+def _holds(evaluator, adapter, only_if) -> bool:
+    """True without a condition; with one (a query), when it returns at least one row.
+
+    The staged model of an entity without dedupe records the entity's checks only when its
+    key audit is about to stop the run (decision 0921): otherwise the entity records them."""
+    if only_if is None:
+        return True
+    d = dialect_of(evaluator)
+    found = adapter.fetchone(f"SELECT COUNT(*) FROM ({_expanded(evaluator, only_if, d)}) AS assay_only_if",
+                             quote_identifiers=False)
+    return bool(found and int(found[0]))
+
+
 def _results_exist(adapter, table: exp.Table, dialect: str) -> bool:
     """Asked of the catalog every time: the adapter's table cache may predate a concurrent create."""
     found = adapter.fetchone(
@@ -303,15 +316,17 @@ def _over_time_budget(check: dict, rows: int, seconds: int) -> dict:
 
 @macro()
 def assay_record_declared_checks(evaluator, table_name, results, checks, measure, scan_budget=None,
-                                 time_budget=None) -> Optional[exp.Expr]:
+                                 time_budget=None, only_if=None) -> Optional[exp.Expr]:
     """Measure every declared check of ``table_name`` in one query, decide, and record.
 
     ``checks`` is the generator's JSON list of descriptors (which columns of the measuring row
     each check reads, its bounds); ``measure`` the measuring query over ``@this_model``;
     ``scan_budget`` (bytes) and ``time_budget`` (seconds) the table's budgets (000): over the
     first, estimated before the pass, the pass does not run; past the second (PostgreSQL's
-    statement timeout) it is cancelled; either way the row-reading checks are not_evaluated.
-    Returns the INSERT of the results, or nothing outside an evaluation:
+    statement timeout) it is cancelled; either way the row-reading checks are not_evaluated;
+    ``only_if`` a query that must return a row for anything to be recorded (the staged model's
+    fallback recorder, decision 0921). Returns the INSERT of the results, or nothing outside an
+    evaluation:
 
     >>> from sqlglot import exp
     >>> from sqlmesh.core.macros import MacroEvaluator
@@ -323,7 +338,7 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     from assay.checks.recorded import verdict_of
 
     adapter = _adapter(evaluator)
-    if adapter is None:
+    if adapter is None or not _holds(evaluator, adapter, only_if):
         return None
     d = dialect_of(evaluator)
     descriptors = json.loads(_string(checks))
@@ -368,10 +383,11 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
 
 
 @macro()
-def assay_record_sql_check(evaluator, table_name, results, check_name, on_failure, position, query) -> Optional[exp.Expr]:
+def assay_record_sql_check(evaluator, table_name, results, check_name, on_failure, position, query,
+                           only_if=None) -> Optional[exp.Expr]:
     """Count the rows one SQL check file returns on the table just written, and record it
-    (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``). Nothing outside an
-    evaluation:
+    (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``); ``only_if`` as for
+    ``assay_record_declared_checks``. Nothing outside an evaluation:
 
     >>> from sqlglot import exp
     >>> from sqlmesh.core.macros import MacroEvaluator
@@ -384,7 +400,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     from assay.checks.recorded import verdict_of
 
     adapter = _adapter(evaluator)
-    if adapter is None:
+    if adapter is None or not _holds(evaluator, adapter, only_if):
         return None
     d = dialect_of(evaluator)
     relation = _string(results)

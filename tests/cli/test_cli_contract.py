@@ -336,15 +336,17 @@ def test_replay_dry_run_as_json_and_in_the_singular(tmp_path):
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("create schema silver; create schema bronze")
-    con.execute('create table silver."order__reject" (_source_row_id varchar, raw varchar, resolved_at timestamp, source_relation varchar)')
-    con.execute("""insert into silver."order__reject" values ('o-404', '{"order_ref": "O-404", "price": "-1"}', null, 'raw_orders')""")
+    con.execute('create table silver."order__reject" (reject_id varchar, _source_row_id varchar, _load_id varchar, last_seen timestamp, '
+                'raw varchar, key_values varchar, resolved_at timestamp, source_relation varchar)')
+    con.execute("""insert into silver."order__reject" values ('r-404', 'o-404', 'l1', '2026-03-01 10:00:00',
+                   '{"order_ref": "O-404", "price": "-1"}', '{"order_id": "O-404"}', null, 'raw_orders')""")
     con.execute("create table bronze.raw_orders (_load_id varchar, _ingested_at varchar, _source_row_id varchar, order_ref varchar, price varchar)")
     con.close()
     args = ["replay", "order", "--spec", str(EXAMPLE), "--project", str(project), "--dry-run"]
     as_json = invoke(*args, "--json")
     assert as_json.exit_code == 0, as_json.output
     assert json.loads(as_json.stdout) == {"entity": "order", "dry_run": True, "in_bronze": 0,
-                                          "redelivered": {"raw_orders": 1}, "unrecoverable": 0}
+                                          "redelivered": {"raw_orders": 1}, "unrecoverable": 0, "superseded": 0}
     assert as_json.stderr == ""  # --json: no progress chatter
     text = invoke(*args)
     assert text.stdout.splitlines() == [

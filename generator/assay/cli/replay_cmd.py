@@ -22,7 +22,8 @@ from .common import PROJECT_HELP, Progress, build_command, environment_option, j
 def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path],
                target: Optional[str], environment: Optional[str], dry_run: bool, as_json: bool) -> None:
     """Re-deliver an entity's open reject rows whose bronze row has aged out, for the next build to judge
-    (`dbt build`; on SQLMesh the next `sqlmesh plan` or `sqlmesh run`)."""
+    (`dbt build`; on SQLMesh the next `sqlmesh plan` or `sqlmesh run`). On an entity without dedupe, at
+    most one row per key goes back and none for a key bronze delivers; the others are marked (superseded)."""
     from ..api import load_project
     from ..replay import replay
     from ..runtime.built_relations import built_project
@@ -55,7 +56,7 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
     if as_json:
         click.echo(json.dumps({"entity": entity, "dry_run": dry_run, "in_bronze": report.in_bronze,
                                "redelivered": dict(sorted(report.redelivered.items())),
-                               "unrecoverable": report.unrecoverable}, indent=2))
+                               "unrecoverable": report.unrecoverable, "superseded": report.superseded}, indent=2))
         return
     verb = "would re-deliver" if dry_run else "re-delivered"
     rows = plural(report.in_bronze, "open reject row")
@@ -65,6 +66,12 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
     if report.unrecoverable:
         click.echo(f"{entity}: {plural(report.unrecoverable, 'row')} {'has' if report.unrecoverable == 1 else 'have'} "
                    "no raw payload and cannot be replayed")
+    if report.superseded:
+        # decision 0920: at most one row per key goes back to an entity without dedupe
+        marked = ("stay open, re-stamped (superseded)" if report.marked else "stay open (this engine's reject table "
+                  "takes no update, so they are not re-stamped)") if not dry_run else "would stay open, re-stamped (superseded)"
+        click.echo(f"{entity}: {plural(report.superseded, 'row')} not re-delivered: {'its' if report.superseded == 1 else 'their'} "
+                   f"key is held by a row bronze delivers, or by a later replayed row; {marked}")
     if not dry_run:
         click.echo(_next_step(project_dir, project.schema("silver"), entity, environment))
 

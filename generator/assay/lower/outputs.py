@@ -11,8 +11,11 @@ from .spelling import Spelling, Sql
 from .staged import LINEAGE
 
 
-def kept_query(sp: Spelling, entity: Entity) -> str:
-    """The entity's rows: the staged rows routed `kept`, with the quality flags of an opted-in entity."""
+def kept_query(sp: Spelling, entity: Entity, staged: str | None = None) -> str:
+    """The entity's rows: the staged rows routed `kept`, with the quality flags of an opted-in entity.
+
+    `staged` names the staged relation when it is not the staged model itself (SQLMesh's staged
+    model measuring the entity's checks over its own rows, decision 0921)."""
     cols = [sp.ident(c.name) for c in entity.columns] + list(LINEAGE)
     if entity.opted_in:
         cols += [sp.sql("_failed_rules as _quality_flags"), sp.sql("{} as _quality_ok", sp.call("quality_ok", Sql("_failed_rules")))]
@@ -20,7 +23,7 @@ def kept_query(sp: Spelling, entity: Entity) -> str:
         [
             sp.sql("select"),
             ",\n".join(f"{sp.indent}{c}" for c in cols),
-            sp.sql("from {}", sp.staged(entity)),
+            sp.sql("from {}", staged or sp.staged(entity)),
             sp.sql("where _route = 'kept'"),
             "",
         ]

@@ -30,6 +30,7 @@ from sqlglot import exp
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
 from ...lower.declared_checks import measuring_query
+from ...lower.outputs import kept_query
 from .spelling import SqlmeshSpelling
 
 RESULTS_TABLE = "assay_check_results"
@@ -42,15 +43,16 @@ def results_relation(project: Project) -> str:
     return f"{project.schema('meta')}.{RESULTS_TABLE}"
 
 
-def declared_query(entity: Entity, low: SqlmeshSpelling) -> tuple[str, list[dict[str, Any]]]:
-    """The one measuring query of an entity's declared checks over ``@this_model``, and the
-    descriptors naming the columns of its row each check reads."""
-    return measuring_query(entity, low, THIS)
+def declared_query(entity: Entity, low: SqlmeshSpelling, relation: str = THIS) -> tuple[str, list[dict[str, Any]]]:
+    """The one measuring query of an entity's declared checks over ``relation`` (``@this_model``
+    unless told), and the descriptors naming the columns of its row each check reads."""
+    return measuring_query(entity, low, relation)
 
 
-def _sql_against_this(check, schema: str, dialect: str) -> str:
-    """The check file's query with its own table replaced by ``@this_model`` (the table SQLMesh
-    has just written), keeping the alias it was read under; other tables are read as they are."""
+def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str:
+    """The check file's query with its own table replaced by ``this`` (``@this_model``, the table
+    SQLMesh has just written, unless told), keeping the alias it was read under; other tables are
+    read as they are."""
     placeholder = "assay_this_model_placeholder"
     tree = sqlglot.parse_one(check.sql, read="duckdb")
     for table in list(tree.find_all(exp.Table)):
@@ -59,7 +61,7 @@ def _sql_against_this(check, schema: str, dialect: str) -> str:
             new = exp.to_table(placeholder)
             new.set("alias", alias)
             table.replace(new)
-    return tree.sql(dialect=dialect).replace(placeholder, THIS)
+    return tree.sql(dialect=dialect).replace(placeholder, this)
 
 
 def _audit_name(prefix: str, name: str) -> str:
@@ -87,13 +89,18 @@ def _indent(sql: str, by: str) -> str:
     return "\n".join(by + line for line in sql.splitlines())
 
 
-def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling) -> list[str]:
-    """The recording post-statements of an entity's model, or none."""
+def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this: str = THIS,
+                    only_if: str | None = None) -> list[str]:
+    """The recording post-statements of an entity's model, or none: they measure ``this`` (the
+    model just written unless told) and, with ``only_if`` (a query), record only when it
+    returns a row."""
     results = low.string(results_relation(project))
     table = low.string(entity.name)
+    condition = [f"{INDENT}only_if := (", _indent(only_if, INDENT * 2), f"{INDENT}),"] if only_if else []
     out = []
     if entity.declared_checks:
-        sql, descriptors = declared_query(entity, low)
+        # a subquery in FROM needs an alias on PostgreSQL (a check file's query keeps its own)
+        sql, descriptors = declared_query(entity, low, this if this == THIS else f"{this} AS assay_kept")
         # 000's budgets of the row pass (assay.yml `checks`), applied by the recorder (0214).
         scan_bytes, time_seconds = project.budget_of(entity.name)
         out.append(
@@ -105,6 +112,7 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling) -> l
                     f"{INDENT}checks := {low.string(json.dumps(descriptors, sort_keys=True))},",
                     f"{INDENT}scan_budget := {scan_bytes},",
                     f"{INDENT}time_budget := {time_seconds},",
+                    *condition,
                     f"{INDENT}measure := (",
                     _indent(sql, INDENT * 2),
                     f"{INDENT})",
@@ -113,7 +121,7 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling) -> l
             )
         )
     for n, check in enumerate(_sorted_sql_checks(entity), 1):
-        sql = _sql_against_this(check, project.schema("silver"), low.dialect)
+        sql = _sql_against_this(check, project.schema("silver"), low.dialect, this)
         out.append(
             "\n".join(
                 [
@@ -123,6 +131,7 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling) -> l
                     f"{INDENT}check_name := {low.string(check.name)},",
                     f"{INDENT}on_failure := {low.string(check.on_failure)},",
                     f"{INDENT}position := {SQL_POSITION + n},",
+                    *condition,
                     f"{INDENT}query := (",
                     _indent(sql, INDENT * 2),
                     f"{INDENT})",
@@ -156,3 +165,18 @@ def model_tail(entity: Entity, project: Project, low: SqlmeshSpelling) -> str:
     """What follows the model's query: the recording post-statements and the inline audits."""
     parts = post_statements(entity, project, low) + inline_audits(entity, project, low)
     return ";\n\n".join(parts) + (";\n" if parts else "")
+
+
+def staged_tail(entity: Entity, project: Project, low: SqlmeshSpelling) -> str:
+    """What follows the staged model's query: for an entity without dedupe whose checks the key
+    audit of the staged model could stop before the entity records them, the same recorders over
+    the rows about to be kept, run only when a kept key repeats (decision 0921). The entity's
+    own recorders and audits are unchanged: a run the key audit does not stop records there."""
+    if entity.dedupe or not (entity.declared_checks or entity.sql_checks):
+        return ""
+    kept = kept_query(low, entity, THIS).strip()
+    this = "(\n" + _indent(kept, INDENT) + "\n)"
+    keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
+    repeated = f"@assay_key_uniqueness_violations({THIS}, {keys}, TRUE)"
+    parts = post_statements(entity, project, low, this, repeated)
+    return ";\n\n".join(parts) + ";\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...ir.model import Entity, Project
 from ...lower.staged import staged_query, staged_relation
 from . import naming
+from .checks import staged_tail
 from .modelblock import audit_call, model_block
 from .project_files import bronze_audits
 from .spelling import SqlmeshSpelling
@@ -45,4 +46,9 @@ def staged_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         tags="(assay, assay_staged)",
         audits=staged_audits(entity, project, low),
     )
-    return "\n".join([header, block, "", staged_query(low, staged_relation(low, entity, project))])
+    query = staged_query(low, staged_relation(low, entity, project))
+    tail = staged_tail(entity, project, low)
+    if tail:
+        # the entity's checks, recorded here when the key audit below stops the run (0921)
+        query = query.rstrip().rstrip(";") + ";\n\n" + tail
+    return "\n".join([header, block, "", query])

@@ -1,0 +1,63 @@
+"""Which open reject rows `assay replay` re-delivers (decision 0920), without a warehouse."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from assay.api import load_project
+from assay.replay import Candidate, key_of, key_text, winners
+from tests.integration.test_replay_superseded import ENTITIES, MAPPING, _write
+
+
+def _candidate(rid, srid, seen, key, load_id="l1"):
+    return Candidate(rid, "raw_customers", srid, load_id, seen, "{}", key)
+
+
+def _entity(tmp_path, dedupe: bool):
+    entities = ENTITIES
+    if dedupe:
+        entities = entities.replace("    quarantine:", "    dedupe: {keep: latest_by, field: _ingested_at, tie_break: [_load_id]}\n    quarantine:")
+    spec = _write(tmp_path / "spec", MAPPING)
+    (spec / "entities.yml").write_text(entities)
+    return load_project(spec).entity("customer")
+
+
+def test_key_text_compares_json_and_typed_values_alike():
+    assert key_text(Decimal("10.50")) == key_text(10.5) == "10.5"
+    assert key_text(7) == key_text(Decimal("7")) == "7"
+    assert key_text(dt.date(2026, 3, 1)) == key_text("2026-03-01")
+    assert key_text(dt.datetime(2026, 3, 1, 10, 0)) == key_text("2026-03-01 10:00:00")
+    assert key_text(True) == "true" and key_text(None) is None
+    assert key_of(["a", None]) is None and key_of(["a", 1]) == ("a", "1")
+
+
+def test_without_dedupe_a_held_key_takes_nothing_and_a_free_key_takes_the_latest(tmp_path):
+    entity = _entity(tmp_path, dedupe=False)
+    k1 = _candidate("r1", "k1", dt.datetime(2026, 3, 1, 10), ("K",))
+    j1 = _candidate("r2", "j1", dt.datetime(2026, 3, 1, 11), ("J",))
+    j2 = _candidate("r3", "j2", dt.datetime(2026, 3, 2, 10), ("J",))
+    n1 = _candidate("r4", "n1", dt.datetime(2026, 3, 1, 9), None)  # a NULL key part: no identity
+    n2 = _candidate("r5", "n2", dt.datetime(2026, 3, 1, 8), None)
+    back, lost = winners(entity, [k1, j1, j2, n1, n2], held={("K",)})
+    assert sorted(c.source_row_id for c in back) == ["j2", "n1", "n2"]
+    assert sorted(c.source_row_id for c in lost) == ["j1", "k1"]
+
+
+def test_without_dedupe_ties_fall_to_load_id_then_source_row_id(tmp_path):
+    entity = _entity(tmp_path, dedupe=False)
+    seen = dt.datetime(2026, 3, 1, 10)
+    a = _candidate("r1", "a", seen, ("K",), load_id="l1")
+    b = _candidate("r2", "b", seen, ("K",), load_id="l2")
+    c = _candidate("r3", "c", seen, ("K",), load_id="l2")
+    nothing = _candidate("r4", "d", None, ("K",), load_id="l9")  # NULLS LAST
+    back, _lost = winners(entity, [a, b, c, nothing], held=set())
+    assert [x.source_row_id for x in back] == ["c"]
+
+
+def test_with_dedupe_every_candidate_goes_back_for_the_build_to_rank(tmp_path):
+    entity = _entity(tmp_path, dedupe=True)
+    k1 = _candidate("r1", "k1", dt.datetime(2026, 3, 1, 10), ("K",))
+    k2 = _candidate("r2", "k2", dt.datetime(2026, 3, 2, 10), ("K",))
+    back, lost = winners(entity, [k1, k2], held={("K",)})
+    assert (sorted(c.source_row_id for c in back), lost) == (["k1", "k2"], [])
