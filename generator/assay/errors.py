@@ -13,6 +13,15 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 
+# Characters that end a line somewhere (terminals, YAML, SQL comments): written as escapes.
+_LINE_BREAKS = {ch: f"\\u{ord(ch):04x}" for ch in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    """`text` with every line break written as `\\uXXXX`."""
+    return text.translate(str.maketrans(_LINE_BREAKS))
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     """One problem found in a spec: where it is, what is wrong, what to write instead."""
@@ -24,8 +33,10 @@ class Diagnostic:
     severity: str = field(default="error", compare=False)
 
     def render(self) -> str:
-        """`file:line: CODE: message`, the form `assay validate` prints."""
-        return f"{self.file}:{self.line}: {self.code}: {self.message}"
+        """`file:line: CODE: message`, the form `assay validate` prints, always one line: a name
+        quoted in the message (or a file name) may hold a newline, which must not start what
+        reads as another diagnostic."""
+        return one_line(f"{self.file}:{self.line}: {self.code}: {self.message}")
 
     def as_dict(self) -> dict:
         return {

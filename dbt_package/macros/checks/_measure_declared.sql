@@ -32,12 +32,16 @@
   {#- A hand-written declared macro may state no budget: 000's default then holds. -#}
   {%- set seconds = (declared.get('budget') or {}).get('time_seconds', 900) -%}
   {%- set previous = run_query('show statement_timeout').rows[0][0] -%}
+  {#- The query holds spec text (check columns are validated names, but bounds and patterns are
+      literals): the body's dollar-quote tag is one it does not contain, so nothing ends the
+      block early and runs as a statement of its own (issue 21). -#}
+  {%- set tag = assay._free_dollar_tag(declared['sql']) -%}
   {% call statement('assay_measure_declared') -%}
     drop table if exists pg_temp.assay_declared_row;
     drop table if exists pg_temp.assay_declared_outcome;
     create temporary table assay_declared_outcome (status text, message text);
     set local statement_timeout = {{ seconds * 1000 }};
-    do $assay$
+    do ${{ tag }}$
     begin
       create temporary table assay_declared_row as {{ declared['sql'] }};
       insert into assay_declared_outcome values ('ok', null);
@@ -45,7 +49,7 @@
       when query_canceled then insert into assay_declared_outcome values ('timeout', sqlerrm);
       when others then insert into assay_declared_outcome values ('error', sqlerrm);
     end
-    $assay$;
+    ${{ tag }}$;
     set local statement_timeout = {{ assay.string_literal(previous) }};
   {%- endcall %}
   {%- set outcome = run_query('select status, message from pg_temp.assay_declared_outcome').rows[0] -%}

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Optional
 
+from ..identifiers import quote_identifier, quote_relation
 from .csvnull import read_csv, write_csv
 
 
@@ -56,15 +57,19 @@ def load_csv_dir_duckdb(db_path: Path, csv_dir: Path, schema: str = "bronze", la
     counts = {}
     con = duckdb.connect(str(db_path))
     try:
-        con.execute(f'create schema if not exists "{schema}"')
+        # Names come from data (a file name, a CSV header): quoted with their quote doubled, so
+        # a header such as `x" varchar); drop table ...` stays one column name (issue 21).
+        q_schema = quote_identifier(schema, "duckdb")
+        con.execute(f"create schema if not exists {q_schema}")
         for path in sorted(Path(csv_dir).glob("*.csv")):
             columns, rows = read_csv(path)
             rows = restamp(rows, columns, latest)
             name = path.stem
-            cols = ", ".join(f'"{c}" varchar' for c in columns)
-            con.execute(f'create or replace table "{schema}"."{name}" ({cols})')
+            relation = quote_relation("duckdb", schema, name)
+            cols = ", ".join(f"{quote_identifier(c, 'duckdb')} varchar" for c in columns)
+            con.execute(f"create or replace table {relation} ({cols})")
             if rows:
-                con.executemany(f'insert into "{schema}"."{name}" values ({", ".join("?" * len(columns))})', rows)
+                con.executemany(f'insert into {relation} values ({", ".join("?" * len(columns))})', rows)
             counts[name] = len(rows)
     finally:
         con.close()
