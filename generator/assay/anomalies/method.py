@@ -109,6 +109,7 @@ series as (
 numbered as (
   select s.*,
          row_number() over (partition by s.entity, s.measure order by s.started_at, s.run_id) as seq,
+         dense_rank() over (order by s.entity, s.measure) as series,
          extract(dow from s.run_date) as weekday
   from series s
 ),
@@ -137,8 +138,8 @@ regime as (
 training as (
   select j.entity, j.measure, j.seq as judged_seq, t.observed, t.run_date,
          case when t.weekday = j.weekday then 1 else 0 end as same_day,
-         row_number() over (partition by j.entity, j.measure, j.seq order by t.seq desc) as recency,
-         dense_rank() over (partition by j.entity, j.measure, j.seq, case when t.weekday = j.weekday then 1 else 0 end
+         row_number() over (partition by j.series, j.seq order by t.seq desc) as recency,
+         dense_rank() over (partition by j.series, j.seq, case when t.weekday = j.weekday then 1 else 0 end
                             order by t.run_date desc) as day_recency
   from marked j
   join marked t on t.entity = j.entity and t.measure = j.measure

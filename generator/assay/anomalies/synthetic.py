@@ -153,12 +153,16 @@ def scenario_history(scenario: Scenario, seed: int, runs: Optional[int] = None) 
                     load=scenario.load)
 
 
+def insert_rows(conn, table: str, history: History, placeholder: str = "?") -> None:
+    """Insert `history`'s rows into the mart `table` (an existing one: a real build's, too)."""
+    marks = ", ".join([placeholder] * len(MART_COLUMNS))
+    conn.cursor().executemany(f"insert into {table} ({', '.join(MART_COLUMNS)}) values ({marks})", history.rows)
+
+
 def load_into(conn, table: str, history: History, placeholder: str = "?") -> None:
     """Create `table` as a mart and insert `history`'s rows through a DB-API connection."""
-    cur = conn.cursor()
-    cur.execute(MART_DDL.format(table=table))
-    marks = ", ".join([placeholder] * len(MART_COLUMNS))
-    cur.executemany(f"insert into {table} ({', '.join(MART_COLUMNS)}) values ({marks})", history.rows)
+    conn.cursor().execute(MART_DDL.format(table=table))
+    insert_rows(conn, table, history, placeholder)
 
 
 @dataclass(frozen=True)
@@ -176,10 +180,12 @@ class Score:
 def score(history: History, verdicts, shift_runs: int = 3) -> Score:
     """Compare `verdicts` (detect.Verdict of this history) with the injected events.
 
-    An event is hit when its measure is flagged at its run in the event's direction. A level
-    shift's alarms on its own measure during its first `shift_runs + 1` runs belong to it. Every
-    other flagged (measure, run) is a false alarm; the count is over all measures of the entity,
-    so per 100 judged runs it is what an engineer reading the output would see.
+    A spike or a drop is hit when its measure is flagged at its run in the event's direction. A
+    level shift is hit when its measure is flagged in its direction within its first 3 runs (one
+    that starts on a weekend is seen when the weekday runs come), and its alarms during its first
+    `shift_runs + 3` runs belong to it. Every other flagged (measure, run) is a false alarm; the
+    count is over all measures of the entity, so per 100 judged runs it is what an engineer
+    reading the output would see.
     """
     index = {rid: i for i, rid in enumerate(history.run_ids)}
     flagged = {(v.measure, index[v.run_id]): v.direction for v in verdicts if v.anomalous}
@@ -187,11 +193,12 @@ def score(history: History, verdicts, shift_runs: int = 3) -> Score:
     hits, missed = 0, []
     for e in history.events:
         want = "up" if e.factor > 1 else "down"
-        if flagged.get((e.measure, e.run)) == want:
+        window = 3 if e.kind == "shift" else 1
+        if any(flagged.get((e.measure, e.run + k)) == want for k in range(window)):
             hits += 1
         else:
             missed.append(e)
-        span = shift_runs + 1 if e.kind == "shift" else 1
+        span = shift_runs + 3 if e.kind == "shift" else 1
         explained.update((e.measure, e.run + k) for k in range(span))
     false = sorted(k for k in flagged if k not in explained)
     judged = len({index[v.run_id] for v in verdicts if v.judged})

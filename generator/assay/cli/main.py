@@ -2,8 +2,8 @@
 
 This is also the one place where errors become output and exit codes (README, "Exit codes"):
 commands raise, `AssayGroup.main` prints and exits. 0 success; 1 a problem with the spec, the
-project or the warehouse; 2 checks did not pass; 3 a usage error. A user's mistake never ends
-in a traceback.
+project or the warehouse; 2 checks did not pass; 3 a usage error; 130 interrupted (Ctrl-C). A
+user's mistake never ends in a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import click
 from .. import __version__
 from ..errors import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, AssayError
 from .validate_cmd import validate_cmd
+
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
 class AssayGroup(click.Group):
@@ -57,7 +59,12 @@ def run_reporting_errors(invoke) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code if exc.exit_code != 2 else EXIT_PROBLEM
-    except click.Abort:
+    except click.Abort as exc:
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            # Ctrl-C: the shell's convention (128 + SIGINT), so a script tells it from a failure;
+            # a child the command ran (dbt) was stopped before this (runtime/dbt.py).
+            click.echo("assay: interrupted", err=True)
+            return EXIT_INTERRUPTED
         click.echo("Aborted!", err=True)
         return EXIT_PROBLEM
     except OSError as exc:
@@ -77,7 +84,8 @@ def cli() -> None:
 cli.add_command(validate_cmd)
 
 
-OPTIONAL_COMMANDS = ("generate_cmd", "init_cmd", "plan_cmd", "replay_cmd", "checks_cmd", "maintain_cmd", "explain_cmd", "report_cmd", "table_cmd")
+OPTIONAL_COMMANDS = ("generate_cmd", "init_cmd", "plan_cmd", "replay_cmd", "checks_cmd", "maintain_cmd", "explain_cmd", "report_cmd", "table_cmd",
+                     "anomalies_cmd")
 
 
 def _register_optional() -> None:

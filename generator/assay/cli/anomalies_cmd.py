@@ -1,0 +1,189 @@
+"""`assay anomalies [--entity E] [--project DIR] [--json]`: runs whose volume, quarantine rate or a
+rule's failure rate left the band learnt from earlier clean runs (docs/anomalies.md).
+
+Reads `gold.mart_data_quality` (and `<meta>.assay_check_results`, when it exists, for the runs a
+blocking check failed in) through the project's own connection; the bands are computed by the
+warehouse (assay.anomalies.method), this module only prints them. Exit codes (decision 0950):
+0 when it ran, also when earlier runs were anomalous; 2 when the latest run of an entity is; 1
+when there is no history to read; 3 for an entity the spec does not have.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ..anomalies.detect import Verdict, detect, iso
+from ..anomalies.method import METHOD, QUARANTINE_RATE, VOLUME
+from ..errors import AssayError, AssayUsageError, ChecksFailed
+from .common import (PROJECT_HELP, build_command, environment_option, json_option, plural, project_option, resolve_spec,
+                     shown, spec_option, warehouse_options)
+
+MART = "mart_data_quality"
+RESULTS = "assay_check_results"
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def measure_of(v: Verdict) -> tuple[str, Optional[str]]:
+    """(measure, rule) as the output names them: `volume`, `quarantine_rate`, or `failure_rate` and the rule."""
+    if v.measure == VOLUME:
+        return "volume", None
+    if v.measure == QUARANTINE_RATE:
+        return "quarantine_rate", None
+    return "failure_rate", v.measure
+
+
+def _value(v: Verdict, x: Optional[float]) -> str:
+    if x is None:
+        return "-"
+    if v.kind == "volume":
+        return f"{x:,.0f}"
+    return f"{100 * x:.3g}%"
+
+
+def _learnt(v: Verdict) -> str:
+    if v.season == "weekday" and hasattr(v.run_date, "weekday"):
+        return f"{v.learnt_from} {_WEEKDAYS[v.run_date.weekday()]}s"
+    return plural(v.learnt_from or 0, "run")
+
+
+def as_record(v: Verdict, latest: bool) -> dict:
+    """One flagged run as `--json` prints it (ISO 8601 dates, the band as [low, high])."""
+    measure, rule = measure_of(v)
+    return {
+        "entity": v.entity, "measure": measure, "rule": rule, "run_id": v.run_id, "run_date": iso(v.run_date),
+        "run_started_at": iso(v.run_started_at), "observed": v.observed, "band": [v.low, v.high], "median": v.median,
+        "learnt_from": v.learnt_from, "season": v.season, "direction": v.direction, "failed_run": v.failed,
+        "latest": latest,
+    }
+
+
+def _latest(verdicts: list[Verdict]) -> dict[tuple[str, str], Verdict]:
+    out: dict[tuple[str, str], Verdict] = {}
+    for v in verdicts:
+        key = (v.entity, v.measure)
+        if key not in out or v.seq > out[key].seq:
+            out[key] = v
+    return out
+
+
+def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
+          environment: Optional[str], entities: tuple[str, ...]) -> list[Verdict]:
+    from ..api import load_project
+    from ..runtime.warehouse import Reader, check_environment, connect, describe, in_environment, warehouse_errors
+
+    project = load_project(resolve_spec(spec_dir, project_dir))
+    known = {e.name for e in project.entities}
+    unknown = [e for e in entities if e not in known]
+    if unknown:
+        raise AssayUsageError(f"no entity {', '.join(repr(e) for e in unknown)} in the spec; its entities are "
+                              f"{', '.join(sorted(known))}.")
+    check_environment(project_dir, environment)
+    conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
+    try:
+        with warehouse_errors(f"cannot read the quality history from the warehouse of {describe(project_dir, profiles_dir, target)}"):
+            project = in_environment(project, project_dir, environment, conn, dialect)
+            reader = Reader(conn, dialect)
+            gold, meta = project.schema("gold"), project.schema("meta")
+            if not reader.exists(gold, MART):
+                raise AssayError(f"no quality history yet: {gold}.{MART} is not in the warehouse of {shown(project_dir)}; "
+                                 f"run `{build_command(project_dir)}` (every run appends to it), then `assay anomalies`.")
+            results = (meta, RESULTS) if reader.exists(meta, RESULTS) else None
+            cur = conn.cursor()
+
+            def query(sql: str) -> list[tuple]:
+                # No parameters: names are quoted and values are literals in the text sqlglot wrote.
+                cur.execute(sql)
+                return [tuple(r) for r in cur.fetchall()]
+
+            return detect(query, dialect, (gold, MART), results=results, entities=entities)
+    finally:
+        conn.close()
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _thin_lines(thin: list[Verdict], latest: dict[tuple[str, str], Verdict]) -> list[str]:
+    """`not enough history` lines: one per entity when none of its measures has enough, else one per measure."""
+    needed = f"{METHOD.min_history} needed before a run is judged"
+    lines = []
+    for entity in sorted({v.entity for v in thin}):
+        mine = [v for v in thin if v.entity == entity]
+        counts = {v.history for v in mine}
+        if len(mine) == sum(1 for k in latest if k[0] == entity) and len(counts) == 1:
+            lines.append(f"{entity}: not enough history ({plural(counts.pop(), 'earlier run')}; {needed})")
+            continue
+        for v in mine:
+            measure, rule = measure_of(v)
+            lines.append(f"{entity}: {f'rule {rule}' if rule else measure}: not enough history "
+                         f"({plural(v.history, 'earlier run')}; {needed})")
+    return lines
+
+
+@click.command("anomalies")
+@click.option("--entity", "entities", multiple=True, metavar="ENTITY",
+              help="Only this entity (repeat for several; default: every entity in the history).")
+@project_option(PROJECT_HELP)
+@spec_option()
+@warehouse_options
+@environment_option
+@json_option("Print the anomalies, and the measures without enough history, as JSON.")
+def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
+                  target: Optional[str], environment: Optional[str], as_json: bool) -> None:
+    """Runs whose volume (bronze rows loaded since the previous run), quarantine rate or a rule's
+    failure rate left the band learnt from earlier runs that were neither anomalous nor failed
+    (median +- 4 robust standard deviations, per weekday once there are 6 weeks of it).
+
+    Exit 0 when it ran (earlier anomalies are listed, not failed on); 2 when the latest run of an
+    entity is anomalous; 1 when there is no history to read.
+    """
+    verdicts = _read(project_dir, spec_dir, profiles_dir, target, environment, tuple(entities))
+    latest = _latest(verdicts)
+    latest_runs = {(v.entity, v.run_id) for v in latest.values()}
+    flagged = [v for v in verdicts if v.anomalous]
+    flagged.sort(key=lambda v: (v.entity, str(v.run_started_at), v.run_id, v.measure))
+    thin = sorted((v for v in latest.values() if not v.judged), key=lambda v: (v.entity, v.measure))
+    current = [v for v in flagged if (v.entity, v.run_id) in latest_runs]
+    if as_json:
+        doc = {
+            "anomalies": [as_record(v, (v.entity, v.run_id) in latest_runs) for v in flagged],
+            "not_enough_history": [{"entity": v.entity, "measure": measure_of(v)[0], "rule": measure_of(v)[1],
+                                    "runs": v.history, "needed": METHOD.min_history} for v in thin],
+            "runs": {e: max(v.seq for v in verdicts if v.entity == e and v.measure == QUARANTINE_RATE)
+                     for e in sorted({v.entity for v in verdicts})},
+            "method": asdict(METHOD),
+        }
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        if flagged:
+            rows = [["entity", "measure", "run", "date", "observed", "band", "median", "learnt from", "direction"]]
+            for v in flagged:
+                measure, rule = measure_of(v)
+                rows.append([v.entity, f"{rule} failure_rate" if rule else measure, v.run_id, iso(v.run_date) or "-",
+                             _value(v, v.observed), f"[{_value(v, v.low)}, {_value(v, v.high)}]", _value(v, v.median),
+                             _learnt(v), v.direction + (" (failed run)" if v.failed else "")])
+            for line in _table(rows):
+                click.echo(line)
+        entities_seen = sorted({v.entity for v in verdicts})
+        for line in _thin_lines(thin, latest):
+            click.echo(line)
+        if not verdicts:
+            click.echo("no runs recorded" + (f" for {', '.join(entities)}" if entities else "") + " yet")
+        else:
+            click.echo(f"{plural(len(flagged), 'anomaly', 'anomalies')} in the history of "
+                       f"{plural(len(entities_seen), 'entity', 'entities')}"
+                       + ("" if current else "; the latest runs are inside their bands"))
+    if current:
+        what = ", ".join(f"{v.entity} {(measure_of(v)[1] + ' failure_rate') if measure_of(v)[1] else measure_of(v)[0]} "
+                         f"{v.direction}" for v in current)
+        raise ChecksFailed(f"the latest run is anomalous: {what}.")
+
+
+COMMANDS = (anomalies_cmd,)
