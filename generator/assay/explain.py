@@ -9,6 +9,7 @@ explanation is the build's own account, put into words with the spec's rules bes
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable, Optional
@@ -115,6 +116,26 @@ class Explanation:
         return lines
 
 
+def delivered_foreign_key(entity: Entity, rule: Rule, mapping: Optional[str], bronze: dict) -> dict[str, tuple[str, Any]]:
+    """{foreign key column: (its bronze path, the value bronze delivered)} of a referential rule, read
+    from the delivery's bronze row: what the entity shows as '__unknown__' (or what a flag judged)."""
+    m = next((m for m in entity.mappings if m.name == mapping), None)
+    out: dict[str, tuple[str, Any]] = {}
+    for column, _ in rule.param("columns", ()) if m is not None else ():
+        src = m.source_for(column)
+        if src is None or src.bronze_column not in bronze:
+            continue
+        value = bronze[src.bronze_column]
+        for step in src.path[1:]:  # a path inside a JSON column
+            try:
+                value = (json.loads(value) if isinstance(value, str) else value or {}).get(step)
+            except (AttributeError, ValueError):
+                value = None
+                break
+        out[column] = ("$." + ".".join(src.path), value)
+    return out
+
+
 class Explainer:
     """Gathers the rows of one key (or source row) of one entity and explains them."""
 
@@ -205,6 +226,18 @@ class Explainer:
                         d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")
         return d
 
+    def _unknown_members(self, d: Delivery) -> list[str]:
+        """The foreign keys of a delivery that matched no parent and became '__unknown__', with the
+        key bronze delivered (the entity no longer holds it)."""
+        out = []
+        for rule in self.entity.rules:
+            if rule.kind != "referential" or rule.name not in d.failed_rules or rule.param("on_missing") != "unknown_member":
+                continue
+            for column, (path, value) in delivered_foreign_key(self.entity, rule, d.mapping, d.bronze).items():
+                out.append(f"{column}: the delivered {path} = {value!r} matches no {rule.param('parent')}, so the entity "
+                           f"holds '__unknown__' (relationship {rule.param('relationship')})")
+        return out
+
     def _dedupe_reason(self, winner: Delivery, loser: Delivery, staged: dict[str, dict]) -> str:
         if loser.superseded:
             return ("superseded: the same source row was delivered again later (decision 0014), "
@@ -252,6 +285,7 @@ class Explainer:
                     worst = max(fired, key=lambda v: {"flag": 1, "quarantine": 2, "fail": 3}[v["disposition"]])
                     d.why.append(f"{d.route} because {worst['rule']} ({worst['disposition']}) fired; severity fail > quarantine > flag decides"
                                  + (f"; every rule that fired: {', '.join(v['rule'] for v in fired)}" if len(fired) > 1 else ""))
+                d.why.extend(self._unknown_members(d))
         in_entity = False
         if key is not None and all(v is not None for v in (key or {}).values()):
             where = " and ".join(f"cast({self.relation(k)} as varchar) = ?" for k in self.entity.key)

@@ -125,11 +125,13 @@ def test_a_file_instead_of_a_directory_is_a_usage_error(tmp_path) -> None:
     assert run(str(tmp_path / "spec.yaml")).exit_code == 3
 
 
-def test_an_empty_directory_passes_with_a_warning(tmp_path) -> None:
+def test_an_empty_directory_is_refused(tmp_path) -> None:
+    # nothing was checked, so nothing passes (issue 19: a wrong folder must not pass CI)
     result = run(str(tmp_path))
-    assert result.exit_code == 0
-    assert result.stdout.startswith("ok: 0 entities, 0 mappings, 0 rules, 0 checks (spec ")
-    assert result.stderr == f"warning: {tmp_path} holds no spec documents (*.yml, *.yaml); pass the folder that holds your spec.\n"
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (f"Error: {tmp_path} holds no spec documents (*.yml, *.yaml), so there is nothing to validate; "
+                             "pass --spec with the folder that holds your assay.yml and spec files.\n")
 
 
 def test_a_valid_spec_with_a_skipped_document_names_it_once(write_spec) -> None:

@@ -141,6 +141,23 @@ def test_pii_values_are_never_shown(shop):
         assert "email" in out  # the field is named, its value is not
 
 
+def test_explain_says_what_it_cannot_find_and_what_was_delivered(shop):
+    # a key bronze never delivered: said, and exit 1 (a script must not read it as found)
+    code, out = _assay(shop, "explain", "order", "O-404")
+    assert code == 1, out
+    assert "no delivery of it is in bronze" in out and "assay explain order takes order_id" in out
+    # O-3 was delivered with customer c9, which no customer has: its key became '__unknown__'
+    code, out = _assay(shop, "explain", "order", "O-3")
+    assert code == 0, out
+    assert ("customer_id: the delivered $.customer = 'c9' matches no customer, so the entity "
+            "holds '__unknown__' (relationship order_of_customer)") in out
+    # the report's example of the referential rule shows the key that was missing, not {}
+    code, out = _assay(shop, "report", "--json")
+    order = next(e for e in json.loads(out)["entities"] if e["entity"] == "order")
+    rule = next(r for r in order["top_rules"] if r["rule"] == "order_of_customer_referential")
+    assert {ex["source_row_id"]: ex["raw"] for ex in rule["examples"]}["o-003"] == {"customer_id": "c9"}
+
+
 def test_set_back_build_is_visible(shop):
     """Runs last: a second build whose required check fails sets `order` back."""
     entities = shop / "spec" / "entities.yml"

@@ -91,12 +91,12 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     second_run = json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
     listed = [(i["run"], i["check"], i["outcome"], i["rows"], i["on_failure"]) for i in json.loads(res.output)]
     assert listed == [
-        (second_run, "silver.order/no_refunds", "passed", "0", "block"),
-        (second_run, "silver.order/no_huge_orders", "warned", "1", "warn"),
-        (second_run, "ENOUGH_ORDERS", "passed", "", "advisory"),
-        (first_run, "silver.order/no_refunds", "FAILED", "1", "block"),
-        (first_run, "silver.order/no_huge_orders", "warned", "1", "warn"),
-        (first_run, "ENOUGH_ORDERS", "passed", "", "advisory"),
+        (second_run, "silver.order/no_refunds", "passed", 0, "block"),
+        (second_run, "silver.order/no_huge_orders", "warned", 1, "warn"),
+        (second_run, "ENOUGH_ORDERS", "passed", None, "advisory"),
+        (first_run, "silver.order/no_refunds", "FAILED", 1, "block"),
+        (first_run, "silver.order/no_huge_orders", "warned", 1, "warn"),
+        (first_run, "ENOUGH_ORDERS", "passed", None, "advisory"),
     ]
     text = CliRunner().invoke(cli, ["check", "list", "--project", str(project.path)]).output
     assert text.splitlines()[0].split() == ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]

@@ -19,7 +19,7 @@ import click
 from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.recorded import verdict_of_row
 from ..errors import AssayError, AssayUsageError, ChecksFailed
-from .common import json_option, optional_spec, plural, project_option, shown, spec_option, warehouse_options
+from .common import PROJECT_HELP, json_option, optional_spec, plural, project_option, shown, spec_option, warehouse_options
 
 RESULTS_TABLE = "assay_check_results"
 ROWS_TABLE = "assay_check_rows"
@@ -95,15 +95,16 @@ def results_of_run(project_dir: Path, run_id: str, profiles_dir: Optional[Path] 
 
 @click.command("checks")
 @click.argument("run_id", required=False)
-@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@project_option(PROJECT_HELP)
 @spec_option("Read only the results of this spec's meta schema (default: the spec `assay generate` "
              "recorded for the project; without one, every results table in the warehouse).")
 @warehouse_options
-@json_option("Print 000's wire shape as a JSON list.")
+@json_option("Print the results as a JSON list of {table, check_id, passed, detail}.")
 def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
                target: Optional[str], as_json: bool) -> None:
-    """Print the check results of dbt run RUN_ID (its invocation_id, or the start of it as `assay check
-    list` shows it); without RUN_ID, of the latest run that recorded any.
+    """Print the check results of the build RUN_ID (the run id `assay check list` shows, or the start
+    of it: dbt's invocation_id, or the SQLMesh run's); without RUN_ID, of the latest build that
+    recorded any.
 
     Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
     """
@@ -127,7 +128,9 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         click.echo(f"run {run_id}" + (" (the latest)" if wanted is None else ""), err=True)
     results = results_of_run(project_dir, run_id, profiles_dir, target, meta)
     if as_json:
-        click.echo(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in results], indent=2))
+        # 000's wire shape, and the table each result is of (a run checks several tables).
+        click.echo(json.dumps([{"table": r["_table"], **{k: v for k, v in r.items() if not k.startswith("_")}}
+                               for r in results], indent=2))
     else:
         for r in results:
             label = _label(r)
@@ -155,28 +158,42 @@ def _label(result: dict) -> str:
 LIST_COLUMNS = "run_id, table_name, check_id, kind, enforcement, passed, row_count, measures, recorded_at"
 
 
-def _outcome(kind: str, enforcement: str, passed: bool, measures: str) -> tuple[str, str]:
-    """(outcome, rows shown) of one recorded result, as `assay check list` prints them."""
+def _outcome(kind: str, enforcement: str, passed: bool, measures: str) -> tuple[str, Optional[int]]:
+    """(outcome, failing rows: a SQL check file's count, None for a check that counts none) of one
+    recorded result, as `assay check list` prints them."""
     m = json.loads(measures or "{}")
     if m.get("not_evaluated"):
-        return "not_evaluated", ""
+        return "not_evaluated", None
     if m.get("error") is not None:  # a declared check (0531) or a SQL check file (0511) that errored
-        return "errored", ""
+        return "errored", None
     if kind == "sql":
         n = int(m.get("failing_rows", 0))
         if n == 0:
-            return "passed", "0"
-        return {"warn": "warned", "keep": "failed (kept)"}.get(enforcement, "FAILED"), str(n)
-    return ("passed" if passed else ("FAILED" if enforcement == "required" else "warned")), ""
+            return "passed", 0
+        return {"warn": "warned", "keep": "failed (kept)"}.get(enforcement, "FAILED"), n
+    return ("passed" if passed else ("FAILED" if enforcement == "required" else "warned")), None
+
+
+def iso_utc(value: Any) -> Optional[str]:
+    """A recorded timestamp (the warehouse's UTC clock, without a zone) in ISO 8601 with `Z`."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return value.isoformat() + "Z"
+    return str(value)
 
 
 @click.group("check")
 def check_group() -> None:
-    """Results of table checks recorded by dbt runs."""
+    """Results of table checks recorded by the builds (dbt or SQLMesh)."""
 
 
 @check_group.command("list")
-@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@project_option(PROJECT_HELP)
 @spec_option("Read only the results of this spec's meta schema (default: the spec `assay generate` "
              "recorded for the project; without one, every results table in the warehouse).")
 @warehouse_options
@@ -196,7 +213,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     for run_id, table, check_id, kind, enforcement, passed, row_count, measures, recorded_at in rows:
         outcome, failing = _outcome(kind, enforcement, bool(passed), measures)
         items.append({"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
-                      "on_failure": enforcement, "finished_at": str(recorded_at)})
+                      "on_failure": enforcement, "finished_at": iso_utc(recorded_at)})
     if as_json or output == "json":
         click.echo(json.dumps(items, indent=2))
         return
@@ -204,7 +221,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         click.echo("no check results recorded yet")
         return
     cols = ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
-    shown = [{**i, "run": i["run"][:8]} for i in items]
+    shown = [{**i, "run": i["run"][:8], "rows": "" if i["rows"] is None else i["rows"]} for i in items]
     widths = {c: max(len(c), *(len(str(i[c])) for i in shown)) for c in cols}
     click.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
     for i in shown:
@@ -214,7 +231,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 @check_group.command("rows")
 @click.argument("run_id", metavar="RUN")
 @click.argument("check_id", metavar="CHECK")
-@project_option("The dbt project whose profile names the warehouse (default: the current directory).")
+@project_option(PROJECT_HELP)
 @spec_option("Read only the rows of this spec's meta schema (default: the spec `assay generate` "
              "recorded for the project; without one, every meta schema in the warehouse).")
 @warehouse_options

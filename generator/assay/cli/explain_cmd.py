@@ -28,7 +28,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     KEY is one value per key column, in the order of the entity's `key:`.
     """
     from ..api import load_project
-    from ..errors import AssayUsageError, WarehouseError
+    from ..errors import AssayError, AssayUsageError, WarehouseError
     from ..explain import Explainer
     from ..runtime.built_relations import built_project
     from ..runtime.warehouse import Reader, check_environment, connect
@@ -60,9 +60,15 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
         conn.close()
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True, default=str))
-        return
-    for line in result.render():
-        click.echo(line)
+    else:
+        for line in result.render():
+            click.echo(line)
+    if not result.deliveries and not result.rejects:
+        # Nothing of it was found: a script must not read that as an answer (exit 1).
+        what = f"--source-row-id {source_row_id}" if source_row_id is not None else "the key " + ", ".join(key)
+        raise AssayError(f"{what} is not in {entity}'s bronze or reject rows; assay explain {entity} takes "
+                         f"{', '.join(ent.key)} as delivered after its transforms (the values `assay report` and "
+                         "the entity table show), or --source-row-id with a bronze _source_row_id.")
 
 
 COMMANDS = (explain_cmd,)

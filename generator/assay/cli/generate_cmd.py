@@ -101,7 +101,7 @@ def _next_dbt(project_dir: Path) -> str:
 
 
 @generate.command("dbt")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), default=".",
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
               help="The dbt project to write into (default: the current directory).")
 @click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
@@ -128,7 +128,7 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 
 
 @generate.command("sqlmesh")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path), default=".",
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
               help="The SQLMesh project to write into (default: the current directory).")
 @click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
@@ -138,7 +138,7 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
     default=DEFAULT_DIALECT,
     show_default=True,
     help="The SQL dialect the generated models are written in (the macros render for the engine that runs them); "
-         "what the target cannot realise on it is refused (spark: entities with a reject table, decision 0830).",
+         "what the target cannot realise on it is refused (spark: entities with a reject table; docs/sqlmesh.md).",
 )
 @click.option("--force", is_flag=True, help="Overwrite generated files you edited (assay's own files only).")
 @json_option("Print what was written, where the models land and the next command as JSON.")

@@ -18,7 +18,7 @@ import click
 
 from ..errors import AssayError, AssayUsageError, ChecksFailed
 from ..runtime.table_states import line
-from .common import json_option, optional_spec, project_option, shown, spec_option, warehouse_options
+from .common import PROJECT_HELP, json_option, optional_spec, project_option, shown, spec_option, warehouse_options
 
 def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path] = None,
                  target: Optional[str] = None) -> list[dict[str, Any]]:
@@ -50,7 +50,7 @@ def _common(func):
     func = json_option("Print the states as JSON.")(func)
     func = warehouse_options(func)
     func = spec_option()(func)
-    return project_option("The dbt project whose profile names the warehouse (default: the current directory).")(func)
+    return project_option(PROJECT_HELP)(func)
 
 
 @table_group.command("list")

@@ -17,7 +17,7 @@ import click
 
 from ..api_sqlmesh import DEFAULT_DIALECT
 from ..artifacts import read_manifest
-from ..errors import AssayUsageError, SpecError, openable
+from ..errors import AssayUsageError, ProjectError, SpecError, openable
 from ..ir.resolve import resolve
 from ..spec.loader import load_spec
 from ..targets.sqlmesh import DIALECTS
@@ -74,6 +74,10 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
                               f"(for {target}, the engine is the one your profile connects to).")
     label = target if dialect is None else f"{target} --dialect {dialect}"
     loaded = load_spec(spec_dir)
+    if not loaded.files and not loaded.diagnostics:
+        # Nothing was checked, so nothing can be called valid: a wrong folder must not pass CI.
+        raise ProjectError(f"{spec_dir} holds no spec documents (*.yml, *.yaml), so there is nothing to validate; "
+                           "pass --spec with the folder that holds your assay.yml and spec files.")
     validated = validate(loaded, target, (dialect or DEFAULT_DIALECT) if target == "sqlmesh" else None)
     project, diags = resolve(loaded, validated)
     # what the target skips without changing any row (advisory checks): reported, not refused
@@ -97,9 +101,7 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
         click.echo(f"skipped {openable(spec_dir, f)}: `{k}` documents carry no quality semantics", err=True)
     if project is None:
         raise SpecError(diags, spec_dir=spec_dir, summary=f"{plural(len(diags), 'problem')} found.")
-    if not loaded.files:
-        click.echo(f"warning: {spec_dir} holds no spec documents (*.yml, *.yaml); pass the folder that holds your spec.", err=True)
-    elif not project.entities:
+    if not project.entities:
         click.echo(f"warning: {spec_dir} declares no entities, so `assay generate` has nothing to build and refuses it; "
                    "add a `spec_version: 1` document with `entities:`.", err=True)
     for d in warnings:

@@ -135,7 +135,7 @@ class Gatherer:
         table = self._published(e)
         if table is not None and e.opted_in:
             cols = self.columns(table)
-            shown = [c for c in cols if c in e.key] + ["_source_row_id", "_quality_flags"]
+            shown = [c for c in cols if c in e.key] + ["_source_row_id", "_quality_flags"] + (["_mapping"] if "_mapping" in cols else [])
             rules_by_name = {r.name: r for r in e.rules}
             extra = sorted({r.column for r in rules_by_name.values() if r.column and r.column in cols} - set(shown))
             select = ", ".join(self._rel(c) for c in shown + extra)
@@ -146,10 +146,26 @@ class Gatherer:
                     if rule in out and len(out[rule]) < EXAMPLES_PER_RULE:
                         column = rules_by_name[rule].column if rule in rules_by_name else None
                         value = {column: _plain(rec.get(column))} if column in rec else {}
+                        if rule in rules_by_name and rules_by_name[rule].kind == "referential":
+                            value = self._delivered_key(e, rules_by_name[rule], rec)
                         out[rule].append({"where": "entity (flagged)", "source_row_id": rec["_source_row_id"],
                                           "key": shown_values({k: _plain(rec[k]) for k in e.key if k in rec}, hidden),
                                           "raw": shown_values(value, hidden)})
         return out
+
+    def _delivered_key(self, e: Entity, rule, rec: dict) -> dict:
+        """The foreign key a flagged referential row was delivered with, read from its bronze row (the
+        entity may hold '__unknown__' in its place): the key that was missing."""
+        from ..explain import delivered_foreign_key
+
+        source = next((m.source for m in e.mappings if m.name == rec.get("_mapping")), None)
+        if source is None or not self.exists(self.project.schema("bronze"), source):
+            return {}
+        rel = self._rel(self.project.schema("bronze"), source)
+        cols = self.columns(rel)
+        rows = self.query(f"select * from {rel} where cast(_source_row_id as varchar) = ?", (str(rec["_source_row_id"]),))
+        bronze = {c: _plain(v) for c, v in zip(cols, rows[0])} if rows else {}
+        return {column: value for column, (_, value) in delivered_foreign_key(e, rule, rec.get("_mapping"), bronze).items()}
 
     def _freshness(self, e: Entity, now: dt.datetime) -> list[dict]:
         staged = f"{e.name}__staged"

@@ -108,7 +108,36 @@ def run_dbt(project_dir: Path, *args: str, capture: bool = True) -> subprocess.C
     env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     env.setdefault("DBT_USE_COLORS", "false")
     cmd = [dbt_executable(), *args, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
-    return subprocess.run(cmd, cwd=project_dir, env=env, capture_output=capture, text=True)
+    pipe = subprocess.PIPE if capture else None
+    with subprocess.Popen(cmd, cwd=project_dir, env=env, stdout=pipe, stderr=pipe, text=True) as proc:
+        try:
+            out, err = proc.communicate()
+        except KeyboardInterrupt:
+            stop_child(proc)
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+# How long dbt may take to end its own way after Ctrl-C (it cancels its queries and writes its
+# artifacts) before it is killed: assay never returns while its dbt still runs.
+STOP_GRACE_SECONDS = 10
+
+
+def stop_child(proc: subprocess.Popen) -> None:
+    """Stop a dbt child on Ctrl-C: SIGINT (as a terminal sends), then kill after STOP_GRACE_SECONDS."""
+    import signal
+
+    if proc.poll() is not None:
+        return
+    try:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    except KeyboardInterrupt:  # a second Ctrl-C: no more waiting
+        proc.kill()
+        proc.wait()
 
 
 def run_dbt_step(project_dir: Path, *args: str) -> DbtRun:

@@ -1,0 +1,101 @@
+"""Issue 19's smaller defects, each with the command that showed it: exit codes that said "fine" for
+a mistake, JSON that was not what a script can use, and help texts that misled.
+
+The warehouse here is a DuckDB file holding the meta tables the dbt package writes (no dbt run):
+the shapes of `assay checks --json` and `assay check list --json` are those of the recorded rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli, run_reporting_errors
+from assay.scaffold import duckdb_profile, write_dbt_skeleton
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_a_missing_project_is_a_usage_error_for_every_command(tmp_path):
+    missing = str(tmp_path / "nope")
+    for args in (["generate", "dbt"], ["generate", "sqlmesh"], ["report"], ["table", "list"], ["checks"]):
+        result = invoke(*args, "--project", missing)
+        assert result.exit_code == 3, (args, result.output)
+        assert "does not exist" in result.output, (args, result.output)
+
+
+def test_validate_of_a_folder_without_spec_documents_is_refused(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = invoke("validate", "--spec", str(empty))
+    assert result.exit_code == 1, result.output
+    assert "holds no spec documents" in result.output
+
+
+def test_ctrl_c_exits_130_without_aborted(capsys):
+    def interrupted():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            import click
+
+            raise click.Abort() from exc
+
+    assert run_reporting_errors(interrupted) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Aborted!" not in err
+
+
+@pytest.fixture()
+def recorded(tmp_path) -> Path:
+    """A dbt project on DuckDB whose meta schema holds one run's results, as the package records them."""
+    project = tmp_path / "proj"
+    write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create schema assay_meta")
+    con.execute("create table assay_meta.assay_check_results (run_id varchar, table_name varchar, check_id varchar, "
+                "check_position integer, kind varchar, enforcement varchar, passed boolean, row_count bigint, "
+                "check_spec varchar, measures varchar, recorded_at timestamp)")
+    spec = json.dumps({"bounds": {"min_rows": 1}, "columns": [], "domain": None, "gap_scale": None, "orderable": None, "types": []})
+    con.execute("insert into assay_meta.assay_check_results values ('r-1', 'order', 'ENOUGH_ORDERS', 0, 'row_expectation', "
+                "'advisory', true, 5, ?, '{\"rows\": 5}', timestamp '2026-12-01 10:00:00.5')", [spec])
+    con.close()
+    return project
+
+
+def test_checks_json_items_carry_their_table(recorded):
+    result = invoke("checks", "--project", str(recorded), "--spec", str(EXAMPLE), "--json")
+    assert result.exit_code == 0, result.output
+    items = json.loads(result.stdout)
+    assert [(i["table"], i["check_id"], i["passed"]) for i in items] == [("order", "ENOUGH_ORDERS", True)]
+
+
+def test_check_list_json_has_numbers_or_null_and_iso_timestamps(recorded):
+    result = invoke("check", "list", "--project", str(recorded), "--spec", str(EXAMPLE), "--json")
+    assert result.exit_code == 0, result.output
+    (item,) = json.loads(result.stdout)
+    assert item["rows"] is None  # a declared check counts no rows: null, never ""
+    stamp = dt.datetime.fromisoformat(item["finished_at"].replace("Z", "+00:00"))
+    assert item["finished_at"] == "2026-12-01T10:00:00.500000Z" and stamp.tzinfo is not None
+    text = invoke("check", "list", "--project", str(recorded), "--spec", str(EXAMPLE))
+    assert "2026-12-01T10:00:00.500000Z" in text.stdout
+
+
+def test_help_texts_name_no_decisions_and_no_dbt_only_verbs():
+    for args in (["report"], ["explain"], ["maintain"], ["replay"], ["checks"], ["check", "list"], ["check", "rows"],
+                 ["table", "list"], ["table", "get"], ["generate", "sqlmesh"]):
+        text = invoke(*args, "--help").stdout
+        assert "decision" not in text.lower(), (args, text)
+        assert "dbt run " not in text and "dbt run." not in text, (args, text)
