@@ -222,6 +222,11 @@ def test_operator_commands_on_quoted_schemas(built):
     assert listed == [("ENOUGH_ACCOUNTS", "passed"), ("Silver.account/dollar_quote", "passed"),
                       ("Silver.account/high_tier", "warned"),
                       ("Silver.account/probe_writes", PROBE_OUTCOME[project.engine])], listed
+    run = json.loads(out)[0]["run"]
+    # the rows the warn check found, kept from the candidate (on PostgreSQL read read-only)
+    code, out = _run(built, "check", "rows", run, "Silver.account/high_tier", "--json")
+    assert code == 0, out
+    assert [(r["row_number"], r["row"]["account_id"], r["row"]["tier"]) for r in json.loads(out)] == [(1, "a2", 3)]
     code, out = _run(built, "checks", "--json")
     results = {r["check_id"]: r for r in json.loads(out)}
     if project.engine == "postgres":

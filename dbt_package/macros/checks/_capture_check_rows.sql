@@ -14,16 +14,49 @@
     {%- if capture_of is not none -%}{%- do redact.extend(capture_of()['redact']) -%}{%- endif -%}
   {%- endif -%}
   {%- set relation = assay._ensure_check_rows(candidate.database, results_schema) -%}
-  {%- set row_json = assay.row_json('assay_r', redact) -%}
-  {% call statement('assay_capture_check_rows') -%}
-    insert into {{ relation }} (run_id, table_name, check_id, row_number, row_json)
-    select {{ assay.string_literal(invocation_id) }}, {{ assay.string_literal(table) }}, {{ assay.string_literal(check_id) }},
-           row_number() over (order by assay_j), assay_j
-    from (
-      select {{ row_json }} as assay_j
+  {%- set rows_sql -%}
+      select {{ assay.row_json('assay_r', redact) }} as assay_j
       from (select * from (
 {{ sql }}
       ) as assay_q limit {{ limit }}) as assay_r
+  {%- endset -%}
+  {%- set keys = {'run_id': assay.string_literal(invocation_id), 'table_name': assay.string_literal(table),
+                  'check_id': assay.string_literal(check_id)} -%}
+  {%- do adapter.dispatch('_insert_check_rows', 'assay')(relation, keys, rows_sql) -%}
+{% endmacro %}
+
+{#- Inserts the rows of `rows_sql` (one text column, assay_j) numbered in their order. -#}
+{% macro default___insert_check_rows(relation, keys, rows_sql) %}
+  {% call statement('assay_capture_check_rows') -%}
+    insert into {{ relation }} (run_id, table_name, check_id, row_number, row_json)
+    select {{ keys['run_id'] }}, {{ keys['table_name'] }}, {{ keys['check_id'] }},
+           row_number() over (order by assay_j), assay_j
+    from (
+{{ rows_sql }}
     ) as assay_s
+  {%- endcall %}
+{% endmacro %}
+
+{#- PostgreSQL: the check runs again to keep its rows, and like its count (_try_count) it runs
+    read-only (issue 21): an inner block turns the transaction read-only, reads the rows into a
+    PL/pgSQL array and raises AS000, whose rollback undoes the setting; the insert follows. -#}
+{% macro postgres___insert_check_rows(relation, keys, rows_sql) %}
+  {%- set tag = assay._free_dollar_tag(rows_sql) -%}
+  {%- set read = 'select array_agg(assay_j order by assay_j) from (' ~ rows_sql ~ '\n) as assay_s' -%}
+  {% call statement('assay_capture_check_rows') -%}
+    do ${{ tag }}$
+    declare assay_rows text[];
+    begin
+      begin
+        set local transaction_read_only = on;
+        execute {{ assay.string_literal(read) }} into assay_rows;
+        raise exception using errcode = 'AS000';
+      exception when sqlstate 'AS000' then null;
+      end;
+      insert into {{ relation }} (run_id, table_name, check_id, row_number, row_json)
+      select {{ keys['run_id'] }}, {{ keys['table_name'] }}, {{ keys['check_id'] }}, assay_n, assay_j
+      from unnest(assay_rows) with ordinality as assay_u(assay_j, assay_n);
+    end
+    ${{ tag }}$;
   {%- endcall %}
 {% endmacro %}
