@@ -99,3 +99,24 @@ def test_help_texts_name_no_decisions_and_no_dbt_only_verbs():
         text = invoke(*args, "--help").stdout
         assert "decision" not in text.lower(), (args, text)
         assert "dbt run " not in text and "dbt run." not in text, (args, text)
+
+
+def test_a_named_profiles_dir_without_the_profile_is_refused(recorded, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "profiles"
+    elsewhere.mkdir()
+    (elsewhere / "profiles.yml").write_text("other:\n  target: dev\n  outputs: {dev: {type: duckdb, path: x.duckdb}}\n")
+    # --profiles-dir names the folder dbt reads: a profile only beside the project is not used instead
+    result = invoke("checks", "--project", str(recorded), "--profiles-dir", str(elsewhere))
+    assert result.exit_code == 1, result.output
+    assert f"no profiles.yml defines the profile 'shop'" in result.output and str(elsewhere / "profiles.yml") in result.output
+    assert str(recorded / "profiles.yml") not in result.output
+    # DBT_PROFILES_DIR, when the project holds no profiles.yml: that folder, not ~/.dbt
+    (recorded / "profiles.yml").unlink()
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(elsewhere))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / ".dbt").mkdir(parents=True)
+    (tmp_path / "home" / ".dbt" / "profiles.yml").write_text(
+        f"shop:\n  target: dev\n  outputs: {{dev: {{type: duckdb, path: {recorded / 'warehouse.duckdb'}}}}}\n")
+    result = invoke("checks", "--project", str(recorded))
+    assert result.exit_code == 1, result.output
+    assert "DBT_PROFILES_DIR" in result.output and str(elsewhere / "profiles.yml") in result.output

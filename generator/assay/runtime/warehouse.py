@@ -61,7 +61,16 @@ def profile_target(project_dir: Path, profiles_dir: Optional[Path] = None, targe
     name = _read_yaml(project_file).get("profile")
     if not isinstance(name, str) or not name:
         raise ProjectError(f"{project_file} names no `profile:`; add the name of the profiles.yml entry that holds the warehouse connection.")
-    folders = [profiles_dir, Path(project_dir), os.environ.get("DBT_PROFILES_DIR"), Path.home() / ".dbt"]
+    # A folder the user named (--profiles-dir, else DBT_PROFILES_DIR when the project holds no
+    # profiles.yml) is the one read, as dbt reads it: a profile found elsewhere instead would be
+    # another warehouse, silently.
+    env = os.environ.get("DBT_PROFILES_DIR")
+    if profiles_dir:
+        folders = [profiles_dir]
+    elif env and not (Path(project_dir) / "profiles.yml").exists():
+        folders = [env]
+    else:
+        folders = [Path(project_dir), Path.home() / ".dbt"]
     looked = []
     for folder in folders:
         if not folder:
@@ -84,8 +93,9 @@ def profile_target(project_dir: Path, profiles_dir: Optional[Path] = None, targe
             )
         return ProfileTarget(name, str(chosen), path, dict(outputs[chosen]))
     raise WarehouseError(
-        f"no profiles.yml defines the profile {name!r} that {project_file} names (looked in {', '.join(looked)}); "
-        "write it beside dbt_project.yml or pass --profiles-dir with the folder that holds it."
+        f"no profiles.yml defines the profile {name!r} that {project_file} names (looked in {', '.join(looked)}"
+        + (", the folder --profiles-dir names" if profiles_dir else ", the folder DBT_PROFILES_DIR names" if folders == [env] else "")
+        + "); write it beside dbt_project.yml or pass --profiles-dir with the folder that holds it."
     )
 
 
