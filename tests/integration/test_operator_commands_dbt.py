@@ -254,10 +254,52 @@ def _report(project, spec, browser: bool):
     assert snap.returncode == 0 and shot.exists() and shot.stat().st_size > 10_000, snap.stderr[-2000:]
 
 
+def _anomalies(project, spec):
+    """`assay anomalies` over the build's mart with 60 earlier daily runs of q_line inserted before
+    the two real ones: a spike injected on a Wednesday is found, and the real runs' loads (4 and 1
+    rows against about 10,000) are drops, the latest of them failing the command with exit 2."""
+    from assay.anomalies import synthetic
+    from assay.anomalies.method import VOLUME
+
+    real = sorted({r[0] for r in project.query("select run_id from gold.mart_data_quality where entity = 'q_line'")})
+    assert len(real) == 2
+    history = synthetic.generate(60, 3, weekly=True, entity="q_line", events=(synthetic.Event(VOLUME, 44, "spike", 3.0),))
+    conn = project.connect()
+    try:
+        synthetic.insert_rows(conn, "gold.mart_data_quality", history, "%s" if project.engine == "postgres" else "?")
+    finally:
+        conn.close()
+    latest = max(real, key=lambda r: project.query(f"select max(run_started_at) from gold.mart_data_quality where run_id = '{r}'")[0][0])
+
+    code, out = _run(project, spec, "anomalies", "--entity", "q_line", "--json")
+    assert code == 2, out
+    doc = json.loads(out[: out.rindex("}") + 1])
+    volume = [(a["run_id"], a["direction"], a["latest"]) for a in doc["anomalies"] if a["measure"] == "volume"]
+    assert volume[0] == ("run-0044", "up", False)
+    assert set(volume[1:]) == {(r, "down", r == latest) for r in real}
+    spike = doc["anomalies"][0]
+    assert (spike["run_date"], spike["run_started_at"], spike["season"]) == ("2026-02-18", "2026-02-18T06:00:00", "weekday")
+    assert spike["band"][0] < spike["median"] < spike["band"][1] < spike["observed"] and spike["learnt_from"] == 6
+    assert {a["entity"] for a in doc["anomalies"]} == {"q_line"}
+    assert "the latest run is anomalous: q_line volume down." in out
+
+    # Every entity: the two others have only the real runs, and say so instead of judging them.
+    code, out = _run(project, spec, "anomalies")
+    assert code == 2, out
+    for entity in ("q_code", "q_dup"):
+        assert f"{entity}: not enough history (2 runs recorded; a run is judged once 7 earlier runs can be learnt from)" in out
+    assert "3 anomalies in the history of 3 entities" in out
+    assert re.search(r"q_line +volume +run-0044 +2026-02-18 +\d[\d,]* +\[[\d,]+, [\d,]+\] +[\d,]+ +6 Wednesdays +up", out), out
+
+    code, out = _run(project, spec, "anomalies", "--entity", "nope")
+    assert code == 3 and "no entity 'nope' in the spec" in out
+
+
 def _scenario(project, spec, browser: bool = False, macro=None):
     _explain(project, spec)
     _report(project, spec, browser)
     _retention(project, spec, macro)
+    _anomalies(project, spec)
 
 
 def test_operator_commands_on_duckdb(tmp_path):

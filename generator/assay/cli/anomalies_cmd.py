@@ -111,19 +111,20 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 
 def _thin_lines(thin: list[Verdict], latest: dict[tuple[str, str], Verdict]) -> list[str]:
-    """`not enough history` lines: one per entity when none of its measures has enough, else one per measure."""
-    needed = f"{METHOD.min_history} needed before a run is judged"
+    """`not enough history` lines: one per entity when none of its measures could judge its latest
+    run (saying how many runs it has), else one per measure (a rule added later, say)."""
     lines = []
     for entity in sorted({v.entity for v in thin}):
         mine = [v for v in thin if v.entity == entity]
-        counts = {v.history for v in mine}
-        if len(mine) == sum(1 for k in latest if k[0] == entity) and len(counts) == 1:
-            lines.append(f"{entity}: not enough history ({plural(counts.pop(), 'earlier run')}; {needed})")
+        if len(mine) == sum(1 for k in latest if k[0] == entity):
+            runs = max(v.seq for v in latest.values() if v.entity == entity)
+            lines.append(f"{entity}: not enough history ({plural(runs, 'run')} recorded; a run is judged once "
+                         f"{METHOD.min_history} earlier runs can be learnt from)")
             continue
         for v in mine:
             measure, rule = measure_of(v)
             lines.append(f"{entity}: {f'rule {rule}' if rule else measure}: not enough history "
-                         f"({plural(v.history, 'earlier run')}; {needed})")
+                         f"({plural(v.history, 'earlier run')} to learn from; {METHOD.min_history} needed)")
     return lines
 
 
