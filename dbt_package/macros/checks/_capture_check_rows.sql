@@ -38,8 +38,8 @@
 {% endmacro %}
 
 {#- PostgreSQL: the check runs again to keep its rows, and like its count (_try_count) it runs
-    read-only (issue 21): an inner block turns the transaction read-only, reads the rows into a
-    PL/pgSQL array and raises AS000, whose rollback undoes the setting; the insert follows. -#}
+    read-only (issue 21, `_read_only_into`): the rows are read into a PL/pgSQL array, and the
+    insert follows outside the read-only block. -#}
 {% macro postgres___insert_check_rows(relation, keys, rows_sql) %}
   {%- set tag = assay._free_dollar_tag(rows_sql) -%}
   {%- set read = 'select array_agg(assay_j order by assay_j) from (' ~ rows_sql ~ '\n) as assay_s' -%}
@@ -47,12 +47,7 @@
     do ${{ tag }}$
     declare assay_rows text[];
     begin
-      begin
-        set local transaction_read_only = on;
-        execute {{ assay.string_literal(read) }} into assay_rows;
-        raise exception using errcode = 'AS000';
-      exception when sqlstate 'AS000' then null;
-      end;
+      {{ assay._read_only_into(read, 'assay_rows') }}
       insert into {{ relation }} (run_id, table_name, check_id, row_number, row_json)
       select {{ keys['run_id'] }}, {{ keys['table_name'] }}, {{ keys['check_id'] }}, assay_n, assay_j
       from unnest(assay_rows) with ordinality as assay_u(assay_j, assay_n);

@@ -15,11 +15,8 @@
     error, so the surrounding transaction, and the candidate it created, survive. The outcome lands
     in a temporary table read back in the same session.
 
-    The count itself runs read-only (issue 21): a transaction may turn read-only at any point, so
-    the inner block sets `transaction_read_only` and the server refuses any write the check's SQL
-    attempts (an `errored` result). The inner block then ends by raising `AS000`, which rolls its
-    subtransaction back, and with it the setting (a subtransaction cannot turn read-write again);
-    the count survives in a PL/pgSQL variable. -#}
+    The count itself runs read-only (issue 21, `_read_only_into`): the server refuses any write the
+    check's SQL attempts (an `errored` result). -#}
 {% macro postgres___try_count(sql) %}
   {%- set tag = assay._free_dollar_tag(sql) -%}
   {% call statement('assay_try_count') -%}
@@ -28,12 +25,7 @@
     do ${{ tag }}$
     declare assay_n bigint;
     begin
-      begin
-        set local transaction_read_only = on;
-        execute {{ assay.string_literal(sql) }} into assay_n;
-        raise exception using errcode = 'AS000';
-      exception when sqlstate 'AS000' then null;
-      end;
+      {{ assay._read_only_into(sql, 'assay_n') }}
       insert into assay_try_count values (assay_n, null);
     exception when others then
       insert into assay_try_count values (null, sqlerrm);
@@ -54,3 +46,16 @@
   {%- endfor -%}
   {{ return(ns.tag) }}
 {% endmacro %}
+
+{#- PL/pgSQL: run `sql` read-only and keep its one value in `variable`. A transaction may turn
+    read-only at any point but never read-write again, so an inner block sets
+    `transaction_read_only`, runs the query, and ends by raising `AS000`: catching it rolls the
+    block's subtransaction back, and the setting with it, while the variable keeps its value. -#}
+{% macro _read_only_into(sql, variable) -%}
+      begin
+        set local transaction_read_only = on;
+        execute {{ assay.string_literal(sql) }} into {{ variable }};
+        raise exception using errcode = 'AS000';
+      exception when sqlstate 'AS000' then null;
+      end;
+{%- endmacro %}
