@@ -155,3 +155,33 @@ def test_a_sqlmesh_sql_check_count_runs_read_only_in_the_evaluations_transaction
         assert adapter.fetchall("SELECT a FROM assay_probe_writes") == [(2,)]
     finally:
         adapter.close()
+
+
+@pytest.mark.postgres
+def test_a_sqlmesh_gateway_on_postgres_is_read_only_for_reading_commands(pg18, tmp_path):
+    """The operator commands reach a SQLMesh project's warehouse through its gateway: read-only
+    when the command only reads, read-write for maintain and replay."""
+    import psycopg2
+
+    from assay.runtime.warehouse import connect
+
+    p = pg18.params()
+    (tmp_path / "config.yaml").write_text(
+        "gateways:\n  local:\n    connection:\n      type: postgres\n"
+        f"      host: {p['host']}\n      port: {p['port']}\n      user: {p['user']}\n"
+        f"      password: '{p['password']}'\n      database: {p['dbname']}\n"
+        "default_gateway: local\nmodel_defaults:\n  dialect: postgres\n", encoding="utf-8")
+    conn, dialect = connect(tmp_path, read_only=True)
+    try:
+        assert dialect == "postgres"
+        with pytest.raises(psycopg2.Error, match="read-only transaction"):
+            execute(conn.cursor(), dialect, "create table assay_gateway_probe (a int)")
+    finally:
+        conn.close()
+    conn, dialect = connect(tmp_path, read_only=False)
+    try:
+        cur = conn.cursor()
+        execute(cur, dialect, "create table assay_gateway_probe (a int)")
+        execute(cur, dialect, "drop table assay_gateway_probe")
+    finally:
+        conn.close()
