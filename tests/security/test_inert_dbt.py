@@ -5,7 +5,8 @@ One spec carries the poison (tests/security/payloads.py) in every text position 
 declared check's description, descriptions, grain, owner, and the name of a spec file). If any
 were rendered as Jinja, `run_query` would create a table or write a file on the host, `env_var`
 would copy the canary into the warehouse or the manifest, and `{# #}` would eat text. The test
-asserts none of that happened and that every value arrived verbatim.
+asserts none of that happened and that every value arrived verbatim. It runs on DuckDB and
+PostgreSQL 18 (the `engine` fixture; PostgreSQL tests are marked `postgres` by the conftest).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from tests.security.payloads import (
     BRONZE, CANARY_VALUE, CANARY_VAR, EXPECTED_FLAGS, bronze_rows, expected_rows, flags, poison, write_spec,
 )
 from tests.support.corpus import Relation
-from tests.support.dbtproject import make_project
 
 pytestmark = pytest.mark.slow
 
@@ -26,16 +26,20 @@ FILE_POISON = "x{{ env_var('" + CANARY_VAR + "') }}{% do run_query(\"create tabl
 FIELDS = ("c_coalesce", "c_enum", "c_concat", "c_strip", "c_split", "c_nullif", "c_set", "c_extract")
 
 
+# Schemas of the engine's own catalog, which hold no data of the build.
+CATALOGS = "('information_schema', 'pg_catalog', 'pg_toast')"
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(engine, tmp_path_factory):
     """One project, one `dbt build`, the poison everywhere; (project, poison, pwned file)."""
-    root = tmp_path_factory.mktemp("inert_dbt")
+    root = tmp_path_factory.mktemp(f"inert_dbt_{engine.spec.id}")
     pwned_file = root / "pwned.csv"
     p = poison("dbt", pwned_file)
     write_spec(root / "spec", p, FILE_POISON)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(CANARY_VAR, CANARY_VALUE)
-        project = make_project(root / "project", root / "spec")
+        project = engine.dbt_project(root / "project", root / "spec", "inert_dbt")
         project.load_bronze([Relation("raw_things", BRONZE, bronze_rows(p))])
         proc = project.dbt("build")
     yield project, p, pwned_file, proc
@@ -68,7 +72,7 @@ def test_no_table_and_no_file_appeared(built):
 
 def test_no_environment_variable_was_read(built):
     project, _p, _f, _proc = built
-    for schema, table in project.query("select table_schema, table_name from information_schema.tables where table_schema <> 'information_schema'"):
+    for schema, table in project.query(f"select table_schema, table_name from information_schema.tables where table_schema not in {CATALOGS}"):
         for row in project.query(f'select * from "{schema}"."{table}"'):
             assert not any(CANARY_VALUE in str(v) for v in row), (schema, table)
     for path in (project.path / "target").rglob("*"):

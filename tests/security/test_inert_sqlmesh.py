@@ -1,5 +1,5 @@
 """Issue 21 on the SQLMesh target: the same poisoned spec as test_inert_dbt, one real
-`sqlmesh plan` on DuckDB. SQLMesh does not render Jinja in assay's models, but it expands
+`sqlmesh plan` on DuckDB and on PostgreSQL 18. SQLMesh does not render Jinja in assay's models, but it expands
 `@macro`, `@{var}` and `@var` in model text: the poison carries those too, and must arrive verbatim
 (sqlglot writes every literal; names are validated identifiers)."""
 
@@ -12,23 +12,22 @@ import pytest
 from tests.security.payloads import (
     BRONZE, CANARY_VALUE, CANARY_VAR, EXPECTED_FLAGS, bronze_rows, expected_rows, flags, poison, write_spec,
 )
-from tests.security.test_inert_dbt import FIELDS, FILE_POISON
+from tests.security.test_inert_dbt import CATALOGS, FIELDS, FILE_POISON
 from tests.support.corpus import Relation
-from tests.support.sqlmeshproject import make_project
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def planned(tmp_path_factory):
+def planned(engine, tmp_path_factory):
     """One project, one plan, the poison everywhere; (project, poison, pwned file, error or None)."""
-    root = tmp_path_factory.mktemp("inert_sqlmesh")
+    root = tmp_path_factory.mktemp(f"inert_sqlmesh_{engine.spec.id}")
     pwned_file = root / "pwned.csv"
     p = poison("sqlmesh", pwned_file)
     write_spec(root / "spec", p, FILE_POISON)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(CANARY_VAR, CANARY_VALUE)
-        project = make_project(root / "project", root / "spec")
+        project = engine.sqlmesh_project(root / "project", root / "spec", "inert_sqlmesh")
         project.load_bronze([Relation("raw_things", BRONZE, bronze_rows(p))])
         error = None
         try:
@@ -60,7 +59,7 @@ def test_no_table_no_file_and_no_canary(planned):
     project, _p, pwned_file, _e = planned
     assert project.query("select table_schema, table_name from information_schema.tables where table_name like 'pwned%'") == []
     assert not pwned_file.exists()
-    for schema, table in project.query("select table_schema, table_name from information_schema.tables where table_schema not in ('information_schema', 'pg_catalog')"):
+    for schema, table in project.query(f"select table_schema, table_name from information_schema.tables where table_schema not in {CATALOGS}"):
         for row in project.query(f'select * from "{schema}"."{table}"'):
             assert not any(CANARY_VALUE in str(v) for v in row), (schema, table)
     for path in project.path.rglob("*"):

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
 from ..errors import Diagnostic
+from ..identifiers import is_identifier
+from ..lower.spelling import is_simple
+from ..spec.loader import SETTINGS_FILE
 from .context import Context, joins_quality
 
 CODE = "UNSUPPORTED_BY_TARGET"
@@ -79,7 +82,27 @@ def _sql_files(on_failure: tuple[str, ...], of_entities: bool) -> Finder:
     return finds
 
 
+def _unquoted_names(ctx: Context, _declared: dict, _sql: list):
+    """Schemas and bronze relations that are identifiers (others are refused for every target)
+    but not lower-case or a reserved word: SQLMesh writes relation names unquoted."""
+    schemas = ctx.loaded.settings.schemas
+    for key in ("bronze", "silver", "gold", "meta"):
+        name = getattr(schemas, key)
+        if is_identifier(name) and not is_simple(name):
+            yield SETTINGS_FILE, schemas.line(key) or schemas.line(), f"`schemas.{key}: {name}`"
+    for file, m in ctx.mappings:
+        if is_identifier(m.source) and not is_simple(m.source):
+            yield file, m.line("source"), f"bronze relation `{m.source}`"
+
+
 LIMITS: tuple[Limit, ...] = (
+    Limit(
+        "sqlmesh",
+        _unquoted_names,
+        "is written unquoted in SQLMesh models, where an upper-case letter is folded to lower case on "
+        "PostgreSQL and a reserved word does not parse (decision 0900)",
+        "write lower-case letters, digits and `_`, not a SQL keyword, to generate for SQLMesh, or generate for dbt",
+    ),
     Limit(
         "sqlmesh",
         _incremental,
