@@ -235,7 +235,8 @@ def _replay(project):
     _execute(project, "delete from bronze.q__lines where _source_row_id = 'ln_03'")
     code, out = _run(project, "replay", "q_line", "--dry-run", "--json")
     assert code == 0, out
-    assert json.loads(out) == {"entity": "q_line", "dry_run": True, "in_bronze": 1, "redelivered": {"q__lines": 1}, "unrecoverable": 0}
+    assert json.loads(out) == {"entity": "q_line", "dry_run": True, "in_bronze": 1, "redelivered": {"q__lines": 1}, "unrecoverable": 0,
+                                "superseded": 0}
     code, out = _run(project, "replay", "q_line")
     assert code == 0, out
     assert "q_line: re-delivered 1 row into bronze.q__lines with _load_id '__replay__'" in out
