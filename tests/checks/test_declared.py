@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from decimal import Decimal
 
 import pytest
@@ -92,7 +94,7 @@ def test_the_five_examples_of_000_are_accepted():
 
 def test_declared_check_is_frozen():
     checks, _ = validate([check(kind="key_uniqueness")])
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'kind'"):
         checks[0].kind = "null_ceiling"  # type: ignore[misc]
 
 

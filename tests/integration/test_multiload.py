@@ -440,6 +440,15 @@ def test_ingested_at_offsets_are_instants_in_the_dedupe_order(history):
     assert routes == {"oz0": "kept", "oz1": "deduped"}
 
 
+# Which failure stops a build whose entity repeats its key, per target: dbt's assay_entity
+# materialization fails the model with the audit's sentence; SQLMesh's blocking key audit fails.
+STOPPED_BY_KEY_UNIQUENESS = {
+    "dbt": lambda build: [(s.check, s.rows) for s in build.stopped] == [("customers", ())]
+    and "KEY_UNIQUE: " in (build.details["nodes"]["model.assay_it.customers"].get("message") or ""),
+    "sqlmesh": lambda build: [s.check for s in build.stopped] == ["assay_key_unique"],
+}
+
+
 def _build_or_raise(runner, project, expect_success: bool = True):
     # RuntimeError, not AssertionError: a set-up that goes wrong must not pass as the expected failure.
     build = runner.build(project)
@@ -461,7 +470,8 @@ def test_a_build_whose_entity_is_not_published_resolves_nothing(history):
     # Corrected, but now claiming C-K2's key: customers does not dedupe, so KEY_UNIQUE stops the publish.
     bronze.deliver([customer("k1", "C-K2", T2, "l7", email="k1@x.io")])
     project.load_bronze(bronze.relations())
-    _build_or_raise(runner, project, expect_success=False)
+    failed = _build_or_raise(runner, project, expect_success=False)
+    assert STOPPED_BY_KEY_UNIQUENESS[runner.target](failed), (failed.stopped, failed.log[-3000:])
     published = {s for (s,) in project.query('select _source_row_id from silver."customers"')}
     if published != {"k2"}:
         raise RuntimeError(f"set-up: the failed build should have left the entity as it was, found {published}")
