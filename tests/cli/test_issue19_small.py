@@ -120,3 +120,20 @@ def test_a_named_profiles_dir_without_the_profile_is_refused(recorded, tmp_path,
     result = invoke("checks", "--project", str(recorded))
     assert result.exit_code == 1, result.output
     assert "DBT_PROFILES_DIR" in result.output and str(elsewhere / "profiles.yml") in result.output
+
+
+def test_a_grammar_error_does_not_hide_the_other_errors_of_its_entity(tmp_path):
+    import shutil
+
+    spec = tmp_path / "spec"
+    shutil.copytree(EXAMPLE, spec)
+    entities = spec / "spec" / "entities.yml"
+    text = entities.read_text()
+    text = text.replace("    key: [customer_id]\n", "    key: [customer_id]\n    colour: blue\n", 1)
+    text = text.replace("      tier: {type: int}", "      tier: {type: integr}")
+    entities.write_text(text)
+    result = invoke("validate", "--spec", str(spec))
+    assert result.exit_code == 1, result.output
+    lines = [l for l in result.stdout.splitlines() if "entities.yml" in l]
+    assert any("SPEC_GRAMMAR: `colour` is not a key of entities.customer" in l for l in lines), lines
+    assert any("integr" in l for l in lines), lines  # the unknown type, in the same entity, is reported too

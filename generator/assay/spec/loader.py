@@ -402,11 +402,9 @@ def _salvage(loaded: LoadedSpec, model, raw: LineDict):
     good.key_lines = dict(getattr(entities, "key_lines", {}))
     if isinstance(entities, dict):
         for name, body in entities.items():
-            try:
-                Entity.model_validate(body)
-            except ValidationError:
-                continue
-            good[name] = body
+            body = _without_unknown_keys(Entity, body)
+            if body is not None:
+                good[name] = body
     trimmed["entities"] = good
     for key in ("relationships", "coverage", "reconcile"):
         try:
@@ -418,6 +416,41 @@ def _salvage(loaded: LoadedSpec, model, raw: LineDict):
         return model.model_validate(trimmed)
     except ValidationError:
         return None
+
+
+def _without_unknown_keys(model, body: Any) -> Any:
+    """`body` when it validates; else, when its only errors are unknown keys (already reported as
+    SPEC_GRAMMAR), a copy with each one renamed to the key it is a typo of (the "did you mean" of
+    its message) or left out, so the entity's other problems are found too (issue 19: a typo'd key
+    hid every other error of its entity); else None. Other broken values drop the entity, whose
+    names would otherwise echo as errors elsewhere."""
+    import copy
+
+    from .yamlload import locate
+
+    try:
+        model.model_validate(body)
+        return body
+    except ValidationError as exc:
+        errors = exc.errors()
+    if not isinstance(body, dict) or any(e.get("type") != "extra_forbidden" or not e.get("loc") for e in errors):
+        return None
+    trimmed = copy.deepcopy(body)
+    for e in errors:
+        parent, last, _ = locate(trimmed, tuple(e["loc"]), tolerant=True)
+        if not isinstance(parent, dict) or last not in parent:
+            return None
+        guess = difflib.get_close_matches(str(last), _fields_of(model, tuple(e["loc"])[:-1]), n=1)
+        value = parent.pop(last)
+        if guess and guess[0] not in parent:
+            parent[guess[0]] = value
+            if hasattr(parent, "key_lines"):
+                parent.key_lines[guess[0]] = parent.key_lines.get(last, getattr(parent, "line", 1))
+    try:
+        model.model_validate(trimmed)
+    except ValidationError:
+        return None
+    return trimmed
 
 
 def _remember_unparsed(loaded: LoadedSpec, text: str) -> None:
