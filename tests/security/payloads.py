@@ -46,6 +46,7 @@ def sql_quote(text: str) -> str:
 BRONZE = ["_load_id", "_ingested_at", "_source_row_id", "id", "a", "b", "c", "d", "e", "f", "g", "h"]
 EXTRACT = r"([{][{][^}]*[}][}])"  # regex_extract: the first {{ ... }} of the poison
 PATTERN = r"^<[a-z_]+>[{][{] run_query[^~]*$"  # a pattern rule the poison matches
+ENUM_PATTERN = r"^(given|<[a-z_]+>[{][{][^~]*)$"  # an entity field's `assert.regex`, both rows match
 
 
 def spec_files(p: str, file_poison: str) -> dict[str, str]:
@@ -59,7 +60,7 @@ entities:
     key: [id]
     fields:
       id: {{type: string, required: true, description: {y(p)}}}
-      c_coalesce: {{type: string}}
+      c_coalesce: {{type: string, assert: {{enum: {y([p, "given"])}, regex: {y(ENUM_PATTERN)}}}}}
       c_enum: {{type: string}}
       c_concat: {{type: string}}
       c_strip: {{type: string}}
@@ -89,7 +90,11 @@ key:
   id: {{from: "$.id"}}
 fields:
   c_coalesce: {{from: "$.a", transform: [{{coalesce: {y(p)}}}]}}
-  c_enum: {{from: "$.b", transform: [{{enum_map: {y(["k", p, p, "hit"])}}}]}}
+  c_enum:
+    from: "$.b"
+    transform: [{{enum_map: {y(["k", p, p, "hit"])}}}]
+    quality:
+      - {{rule: in_enum, on_fail: flag}}
   c_concat: {{from: "$.c", transform: [{{concat: {y(p)}}}]}}
   c_strip: {{from: "$.d", transform: [{{strip_prefix: {y(p)}}}, {{strip_suffix: {y(p)}}}]}}
   c_split: {{from: "$.e", transform: [{{split_part: {y([p, 2])}}}]}}

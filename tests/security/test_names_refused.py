@@ -116,3 +116,20 @@ def test_a_refused_project_is_not_generated(tmp_path):
         generate_dbt_project(tmp_path / "src", tmp_path / "out")
     assert len(refused.value.diagnostics) >= len(WHERE)
     assert not (tmp_path / "out" / "models").exists()
+
+
+def test_sqlmesh_refuses_names_it_would_write_unquoted_and_dbt_takes_them(tmp_path):
+    """`Bronze` and `select` are identifiers; SQLMesh writes schema and bronze names unquoted,
+    where PostgreSQL folds the one and cannot parse the other (decision 0900)."""
+    import shutil
+
+    from tests.conftest import BASE_SPEC
+
+    shutil.copytree(BASE_SPEC, tmp_path / "spec")
+    (tmp_path / "assay.yml").write_text("specs: spec\nschemas:\n  bronze: Bronze\n  silver: select\n", encoding="utf-8")
+    loaded = load_spec(tmp_path)
+    assert validate(loaded, target="dbt").ok
+    sqlmesh = validate(loaded, target="sqlmesh")
+    assert [(d.file, d.line, d.code) for d in sqlmesh.diagnostics] == [
+        ("assay.yml", 3, "UNSUPPORTED_BY_TARGET"), ("assay.yml", 4, "UNSUPPORTED_BY_TARGET")]
+    assert "`schemas.bronze: Bronze`" in sqlmesh.diagnostics[0].message
