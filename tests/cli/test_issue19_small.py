@@ -137,3 +137,46 @@ def test_a_grammar_error_does_not_hide_the_other_errors_of_its_entity(tmp_path):
     lines = [l for l in result.stdout.splitlines() if "entities.yml" in l]
     assert any("SPEC_GRAMMAR: `colour` is not a key of entities.customer" in l for l in lines), lines
     assert any("integr" in l for l in lines), lines  # the unknown type, in the same entity, is reported too
+
+
+def _children(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_demo_stops_dbt_and_exits_130(tmp_path):
+    """SIGINT to assay alone (as `kill -INT` would send it) while dbt builds: dbt is stopped too."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DO_NOT_TRACK": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "assay.cli.main", "demo", str(tmp_path / "demo")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.time() + 120
+        for line in proc.stderr:
+            if "dbt build" in line or time.time() > deadline:
+                break
+        children: set[int] = set()
+        while not children and time.time() < deadline:
+            children = _children(proc.pid)
+            time.sleep(0.2)
+        assert children, "dbt never started"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+        assert "interrupted" in proc.stderr.read()
+        assert not [c for c in children if Path(f"/proc/{c}").exists()], "the dbt child outlived assay"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
