@@ -298,10 +298,14 @@ def _catalog_view(spark, view: str) -> None:
 
     SHOW TABLES and SHOW VIEWS read names only; `spark.catalog.listTables` fetches every table's
     metadata from the metastore, seconds per schema."""
+    from ..identifiers import quote_identifier
+
     rows = []
     for (db,) in spark.sql("show databases").collect():
-        views = {r.viewName for r in spark.sql(f"show views in `{db}`").collect() if not r.isTemporary}
-        for r in spark.sql(f"show tables in `{db}`").collect():
+        # a schema name read from the catalog: quoted (a backtick in it doubled), never trusted
+        name = quote_identifier(db, "spark")
+        views = {r.viewName for r in spark.sql(f"show views in {name}").collect() if not r.isTemporary}
+        for r in spark.sql(f"show tables in {name}").collect():
             if not r.isTemporary:
                 rows.append(("spark_catalog", db, r.tableName, "VIEW" if r.tableName in views else "BASE TABLE"))
     schema = "table_catalog string, table_schema string, table_name string, table_type string"
