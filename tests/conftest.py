@@ -168,12 +168,23 @@ def _fixture_is_ours(metafunc, name: str) -> bool:
         defs[-1].func.__code__.co_filename == __file__
 
 
+POSTGRES_FIXTURES = {"pg_servers", "postgres_server", "postgres_database"}
+
+
 def _starts_postgres(item) -> bool:
+    """Whether a test may start PostgreSQL: it takes a server fixture, or a PostgreSQL engine."""
+    if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
+        callspec = getattr(item, "callspec", None)
+        engine = callspec.params.get("engine") if callspec else None
+        # a test parametrised over engines takes the pool on every engine; it starts it on PostgreSQL
+        return engine is None or getattr(engine, "kind", None) == "postgres"
     callspec = getattr(item, "callspec", None)
-    if callspec is None:
-        return False
-    engine = callspec.params.get("engine")
-    return getattr(engine, "kind", None) == "postgres" or "postgres_server" in callspec.params
+    return callspec is not None and getattr(callspec.params.get("engine"), "kind", None) == "postgres"
+
+
+def pytest_runtest_setup(item):
+    # what tests/support/pg.postgres_server checks: a server is started only by a test marked postgres
+    os.environ["ASSAY_TEST_MARKED_POSTGRES"] = "1" if item.get_closest_marker("postgres") else ""
 
 
 def pytest_collection_modifyitems(config, items):

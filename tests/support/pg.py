@@ -311,10 +311,13 @@ def in_ci() -> bool:
 def postgres_server(label: str = "embedded") -> Iterator[PgServer]:
     """Generator form: start one server, yield it, stop it. A server this machine cannot run is a
     skip with the reason on a developer's machine, and a failure in CI (no silent gaps there)."""
+    import pytest
+
+    if os.environ.get("ASSAY_TEST_MARKED_POSTGRES") == "":
+        pytest.fail("this test starts PostgreSQL but is not marked `postgres` (tests/README.md: the fast loop "
+                    "deselects by that marker); add @pytest.mark.postgres or take the pg_servers fixture")
     bins = available_servers()
     if label not in bins:
-        import pytest
-
         if in_ci():
             pytest.fail(f"{missing_reason(label)}; in CI (CI=true) every engine must run, so this fails instead of skipping")
         pytest.skip(missing_reason(label))

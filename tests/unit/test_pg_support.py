@@ -39,6 +39,7 @@ def test_the_variable_wins_over_the_debian_path(monkeypatch, tmp_path):
 
 
 def test_missing_pg15_is_a_skip_with_the_reason(monkeypatch, tmp_path):
+    monkeypatch.delenv("ASSAY_TEST_MARKED_POSTGRES", raising=False)  # outside the suite's marker check
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setenv("ASSAY_PG_BIN", str(tmp_path / "nowhere"))
     assert "system" not in pg.available_servers()
@@ -47,10 +48,17 @@ def test_missing_pg15_is_a_skip_with_the_reason(monkeypatch, tmp_path):
 
 
 def test_missing_pg15_fails_in_ci(monkeypatch, tmp_path):
+    monkeypatch.delenv("ASSAY_TEST_MARKED_POSTGRES", raising=False)
     monkeypatch.setenv("CI", "true")
     monkeypatch.setenv("ASSAY_PG_BIN", str(tmp_path / "nowhere"))
     with pytest.raises(pytest.fail.Exception, match=r"PostgreSQL 15 server binaries not found.*in CI \(CI=true\) every engine must run"):
         next(pg.postgres_server("system"))
+
+
+def test_a_test_not_marked_postgres_may_not_start_a_server(monkeypatch):
+    monkeypatch.setenv("ASSAY_TEST_MARKED_POSTGRES", "")  # what the suite's setup hook sets for an unmarked test
+    with pytest.raises(pytest.fail.Exception, match="starts PostgreSQL but is not marked `postgres`"):
+        next(pg.postgres_server("embedded"))
 
 
 def test_pg15_tests_are_collected_and_skipped_when_the_binaries_are_missing(tmp_path):
@@ -62,7 +70,8 @@ def test_pg15_tests_are_collected_and_skipped_when_the_binaries_are_missing(tmp_
     (tmp_path / "test_probe.py").write_text("def test_probe(postgres_server):\n    pass\n")
     env = {**os.environ, "ASSAY_PG_BIN": str(tmp_path / "no-pg15-here"), "PYTHONPATH": str(REPO)}
     env.pop("PYTEST_ADDOPTS", None)
-    env.pop("CI", None)  # a developer's machine: a missing server skips (in CI it fails, tested above)  # the outer run's options (-v, say) change what is printed
+    env.pop("CI", None)  # a developer's machine: a missing server skips (in CI it fails, tested above)
+    env.pop("ASSAY_TEST_MARKED_POSTGRES", None)  # the outer run's options (-v, say) change what is printed
     collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                                 str(tmp_path)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert "test_probe.py::test_probe[embedded-pg18]" in collected.stdout, collected.stdout
