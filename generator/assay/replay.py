@@ -149,14 +149,24 @@ def _held_keys(cur, dialect: str, project: Project, entity: Entity, present: dic
     staged = relation(dialect, project.schema("silver"), f"{entity.name}__staged")
     execute(cur, dialect, f"select _mapping, _source_row_id, _route, {keys} from {staged} where _delivery_rank = 1")
     held = set()
+    for mapping, srid, route, *key in _stream(cur):
+        k = key_of(key)
+        if k in wanted and (route == "kept" or srid in present.get(sources.get(mapping), ())):
+            held.add(k)
+    return held
+
+
+def _stream(cur):
+    """The rows of the cursor's query a batch at a time where the driver can (DuckDB, psycopg2);
+    Spark's child connection returns its rows at once."""
+    if not hasattr(cur, "fetchmany"):
+        yield from cur.fetchall()
+        return
     while True:
         rows = cur.fetchmany(_FETCH)
         if not rows:
-            return held
-        for mapping, srid, route, *key in rows:
-            k = key_of(key)
-            if k in wanted and (route == "kept" or srid in present.get(sources.get(mapping), ())):
-                held.add(k)
+            return
+        yield from rows
 
 
 def _candidates(cur, dialect: str, project: Project, entity: Entity, report: ReplayReport) -> tuple[list[Candidate], dict]:

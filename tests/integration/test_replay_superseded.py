@@ -98,6 +98,8 @@ def story(tmp_path_factory, runner, engine):
         out["before"] = _rejects(project)
         relaxed = _write(root / "relaxed", RELAXED)
         out["dry"] = _replay(runner, project, relaxed, "--dry-run")
+        said = CliRunner().invoke(cli, ["replay", "customer", "--spec", str(relaxed), "--project", str(project.path), "--dry-run"])
+        out["dry_text"] = said.stdout.splitlines()
         out["bronze_dry"] = project.query('select count(*) from bronze."raw_customers"')[0][0]
         out["replay"] = _replay(runner, project, relaxed)
         out["bronze"] = sorted(project.query('select _source_row_id, _load_id from bronze."raw_customers"'))
@@ -130,6 +132,11 @@ def test_a_dry_run_says_the_same_and_writes_nothing(story):
     assert dry["dry_run"] is True
     assert (dry["redelivered"], dry["superseded"]) == (story["replay"]["redelivered"], story["replay"]["superseded"])
     assert story["bronze_dry"] == 2
+    assert story["dry_text"][1:3] == [
+        "customer: would re-deliver 1 row into bronze.raw_customers with _load_id '__replay__'",
+        "customer: 2 rows not re-delivered: their key is held by a row bronze delivers, or by a later replayed row; "
+        "would stay open, re-stamped (superseded)",
+    ]
 
 
 def test_the_losers_stay_open_marked_superseded(story):
