@@ -84,3 +84,17 @@ def test_assay_validate_refuses_a_check_file_reading_a_host_file(write_spec):
     assert result.exit_code != 0, result.output
     assert "checks/silver/orders/leak.sql:4:" in result.output, result.output
     assert "calls read_text, which reads files or URLs from the machine that runs the build" in result.output
+
+
+@pytest.mark.parametrize("sql, called", [
+    ("select pg_catalog.pg_read_file('/etc/passwd') from silver.orders", "pg_read_file"),
+    ("select \"pg_read_file\"('x') from silver.orders", "pg_read_file"),
+    ("select * from silver.orders, lateral pg_ls_dir('.') as d", "pg_ls_dir"),
+    ("select * from silver.orders where exists (select 1 from read_text('x'))", "read_text"),
+    ("select * from silver.orders, main.read_csv('x.csv')", "read_csv"),
+    ("select * from silver.orders where status = any(select * from dblink('h', 'select 1') as t(a text))", "dblink"),
+    ("select * from silver.orders where x in (select unnest(glob('*')))", "glob"),
+])
+def test_qualified_quoted_and_nested_calls_are_found(sql, called):
+    [(line, message)] = _problems(sql)
+    assert line == 1 and f"calls {called}, which" in message
