@@ -107,7 +107,27 @@ fields:
   c_extract: {{from: "$.h", transform: [{{regex_extract: {y([EXTRACT, 1])}}}]}}
 unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
-    return {f"entity_{file_poison}.yaml": entity, "mapping.yaml": mapping}
+    tables = f"""tables_version: 1
+tables:
+  bronze.raw_things:
+    description: {y(p)}
+    grain: [id]
+    columns: [id, g]
+    checks:
+      - check_id: g_described
+        kind: null_ceiling
+        enforcement: advisory
+        columns: [g]
+        max_null_ppm: 1000000
+        description: {y(p)}
+"""
+    # A SQL check whose literal must reach the warehouse verbatim: it blocks the build otherwise.
+    check = (
+        "/* assay\non_failure: block\n*/\n"
+        f"select * from silver.thing where id = 'hit' and c_set <> {sql_quote(p)} -- {p.splitlines()[0]}\n"
+    )
+    return {f"entity_{file_poison}.yaml": entity, "mapping.yaml": mapping, "tables.yaml": tables,
+            "checks/silver/thing/poison_is_data.sql": check}
 
 
 def bronze_rows(p: str) -> list[list]:
@@ -144,4 +164,5 @@ def flags(value) -> list:
 def write_spec(spec_dir: Path, p: str, file_poison: str) -> None:
     spec_dir.mkdir(parents=True, exist_ok=True)
     for name, text in spec_files(p, file_poison).items():
+        (spec_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (spec_dir / name).write_text(text, encoding="utf-8")

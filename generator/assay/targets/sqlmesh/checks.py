@@ -86,7 +86,31 @@ def audit_names(entity: Entity) -> list[str]:
 
 
 def _indent(sql: str, by: str) -> str:
-    return "\n".join(by + line for line in sql.splitlines())
+    """`sql` with each line indented, except a line that continues a string literal, a quoted
+    name or a comment: indenting it would change the value (a check file's literal holding a
+    newline must reach the warehouse verbatim, issue 21)."""
+    out, closer, i = [], None, 0
+    for line in sql.split("\n"):
+        out.append(line if closer else by + line)
+        i = 0
+        while i < len(line):
+            if closer is None:
+                if line.startswith("/*", i):
+                    closer, i = "*/", i + 2
+                    continue
+                if line.startswith("--", i):
+                    break
+                if line[i] in "'\"":
+                    closer = line[i]
+            elif line.startswith(closer, i):
+                if closer in "'\"" and line.startswith(closer * 2, i):  # a doubled quote stays inside
+                    i += 2
+                    continue
+                i += len(closer)
+                closer = None
+                continue
+            i += 1
+    return "\n".join(out)
 
 
 def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this: str = THIS,
