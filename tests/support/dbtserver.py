@@ -9,8 +9,8 @@ parsing and adapters, minus the import) and exits. Nothing outlives a command: n
 adapter state, no dbt-duckdb shared database, exactly as with the CLI (decision 0026 says why an
 earlier form, every command in one long-lived process, was dropped).
 
-The server forks only while it has one thread (it imports dbt, not the adapters: duckdb starts a
-thread when imported), so each child starts from a consistent copy.
+The server forks only while it has one thread (it imports dbt, the adapters and the task modules,
+none of which starts a thread, and checks that), so each child starts from a consistent copy.
 
 What a command prints (dbt's log and anything the adapter writes to the terminal) is captured at
 the file-descriptor level and returned as stdout; stderr is empty (dbt logs to stdout). The exit
@@ -127,9 +127,28 @@ def _wait(pid: int) -> tuple[int, str]:
     return os.WEXITSTATUS(status), ""
 
 
+# Imported once by the server as well, so no child pays for them (about 1 s a command on a loaded
+# machine): the adapters the suites use and the task modules every build loads. None of them starts
+# a thread on import, which the server checks, since a fork copies only the calling thread.
+PREIMPORT = ("dbt.adapters.duckdb", "dbt.adapters.postgres", "dbt.task.build", "dbt.task.deps",
+             "dbt.task.freshness", "dbt.task.run_operation")
+
+
 def _serve(conn) -> None:
     """The server: dbt imported once, then one forked child per command until the pipe closes."""
+    import importlib
+    import threading
+
     import dbt.cli.main  # noqa: F401 - the import this process exists to pay once
+
+    for name in PREIMPORT:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # an adapter this environment lacks: its commands fail in the child, as with the CLI
+    if threading.active_count() != 1:
+        raise RuntimeError(f"the dbt server has {threading.active_count()} threads after its imports; "
+                           "forking it would copy a half-held lock (drop the import that starts one from PREIMPORT)")
 
     while True:
         try:
