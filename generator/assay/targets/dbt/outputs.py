@@ -183,6 +183,12 @@ def snapshot_sql(entity: Entity, project: Project, header: str) -> str:
     )
 
 
+def _meta_literal(entity: Entity) -> str:
+    """The entity's meta (as the properties files carry it) as a Jinja dict of string literals."""
+    items = [("assay_entity", entity.name), ("grain", entity.grain)] + ([("owner", entity.owner)] if entity.owner else [])
+    return "{" + ", ".join(f"{jstr(k)}: {jstr(v)}" for k, v in items) + "}"
+
+
 def history_sql(entity: Entity, project: Project, header: str) -> str:
     """The same history as the snapshot, as a model materialized by assay_history (decision 0807).
 
@@ -197,6 +203,9 @@ def history_sql(entity: Entity, project: Project, header: str) -> str:
                 materialized="'assay_history'",
                 **_history_config(entity, project),
                 tags="['assay']",
+                # here, not in the models' properties file: there dbt would match the name to the
+                # snapshot where it is enabled and warn on every parse (issue 19)
+                meta=_meta_literal(entity),
             ),
             "",
             f"select * from {_ref(current_name(entity))}",

@@ -162,9 +162,8 @@ def entity_yml(entity: Entity, project: Project) -> dict:
     if staged_tests:
         staged["data_tests"] = staged_tests
     models.append(staged)
-    if entity.scd == "type2":
-        # The history's model twin (enabled where the snapshot is not, decision 0807).
-        models.append(_history_properties(entity))
+    # The history's model twin (enabled where the snapshot is not, decision 0807) carries its meta
+    # in its own config: listed here, dbt would warn that the snapshot is in the models section.
     if entity.has_reject:
         models.append(
             {
