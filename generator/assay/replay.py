@@ -131,10 +131,11 @@ def _columns(cur, dialect: str, rel: str) -> list[str]:
     return [d[0] for d in cur.description]
 
 
-def _key_from_json(entity: Entity, key_values: Optional[str]) -> Optional[tuple]:
+def _key_from_json(entity: Entity, key_values: Any) -> Optional[tuple]:
     if not key_values:
         return None
-    values = json.loads(key_values, parse_float=Decimal)
+    # JSON text on every engine assay writes; a driver that parses a json column hands a dict
+    values = key_values if isinstance(key_values, dict) else json.loads(key_values, parse_float=Decimal)
     return key_of(values.get(k) for k in entity.key)
 
 
