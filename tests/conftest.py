@@ -87,8 +87,11 @@ def write_spec(tmp_path):
 PG15_ATTRIBUTE = "PG15"
 
 
-def _pg15_here(module) -> bool:
-    return bool(getattr(module, PG15_ATTRIBUTE, None))
+def _pg15_here(metafunc) -> bool:
+    """A module that keeps PostgreSQL 15 runs each test there, unless the test is marked
+    `not_on_pg15("<what covers it>")`."""
+    return bool(getattr(metafunc.module, PG15_ATTRIBUTE, None)) and \
+        metafunc.definition.get_closest_marker("not_on_pg15") is None
 
 
 @pytest.fixture(scope="session")
@@ -149,7 +152,7 @@ def pytest_generate_tests(metafunc):
     from tests.support.engines import ENGINES
     from tests.support.runners import RUNNERS
 
-    pg15 = _pg15_here(metafunc.module)
+    pg15 = _pg15_here(metafunc)
     names = metafunc.fixturenames
     if "engine" in names and _fixture_is_ours(metafunc, "engine"):
         specs = [e for e in ENGINES if pg15 or e.id != "pg15"]

@@ -69,6 +69,7 @@ def test_a_relative_directory_from_another_working_directory(demo):
     assert "entity    bronze  kept  flagged  quarantined  deduped\n" in result.stdout
     assert "customer  6       3     1        2            1\n" in result.stdout
     assert "order     10      5     3        4            1\n" in result.stdout
+    assert "PASS freshness of bronze.raw_orders" in result.output  # dbt's own line for the source
     assert f"(in {project / 'warehouse.duckdb'})" in result.stdout
     assert (project / "warehouse.duckdb").is_file()
     assert list((base / "elsewhere").iterdir()) == []  # nothing landed where the command ran

@@ -213,7 +213,7 @@ def test_mart_accounts_for_every_entity_and_every_rule(built):
         assert all(r[3] == 0 and r[5] == 0 and r[6] == 0 for r in mine.values()), entity
 
 
-def test_every_fail_row_stops_the_run(runner, built):
+def test_every_fail_row_stops_the_run(runner, engine, built):
     """Each `fail` specimen alone trips the blocking ingestion-metadata audit; all of them at once
     stop the build before the entity is rebuilt, and the entity keeps its rows."""
     project, _corpus, _ = built
@@ -232,7 +232,10 @@ def test_every_fail_row_stops_the_run(runner, built):
     clean_count = project.query('select count(*) from bronze."dirty__keys"')[0][0]
     try:
         assert runner.audit_source(project, "bronze.dirty__keys") == []
-        for case, fail_rows in groups.items():
+        # Each specimen alone, on DuckDB: the audit's predicates are row-local, so on the other
+        # engines the build below, with every specimen at once, proves each row is caught (one
+        # audit run instead of six; each costs a dbt command, half a minute on Spark).
+        for case, fail_rows in (groups.items() if engine.kind == "duckdb" else ()):
             project.load_bronze([type(keys)(keys.name, keys.columns, clean + fail_rows)])
             # exactly the ingestion audit fails, on exactly this specimen's rows
             found = [(s.check, s.rows) for s in runner.audit_source(project, "bronze.dirty__keys")]
@@ -245,7 +248,7 @@ def test_every_fail_row_stops_the_run(runner, built):
         assert build.stopped == (Stopped("assay_ingestion_metadata", every_row, INGESTION_AUDIT_ON[runner.target]),), build.stopped
         # nothing else warned (SQLMesh also reports each flag rule that fired, on the entities it
         # built before the audit stopped the plan, as a non-blocking audit: rows, not checks)
-        assert [w for w in build.warned if w[0] != "assay_flag_rule"] == [], build.warned
+        assert [w for w in build.warned if not w[0].startswith("assay_flag__")] == [], build.warned
         if build.skipped is not None:
             assert build.skipped == SKIPPED_BEHIND_THE_AUDIT
         assert sorted(project.query('select * from silver."dirty_key"'), key=repr) == before

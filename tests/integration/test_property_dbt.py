@@ -1,15 +1,14 @@
 """Generated dirty batches through a real `dbt build`, judged by the oracle and by the conservation law.
 
-Runs once per engine (the `engine` fixture: DuckDB, PostgreSQL 18, PostgreSQL 15). One generated
+Runs once per engine (the `engine` fixture: DuckDB, PostgreSQL 18). One generated
 dbt project per engine serves the whole session; an example only replaces bronze (and drops
 the reject and mart history, so every example starts from an empty warehouse and a failure can
 be replayed alone). Each example is two builds: a first batch, then the cumulative bronze after
 a second batch of re-deliveries, corrections, late rows and new rows, so the reject lifecycle is
 exercised on random data too.
 
-dbt runs in-process through `dbtRunner`: a subprocess costs ~3 s of interpreter and dbt start-up
-per build, the in-process build of this one-entity project about one second, which is what keeps
-24 builds inside the file's 90 s budget.
+dbt runs in a child forked from a process that imported it once (tests/support/dbtserver.py): a
+fresh `dbt` process costs ~3 s of interpreter and dbt start-up per build.
 """
 
 from __future__ import annotations
@@ -228,11 +227,12 @@ def _property(max_examples: int):
     )(given(batch=batches())(_example))
 
 
-# Twelve examples on DuckDB (decision 0303); the Postgres servers run the first eight of the same
-# derandomized sequence, which keeps three engines' worth of builds inside the suite's budget.
+# Twelve examples on DuckDB (decision 0303); PostgreSQL runs the first four of the same
+# derandomized sequence: the engine's SQL is what it adds, and the oracle-judged multi-load story
+# and the corpus judge that SQL on every load, so four examples (eight builds) keep the suite's budget.
 EXAMPLES = {"duckdb": 12}
-PROPERTIES = {n: _property(n) for n in {12, 8}}
+PROPERTIES = {n: _property(n) for n in {12, 4}}
 
 
 def test_generated_batches_agree_with_the_oracle(lines_project, engine):
-    PROPERTIES[EXAMPLES.get(engine.id, 8)](lines_project)
+    PROPERTIES[EXAMPLES.get(engine.id, 4)](lines_project)
