@@ -33,6 +33,15 @@ def load_project(spec_dir: Path | str, target: Optional[str] = None, dialect: Op
     return project
 
 
+def target_warnings(spec_dir: Path | str, target: str, dialect: Optional[str] = None) -> list:
+    """What `target` skips of a valid spec without changing any row (on SQLMesh: checks of tables
+    assay only reads), as warning Diagnostics: generate says so, never silently."""
+    from .spec.loader import load_spec
+    from .validate import validate
+
+    return [d for d in validate(load_spec(Path(spec_dir)), target, dialect).diagnostics if d.severity != "error"]
+
+
 def require_entities(project: Project, spec_dir: Path | str) -> None:
     """Refuse to generate from a spec that declares no entity.
 

@@ -180,3 +180,24 @@ def test_ctrl_c_in_the_demo_stops_dbt_and_exits_130(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_generate_sqlmesh_says_which_checks_of_read_only_tables_it_skips(tmp_path):
+    import shutil
+
+    from assay.api_sqlmesh import duckdb_config
+
+    spec = tmp_path / "spec"
+    shutil.copytree(EXAMPLE, spec)
+    (spec / "spec" / "tables.yml").write_text(
+        "tables_version: 1\ntables:\n  bronze.raw_customers:\n    grain: [id]\n    checks:\n"
+        "      - {check_id: few_rows, kind: row_expectation, enforcement: advisory, max_rows: 100}\n")
+    project = tmp_path / "sm"
+    project.mkdir()
+    (project / "config.yaml").write_text(duckdb_config())
+    result = invoke("generate", "sqlmesh", "--project", str(project), "--spec", str(spec))
+    assert result.exit_code == 0, result.output
+    assert "warning: UNSUPPORTED_BY_TARGET: skipped on sqlmesh: advisory check `FEW_ROWS` of `bronze.raw_customers`" in result.stderr
+    as_json = invoke("generate", "sqlmesh", "--project", str(project), "--spec", str(spec), "--json")
+    skipped = json.loads(as_json.stdout)["skipped_checks"]
+    assert [(w["file"], w["code"]) for w in skipped] == [("spec/tables.yml", "UNSUPPORTED_BY_TARGET")]

@@ -121,9 +121,11 @@ def test_mart_counts_by_mapping(built):
 
 
 # SQLMesh also surfaces each flag rule that fired on the entity as a non-blocking audit with its
-# rows (here channel_normalize, sale_of_product_referential and sold_on_range_min, one row each);
+# rows (here channel_normalize, sale_of_product_referential and sold_on_range_min, one row each),
+# each its own audit named after the rule, as SQLMesh's warning names only the audit (issue 19);
 # dbt records flags in the rows only.
-FLAG_RULE_WARNINGS = {"dbt": (), "sqlmesh": (("assay_flag_rule", 1),) * 3}
+FLAG_RULE_WARNINGS = {"dbt": (), "sqlmesh": tuple((f"assay_flag__sale__{rule}", 1) for rule in
+                                                  ("channel_normalize", "sale_of_product_referential", "sold_on_range_min"))}
 
 
 def test_flag_checks_warn_with_their_counts_and_nothing_else_warns_or_fails(built):

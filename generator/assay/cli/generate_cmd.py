@@ -83,12 +83,14 @@ def dbt_landing(project_dir: Path, project) -> tuple[dict[str, Optional[str]], s
             "as `assay init` writes it")
 
 
-def _as_json(result, spec_dir: Path, project_dir: Path, target: str, schemas: dict, landing: str, next_step: str) -> None:
+def _as_json(result, spec_dir: Path, project_dir: Path, target: str, schemas: dict, landing: str, next_step: str,
+             **extra) -> None:
     r = result.report
     click.echo(json.dumps({
         "target": target, "project": shown(project_dir), "spec": shown(spec_dir), "fingerprint": result.project.fingerprint,
         "entities": [e.name for e in result.project.entities], "written": r.written, "unchanged": len(r.unchanged),
         "removed": r.removed, "overwrote_edits": r.modified, "schemas": schemas, "landing": landing, "next": next_step,
+        **extra,
     }, indent=2))
 
 
@@ -144,7 +146,9 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 @json_option("Print what was written, where the models land and the next command as JSON.")
 def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool, as_json: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
+    from ..api import target_warnings
     from ..api_sqlmesh import generate_sqlmesh_project, is_sqlmesh_project
+    from ..errors import openable
 
     if not is_sqlmesh_project(project_dir):
         raise ProjectError(f"{shown(project_dir)} has no config.yaml or config.py; point --project at a SQLMesh project (make one with `sqlmesh init`).")
@@ -153,6 +157,10 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
         result = generate_sqlmesh_project(spec, project_dir, dialect=dialect)
     _refuse(result, project_dir)
     record_spec_dir(project_dir, spec)
+    # What SQLMesh does not run (checks of tables assay only reads), said as `assay validate` says it.
+    skipped = target_warnings(spec, "sqlmesh", dialect)
+    for d in [] if as_json else skipped:
+        click.echo(f"{openable(spec, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     p = result.project
     landing = (f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
                f"bronze is read from {p.schema('bronze')}")
@@ -160,7 +168,8 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
     next_step = "sqlmesh plan" if where == "." else f"sqlmesh -p {where} plan"
     if as_json:
         schemas = {role: p.schema(role) for role in ("silver", "gold", "meta")}
-        _as_json(result, spec, project_dir, "sqlmesh", schemas, landing, next_step)
+        _as_json(result, spec, project_dir, "sqlmesh", schemas, landing, next_step,
+                 skipped_checks=[d.as_dict() for d in skipped])
         return
     _summary(result, spec, result.report.modified)
     click.echo(landing)

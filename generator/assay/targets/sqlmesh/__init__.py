@@ -54,7 +54,7 @@ def generate_sqlmesh(project: Project, dialect: str = "duckdb") -> dict[str, str
     checks = cross_checks_sql(project, low, _header(project, all_files, "--"))
     if checks is not None:
         out[f"{MODELS_DIR}/assay_cross_entity_checks.sql"] = checks
-    out["audits/assay.sql"] = audits_sql(low, _header(project, all_files, "--"))
+    out["audits/assay.sql"] = audits_sql(low, _header(project, all_files, "--"), project)
     out["macros/assay_macros.py"] = macros_py(_header(project, all_files, "#"))
     out["external_models/assay_bronze.yaml"] = external_models_yaml(project, _header(project, all_files, "#"))
     return dict(sorted(out.items()))

@@ -15,6 +15,7 @@ from ...lower.outputs import diverted_select, kept_query, reject_id
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
+from .project_files import flag_audit_name
 from .checks import audit_names, model_tail
 
 INDENT = "  "
@@ -77,7 +78,7 @@ def entity_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> lis
         audits.append(_conservation(entity, project, low, on_reject=False))
     for r in entity.rules:
         if r.disposition == "flag" and flags_col:
-            audits.append(audit_call("assay_flag_rule", rule_name=low.lit(r.name)))
+            audits.append(flag_audit_name(entity, r))  # its own audit: SQLMesh's warning names the rule
     return audits
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
 import yaml
 
-from ...ir.model import Project
+from ...ir.model import Entity, Project, Rule
 from . import naming
 from .spelling import SqlmeshSpelling
 
@@ -32,10 +35,24 @@ AUDITS = (
 _HOURS = {"h": 1, "d": 24, "w": 24 * 7}
 
 
-def audits_sql(low: SqlmeshSpelling, header: str) -> str:
-    """audits/assay.sql: one AUDIT block per reusable audit."""
+def flag_audit_name(entity: Entity, rule: Rule) -> str:
+    """The non-blocking audit of one flag rule, named after it: SQLMesh's warning names only the
+    audit (`'<audit>' audit error: N rows failed`), so a shared audit would hide which rule fired."""
+    return "assay_flag__" + re.sub(r"[^a-z0-9_]", "_", f"{entity.name}__{rule.name}".lower())
+
+
+def flag_audits(project: Optional[Project]) -> list[tuple[str, bool, str, str]]:
+    """(name, blocking, defaults, body) of every flag rule's own audit (entities in the quality system)."""
+    generic = next(a for a in AUDITS if a[0] == "assay_flag_rule")
+    return [(flag_audit_name(e, r), False, f"rule_name = '{r.name}', {generic[2]}", generic[3])
+            for e in (project.entities if project is not None else ()) if e.opted_in
+            for r in e.rules if r.disposition == "flag"]
+
+
+def audits_sql(low: SqlmeshSpelling, header: str, project: Optional[Project] = None) -> str:
+    """audits/assay.sql: one AUDIT block per reusable audit, and one per flag rule of `project`."""
     blocks = [header]
-    for name, blocking, defaults, body in AUDITS:
+    for name, blocking, defaults, body in (*AUDITS, *flag_audits(project)):
         props = [f"name {name}", f"dialect {low.dialect}", f"blocking {'TRUE' if blocking else 'FALSE'}"]
         if defaults:
             props.append(f"defaults ({defaults})")

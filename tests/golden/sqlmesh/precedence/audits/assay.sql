@@ -79,3 +79,11 @@ AUDIT (
   blocking TRUE
 );
 SELECT * FROM (@assay_reconcile_violations(@left_relation, @left_column, @left_agg, @left_by, @right_relation, @right_column, @right_agg, @right_by, @tolerance)) AS assay_violations;
+
+AUDIT (
+  name assay_flag__q_code__code_flag_unique,
+  dialect duckdb,
+  blocking FALSE,
+  defaults (rule_name = 'code_flag_unique', flags_column = _quality_flags)
+);
+SELECT * FROM (@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)) AS assay_violations;

@@ -8,7 +8,7 @@ MODEL (
   audits (
     assay_fail_rule(rule_name := 'code_fail_unique'),
     assay_key_unique(columns := (code_id)),
-    assay_flag_rule(rule_name := 'code_flag_unique')
+    assay_flag__q_code__code_flag_unique
   )
 );
 
