@@ -97,7 +97,7 @@ class SpecError(AssayError):
 
     def render(self, d: Diagnostic) -> str:
         """One diagnostic as `file:line: CODE: message`, its file openable from the current directory."""
-        return f"{openable(self.spec_dir, d.file)}:{d.line}: {d.code}: {d.message}"
+        return one_line(f"{openable(self.spec_dir, d.file)}:{d.line}: {d.code}: {d.message}")
 
     def __str__(self) -> str:
         return "\n".join(d.render() for d in self.diagnostics)

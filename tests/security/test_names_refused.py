@@ -133,3 +133,19 @@ def test_sqlmesh_refuses_names_it_would_write_unquoted_and_dbt_takes_them(tmp_pa
     assert [(d.file, d.line, d.code) for d in sqlmesh.diagnostics] == [
         ("assay.yml", 3, "UNSUPPORTED_BY_TARGET"), ("assay.yml", 4, "UNSUPPORTED_BY_TARGET")]
     assert "`schemas.bronze: Bronze`" in sqlmesh.diagnostics[0].message
+
+
+def test_assay_validate_prints_each_refusal_on_one_line_with_file_and_line(tmp_path):
+    """Through the CLI: a name holding a newline cannot split a diagnostic into two lines."""
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    write_project(tmp_path, "a\nb")
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert f"{tmp_path}/assay.yml:4: SPEC_INVALID: `schemas.bronze` is \"bronze\\nb\", which is not a schema name; write ASCII letters, digits and `_`, starting with a letter or `_`, at most 63 characters." in lines
+    assert f"{tmp_path}/spec/entities.yaml:3: SPEC_INVALID: entity name `entity\\u000ab` is not allowed; write lower-case letters, digits and single `_`, starting with a letter." in lines
+    # Every line but the summary is one whole diagnostic: no line is the tail of a split name.
+    assert all(line.startswith(str(tmp_path)) for line in lines[:-1] if line.strip()), result.output
