@@ -58,6 +58,13 @@ def _shown(value: Any, hidden: frozenset, redacted) -> Any:
     return shown_values(value, hidden, redacted) if isinstance(value, dict) else value
 
 
+def _rule_filter(column: str, rule: Optional[str]) -> tuple[str, tuple]:
+    """(` and <flags> like ?`, params) selecting rows whose flags may hold `rule`; none for None."""
+    if rule is None:
+        return "", ()
+    return f" and cast({column} as varchar) like ?", (f"%{rule}%",)
+
+
 class Gatherer:
     """Reads one project's warehouse; `gather(now)` returns the report's data."""
 
@@ -119,19 +126,26 @@ class Gatherer:
 
     def _examples(self, e: Entity, rules: list[str]) -> dict[str, list[dict]]:
         """Up to three rows per rule: diverted rows from the reject table (raw is already redacted),
-        kept rows from the entity (key columns and the rule's own column only)."""
+        kept rows from the entity (key columns and the rule's own column only).
+
+        One scan of the newest EXAMPLE_SCAN rows serves most rules; a rule that fires only further
+        down gets its own query (the flags cast to text and matched with LIKE, the same spelling on
+        every engine, then checked exactly here), so no rule that fired is shown without an example."""
         out: dict[str, list[dict]] = {r: [] for r in rules}
         hidden = hidden_names(e)  # pii values are never on a page meant to be shared (privacy.py)
         reject = f"{e.name}__reject"
         if e.has_reject and self.exists(self.silver, reject):
-            rows = self.query(
-                f"select _source_row_id, failed_rules, key_values, raw from {self._rel(self.silver, reject)} "
-                f"where resolved_at is null order by last_seen desc, _source_row_id limit {EXAMPLE_SCAN}", ())
-            for srid, failed, keys, raw in rows:
-                for rule in _flags(failed):
-                    if rule in out and len(out[rule]) < EXAMPLES_PER_RULE:
-                        out[rule].append({"where": "reject", "source_row_id": srid, "key": _shown(_json(keys), hidden, e.redact),
-                                          "raw": _shown(_json(raw), hidden, e.redact)})
+            def from_reject(rule: Optional[str]) -> None:
+                where, params = _rule_filter("failed_rules", rule)
+                rows = self.query(
+                    f"select _source_row_id, failed_rules, key_values, raw from {self._rel(self.silver, reject)} "
+                    f"where resolved_at is null{where} order by last_seen desc, _source_row_id limit {EXAMPLE_SCAN}", params)
+                for srid, failed, keys, raw in rows:
+                    for r in _flags(failed):
+                        if r in out and len(out[r]) < EXAMPLES_PER_RULE and (rule is None or r == rule):
+                            out[r].append({"where": "reject", "source_row_id": srid, "key": _shown(_json(keys), hidden, e.redact),
+                                           "raw": _shown(_json(raw), hidden, e.redact)})
+            self._fill(out, from_reject)
         table = self._published(e)
         if table is not None and e.opted_in:
             cols = self.columns(table)
@@ -139,19 +153,35 @@ class Gatherer:
             rules_by_name = {r.name: r for r in e.rules}
             extra = sorted({r.column for r in rules_by_name.values() if r.column and r.column in cols} - set(shown))
             select = ", ".join(self._rel(c) for c in shown + extra)
-            rows = self.query(f"select {select} from {table} where not _quality_ok order by _source_row_id limit {EXAMPLE_SCAN}", ())
-            for row in rows:
-                rec = dict(zip(shown + extra, row))
-                for rule in _flags(rec["_quality_flags"]):
-                    if rule in out and len(out[rule]) < EXAMPLES_PER_RULE:
-                        column = rules_by_name[rule].column if rule in rules_by_name else None
-                        value = {column: _plain(rec.get(column))} if column in rec else {}
-                        if rule in rules_by_name and rules_by_name[rule].kind == "referential":
-                            value = self._delivered_key(e, rules_by_name[rule], rec)
-                        out[rule].append({"where": "entity (flagged)", "source_row_id": rec["_source_row_id"],
-                                          "key": shown_values({k: _plain(rec[k]) for k in e.key if k in rec}, hidden),
-                                          "raw": shown_values(value, hidden)})
+
+            def from_entity(rule: Optional[str]) -> None:
+                where, params = _rule_filter("_quality_flags", rule)
+                rows = self.query(f"select {select} from {table} where not _quality_ok{where} order by _source_row_id "
+                                  f"limit {EXAMPLE_SCAN}", params)
+                for row in rows:
+                    rec = dict(zip(shown + extra, row))
+                    for r in _flags(rec["_quality_flags"]):
+                        if r in out and len(out[r]) < EXAMPLES_PER_RULE and (rule is None or r == rule):
+                            out[r].append(self._flagged_example(e, rules_by_name.get(r), rec, hidden))
+            self._fill(out, from_entity)
         return out
+
+    @staticmethod
+    def _fill(out: dict[str, list[dict]], read: Callable[[Optional[str]], None]) -> None:
+        """`read(None)` (the newest rows), then `read(rule)` for each rule still without an example."""
+        read(None)
+        for rule in [r for r, found in out.items() if not found]:
+            read(rule)
+
+    def _flagged_example(self, e: Entity, rule, rec: dict, hidden: frozenset) -> dict:
+        """One kept row a flag rule fired on: its key and the rule's column (the delivered key, for a
+        referential rule), pii values hidden."""
+        value = {rule.column: _plain(rec.get(rule.column))} if rule is not None and rule.column in rec else {}
+        if rule is not None and rule.kind == "referential":
+            value = self._delivered_key(e, rule, rec)
+        return {"where": "entity (flagged)", "source_row_id": rec["_source_row_id"],
+                "key": shown_values({k: _plain(rec[k]) for k in e.key if k in rec}, hidden),
+                "raw": shown_values(value, hidden)}
 
     def _delivered_key(self, e: Entity, rule, rec: dict) -> dict:
         """The foreign key a flagged referential row was delivered with, read from its bronze row (the
