@@ -42,7 +42,7 @@ class Method:
     weekday_dates: int = 10  # the weekday band learns from at most this many latest same-weekday dates
     seasonal_dates: int = 6  # same-weekday dates needed before the weekday band alone judges
     lookback: int = 120  # earlier runs considered at all (bounds the work per judged run)
-    volume_floor: float = 0.10  # the volume band is at least +-10% of its median ...
+    volume_floor: float = 0.15  # the volume band is at least +-15% of its median ...
     volume_floor_rows: int = 10  # ... and at least +-10 rows wide
     rate_floor: float = 0.002  # a rate band is at least +-0.2 percentage points ...
     rate_floor_relative: float = 0.5  # ... and +-50% of its median ...
@@ -181,7 +181,8 @@ bands as (
 ),
 day_bands as (
   select d.*,
-         case when d.dates >= __SEASONAL_DATES__ then d.half else greatest(d.half, coalesce(a.half, d.half)) end as band_half
+         case when d.dates >= __SEASONAL_DATES__ then d.half
+              else greatest(d.half, coalesce(a.half * abs(d.centre) / nullif(abs(a.centre), 0), d.half)) end as band_half
   from bands d
   left join bands a on a.entity = d.entity and a.measure = d.measure and a.judged_seq = d.judged_seq and a.grp = 'all'
   where d.grp = 'day'
