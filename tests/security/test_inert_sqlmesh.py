@@ -66,3 +66,11 @@ def test_no_table_no_file_and_no_canary(planned):
         if path.is_file() and path.suffix in (".sql", ".yaml", ".py", ".json"):
             assert CANARY_VALUE not in path.read_text(encoding="utf-8", errors="replace"), path
     assert os.environ.get(CANARY_VAR) != CANARY_VALUE  # the module restored the environment
+
+
+def test_owner_and_descriptions_reach_the_model_verbatim(planned):
+    project, p, _f, _e = planned
+    model = project.context().get_model("silver.thing")
+    assert model.owner == p
+    assert model.description == p
+    assert model.column_descriptions["id"] == p
