@@ -16,7 +16,7 @@ One project, built twice; the first build's answers are read before the second b
 from __future__ import annotations
 
 import json
-import shutil
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 # The demo's counts of the example project (tests/integration/test_demo.py): bronze, kept, flagged,
 # quarantined, deduped.
 DEMO = {"customer": (6, 3, 1, 2, 1), "order": (10, 5, 3, 4, 1)}
+ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 PII_VALUES = ("not-an-email", "linus@example.com", "ken@example.com")
 
 
@@ -83,6 +84,10 @@ def test_commands_read_where_dbt_built(shop):
         got = (latest["bronze"], latest["kept"], e["flagged"], latest["quarantined"], latest["deduped"])
         assert got == DEMO[e["entity"]], (e["entity"], got)
     assert [c["check_id"] for c in doc["checks"]] == ["ENOUGH_ORDERS"]
+    # every timestamp of the JSON in ISO 8601, UTC (issue 19)
+    stamps = [doc["generated_for"], doc["checks"][0]["recorded_at"]] + [e["latest"]["run_started_at"] for e in doc["entities"]] + [
+        f["newest_ingested_at"] for e in doc["entities"] for f in e["freshness"]]
+    assert all(ISO.fullmatch(s) for s in stamps), stamps
 
     code, out = _assay(shop, "table", "list")
     assert (code, out.strip()) == (0, "order: published")
@@ -182,6 +187,7 @@ def test_set_back_build_is_visible(shop):
     assert code == 2
     state = json.loads(out[: out.rindex("}") + 1])
     assert (state["state"], state["check"], state["why"]) == ("set_back", "ENOUGH_ORDERS", "previous_version_kept")
+    assert ISO.fullmatch(state["since"]), state
     code, out = _assay(shop, "table", "list")
     assert code == 0 and out.startswith("order: set back by the latest build"), out
 

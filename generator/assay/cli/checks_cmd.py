@@ -19,6 +19,7 @@ import click
 from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.recorded import verdict_of_row
 from ..errors import AssayError, AssayUsageError, ChecksFailed
+from ..runtime.table_states import iso_utc
 from .common import PROJECT_HELP, json_option, optional_spec, plural, project_option, shown, spec_option, warehouse_options
 
 RESULTS_TABLE = "assay_check_results"
@@ -172,19 +173,6 @@ def _outcome(kind: str, enforcement: str, passed: bool, measures: str) -> tuple[
             return "passed", 0
         return {"warn": "warned", "keep": "failed (kept)"}.get(enforcement, "FAILED"), n
     return ("passed" if passed else ("FAILED" if enforcement == "required" else "warned")), None
-
-
-def iso_utc(value: Any) -> Optional[str]:
-    """A recorded timestamp (the warehouse's UTC clock, without a zone) in ISO 8601 with `Z`."""
-    import datetime as dt
-
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        return value.isoformat() + "Z"
-    return str(value)
 
 
 @click.group("check")

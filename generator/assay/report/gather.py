@@ -36,6 +36,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _stamp(value: Any) -> Any:
+    """A timestamp the builds recorded (UTC, without a zone) in ISO 8601: `2026-12-01T10:00:00Z`."""
+    from ..runtime.table_states import iso_utc
+
+    return iso_utc(value)
+
+
 def _flags(value: Any) -> list[str]:
     if value is None:
         return []
@@ -84,7 +91,7 @@ class Gatherer:
             f"run_id, run_started_at from {self._rel(self.gold, 'mart_data_quality')}", ())
         runs: dict[tuple[str, str], dict] = {}
         for entity, rule, disposition, evaluated, failed, quarantined, deduped, run_id, started in rows:
-            run = runs.setdefault((entity, run_id), {"run_id": run_id, "run_started_at": _plain(started), "rules": {}})
+            run = runs.setdefault((entity, run_id), {"run_id": run_id, "run_started_at": _stamp(started), "rules": {}})
             if rule == "(entity)":
                 evaluated, quarantined, deduped = int(evaluated or 0), int(quarantined or 0), int(deduped or 0)
                 run.update(bronze=evaluated + deduped, evaluated=evaluated, kept=evaluated - quarantined,
@@ -214,7 +221,7 @@ class Gatherer:
                     status = "warn"
                 if m.freshness_error and age > parse_duration(m.freshness_error):
                     status = "error"
-            out.append({"source": m.source, "newest_ingested_at": _plain(newest),
+            out.append({"source": m.source, "newest_ingested_at": _stamp(newest),
                         "age_hours": round(age.total_seconds() / 3600, 1) if age is not None else None,
                         "warn_after": m.freshness_warn, "error_after": m.freshness_error, "status": status})
         return out
@@ -241,7 +248,7 @@ class Gatherer:
             except Exception:  # a SQL check file's result carries no measurements to render
                 detail = None
             out.append({"run_id": r[0], "table": r[1], "check_id": r[2], "kind": r[3], "enforcement": r[4],
-                        "passed": bool(r[5]), "detail": detail, "recorded_at": _plain(r[8]), "position": r[9]})
+                        "passed": bool(r[5]), "detail": detail, "recorded_at": _stamp(r[8]), "position": r[9]})
         out.sort(key=lambda c: (c["table"], c["position"] if c["position"] is not None else 0, c["check_id"]))
         return out
 
@@ -276,4 +283,4 @@ class Gatherer:
                 "rejects": self._open_rejects(e, now),
                 "freshness": self._freshness(e, now),
             })
-        return {"project": self.project.name, "generated_for": now.isoformat(sep=" "), "entities": entities, "checks": self._checks()}
+        return {"project": self.project.name, "generated_for": _stamp(now), "entities": entities, "checks": self._checks()}

@@ -154,7 +154,7 @@ def render(data: dict) -> str:
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>assay report: {_e(data['project'])}</title><style>{CSS}</style></head><body>"
         f"<h1>assay report: {_e(data['project'])}</h1>"
-        f'<p class="muted">as of {_e(data["generated_for"])} UTC · {nav}</p>'
+        f'<p class="muted">as of {_e(data["generated_for"])} · {nav}</p>'
         f'<ul class="outcomes">{outcomes}</ul>'
         f"<h2>Latest run</h2>{summary}"
         f"<h2>Table checks (latest run per table)</h2>{check_html}"

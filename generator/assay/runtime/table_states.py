@@ -27,6 +27,25 @@ MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", "TABLE_ROLLED_BACK")
 READ_ONLY = "not built by this project"
 
 
+def iso_utc(value: Any) -> Optional[str]:
+    """A timestamp the warehouse recorded (UTC, without a zone; a datetime or the text of one) in
+    ISO 8601 with `Z`, as every JSON output of assay writes timestamps."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return value
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return value.isoformat() + "Z"
+    return str(value)
+
+
 def _spec_tables(project, every_entity: bool = False):
     """{table name: (schema, relation name, built by this project)} of every table with checks in
     `project` (whose schemas are where the build wrote them); with `every_entity`, every entity."""
@@ -73,7 +92,7 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
     after it is the latest build's."""
     def state(what: str, ev: Optional[tuple] = None, why: Optional[str] = None) -> dict[str, Any]:
         return {"table": name, "state": what, "run": ev[1] if ev else None, "check": ev[3] if ev else None,
-                "why": why if why is not None else (ev[4] if ev else None), "since": ev[5] if ev else None,
+                "why": why if why is not None else (ev[4] if ev else None), "since": iso_utc(ev[5]) if ev else None,
                 "built_by_project": built}
 
     if not built:
@@ -85,7 +104,7 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
         return state("kept", mark)
     if not present:
         return state("not_published", back, why=None if back else "never built")
-    if back is not None and (back[1] == latest_run or (latest_run is None and (started is None or str(back[5]) >= str(started)))):
+    if back is not None and (back[1] == latest_run or (latest_run is None and (started is None or iso_utc(back[5]) >= iso_utc(started)))):
         return state("set_back", back)
     return state("published")
 
