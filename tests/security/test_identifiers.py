@@ -64,3 +64,10 @@ def test_a_quoted_name_round_trips_through_duckdb():
         q = quote_identifier(name, "duckdb")
         con.execute(f"create table {q} ({q} varchar)")
         assert [r[0] for r in con.execute("select column_name from information_schema.columns where table_name = ?", [name]).fetchall()] == [name]
+
+
+def test_a_name_with_a_trailing_newline_is_not_written_bare():
+    from assay.lower.spelling import is_simple
+
+    assert is_simple("orders")
+    assert not is_simple("orders\n")

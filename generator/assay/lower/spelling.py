@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from .reserved_words import RESERVED_WORDS
 
-SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+SIMPLE_IDENT = re.compile(r"[a-z_][a-z0-9_]*")  # with fullmatch: `$` would pass a trailing newline
 
 # Every keyword and portable function name a lowering template writes; only these change case.
 KEYWORDS = frozenset(
@@ -37,7 +37,7 @@ _FORMATTER = string.Formatter()
 
 def is_simple(name: str) -> bool:
     """A name every engine reads as written, unquoted."""
-    return bool(SIMPLE_IDENT.match(name)) and name not in RESERVED_WORDS
+    return bool(SIMPLE_IDENT.fullmatch(name)) and name not in RESERVED_WORDS
 
 
 @dataclass(frozen=True)
