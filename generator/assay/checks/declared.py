@@ -371,21 +371,12 @@ def _validate_one(
             named = []
             seen: set[str] = set()
             for j, col in enumerate(raw_columns):
-                if not isinstance(col, str) or not col:
-                    out.add(
-                        CHECK_INVALID,
-                        f"{label} names {_shown(col)} as column {j + 1}, which is not a column "
-                        "name; write the column's name",
-                        (index, "columns", j),
-                    )
-                    named = None
-                    break
                 if not is_identifier(col):
                     # The name reaches generated SQL (and a PostgreSQL DO block): one rule for names.
                     out.add(
                         CHECK_INVALID,
-                        f"{label} names {_shown(col)} as column {j + 1}, which is not a plain "
-                        f"column name; write {IDENTIFIER_RULE}",
+                        f"{label} names {_shown(col)} as column {j + 1}, which is not a column "
+                        f"name; write the column's name, of {IDENTIFIER_RULE}",
                         (index, "columns", j),
                     )
                     named = None
