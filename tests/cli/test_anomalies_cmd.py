@@ -1,0 +1,140 @@
+"""`assay anomalies` on a real DuckDB warehouse whose mart holds a generated history (no dbt run):
+the text and JSON output, ISO dates, and the exit codes (decision 0950): 0 when only earlier runs
+are anomalous, 2 when the latest is, 1 without a mart, 3 for an entity the spec does not declare;
+a run a blocking check failed in is judged but never learnt from."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from assay.anomalies import synthetic
+from assay.anomalies.method import QUARANTINE_RATE, VOLUME
+from assay.cli.main import cli
+from assay.scaffold import duckdb_profile, write_dbt_skeleton
+
+SPEC = """\
+spec_version: 1
+entities:
+  orders:
+    grain: one row per order
+    key: [order_id]
+    fields:
+      order_id: {type: string, required: true}
+"""
+MAPPING = """\
+mapping_version: 1
+source: raw_orders
+target: orders
+key:
+  order_id: {from: "$.id"}
+unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+"""
+RESULTS = ("create table assay_meta.assay_check_results (run_id varchar, table_name varchar, check_id varchar, "
+           "kind varchar, enforcement varchar, passed boolean)")
+
+
+def _setup(tmp_path, history=None):
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "entities.yml").write_text(SPEC)
+    (spec / "orders.yml").write_text(MAPPING)
+    project = tmp_path / "proj"
+    write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    if history is not None:
+        con.execute("create schema gold")
+        synthetic.load_into(con, "gold.mart_data_quality", history)
+    con.close()
+    return project, spec
+
+
+def _run(project, spec, *args):
+    result = CliRunner().invoke(cli, ["anomalies", *args, "--project", str(project), "--spec", str(spec)])
+    assert "Traceback" not in result.output
+    return result
+
+
+def _doc(result) -> dict:
+    return json.loads(result.stdout)
+
+
+# Run 30 is a Wednesday (the history starts on a Monday): three times its usual load. With 4
+# Wednesdays before it, it is outside both bands and reported against the nearer, the weekday one.
+SPIKE = synthetic.Event(VOLUME, 30, "spike", 3.0)
+
+
+def test_an_earlier_anomaly_is_listed_and_the_command_exits_0(tmp_path):
+    project, spec = _setup(tmp_path, synthetic.generate(50, 4, weekly=True, events=(SPIKE,)))
+    res = _run(project, spec)
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["entity", "measure", "run", "date", "observed", "band", "median", "learnt", "from", "direction"]
+    assert re.fullmatch(r"orders +volume +run-0030 +2026-02-04 +[\d,]+ +\[[\d,]+, [\d,]+\] +[\d,]+ +4 Wednesdays +up", lines[1]), lines
+    assert lines[-1] == "1 anomaly in the history of 1 entity; the latest runs are inside their bands"
+
+    doc = _doc(_run(project, spec, "--json", "--entity", "orders"))
+    (spike,) = doc["anomalies"]
+    assert {k: spike[k] for k in ("entity", "measure", "rule", "run_id", "run_date", "run_started_at", "direction",
+                                  "latest", "failed_run", "season", "learnt_from")} == {
+        "entity": "orders", "measure": "volume", "rule": None, "run_id": "run-0030", "run_date": "2026-02-04",
+        "run_started_at": "2026-02-04T06:00:00", "direction": "up", "latest": False, "failed_run": False,
+        "season": "weekday", "learnt_from": 4}
+    low, high = spike["band"]
+    assert low < spike["median"] < high < spike["observed"]
+    assert doc["not_enough_history"] == [] and doc["runs"] == {"orders": 50}
+    assert doc["method"]["min_history"] == 7
+
+
+def test_the_latest_run_anomalous_exits_2(tmp_path):
+    history = synthetic.generate(40, 4, weekly=True, events=(synthetic.Event("status_in_set", 39, "spike", 5.0),))
+    project, spec = _setup(tmp_path, history)
+    res = _run(project, spec)
+    assert res.exit_code == 2, res.output
+    assert re.search(r"orders +status_in_set failure_rate +run-0039 +2026-02-13 +[\d.]+% +\[[\d.]+%, [\d.]+%\]", res.stdout)
+    assert "the latest run is anomalous: orders status_in_set failure_rate up." in res.stderr
+    doc = _doc(_run(project, spec, "--json"))
+    assert [(a["measure"], a["rule"], a["latest"]) for a in doc["anomalies"]] == [("failure_rate", "status_in_set", True)]
+
+
+def test_too_little_history_says_so(tmp_path):
+    project, spec = _setup(tmp_path, synthetic.generate(5, 1, weekly=False))
+    res = _run(project, spec)
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == [
+        "orders: not enough history (5 runs recorded; a run is judged once 7 earlier runs can be learnt from)",
+        "0 anomalies in the history of 1 entity; the latest runs are inside their bands",
+    ]
+    doc = _doc(_run(project, spec, "--json"))
+    assert {(n["measure"], n["rule"], n["runs"]) for n in doc["not_enough_history"]} >= {("volume", None, 3),
+                                                                                          ("quarantine_rate", None, 4)}
+
+
+def test_no_mart_exits_1_and_an_unknown_entity_exits_3(tmp_path):
+    project, spec = _setup(tmp_path)
+    res = _run(project, spec)
+    assert res.exit_code == 1
+    assert "no quality history yet: gold.mart_data_quality is not in the warehouse of" in res.stderr
+    assert "run `dbt build" in res.stderr
+    res = _run(project, spec, "--entity", "nope")
+    assert res.exit_code == 3 and "no entity 'nope' in the spec; its entities are orders." in res.stderr
+
+
+@pytest.mark.parametrize("enforcement,failed", [("required", True), ("block", True), ("advisory", False), ("warn", False)])
+def test_a_run_a_blocking_check_failed_in_is_never_learnt_from(tmp_path, enforcement, failed):
+    project, spec = _setup(tmp_path, synthetic.generate(30, 2, weekly=False, events=(synthetic.Event(QUARANTINE_RATE, 20, "spike", 9.0),)))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create schema assay_meta")
+    con.execute(RESULTS)
+    con.execute("insert into assay_meta.assay_check_results values ('run-0020', 'orders', 'C1', 'null_ceiling', ?, false)",
+                [enforcement])
+    con.close()
+    doc = _doc(_run(project, spec, "--json"))
+    flagged = {(a["measure"], a["run_id"]): a for a in doc["anomalies"]}
+    assert flagged[("quarantine_rate", "run-0020")]["failed_run"] is failed
+    # an anomalous run and a failed one are both left out of later bands
+    assert set(flagged) == {("quarantine_rate", "run-0020")}
