@@ -66,12 +66,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--postgres", action="store_true", help="also run on the embedded PostgreSQL and compare")
     args = parser.parse_args()
-    server = None
+    servers = None
     if args.postgres:
         from tests.support import pg
 
-        server_iter = pg.postgres_server("embedded")
-        server = next(server_iter)
+        servers = pg.postgres_server("embedded")  # a generator: the server stops when it is closed
+    try:
+        _measure(args, next(servers) if servers is not None else None)
+    finally:
+        if servers is not None:
+            servers.close()
+
+
+def _measure(args, server) -> None:
     print(f"method: {METHOD}")
     header = f"{'scenario':46} {'hist':>4} {'runs':>5} {'judged':>6} {'events':>6} {'hits':>5} {'hit %':>6} {'false':>5} {'false/100':>9}"
     print(header)
