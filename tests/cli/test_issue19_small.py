@@ -149,9 +149,23 @@ def _children(pid: int) -> set[int]:
     return out
 
 
+def _dbt_build_child(pid: int) -> set[int]:
+    """The children of `pid` running `dbt build` (empty until the demo reaches its build)."""
+    found = set()
+    for child in _children(pid):
+        try:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"build" in cmdline:
+            found.add(child)
+    return found
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_the_demo_stops_dbt_and_exits_130(tmp_path):
-    """SIGINT to assay alone (as `kill -INT` would send it) while dbt builds: dbt is stopped too."""
+    """SIGINT to assay alone (as `kill -INT` would send it) while dbt builds: dbt is stopped too.
+    Every wait has a deadline: the demo's output goes to a file, the build is found in /proc."""
     import os
     import signal
     import subprocess
@@ -159,27 +173,26 @@ def test_ctrl_c_in_the_demo_stops_dbt_and_exits_130(tmp_path):
     import time
 
     env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DO_NOT_TRACK": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "assay.cli.main", "demo", str(tmp_path / "demo")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    err = tmp_path / "stderr.txt"
+    with err.open("w") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "assay.cli.main", "demo", str(tmp_path / "demo")],
+                                stdout=subprocess.DEVNULL, stderr=sink, text=True, env=env)
     try:
         deadline = time.time() + 120
-        for line in proc.stderr:
-            if "dbt build" in line or time.time() > deadline:
-                break
         children: set[int] = set()
-        while not children and time.time() < deadline:
-            children = _children(proc.pid)
+        while not children and proc.poll() is None and time.time() < deadline:
+            children = _dbt_build_child(proc.pid)
             time.sleep(0.2)
-        assert children, "dbt never started"
+        assert children, "dbt build never started: " + err.read_text()[-2000:]
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 130
-        assert "interrupted" in proc.stderr.read()
+        assert "interrupted" in err.read_text()
         assert not [c for c in children if Path(f"/proc/{c}").exists()], "the dbt child outlived assay"
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.wait(timeout=30)
 
 
 def test_generate_sqlmesh_says_which_checks_of_read_only_tables_it_skips(tmp_path):
