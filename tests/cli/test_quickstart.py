@@ -16,12 +16,12 @@ import pytest
 pytestmark = pytest.mark.slow
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "quickstart.md"
-BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
+BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 
 
-def blocks(kind: str) -> list[str]:
-    """The code blocks of the quickstart fenced as `kind`, in page order."""
-    return [body for fence, body in BLOCK.findall(DOC.read_text(encoding="utf-8")) if fence == kind]
+def blocks(kind: str, doc: Path = DOC) -> list[str]:
+    """The code blocks of `doc` (the quickstart) fenced as `kind` ('' for a bare fence), in page order."""
+    return [body for fence, body in BLOCK.findall(doc.read_text(encoding="utf-8")) if fence == kind]
 
 
 def _env() -> dict:
@@ -43,18 +43,25 @@ def _run_block(body: str, cwd: Path, state: Path) -> tuple[subprocess.CompletedP
     return proc, after
 
 
+def walk(doc: Path, home: Path) -> list[tuple[str, subprocess.CompletedProcess]]:
+    """Every sh block of `doc`, run in order from `home` as a user types them: [(block, result)].
+
+    Fails at the first block that exits non-zero, naming it (also used by test_quickstart_sqlmesh)."""
+    state = home / ".cwd"
+    cwd = home
+    done = []
+    for body in blocks("sh", doc):
+        proc, cwd = _run_block(body, cwd, state)
+        done.append((body, proc))
+        assert proc.returncode == 0, f"this block of docs/{doc.name} failed:\n{body}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return done
+
+
 @pytest.fixture(scope="module")
 def walked(tmp_path_factory):
     """Every sh block of the page, run in order from a fresh directory: [(block, result)]."""
     home = tmp_path_factory.mktemp("user")
-    state = home / ".cwd"
-    cwd = home
-    done = []
-    for body in blocks("sh"):
-        proc, cwd = _run_block(body, cwd, state)
-        done.append((body, proc))
-        assert proc.returncode == 0, f"this block of docs/quickstart.md failed:\n{body}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    return home, done
+    return home, walk(DOC, home)
 
 
 def _step(walked, first_line: str) -> subprocess.CompletedProcess:
