@@ -131,6 +131,47 @@ def test_operator_commands_on_sqlmesh(built):
     _maintain(project)
 
 
+@pytest.mark.slow
+def test_anomalies_on_sqlmesh(built):
+    """`assay anomalies` reads the mart through prod's `gold.mart_data_quality` view: the real runs
+    alone are too few to judge; with 50 generated daily runs of q_line written into the view's
+    physical table before them, a spike on a Wednesday is found and the real loads (a few rows
+    against about 10,000) are drops, the latest failing the command with exit 2."""
+    from assay.anomalies import synthetic
+    from assay.anomalies.method import VOLUME
+    from assay.runtime.relations import physical_table
+
+    project = built
+    code, out = _run(project, "anomalies")
+    assert code == 0, out
+    assert re.search(r"q_line: not enough history \(\d runs? recorded; a run is judged once 7 earlier runs can be learnt from\)", out), out
+
+    history = synthetic.generate(50, 3, weekly=True, entity="q_line", events=(synthetic.Event(VOLUME, 30, "spike", 3.0),))
+    if project.engine == "postgres":
+        import psycopg2
+
+        conn = psycopg2.connect(**project.pg)
+        conn.autocommit = True
+    else:
+        import duckdb
+
+        conn = duckdb.connect(str(project.path / "warehouse.duckdb"))
+    try:
+        schema, table = physical_table(conn, project.engine, "gold", "mart_data_quality")
+        assert schema.startswith("sqlmesh__")  # the view's own table, which SQLMesh owns
+        synthetic.insert_rows(conn, f'"{schema}"."{table}"', history, "%s" if project.engine == "postgres" else "?")
+    finally:
+        conn.close()
+
+    code, out = _run(project, "anomalies", "--entity", "q_line", "--json")
+    assert code == 2, out
+    doc = json.loads(out[: out.rindex("}") + 1])
+    volume = [(a["run_id"], a["direction"], a["latest"]) for a in doc["anomalies"] if a["measure"] == "volume"]
+    assert volume[0] == ("run-0030", "up", False)
+    assert volume[-1][1:] == ("down", True) and volume[-1][0].startswith("SQLMESH")
+    assert doc["anomalies"][0]["run_date"] == "2026-02-04"
+
+
 def _explain(project):
     code, out = _run(project, "explain", "q_line", "ORD-2", "1")
     assert code == 0, out
