@@ -85,10 +85,9 @@ runs as (
 facts as (
   select r.entity, r.run_id, r.started_at, r.run_date, r.evaluated, r.quarantined,
          cast(r.bronze - lag(r.bronze) over (partition by r.entity order by r.started_at, r.run_id) as double) as loaded,
-         case when r.rule_failed = 1
-                or exists (select 1 from blocked b where b.run_id = r.run_id and b.entity = r.entity)
-              then 1 else 0 end as failed
+         case when r.rule_failed = 1 or b.run_id is not null then 1 else 0 end as failed
   from runs r
+  left join (select distinct run_id, entity from blocked) b on b.run_id = r.run_id and b.entity = r.entity
   where r.accounted = 1
 ),
 series as (
@@ -117,11 +116,10 @@ state as (
   __STATE__
 ),
 marked as (
-  select n.*,
-         case when exists (select 1 from state x where x.since_run_id is null and x.entity = n.entity
-                                                   and x.measure = n.measure and x.run_id = n.run_id)
-              then 1 else 0 end as excluded
+  select n.*, case when x.run_id is null then 0 else 1 end as excluded
   from numbered n
+  left join (select distinct entity, measure, run_id from state where since_run_id is null) x
+    on x.entity = n.entity and x.measure = n.measure and x.run_id = n.run_id
 ),
 shifts as (
   select d.entity, d.measure, d.seq as detected_seq, s.seq as start_seq
