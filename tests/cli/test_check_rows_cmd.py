@@ -25,9 +25,9 @@ def invoke(*args: str):
     return result
 
 
-@pytest.fixture
-def recorded(tmp_path) -> Path:
-    """One run: RANGE failed with two kept rows, ROWS passed, KEY was not evaluated (over budget)."""
+def results_warehouse(tmp_path: Path) -> tuple[Path, "duckdb.DuckDBPyConnection"]:
+    """A dbt project on DuckDB whose warehouse holds assay_meta's empty results and rows tables,
+    and an open connection to fill them (the caller closes it)."""
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
     con = duckdb.connect(str(project / "warehouse.duckdb"))
@@ -38,6 +38,13 @@ def recorded(tmp_path) -> Path:
         "measures varchar, recorded_at timestamp)")
     con.execute("create table assay_meta.assay_check_rows (run_id varchar, table_name varchar, check_id varchar, "
                 "row_number int, row_json varchar)")
+    return project, con
+
+
+@pytest.fixture
+def recorded(tmp_path) -> Path:
+    """One run: RANGE failed with two kept rows, ROWS passed, KEY was not evaluated (over budget)."""
+    project, con = results_warehouse(tmp_path)
     at = "2026-12-01 10:00:00"
     range_spec = json.dumps({"columns": ["qty"], "types": ["int"], "bounds": {"min_value": "0", "max_value": "10"},
                              "orderable": True})

@@ -63,10 +63,30 @@ def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Option
         conn.close()
 
 
+# SQLMesh's run ids (its correlation id, decision 0204) start alike for every plan and every run:
+# the short id a person reads and types is the start of the part after this prefix.
+SQLMESH_RUN_PREFIXES = ("SQLMESH_PLAN: ", "SQLMESH_RUN: ")
+SHORT_ID = 8
+
+
+def _distinct_part(run_id: str) -> str:
+    for prefix in SQLMESH_RUN_PREFIXES:
+        if run_id.startswith(prefix):
+            return run_id[len(prefix):]
+    return run_id
+
+
+def short_run_id(run_id: str) -> str:
+    """The run id as `assay check list` shows it: the first 8 characters of what differs between
+    runs (a dbt invocation id's start; a SQLMesh id's hex after `SQLMESH_PLAN: `/`SQLMESH_RUN: `)."""
+    return _distinct_part(run_id)[:SHORT_ID]
+
+
 def find_run(project_dir: Path, run_id: Optional[str], profiles_dir: Optional[Path] = None,
              target: Optional[str] = None, meta: Optional[str] = None) -> Optional[str]:
     """The full id of the run meant: the latest recorded one when `run_id` is None, else the one
-    `run_id` is a unique prefix of; None when nothing matches. An ambiguous prefix is a usage error."""
+    `run_id` is a unique prefix of (of the whole id, or of a SQLMesh id's part after its prefix, as
+    `check list` shows it); None when nothing matches. An ambiguous prefix is a usage error."""
     runs = _result_rows(project_dir, profiles_dir, target, "run_id, recorded_at", meta=meta)
     if run_id is None:
         if not runs:
@@ -75,7 +95,7 @@ def find_run(project_dir: Path, run_id: Optional[str], profiles_dir: Optional[Pa
     ids = sorted({r[0] for r in runs})
     if run_id in ids:
         return run_id
-    matching = [i for i in ids if i.startswith(run_id)]
+    matching = [i for i in ids if i.startswith(run_id) or _distinct_part(i).startswith(run_id)]
     if len(matching) > 1:
         raise AssayUsageError(f"{run_id!r} is the start of {plural(len(matching), 'recorded run')} "
                               f"({', '.join(matching)}); give more of the run id.")
@@ -192,7 +212,8 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
                as_json: bool, output: str) -> None:
     """Every recorded check result, newest first: run, table, check, outcome, rows, on_failure, finished_at.
 
-    The run column shows the first 8 characters of the run id; `assay checks` takes them as they are.
+    The run column shows the first 8 characters of the run id (of a SQLMesh id, those after
+    `SQLMESH_PLAN: ` or `SQLMESH_RUN: `); `assay checks` takes them as they are.
     """
     meta = _meta_schema(optional_spec(spec_dir, project_dir), project_dir, profiles_dir, target)
     rows = _result_rows(project_dir, profiles_dir, target, LIST_COLUMNS, meta=meta)
@@ -209,7 +230,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         click.echo("no check results recorded yet")
         return
     cols = ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
-    shown = [{**i, "run": i["run"][:8], "rows": "" if i["rows"] is None else i["rows"]} for i in items]
+    shown = [{**i, "run": short_run_id(i["run"]), "rows": "" if i["rows"] is None else i["rows"]} for i in items]
     widths = {c: max(len(c), *(len(str(i[c])) for i in shown)) for c in cols}
     click.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
     for i in shown:
@@ -248,7 +269,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     if not results:
         ids = sorted({r["check_id"] for r in recorded})
         raise AssayError(f"run {found} recorded no check {check_id}; its checks are {', '.join(ids)}. "
-                         f"Run `assay checks {found[:8]}` to see them.")
+                         f"Run `assay checks {short_run_id(found)}` to see them.")
     wanted = results[0]["check_id"]
     kept = _result_rows(project_dir, profiles_dir, target, "table_name, row_number, row_json",
                         "where run_id = ? and check_id = ?", (found, wanted), meta=meta, table=ROWS_TABLE)
