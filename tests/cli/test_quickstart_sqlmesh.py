@@ -109,14 +109,16 @@ def test_the_second_load_is_judged_by_the_next_interval(walked):
 
 def test_the_operator_commands_read_the_sqlmesh_warehouse(walked):
     proc = walked[1][OPERATE]
-    assert re.search(r"^run SQLMESH_RUN: [0-9a-f]+ \(the latest\)$", proc.stderr, re.M), proc.stderr
+    latest = re.search(r"^run SQLMESH_RUN: ([0-9a-f]+) \(the latest\)$", proc.stderr, re.M)
+    assert latest, proc.stderr
     checks = "order: ENOUGH_ORDERS: passed: row count 6 satisfies the declared minimum of 1"
     assert checks in proc.stdout.splitlines(), proc.stdout
     _shown(checks)
     header = [line for line in proc.stdout.splitlines() if line.startswith("run ")]
     assert header and header[0].split() == ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
     listed = [line for line in proc.stdout.splitlines() if re.search(r"\border\s+ENOUGH_ORDERS\s+passed\b", line)]
-    assert len(listed) == 2, proc.stdout  # the plan's and the run's
+    assert len(listed) == 2, proc.stdout  # the run's, then the plan's
+    assert listed[0].split()[0] == latest.group(1)[:8], listed  # the short id `assay checks` takes
     assert "order: published" in proc.stdout.splitlines()
     assert "order order_id='O-6': 2 deliveries in bronze." in proc.stdout
     assert "It is in the entity (published). 0 open reject rows." in proc.stdout
