@@ -113,9 +113,9 @@ BLOCKING_AUDITS = {"assay_check__grain_unique", "assay_check__temp_present", "as
 def expected(sentences: dict) -> list[dict]:
     """000's wire shape, in `assay checks` order: table, then check position (SQL files last)."""
     ids = IDS + sorted(k for k in sentences if "/" in k)
-    out = [{"check_id": i, "passed": sentences[i][0], "detail": sentences[i][1]} for i in ids]
-    return out + [{"check_id": "STATION_ROWS", "passed": STATION_ROWS[0], "detail": STATION_ROWS[1]},
-                  {"check_id": "STATION_UNIQUE", "passed": False, "detail": NOT_EVALUATED}]
+    out = [{"table": "reading", "check_id": i, "passed": sentences[i][0], "detail": sentences[i][1]} for i in ids]
+    return out + [{"table": "station", "check_id": "STATION_ROWS", "passed": STATION_ROWS[0], "detail": STATION_ROWS[1]},
+                  {"table": "station", "check_id": "STATION_UNIQUE", "passed": False, "detail": NOT_EVALUATED}]
 
 
 def same(got: list[dict], want: list[dict]) -> bool:
@@ -148,7 +148,7 @@ def wire(project, run_id: str) -> list[dict]:
         "select table_name, check_id, kind, passed, check_spec, measures, check_position "
         f"from assay_meta.assay_check_results where run_id = '{run_id}'"
     )
-    return [{"check_id": r[1], "passed": bool(r[3]), "detail": verdict_of_row(r[2], r[4], r[5]).detail}
+    return [{"table": r[0], "check_id": r[1], "passed": bool(r[3]), "detail": verdict_of_row(r[2], r[4], r[5]).detail}
             for r in sorted(rows, key=lambda r: (r[0], r[6], r[1]))]
 
 
