@@ -27,7 +27,7 @@ from tests.support import dbtserver
 
 pytestmark = pytest.mark.slow
 
-# The demo's counts of the example project (tests/integration/test_demo.py): bronze, kept, flagged,
+# The demo's counts of the example project (tests/cli/test_demo.py): bronze, kept, flagged,
 # quarantined, deduped.
 DEMO = {"customer": (6, 3, 1, 2, 1), "order": (10, 5, 3, 4, 1)}
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")

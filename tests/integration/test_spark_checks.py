@@ -5,7 +5,7 @@ assay_meta.assay_check_results (an INSERT INTO, which parquet takes).
 
 The spec and the sentences are tests/integration/test_declared_checks_dbt.py's (written by hand
 there for DuckDB and PostgreSQL); Spark must produce the same ones. Three builds in one Spark
-process with its own metastore (tests/support/spark.py). The results are read from the table
+process, the test process's shared one (tests/support/spark.py). The results are read from the table
 (`assay checks` reads DuckDB and PostgreSQL warehouses only).
 """
 

@@ -1,7 +1,7 @@
 """The dirty-data corpus on Apache Spark (local mode, parquet): the shared corpus suite
 (tests/integration/test_corpus.py), every test of it, run with the dbt target on Spark.
 
-One `dbt build` of the whole corpus in one Spark process with its own Derby metastore
+One `dbt build` of the whole corpus in the test process's shared Spark process
 (tests/support/spark.py), so this file can run beside another Spark file on another xdist
 worker. Spark's outcomes are DuckDB's: no divergence is allowed here (docs/corpus.md, Spark).
 """

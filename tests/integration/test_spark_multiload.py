@@ -4,7 +4,7 @@
 Several loads with re-deliveries, a rule change and a full refresh, matched against the oracle
 after every load. On parquet the reject history and its resolution are rebuilt beside the old
 table and swapped in (assay_keyed, decision 0801), which is what this exercises build after
-build. One Spark process with its own Derby metastore per project (tests/support/spark.py).
+build. In the test process's shared Spark process (tests/support/spark.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 dbt's snapshot cannot change a parquet table, so on Spark the history is the `assay_history`
 model (decision 0807): dbt's check strategy decides the versions, the next history is built
 beside the stored one and swapped in. Three builds, the versions and the child's probe of the
-current versions matched as on DuckDB. One Spark process with its own Derby metastore.
+current versions matched as on DuckDB. In the test process's shared Spark process.
 """
 
 from __future__ import annotations
