@@ -107,8 +107,9 @@ def test_sources_results_model_and_macros(generated):
     for name in ("assay_audits", "assay_checked", "assay_declared", "assay_sqlchecks"):
         assert f"{{% macro default__{name}__bronze__raw_orders(" in macros
     assert "{{ return(source('bronze', \"raw_orders\")) }}" in macros
-    # the check file reads the relation it is given, never the name it wrote
-    assert "'on_failure': \"keep\"" in macros and "\"SELECT * FROM \" ~ candidate ~ \" AS \\\"raw_orders\\\" WHERE state = 'void'\"" in macros
+    # the check file reads the relation it is given, never the name it wrote, under its table's
+    # name quoted by the adapter (backticks on Spark)
+    assert "'on_failure': \"keep\"" in macros and "\"SELECT * FROM \" ~ candidate ~ \" AS \" ~ adapter.quote(\"raw_orders\") ~ \" WHERE state = 'void'\"" in macros
     # the customer entity redacts raw_customers.phone and reads its pii email from raw_customers.email:
     # rows a check of raw_customers found never hold either (privacy.py)
     customers = generated["macros/assay/table_checks/bronze__raw_customers.sql"]

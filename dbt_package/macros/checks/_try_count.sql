@@ -35,27 +35,3 @@
   {%- set row = run_query('select n, error from pg_temp.assay_try_count').rows[0] -%}
   {{ return({'n': (row[0] | int) if row[0] is not none else none, 'error': row[1]}) }}
 {% endmacro %}
-
-{#- A dollar-quote tag (`assay`, else `assay_0`, `assay_1`, ...) that does not occur in `text`: the
-    check's SQL is the author's free text, and a `$assay$` in it (in a string or a comment) would
-    otherwise end the DO block's body and run what follows as statements of their own. -#}
-{% macro _free_dollar_tag(text) %}
-  {%- set ns = namespace(tag='assay') -%}
-  {%- for i in range(1000) -%}
-    {%- if ('$' ~ ns.tag ~ '$') in text -%}{%- set ns.tag = 'assay_' ~ i -%}{%- endif -%}
-  {%- endfor -%}
-  {{ return(ns.tag) }}
-{% endmacro %}
-
-{#- PL/pgSQL: run `sql` read-only and keep its one value in `variable`. A transaction may turn
-    read-only at any point but never read-write again, so an inner block sets
-    `transaction_read_only`, runs the query, and ends by raising `AS000`: catching it rolls the
-    block's subtransaction back, and the setting with it, while the variable keeps its value. -#}
-{% macro _read_only_into(sql, variable) -%}
-      begin
-        set local transaction_read_only = on;
-        execute {{ assay.string_literal(sql) }} into {{ variable }};
-        raise exception using errcode = 'AS000';
-      exception when sqlstate 'AS000' then null;
-      end;
-{%- endmacro %}
