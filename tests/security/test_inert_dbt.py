@@ -6,7 +6,7 @@ declared check's description, descriptions, grain, owner, and the name of a spec
 were rendered as Jinja, `run_query` would create a table or write a file on the host, `env_var`
 would copy the canary into the warehouse or the manifest, and `{# #}` would eat text. The test
 asserts none of that happened and that every value arrived verbatim. It runs on DuckDB and
-PostgreSQL 18 (the `engine` fixture; PostgreSQL tests are marked `postgres` by the conftest).
+PostgreSQL 18 and 15 (the `engine` fixture; PostgreSQL tests are marked `postgres` by the conftest).
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from tests.security.payloads import (
 from tests.support.corpus import Relation
 
 pytestmark = pytest.mark.slow
+
+# Why this module also runs on PostgreSQL 15 (tests/conftest.py runs the others on DuckDB and PostgreSQL 18).
+PG15 = "spec text must be inert on every PostgreSQL the project supports, 15 and 18 (issue 21's matrix)"
 
 FILE_POISON = "x{{ env_var('" + CANARY_VAR + "') }}{% do run_query(\"create table pwned_file as select 1\") %}{# c #}@v'\";%?$$\nz"
 FIELDS = ("c_coalesce", "c_enum", "c_concat", "c_strip", "c_split", "c_nullif", "c_set", "c_extract")

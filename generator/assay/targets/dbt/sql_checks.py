@@ -17,6 +17,10 @@ from .spelling import jstr
 from .naming import audits_macro_name
 
 PLACEHOLDER = "assay_candidate_placeholder"
+# The alias that keeps `<table>.<column>` references of the check valid once its table is the
+# candidate: the table's name, quoted by the adapter at run time (backticks on Spark, where a
+# double-quoted name is a string).
+ALIAS_PLACEHOLDER = "assay_own_alias_placeholder"
 
 
 def sqlchecks_macro_name(entity: Entity) -> str:
@@ -31,15 +35,15 @@ def _against_candidate(check, schema: str) -> str:
         if own:
             alias = table.args.get("alias")
             new = exp.to_table(PLACEHOLDER)
-            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(check.table, quoted=True)))
+            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(ALIAS_PLACEHOLDER)))
             table.replace(new)
     return tree.sql(dialect="postgres")
 
 
-def _jinja_sql(sql: str) -> str:
-    """`"select ... from " ~ candidate ~ " where ..."` as a Jinja expression."""
-    parts = sql.split(PLACEHOLDER)
-    return " ~ candidate ~ ".join(jstr(p) for p in parts)
+def _jinja_sql(sql: str, table: str) -> str:
+    """`"select ... from " ~ candidate ~ " as " ~ adapter.quote("t") ~ " where ..."` as a Jinja expression."""
+    alias = " ~ adapter.quote(" + jstr(table) + ") ~ "
+    return " ~ candidate ~ ".join(alias.join(jstr(q) for q in p.split(ALIAS_PLACEHOLDER)) for p in sql.split(PLACEHOLDER))
 
 
 def sqlchecks_macro(entity: Entity, project: Project) -> str:
@@ -51,7 +55,7 @@ def sqlchecks_macro(entity: Entity, project: Project) -> str:
         sql = _against_candidate(check, project.schema("silver"))
         lines.append(
             "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
-            + ", 'sql': " + _jinja_sql(sql) + "}) %}"
+            + ", 'sql': " + _jinja_sql(sql, check.table) + "}) %}"
         )
     lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
     return "\n".join(lines)
