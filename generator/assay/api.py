@@ -79,7 +79,8 @@ def generate_dbt_project(spec_dir: Path | str, project_dir: Path | str, project:
     project = project or load_project(spec_dir)
     require_entities(project, spec_dir)
     project_dir = Path(project_dir)
-    report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint, force=force)
+    report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint, force=force,
+                           schemas=dict(project.schemas))
     changed = False
     if not report.refused:
         changed = ensure_package_entry(project_dir, PACKAGE_DIR)

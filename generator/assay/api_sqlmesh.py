@@ -52,7 +52,8 @@ def generate_sqlmesh_project(
     """
     project = project or load_project(spec_dir, target="sqlmesh", dialect=dialect)
     require_entities(project, spec_dir)
-    report = write_project(Path(project_dir), sqlmesh_files(project, dialect), "sqlmesh", project.fingerprint)
+    report = write_project(Path(project_dir), sqlmesh_files(project, dialect), "sqlmesh", project.fingerprint,
+                           schemas=dict(project.schemas))
     return SQLMeshGenerateResult(project, report)
 
 

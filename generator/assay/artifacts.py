@@ -6,7 +6,9 @@ longer produces, and refuses to overwrite a file it does not own, or one it
 owns that the user edited since (its digest no longer matches) unless forced.
 Writing is skipped for unchanged files, so a re-run leaves the tree byte-identical.
 The manifest also records the spec directory `assay generate` read (relative to
-the project), so every later command finds the spec without `--spec`.
+the project), so every later command finds the spec without `--spec`, and the spec's schemas by
+role, so the commands that read check results know where the build wrote them even when the
+spec is not at hand (decision 0913).
 """
 
 from __future__ import annotations
@@ -78,13 +80,14 @@ def _current_digest(path: Path) -> Optional[str]:
 
 
 def write_project(project_dir: Path, files: dict[str, str], target: str, fingerprint: str,
-                  force: Optional[bool] = None) -> WriteReport:
+                  force: Optional[bool] = None, schemas: Optional[dict[str, str]] = None) -> WriteReport:
     """Write `files` (relative path -> text) into `project_dir`, owning them in the manifest.
 
     Refuses (writes nothing, returns the report with `conflicts` or `modified`) when a file exists
     that assay does not own, or when an owned file was edited since assay wrote it and this
     generation would change or remove it; `force` (default: inside `overwriting_edits()`)
-    overwrites the edited ones. Files assay does not own are never overwritten.
+    overwrites the edited ones. Files assay does not own are never overwritten. `schemas`
+    ({role: schema} as the spec names them) is recorded beside the files.
     """
     project_dir = Path(project_dir)
     force = _FORCE.get() if force is None else force
@@ -129,6 +132,8 @@ def write_project(project_dir: Path, files: dict[str, str], target: str, fingerp
         "spec": fingerprint,
         "files": {rel: _digest(files[rel]) for rel in sorted(files)},
     }
+    if schemas:
+        manifest["schemas"] = dict(sorted(schemas.items()))
     if isinstance(manifest_before.get("spec_dir"), str):
         # Recorded by the CLI (record_spec_dir); a generation through the API keeps it.
         manifest["spec_dir"] = manifest_before["spec_dir"]
@@ -165,6 +170,16 @@ def recorded_spec_dir(project_dir: Path) -> Optional[Path]:
     if not isinstance(rel, str) or not rel:
         return None
     return Path(os.path.normpath(Path(project_dir) / rel))
+
+
+def recorded_schemas(project_dir: Path) -> Optional[dict[str, str]]:
+    """{role: schema} as the spec `assay generate` last wrote into the project named them, or None
+    when it recorded none (a project generated before the record, or never)."""
+    found = read_manifest(Path(project_dir)).get("schemas")
+    if not isinstance(found, dict):
+        return None
+    out = {role: name for role, name in found.items() if isinstance(role, str) and isinstance(name, str) and name}
+    return out or None
 
 
 def _prune_empty(directory: Path, stop: Path) -> None:

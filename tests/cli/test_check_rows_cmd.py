@@ -25,11 +25,23 @@ def invoke(*args: str):
     return result
 
 
+def built_results_node(project: Path, schema: str = "assay_meta", name: str = "shop") -> None:
+    """The target/manifest.json a dbt build leaves: its `assay_check_results` node built into
+    `schema`, which is where assay reads results without a spec (decision 0913)."""
+    node = {"resource_type": "model", "package_name": name, "name": "assay_check_results", "schema": schema,
+            "config": {"schema": schema}}
+    (project / "target").mkdir(parents=True, exist_ok=True)
+    (project / "target" / "manifest.json").write_text(json.dumps(
+        {"metadata": {"project_name": name}, "nodes": {f"model.{name}.assay_check_results": node}}), encoding="utf-8")
+
+
 def results_warehouse(tmp_path: Path) -> tuple[Path, "duckdb.DuckDBPyConnection"]:
-    """A dbt project on DuckDB whose warehouse holds assay_meta's empty results and rows tables,
-    and an open connection to fill them (the caller closes it)."""
+    """A dbt project on DuckDB, built (its manifest names the results node), whose warehouse holds
+    assay_meta's empty results and rows tables, and an open connection to fill them (the caller
+    closes it)."""
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("create schema assay_meta")
     con.execute(
@@ -102,6 +114,7 @@ def test_unknown_check_exit_1_names_the_checks_of_the_run(recorded):
 def test_no_recorded_results_exit_1(tmp_path):
     project = tmp_path / "empty"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     duckdb.connect(str(project / "warehouse.duckdb")).close()
     result = invoke("check", "rows", RUN, "RANGE", "--project", str(project))
     assert result.exit_code == 1

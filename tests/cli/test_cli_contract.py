@@ -19,6 +19,7 @@ from assay.api_sqlmesh import duckdb_config
 from assay.cli.common import Progress
 from assay.cli.main import cli
 from assay.scaffold import duckdb_profile, postgres_profile, write_dbt_skeleton
+from tests.cli.test_check_rows_cmd import built_results_node
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 
@@ -261,6 +262,7 @@ def recorded(tmp_path) -> Path:
     """A warehouse that recorded two runs: an older one that passed, the latest one that did not."""
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("create schema assay_meta")
     con.execute(
@@ -303,6 +305,7 @@ def test_checks_takes_the_short_run_id_check_list_shows(recorded):
 def test_checks_with_nothing_recorded_says_what_to_run(tmp_path):
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     duckdb.connect(str(project / "warehouse.duckdb")).close()
     result = invoke("checks", "--project", str(project))
     assert result.exit_code == 1
@@ -326,6 +329,27 @@ def test_checks_reads_only_the_recorded_specs_meta_schema(recorded, tmp_path):
     settings.write_text(settings.read_text().replace("meta: assay_meta", "meta: other_meta"))
     result = invoke("checks", "--project", str(recorded), "--spec", str(spec))
     assert result.exit_code == 1 and "no check results are recorded in the warehouse" in result.stderr
+
+
+def test_without_a_spec_only_the_schema_the_build_recorded_is_read(recorded):
+    """No spec recorded: the schema comes from dbt's manifest, then from the schemas `assay
+    generate` recorded; with neither, the commands refuse and say to pass --spec (decision 0913).
+    A look-alike schema holding a failing check is never read."""
+    con = duckdb.connect(str(recorded / "warehouse.duckdb"))
+    con.execute("create schema x_assay_meta")
+    con.execute("create table x_assay_meta.assay_check_results as select * from assay_meta.assay_check_results")
+    con.execute("update x_assay_meta.assay_check_results set check_id = 'FORGED', passed = false")
+    con.close()
+    listed = invoke("check", "list", "--json", "--project", str(recorded))
+    assert listed.exit_code == 0 and "FORGED" not in listed.stdout and len(json.loads(listed.stdout)) == 2
+    (recorded / "target" / "manifest.json").unlink()
+    refused = invoke("checks", "--json", "--project", str(recorded))
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert "pass --spec with the directory holding assay.yml" in refused.stderr and "FORGED" not in refused.output
+    (recorded / ".assay").mkdir()
+    (recorded / ".assay" / "manifest.json").write_text(json.dumps({"files": {}, "schemas": {"meta": "assay_meta"}}))
+    listed = invoke("check", "list", "--json", "--project", str(recorded))
+    assert listed.exit_code == 0 and "FORGED" not in listed.stdout and len(json.loads(listed.stdout)) == 2
 
 
 # ----------------------------------------------------------------------------- replay --json

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from assay.api_sqlmesh import duckdb_config
 from assay.cli.main import cli
 from assay.scaffold import duckdb_profile, postgres_profile, write_dbt_skeleton
+from tests.cli.test_check_rows_cmd import built_results_node
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 
@@ -214,6 +215,7 @@ def _postgres_project(tmp_path: Path) -> Path:
     project = tmp_path / "proj"
     # Port 1 on the loopback interface: nothing listens there, the connection is refused at once.
     write_dbt_skeleton(project, "shop", postgres_profile("shop", "127.0.0.1", 1, "assay", "secret", "warehouse"))
+    built_results_node(project)
     return project
 
 
@@ -244,6 +246,7 @@ def test_a_warehouse_that_refuses_connections_is_named_with_its_cause(tmp_path, 
 def test_a_missing_profile_is_named(tmp_path, monkeypatch):
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("someone_else"))
+    built_results_node(project)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("DBT_PROFILES_DIR", raising=False)
     result = invoke("check", "list", "--project", str(project))
@@ -255,6 +258,7 @@ def test_a_missing_profile_is_named(tmp_path, monkeypatch):
 def test_an_unknown_target_lists_the_known_ones(tmp_path):
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     result = invoke("check", "list", "--project", str(project), "--target", "prod")
     assert result.exit_code == 1
     assert "profile 'shop' in " in result.stderr and "has no target 'prod' (its targets: 'dev'); pass --target" in result.stderr
@@ -263,6 +267,7 @@ def test_an_unknown_target_lists_the_known_ones(tmp_path):
 def test_a_file_that_is_no_duckdb_database_is_a_warehouse_problem(tmp_path):
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     (project / "warehouse.duckdb").write_text("these are my notes, not a database\n")
     result = invoke("check", "list", "--project", str(project))
     assert result.exit_code == 1
@@ -272,6 +277,7 @@ def test_a_file_that_is_no_duckdb_database_is_a_warehouse_problem(tmp_path):
 def test_a_warehouse_that_was_never_built(tmp_path):
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     result = invoke("checks", "some-run", "--project", str(project))
     assert result.exit_code == 1
     assert f"the DuckDB file {project / 'warehouse.duckdb'} does not exist; run `dbt build` in the project first" in result.stderr
@@ -285,6 +291,7 @@ def recorded(tmp_path) -> Path:
     """A dbt project whose DuckDB warehouse recorded two runs of two SQL checks: run-ok passed, run-bad did not."""
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("create schema assay_meta")
     con.execute(

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli, run_reporting_errors
 from assay.scaffold import duckdb_profile, write_dbt_skeleton
+from tests.cli.test_check_rows_cmd import built_results_node
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 
@@ -63,6 +64,7 @@ def recorded(tmp_path) -> Path:
     """A dbt project on DuckDB whose meta schema holds one run's results, as the package records them."""
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    built_results_node(project)
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("create schema assay_meta")
     con.execute("create table assay_meta.assay_check_results (run_id varchar, table_name varchar, check_id varchar, "

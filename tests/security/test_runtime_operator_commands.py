@@ -5,8 +5,9 @@ whose assay.yml names mixed-case schemas, built once; then every operator comman
 must answer right, write only what it is for, and leave no other relation behind. Names `assay
 validate` refuses (`"`, `%`, `?`, `;`) cannot reach assay.yml (tested here too), but anyone who
 can create a schema can put them in information_schema: forged results tables under such names
-must neither break `assay check list` nor show up in it. `assay explain` never prints a bronze
-column listed under `redact`.
+must not show up in `assay check list` or `assay checks`, with the spec or without it (then the
+build's own record says where the results are; decision 0913). `assay explain` never prints a
+bronze column listed under `redact`.
 """
 
 from __future__ import annotations
@@ -240,6 +241,13 @@ def test_operator_commands_on_quoted_schemas(built):
     assert _relations(project) == before
 
 
+def _run_unrecorded(built, *args):
+    """A command without --spec: the project records none (generated through the API)."""
+    project, _spec = built
+    res = CliRunner().invoke(cli, [*args, "--project", str(project.path)])
+    return res.exit_code, (res.stdout if res.exit_code in (0, 2) else res.output)
+
+
 def test_forged_schemas_cannot_forge_a_failing_check(built):
     project, _spec = built
     code, honest = _run(built, "check", "list", "--json")
@@ -259,18 +267,35 @@ def test_forged_schemas_cannot_forge_a_failing_check(built):
                     (f"FORGED {name}",))
     finally:
         conn.close()
+    manifest = project.path / "target" / "manifest.json"
+    record = project.path / ".assay" / "manifest.json"
+    kept = record.read_text(encoding="utf-8")
     try:
         code, out = _run(built, "check", "list", "--json")
         assert code == 0, out
         assert out == honest and "FORGED" not in out
         assert _run(built, "checks", "--json") == honest_checks
-        # Read without a spec (every results table in the warehouse), each forged schema is read as
-        # one quoted name: its own rows come back, nothing else runs.
-        from assay.cli.checks_cmd import LIST_COLUMNS, _result_rows
-
-        rows = _result_rows(project.path, None, None, LIST_COLUMNS)
-        assert sorted(r[2] for r in rows if r[2].startswith("FORGED")) == sorted(f"FORGED {n}" for n in FORGED)
+        # Without a spec: where dbt's manifest says the results node was built ("Assay_Meta"), and
+        # nowhere else; the same answer as with the spec.
+        assert _run_unrecorded(built, "check", "list", "--json") == (0, honest)
+        assert _run_unrecorded(built, "checks", "--json") == honest_checks
+        # Without dbt's manifest (`dbt clean`): the schemas `assay generate` recorded, mapped as the
+        # project's generate_schema_name maps them.
+        manifest.rename(manifest.with_suffix(".aside"))
+        assert _run_unrecorded(built, "check", "list", "--json") == (0, honest)
+        # With no record at all the commands refuse (exit 1) and say which flag to pass, rather
+        # than read every results table the warehouse holds.
+        doc = json.loads(kept)
+        del doc["schemas"]
+        record.write_text(json.dumps(doc), encoding="utf-8")
+        for args in (["check", "list", "--json"], ["checks", "--json"], ["check", "rows", "x", "y"]):
+            code, out = _run_unrecorded(built, *args)
+            assert code == 1 and "pass --spec with the directory holding assay.yml" in out, out
+            assert "FORGED" not in out
     finally:
+        record.write_text(kept, encoding="utf-8")
+        if manifest.with_suffix(".aside").exists():
+            manifest.with_suffix(".aside").rename(manifest)
         conn, dialect = _warehouse(project)
         try:
             for name in FORGED:

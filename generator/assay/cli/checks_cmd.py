@@ -18,47 +18,58 @@ import click
 
 from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.recorded import verdict_of_row
-from ..errors import AssayError, AssayUsageError, ChecksFailed
+from ..errors import AssayError, AssayUsageError, ChecksFailed, ProjectError
 from ..runtime.table_states import iso_utc
 from .common import PROJECT_HELP, json_option, optional_spec, plural, project_option, shown, spec_option, warehouse_options
 
 RESULTS_TABLE = "assay_check_results"
 ROWS_TABLE = "assay_check_rows"
 COLUMNS = "table_name, check_id, kind, passed, check_spec, measures, check_position"
+SPEC_HELP = ("Read the results in this spec's meta schema (default: the spec `assay generate` recorded for the "
+             "project; without one, the schema dbt's manifest or assay's record says the build wrote them to).")
 
 
 def _meta_schema(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path] = None,
-                 target: Optional[str] = None) -> Optional[str]:
-    """The schema the build wrote the spec's meta tables to (runtime/built_relations.py), when a spec
-    is known (results of other specs are left out)."""
-    if spec_dir is None:
-        return None
-    from ..api import load_project
-    from ..runtime.built_relations import built_project
+                 target: Optional[str] = None) -> str:
+    """The one schema the build wrote the check results (and kept rows) to: the spec's meta schema
+    as the build mapped it (runtime/built_relations.py), else what the build's own record says
+    (dbt's manifest, the schemas `assay generate` recorded). With neither, the command is refused
+    rather than read whatever results tables the warehouse holds: anyone who can create a schema
+    could add one (decision 0913)."""
+    from ..runtime.built_relations import built_project, manifest_path, results_schema
 
-    return built_project(load_project(spec_dir), project_dir, profiles_dir=profiles_dir, target=target).schema("meta")
+    if spec_dir is not None:
+        from ..api import load_project
+
+        return built_project(load_project(spec_dir), project_dir, profiles_dir=profiles_dir, target=target).schema("meta")
+    found = results_schema(project_dir, profiles_dir, target)
+    if found is None:
+        from ..artifacts import MANIFEST
+        from ..runtime.warehouse import SQLMESH, project_kind
+
+        record = MANIFEST if project_kind(project_dir) == SQLMESH else f"{shown(manifest_path(Path(project_dir)))} nor {MANIFEST}"
+        raise ProjectError(
+            f"assay cannot tell where the build of {shown(project_dir)} wrote its check results: no spec is recorded "
+            f"for the project and neither {record} names the schema; pass --spec with the directory holding "
+            "assay.yml. (Results tables found elsewhere in the warehouse are not read: anyone who can create a "
+            "schema could forge one.)"
+        )
+    return found
 
 
 def _result_rows(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], columns: str,
-                 where: str = "", params: tuple = (), meta: Optional[str] = None, table: str = RESULTS_TABLE) -> list[tuple]:
-    """Rows of every results table in the warehouse the project's profile names.
-
-    With `meta` (where the build wrote the spec's meta schema), only the table in that schema: a
-    warehouse shared by several specs keeps each one's results apart.
-    """
-    from ..runtime.warehouse import connect, describe, query, relation, warehouse_errors
+                 where: str = "", params: tuple = (), *, meta: str, table: str = RESULTS_TABLE) -> list[tuple]:
+    """Rows of `table` in `meta`, the schema the build wrote the results to (`_meta_schema`); none
+    when the table is not there yet (no build recorded any)."""
+    from ..runtime.warehouse import Reader, connect, describe, warehouse_errors
 
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     try:
         with warehouse_errors(f"cannot read check results from the warehouse of {describe(project_dir, profiles_dir, target)}"):
-            schemas = [r[0] for r in query(conn, dialect, "select distinct table_schema from information_schema.tables where table_name = ?", (table,))]
-            if meta is not None:
-                schemas = [s for s in schemas if s == meta]
-            rows: list[tuple] = []
-            for schema in sorted(schemas):
-                # A name read from the catalog, quoted like any other (it may hold a quote, `%` or `?`).
-                rows += query(conn, dialect, f"select {columns} from {relation(dialect, schema, table)} {where}", params)
-        return rows
+            reader = Reader(conn, dialect)
+            if not reader.exists(meta, table):
+                return []
+            return reader.query(f"select {columns} from {reader.relation(meta, table)} {where}", params)
     finally:
         conn.close()
 
@@ -83,7 +94,7 @@ def short_run_id(run_id: str) -> str:
 
 
 def find_run(project_dir: Path, run_id: Optional[str], profiles_dir: Optional[Path] = None,
-             target: Optional[str] = None, meta: Optional[str] = None) -> Optional[str]:
+             target: Optional[str] = None, *, meta: str) -> Optional[str]:
     """The full id of the run meant: the latest recorded one when `run_id` is None, else the one
     `run_id` is a unique prefix of (of the whole id, or of a SQLMesh id's part after its prefix, as
     `check list` shows it); None when nothing matches. An ambiguous prefix is a usage error."""
@@ -103,7 +114,7 @@ def find_run(project_dir: Path, run_id: Optional[str], profiles_dir: Optional[Pa
 
 
 def results_of_run(project_dir: Path, run_id: str, profiles_dir: Optional[Path] = None,
-                   target: Optional[str] = None, meta: Optional[str] = None) -> list[dict[str, Any]]:
+                   target: Optional[str] = None, *, meta: str) -> list[dict[str, Any]]:
     """The wire results of one run, in table then declaration order."""
     rows = _result_rows(project_dir, profiles_dir, target, COLUMNS, "where run_id = ?", (run_id,), meta=meta)
     out = []
@@ -117,8 +128,7 @@ def results_of_run(project_dir: Path, run_id: str, profiles_dir: Optional[Path] 
 @click.command("checks")
 @click.argument("run_id", required=False)
 @project_option(PROJECT_HELP)
-@spec_option("Read only the results of this spec's meta schema (default: the spec `assay generate` "
-             "recorded for the project; without one, every results table in the warehouse).")
+@spec_option(SPEC_HELP)
 @warehouse_options
 @json_option("Print the results as a JSON list of {table, check_id, passed, detail}.")
 def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
@@ -131,7 +141,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
     """
     meta = _meta_schema(optional_spec(spec_dir, project_dir), project_dir, profiles_dir, target)
     wanted = run_id
-    run_id = find_run(project_dir, wanted, profiles_dir, target, meta)
+    run_id = find_run(project_dir, wanted, profiles_dir, target, meta=meta)
     if run_id is None:
         if as_json:
             click.echo("[]")
@@ -147,7 +157,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
     if wanted != run_id:
         # Say which run this is: the caller gave none, or only the start of its id.
         click.echo(f"run {run_id}" + (" (the latest)" if wanted is None else ""), err=True)
-    results = results_of_run(project_dir, run_id, profiles_dir, target, meta)
+    results = results_of_run(project_dir, run_id, profiles_dir, target, meta=meta)
     if as_json:
         # 000's wire shape, and the table each result is of (a run checks several tables).
         click.echo(json.dumps([{"table": r["_table"], **{k: v for k, v in r.items() if not k.startswith("_")}}
@@ -202,8 +212,7 @@ def check_group() -> None:
 
 @check_group.command("list")
 @project_option(PROJECT_HELP)
-@spec_option("Read only the results of this spec's meta schema (default: the spec `assay generate` "
-             "recorded for the project; without one, every results table in the warehouse).")
+@spec_option(SPEC_HELP)
 @warehouse_options
 @json_option("Print the results as a JSON list (full run ids).")
 # `--output json` was this command's spelling before every command took --json; kept for scripts.
@@ -241,8 +250,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 @click.argument("run_id", metavar="RUN")
 @click.argument("check_id", metavar="CHECK")
 @project_option(PROJECT_HELP)
-@spec_option("Read only the rows of this spec's meta schema (default: the spec `assay generate` "
-             "recorded for the project; without one, every meta schema in the warehouse).")
+@spec_option(SPEC_HELP)
 @warehouse_options
 @json_option("Print the rows as a JSON list of {table, check_id, row_number, row}.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
@@ -257,13 +265,13 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     the check is not recorded.
     """
     meta = _meta_schema(optional_spec(spec_dir, project_dir), project_dir, profiles_dir, target)
-    found = find_run(project_dir, run_id, profiles_dir, target, meta)
+    found = find_run(project_dir, run_id, profiles_dir, target, meta=meta)
     if found is None:
         raise AssayError(
             f"no check results are recorded for run {run_id}; check the run id (dbt's invocation_id, in "
             "target/run_results.json), or list the recorded runs with `assay check list`."
         )
-    recorded = results_of_run(project_dir, found, profiles_dir, target, meta)
+    recorded = results_of_run(project_dir, found, profiles_dir, target, meta=meta)
     # Declared ids are reported upper-cased (000), SQL check files by their file name: either case finds them.
     results = [r for r in recorded if r["check_id"].upper() == check_id.upper()]
     if not results:

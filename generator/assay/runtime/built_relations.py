@@ -18,6 +18,8 @@ the build tool's decision, not the spec's:
 Every operator command (report, explain, maintain, replay, checks, check list|rows, table
 list|get) asks `built_project` for the spec's Project with the schemas the build used, and reads
 only those: a table that exists is never reported as "not there" because of a schema prefix.
+Without the spec at hand, `results_schema` answers for the check results alone, from the build's
+own record (decision 0913); the warehouse's catalog is never asked which schemas hold them.
 """
 
 from __future__ import annotations
@@ -58,6 +60,34 @@ def built_project(project: Project, project_dir: Path, *, conn=None, dialect: Op
     return dataclasses.replace(project, schemas=tuple((role, mapped.get(role, name)) for role, name in project.schemas))
 
 
+# The node that creates the results table (targets/dbt/declared_checks.py); `assay_check_rows`
+# is created beside it by its post-hook, so one schema holds both.
+RESULTS_NODE = "assay_check_results"
+
+
+def results_schema(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> Optional[str]:
+    """The schema the build wrote its check results (and kept rows) to, known without the spec.
+
+    dbt: the schema the manifest says the `assay_check_results` node was built into; else the
+    meta schema `assay generate` recorded (.assay/manifest.json), mapped as `dbt_schemas` maps a
+    spec's. SQLMesh: the recorded meta schema (its results are plain tables, the same for every
+    environment). None when the build left no record of where (decision 0913)."""
+    from ..artifacts import recorded_schemas
+    from .warehouse import SQLMESH, project_kind
+
+    recorded = recorded_schemas(Path(project_dir)) or {}
+    if project_kind(project_dir) == SQLMESH:
+        return recorded.get("meta")
+    path = manifest_path(Path(project_dir))
+    manifest = _manifest(path)
+    built = {node["schema"] for node in _own_nodes(manifest) if node.get("name") == RESULTS_NODE and node.get("schema")}
+    if len(built) == 1:
+        return built.pop()
+    if "meta" not in recorded:
+        return None
+    return _dbt_schemas(tuple(recorded.items()), Path(project_dir), profiles_dir, target).get("meta")
+
+
 def manifest_path(project_dir: Path) -> Path:
     """Where dbt writes the manifest: `target-path` of dbt_project.yml (or DBT_TARGET_PATH), default target/."""
     folder = os.environ.get("DBT_TARGET_PATH")
@@ -70,25 +100,42 @@ def manifest_path(project_dir: Path) -> Path:
 def dbt_schemas(project: Project, project_dir: Path, profiles_dir: Optional[Path] = None,
                 target: Optional[str] = None) -> dict[str, str]:
     """{role: schema the dbt build wrote it to} for every role of the spec (see the module's docstring)."""
+    return _dbt_schemas(project.schemas, project_dir, profiles_dir, target)
+
+
+def _dbt_schemas(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> dict[str, str]:
+    """`dbt_schemas` for the (role, schema) pairs a spec names."""
     path = manifest_path(project_dir)
-    if path.is_file():
-        found = _from_manifest(project, path, project_dir)
-        if found is not None:
-            return found
-    return _computed(project, project_dir, profiles_dir, target, path)
+    found = _from_manifest(schemas, _manifest(path), path, project_dir)
+    if found is not None:
+        return found
+    return _computed(schemas, project_dir, profiles_dir, target, path)
 
 
-def _from_manifest(project: Project, path: Path, project_dir: Path) -> Optional[dict[str, str]]:
-    """The roles' built schemas as the manifest records them; None when it holds no node of this spec."""
+def _manifest(path: Path) -> Optional[dict]:
+    """dbt's manifest, or None when there is none (or it cannot be read: then it says nothing)."""
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _own_nodes(manifest: Optional[dict]):
+    """The models and snapshots of the project itself (not of its packages) in the manifest."""
+    own = ((manifest or {}).get("metadata") or {}).get("project_name")
+    for node in ((manifest or {}).get("nodes") or {}).values():
+        if node.get("resource_type") in _NODE_TYPES and (not own or node.get("package_name") == own):
+            yield node
+
+
+def _from_manifest(schemas: tuple, manifest: Optional[dict], path: Path, project_dir: Path) -> Optional[dict[str, str]]:
+    """The roles' built schemas as the manifest records them; None when it holds no node of this spec."""
+    if manifest is None:
+        return None
     own = (manifest.get("metadata") or {}).get("project_name")
     built: dict[str, set[str]] = {}
-    for node in (manifest.get("nodes") or {}).values():
-        if node.get("resource_type") not in _NODE_TYPES or (own and node.get("package_name") != own):
-            continue
+    for node in _own_nodes(manifest):
         asked = (node.get("config") or {}).get("schema")
         if asked and node.get("schema"):
             built.setdefault(asked, set()).add(node["schema"])
@@ -96,21 +143,21 @@ def _from_manifest(project: Project, path: Path, project_dir: Path) -> Optional[
         if source.get("source_name") == BRONZE_SOURCE and (not own or source.get("package_name") == own):
             built.setdefault(("source", BRONZE_SOURCE), set()).add(source.get("schema"))
     out: dict[str, str] = {}
-    for role, name in project.schemas:
-        schemas = built.get(("source", BRONZE_SOURCE) if role == "bronze" else name, set())
-        if len(schemas) > 1:
+    for role, name in schemas:
+        into = built.get(("source", BRONZE_SOURCE) if role == "bronze" else name, set())
+        if len(into) > 1:
             raise ProjectError(
-                f"{_shown(path)} says dbt built the spec's `{name}` tables into several schemas ({', '.join(sorted(schemas))}), "
+                f"{_shown(path)} says dbt built the spec's `{name}` tables into several schemas ({', '.join(sorted(into))}), "
                 f"so assay cannot tell which to read; make the project's generate_schema_name give one schema per custom "
                 f"schema (`assay init` writes one that keeps the names), then `dbt build` in {_shown(project_dir)}."
             )
-        if schemas:
-            out[role] = schemas.pop()
+        if into:
+            out[role] = into.pop()
     # A manifest of another spec (or of a project not generated yet) says nothing about this one.
     return out if "silver" in out else None
 
 
-def _computed(project: Project, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
+def _computed(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
               manifest: Path) -> dict[str, str]:
     """Without a manifest: dbt's default naming or assay's macro, both known; a user's macro refused."""
     from ..scaffold import GENERATE_SCHEMA_NAME
@@ -118,7 +165,7 @@ def _computed(project: Project, project_dir: Path, profiles_dir: Optional[Path],
 
     override = schema_override(project_dir)
     if override is not None and override.read_text(encoding="utf-8", errors="replace").strip() == GENERATE_SCHEMA_NAME.strip():
-        return dict(project.schemas)
+        return dict(schemas)
     if override is not None:
         raise ProjectError(
             f"{_shown(override)} decides where dbt puts the tables, and there is no {_shown(manifest)} saying where it put "
@@ -126,7 +173,7 @@ def _computed(project: Project, project_dir: Path, profiles_dir: Optional[Path],
         )
     prefix = str(profile_output(project_dir, profiles_dir, target).get("schema") or "main")
     # dbt's default generate_schema_name: `<target schema>_<custom schema>`; sources keep their schema.
-    return {role: name if role == "bronze" else f"{prefix}_{name}" for role, name in project.schemas}
+    return {role: name if role == "bronze" else f"{prefix}_{name}" for role, name in schemas}
 
 
 def _project_conf(project_dir: Path) -> dict:
