@@ -181,9 +181,19 @@ def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int
 
     `read_only` (a SQL check file's count, issue 21): under the savepoint the transaction turns
     read-only, so the server refuses any write the check's SQL attempts; the savepoint is then
-    rolled back to, which undoes the setting (a transaction cannot turn read-write again)."""
+    rolled back to, which undoes the setting (a transaction cannot turn read-write again).
+
+    On PostgreSQL without an open transaction (SQLMesh evaluates post-statements inside one, but
+    a caller outside an evaluation need not), one is opened here: the adapter would otherwise run
+    the query in a transaction of its own and commit whatever it wrote (decision 0911)."""
     pool = getattr(adapter, "_connection_pool", None)
     in_transaction = bool(getattr(pool, "is_transaction_active", False))
+    if not in_transaction and dialect in SAVEPOINT_DIALECTS:
+        with adapter.transaction():
+            if getattr(pool, "is_transaction_active", False):
+                return _try_fetchone(adapter, sql, dialect, timeout_seconds, read_only)
+        # Never run unguarded: the check is an errored result instead.
+        return None, f"the {dialect} connection opened no transaction, so the check could not run read-only"
     savepoint = in_transaction and dialect in SAVEPOINT_DIALECTS
     if in_transaction and not savepoint:
         return adapter.fetchone(sql, quote_identifiers=False), None

@@ -1,13 +1,22 @@
 """Issue 21 on the SQLMesh target: the same poisoned spec as test_inert_dbt, one real
 `sqlmesh plan` on DuckDB and on PostgreSQL 18. SQLMesh does not render Jinja in assay's models, but it expands
 `@macro`, `@{var}` and `@var` in model text: the poison carries those too, and must arrive verbatim
-(sqlglot writes every literal; names are validated identifiers)."""
+(sqlglot writes every literal; names are validated identifiers).
+
+The same plan carries a SQL check file that calls a function of the warehouse that writes: on
+PostgreSQL its count runs read-only and the write is refused (decision 0911). And the project
+records no spec: `check list` and `checks` read the results where the generated project says,
+never a look-alike schema holding a forged failing check (decision 0913)."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
 
 from tests.security.payloads import (
     BRONZE, CANARY_VALUE, CANARY_VAR, EXPECTED_FLAGS, bronze_rows, expected_rows, flags, poison, write_spec,
@@ -20,6 +29,17 @@ pytestmark = pytest.mark.slow
 # Why this module also runs on PostgreSQL 15 (tests/conftest.py runs the others on DuckDB and PostgreSQL 18).
 PG15 = "spec text must be inert on every PostgreSQL the project supports, 15 and 18 (issue 21's matrix)"
 
+# A write validation cannot see (a function of the warehouse's own) in a SQL check file: on
+# PostgreSQL the count runs read-only, so the server refuses the INSERT; DuckDB's stand-in writes nothing.
+PROBE = {
+    "duckdb": ["create or replace macro assay_probe_write() as 1"],
+    "postgres": ["create table if not exists public.assay_probe_writes (a int)",
+                 "create or replace function public.assay_probe_write() returns int language sql as "
+                 "'insert into public.assay_probe_writes values (1); select 1'"],
+}
+PROBE_CHECK = "/* assay\non_failure: warn\n*/\nselect * from silver.thing where assay_probe_write() > 0\n"
+PROBE_ID = "silver.thing/probe_writes"
+
 
 @pytest.fixture(scope="module")
 def planned(engine, tmp_path_factory):
@@ -28,10 +48,13 @@ def planned(engine, tmp_path_factory):
     pwned_file = root / "pwned.csv"
     p = poison("sqlmesh", pwned_file)
     write_spec(root / "spec", p, FILE_POISON)
+    (root / "spec" / "checks" / "silver" / "thing" / "probe_writes.sql").write_text(PROBE_CHECK, encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(CANARY_VAR, CANARY_VALUE)
         project = engine.sqlmesh_project(root / "project", root / "spec", "inert_sqlmesh")
         project.load_bronze([Relation("raw_things", BRONZE, bronze_rows(p))])
+        for sql in PROBE[project.engine]:
+            project.execute(sql)
         error = None
         try:
             project.plan()
@@ -77,3 +100,46 @@ def test_owner_and_descriptions_reach_the_model_verbatim(planned):
     assert model.owner == p
     assert model.description == p
     assert model.column_descriptions["id"] == p
+
+
+def test_a_sql_check_that_writes_is_refused_by_the_read_only_count(planned):
+    """On PostgreSQL the SQL check's count runs in a read-only transaction (decision 0911): the
+    server refuses the function's INSERT, the check is an errored result and nothing is written."""
+    project, _p, _f, _e = planned
+    [(_passed, measures)] = project.query("select passed, measures from assay_meta.assay_check_results "
+                                         f"where check_id = '{PROBE_ID}'")
+    if project.engine == "postgres":
+        assert "cannot execute INSERT in a read-only transaction" in json.loads(measures)["error"], measures
+        assert project.query("select count(*) from public.assay_probe_writes") == [(0,)]
+    else:
+        assert json.loads(measures)["failing_rows"] == 2, measures
+
+
+def test_forged_results_schemas_are_not_read_without_a_spec(planned):
+    """The project records no spec (generated through the API): `check list` and `checks` read the
+    results where the generated project says the build wrote them (assay_meta), and a results table
+    in a schema anyone could create, holding a failing check, is not read (decision 0913)."""
+    import gc
+
+    project, _p, _f, _e = planned
+    forged = ['assay_meta" --', "x_assay_meta"] + (["Assay_Meta"] if project.engine == "postgres" else [])
+    for name in forged:
+        quoted = '"' + name.replace('"', '""') + '"'
+        project.execute(f"create schema {quoted}")
+        project.execute(f"create table {quoted}.assay_check_results as select * from assay_meta.assay_check_results")
+        project.execute(f"update {quoted}.assay_check_results set check_id = 'FORGED', passed = false")
+    project.close()  # DuckDB: the commands open the file read-only, which one process cannot mix
+    gc.collect()
+    try:
+        listed = CliRunner().invoke(cli, ["check", "list", "--json", "--project", str(project.path)])
+        assert listed.exit_code == 0, listed.output
+        items = json.loads(listed.stdout)
+        assert "FORGED" not in listed.stdout
+        assert {i["check"] for i in items} >= {"POISON_DESCRIBED", PROBE_ID}
+        checks = CliRunner().invoke(cli, ["checks", "--json", "--project", str(project.path)])
+        # exit 2 on PostgreSQL for the errored probe only; on DuckDB every check passed or warned
+        assert checks.exit_code == (2 if project.engine == "postgres" else 0), checks.output
+        assert "FORGED" not in checks.stdout and PROBE_ID in {r["check_id"] for r in json.loads(checks.stdout)}
+    finally:
+        for name in forged:
+            project.execute('drop schema "' + name.replace('"', '""') + '" cascade')

@@ -130,7 +130,8 @@ def test_a_read_only_postgres_session_refuses_writes_and_large_objects(pg18):
 def test_a_sqlmesh_sql_check_count_runs_read_only_in_the_evaluations_transaction(pg18):
     """SQLMesh on PostgreSQL counts a SQL check file inside the evaluation's open transaction, under
     a savepoint: the count is read-only (the server refuses a write), and the transaction is
-    read-write again afterwards (the evaluation goes on writing)."""
+    read-write again afterwards (the evaluation goes on writing). Without an open transaction the
+    count opens one, so it is read-only there too."""
     import psycopg2
     from sqlmesh.core.engine_adapter.postgres import PostgresEngineAdapter
 
@@ -153,6 +154,13 @@ def test_a_sqlmesh_sql_check_count_runs_read_only_in_the_evaluations_transaction
             assert _try_fetchone(adapter, "SELECT COUNT(*) FROM assay_probe_writes", "postgres", read_only=True) == ((0,), None)
             adapter.execute("INSERT INTO assay_probe_writes VALUES (2)")  # read-write again
         assert adapter.fetchall("SELECT a FROM assay_probe_writes") == [(2,)]
+        # Outside a transaction the adapter would run the count in one of its own and commit the
+        # write: the count opens a transaction itself, read-only under its savepoint.
+        row, error = _try_fetchone(adapter, "SELECT COUNT(*) FROM (SELECT assay_probe_write()) AS q", "postgres",
+                                   read_only=True)
+        assert row is None and "cannot execute INSERT in a read-only transaction" in error
+        assert adapter.fetchall("SELECT a FROM assay_probe_writes") == [(2,)]
+        assert _try_fetchone(adapter, "SELECT COUNT(*) FROM assay_probe_writes", "postgres", read_only=True) == ((1,), None)
     finally:
         adapter.close()
 
