@@ -11,8 +11,11 @@ import pytest
 
 # No tool the tests run may try the network: dbt's and SQLMesh's usage statistics are off (on a
 # machine whose network drops packets, each attempt waits for its own time-out).
+# dbt writes no debug log file (logs/dbt.log): formatting every statement at debug level costs
+# about a sixth of a small build's time, and a failure's own output (dbt's info lines, which the
+# tests print) says what failed. `DBT_LOG_LEVEL_FILE=debug bash scripts/test.sh ...` brings it back.
 for _name, _value in (("DO_NOT_TRACK", "1"), ("DBT_SEND_ANONYMOUS_USAGE_STATS", "false"),
-                      ("SQLMESH__DISABLE_ANONYMIZED_ANALYTICS", "1")):
+                      ("SQLMESH__DISABLE_ANONYMIZED_ANALYTICS", "1"), ("DBT_LOG_LEVEL_FILE", "none")):
     os.environ.setdefault(_name, _value)
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -3,7 +3,9 @@ already imported.
 
 Importing dbt costs about 4 s of CPU (`dbt --version` takes 4.1 s here), paid again by every
 `dbt` CLI process; the suites run several hundred dbt commands on 2 cores. One server per test
-process imports dbt once, then forks a fresh child for every command, which runs it with dbt's
+process imports dbt once and compiles the macros of dbt, its adapters and assay's package into
+dbt's template cache (about a third of a small build's time when each command did it again),
+then forks a fresh child for every command, which runs it with dbt's
 programmatic entry point (`dbtRunner().invoke`: dbt's own CLI, the same click command, flags,
 parsing and adapters, minus the import) and exits. Nothing outlives a command: no connection, no
 adapter state, no dbt-duckdb shared database, exactly as with the CLI (decision 0026 says why an
@@ -134,6 +136,60 @@ PREIMPORT = ("dbt.adapters.duckdb", "dbt.adapters.postgres", "dbt.task.build", "
              "dbt.task.freshness", "dbt.task.run_operation")
 
 
+# The macros whose compiled Jinja the server keeps for its children: dbt's own and its adapters'
+# (the `dbt.include` namespace), and assay's package as every test project installs it.
+PACKAGE_MACROS = Path(__file__).resolve().parents[2] / "dbt_package" / "macros"
+MACRO_BLOCKS = {"macro", "materialization", "test", "data_test"}
+
+
+def _compile_macros() -> int:
+    """Parse and compile, once, every macro a test project's command may call, into dbt's caches.
+
+    A child forked per command starts with dbt's caches empty: every command parsed again the
+    few hundred macro files of dbt, its adapters and assay's package (cutting them into blocks,
+    the Jinja syntax tree of each, the macros each calls) and compiled every macro it called,
+    about 1 s of a small `dbt build`'s 3 and more of a first build's full parse. dbt's own test
+    framework (`dbt.tests.fixtures.project`) turns on the caches dbt keeps for that across runs,
+    `enable_test_caching()`: keyed by the exact text, so a child still parses and renders exactly
+    what dbt's CLI would, and a file changed on disk has another text, misses, and is parsed by
+    the child as before. Filled here, every child inherits them; compiled templates live in
+    `template_cache`, which dbt keeps in every process.
+    """
+    import dbt.include
+    from dbt.clients.jinja_static import statically_extract_macro_calls
+    from dbt_common.clients import jinja
+    from dbt_common.tests import enable_test_caching
+
+    enable_test_caching()
+    files = sorted(f for root in dbt.include.__path__ for f in Path(root).glob("**/macros/**/*.sql"))
+    files += sorted(PACKAGE_MACROS.glob("**/*.sql"))
+    compiled = 0
+    for path in files:
+        try:
+            # the arguments dbt's macro parser passes (dbt/parser/macros.py), so the cache key matches
+            blocks = jinja.extract_toplevel_blocks(path.read_text(encoding="utf-8"), allowed_blocks=MACRO_BLOCKS,
+                                                   collect_raw_data=False)
+        except Exception:  # a file dbt cannot parse: its command reports it, as with the CLI
+            continue
+        for block in blocks:
+            try:
+                jinja.parse(block.full_block)
+                jinja.template_cache.get_node_template(_MacroText(block.full_block))
+                compiled += 1
+                # caches the syntax tree before it looks the calls up, which needs a project
+                statically_extract_macro_calls(block.full_block, {}, None)
+            except Exception:
+                continue
+    return compiled
+
+
+class _MacroText:
+    """What `template_cache` reads of a macro node: its text."""
+
+    def __init__(self, macro_sql: str):
+        self.macro_sql = macro_sql
+
+
 def _serve(conn) -> None:
     """The server: dbt imported once, then one forked child per command until the pipe closes."""
     import importlib
@@ -146,6 +202,7 @@ def _serve(conn) -> None:
             importlib.import_module(name)
         except ImportError:
             pass  # an adapter this environment lacks: its commands fail in the child, as with the CLI
+    _compile_macros()
     if threading.active_count() != 1:
         raise RuntimeError(f"the dbt server has {threading.active_count()} threads after its imports; "
                            "forking it would copy a half-held lock (drop the import that starts one from PREIMPORT)")

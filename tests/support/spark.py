@@ -100,6 +100,12 @@ def _serve(conn, warehouse: str) -> None:
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    # dbt runs in this process build after build, project after project: its parse caches keyed
+    # by text (tests/support/dbtserver.py, _compile_macros) save every new project's full parse
+    # the macros the previous project already parsed.
+    from dbt_common.tests import enable_test_caching
+
+    enable_test_caching()
     conn.send(("ready", spark.version))
     while True:
         op, args = conn.recv()
