@@ -37,6 +37,8 @@ from typing import Iterable, Optional
 
 import pytest
 
+from assay.scaffold import SPARK_LOCAL_JVM_OPTIONS as JVM_OPTIONS  # the example profile's, for the same reason
+
 from .dbtserver import run_dbt
 
 PROJECT_NAME = "assay_it"
@@ -59,8 +61,11 @@ def spark_conf(warehouse: Path) -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         # row_json / json_object keep null members (DuckDB's and PostgreSQL's JSON do)
         "spark.sql.jsonGenerator.ignoreNullFields": "false",
-        # Derby writes derby.log into the working directory (the repository root) unless told where
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
+        # Derby writes derby.log into the working directory (the repository root) unless told where.
+        # The JIT's first tier only, and the serial collector: on tests' data Spark spends its time
+        # starting and planning, not in hot loops, and the optimising compiler's threads cost about
+        # a third of a build's CPU, taken from the other test process on a 2-core machine.
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse} {JVM_OPTIONS}",
         # shuffle blocks and session resources under the warehouse, not loose in /tmp
         "spark.local.dir": str(warehouse / "local"),
     }
