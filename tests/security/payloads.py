@@ -15,6 +15,19 @@ from pathlib import Path
 
 CANARY_VAR = "ASSAY_SECURITY_CANARY"
 CANARY_VALUE = "canary-5e1f0c9a-not-for-the-warehouse"
+
+
+def assert_no_canary(tables, files) -> None:
+    """No row of `tables` ((schema, table), rows) pairs and no file in `files` holds the canary's
+    value: the environment variable a poisoned spec asks for was never read into the warehouse or
+    into what the build wrote."""
+    for name, rows in tables:
+        for row in rows:
+            assert not any(CANARY_VALUE in str(v) for v in row), name
+    for path in files:
+        assert CANARY_VALUE not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
 # One fragment per character class: each would act if rendered (a table, a file, a secret, text lost).
 TOKENS = ("{{", "{%", "{#", "@", '"', "'", ";", "%", "?", "\n", "$$")
 

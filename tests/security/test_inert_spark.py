@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.security.payloads import CANARY_VALUE
+from tests.security.payloads import assert_no_canary
 from tests.security.test_inert_dbt import (  # noqa: F401 - the shared tests, collected here
     built,
     test_descriptions_grain_and_owner_reach_the_manifest_verbatim,
@@ -37,12 +37,8 @@ def test_no_table_and_no_file_appeared(built):
 
 def test_no_environment_variable_was_read(built):
     project, _p, _f, _proc = built
-    for schema, table in _tables(project):
-        for row in project.query(f"select * from `{schema}`.`{table}`"):
-            assert not any(CANARY_VALUE in str(v) for v in row), (schema, table)
-    for path in (project.path / "target").rglob("*"):
-        if path.is_file():
-            assert CANARY_VALUE not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert_no_canary((((schema, table), project.query(f"select * from `{schema}`.`{table}`")) for schema, table in _tables(project)),
+                     (path for path in (project.path / "target").rglob("*") if path.is_file()))
 
 
 def test_the_sql_check_and_the_declared_checks_ran_on_the_literal(built):

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from assay.cli.main import cli
 
 from tests.security.payloads import (
-    BRONZE, CANARY_VALUE, CANARY_VAR, EXPECTED_FLAGS, bronze_rows, expected_rows, flags, poison, write_spec,
+    BRONZE, CANARY_VALUE, CANARY_VAR, EXPECTED_FLAGS, assert_no_canary, bronze_rows, expected_rows, flags, poison, write_spec,
 )
 from tests.security.test_inert_dbt import CATALOGS, FIELDS, FILE_POISON
 from tests.support.corpus import Relation
@@ -85,12 +85,9 @@ def test_no_table_no_file_and_no_canary(planned):
     project, _p, pwned_file, _e = planned
     assert project.query("select table_schema, table_name from information_schema.tables where table_name like 'pwned%'") == []
     assert not pwned_file.exists()
-    for schema, table in project.query(f"select table_schema, table_name from information_schema.tables where table_schema not in {CATALOGS}"):
-        for row in project.query(f'select * from "{schema}"."{table}"'):
-            assert not any(CANARY_VALUE in str(v) for v in row), (schema, table)
-    for path in project.path.rglob("*"):
-        if path.is_file() and path.suffix in (".sql", ".yaml", ".py", ".json"):
-            assert CANARY_VALUE not in path.read_text(encoding="utf-8", errors="replace"), path
+    tables = project.query(f"select table_schema, table_name from information_schema.tables where table_schema not in {CATALOGS}")
+    assert_no_canary((((schema, table), project.query(f'select * from "{schema}"."{table}"')) for schema, table in tables),
+                     (path for path in project.path.rglob("*") if path.is_file() and path.suffix in (".sql", ".yaml", ".py", ".json")))
     assert os.environ.get(CANARY_VAR) != CANARY_VALUE  # the module restored the environment
 
 
