@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import ExitStack
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Optional
@@ -143,9 +144,9 @@ def demo_cmd(directory: Path, engine: str) -> None:
     """
     from ..api import generate_dbt_project
     from ..runtime.bronze import load_csv_dir_duckdb
-    from ..runtime.dbt import run_dbt_step
+    from ..runtime.dbt import run_dbt, run_dbt_step
     from ..runtime.report import format_counts, landing_counts
-    from ..runtime.warehouse import warehouse_errors
+    from ..runtime.warehouse import connect, warehouse_errors
 
     # Absolute from here on: dbt runs with the project as its working directory, where a
     # path relative to the caller's directory would point somewhere else.
@@ -154,7 +155,7 @@ def demo_cmd(directory: Path, engine: str) -> None:
     _refuse_other_engine(directory, engine)
     if engine == "spark":
         _require_spark()
-    with Progress("demo", 6) as progress:
+    with Progress("demo", 6) as progress, ExitStack() as stack:
         progress.step("init and generate")
         init_project(directory, engine=engine)
         result = generate_dbt_project(directory, directory)
@@ -168,40 +169,46 @@ def demo_cmd(directory: Path, engine: str) -> None:
                       f"({plural(len(result.project.entities), 'entity', 'entities')})")
         database = directory / "warehouse.duckdb" if engine == "duckdb" else directory / "spark"
         progress.step("loading the bronze sample")
+        run = run_dbt
         if engine == "spark":
-            loaded = _load_bronze_spark(directory)
+            from ..runtime.spark_conn import held_session
+
+            # ONE Spark for the loader, every dbt step and the counts (a JVM start is 15 to 20 s, and
+            # the Derby metastore admits one process): it stops when the demo ends, also on failure.
+            child = stack.enter_context(held_session(directory))
+            run = child.dbt
+            loaded = _load_bronze_spark(directory, child)
         else:
             with warehouse_errors(f"cannot load the bronze sample into {database}"):
                 loaded = load_csv_dir_duckdb(database, directory / "bronze", result.project.schema("bronze"))
         progress.echo("2. bronze: " + ", ".join(f"{k} {plural(v, 'row')}" for k, v in loaded.items()))
         for step, args in (("3. dbt deps", ("deps",)), ("4. dbt build", ("build",))):
             progress.step(f"dbt {' '.join(args)}")
-            run = run_dbt_step(directory, *args)
-            progress.echo(f"{step}: {'ok' if run.ok else 'FAILED'} {run.summary()}".rstrip())
-            if run.invocation_id and args == ("build",):
+            built = run_dbt_step(directory, *args, run=run)
+            progress.echo(f"{step}: {'ok' if built.ok else 'FAILED'} {built.summary()}".rstrip())
+            if built.invocation_id and args == ("build",):
                 # The id `assay checks` and `assay check list` know this build by.
-                progress.echo(f"   run id: {run.invocation_id}")
-            if not run.ok:
-                raise _dbt_failed(run, directory)
+                progress.echo(f"   run id: {built.invocation_id}")
+            if not built.ok:
+                raise _dbt_failed(built, directory)
         progress.step("dbt source freshness")
-        fresh = run_dbt_step(directory, "source", "freshness")
+        fresh = run_dbt_step(directory, "source", "freshness", run=run)
         progress.echo("5. dbt source freshness: " + ("ok" if fresh.ok else "FAILED"))
         # dbt checks sources on several threads; sorted, the lines read in dbt's own numbering.
         for line in sorted(fresh.freshness_lines(), key=lambda x: int(x.split(" ", 1)[0]) if x[:1].isdigit() else 0):
             progress.echo("     " + line)
         progress.step("reading what landed where")
-        if engine == "spark":
-            from ..runtime import spark
-
-            counts = format_counts(spark.landing_counts(directory, result.project))
-        else:
-            with warehouse_errors(f"cannot read what landed where from {database}"):
-                counts = format_counts(landing_counts(database, result.project))
+        with warehouse_errors(f"cannot read what landed where from {database}"):
+            conn, _ = connect(directory, read_only=True)
+            try:
+                counts = format_counts(landing_counts(conn, result.project))
+            finally:
+                conn.close()
     click.echo("\nWhat landed where:")
     click.echo(counts)
     click.echo(f"\nReject rows: silver.<entity>__reject; quality history: {result.project.schema('gold')}.mart_data_quality (in {database if engine == 'duckdb' else 'the Spark warehouse under ' + str(database)})")
     if engine == "spark":
-        # assay's operator commands read DuckDB and PostgreSQL only (decision 0821).
+        # dbt builds again from a shell; the operator commands start their own Spark (decision 0840).
         click.echo(f"next: cd {directory} && dbt build   (again: reject and quality history grow); "
                    "Spark and a cluster: docs/engines.md")
     else:
@@ -233,31 +240,19 @@ def _no_module(dotted: str) -> bool:
         return True
 
 
-def _load_bronze_spark(directory: Path) -> dict[str, int]:
-    """Run the project's `load_bronze.py` (Spark's CSV reader) as the user would; rows loaded per table.
-
-    A child process, as by hand: Spark and its metastore lock end with it, before dbt starts.
-    """
-    import subprocess
-    import sys
-
+def _load_bronze_spark(directory: Path, child) -> dict[str, int]:
+    """Run the project's `load_bronze.py` (Spark's CSV reader) on the demo's Spark child; rows loaded per table."""
     from ..runtime.bronze import restamp_csv_dir
+    from ..runtime.spark_conn import SparkQueryError
 
     # As the DuckDB demo's loader does: the newest delivery an hour ago, so a demo re-run days
     # after `init` still passes freshness (decision 0016). The script loads the files as they are.
     restamp_csv_dir(directory / "bronze", datetime.now(timezone.utc) - timedelta(hours=1))
-    run = subprocess.run([sys.executable, "load_bronze.py"], cwd=directory, capture_output=True, text=True)
-    if run.returncode != 0:
-        tail = [line for line in run.stderr.splitlines() if line.strip()][-8:]
-        raise ProjectError(f"`python load_bronze.py` failed in {directory} (exit code {run.returncode}); its error is above. "
-                           f"Fix what it names and run `assay demo {directory} --engine spark` again.",
-                           details=["  " + x for x in tail])
-    loaded = {}
-    for line in run.stdout.splitlines():  # `bronze.raw_orders: 10 rows`
-        table, _, rest = line.partition(": ")
-        if rest.endswith(" rows") and rest.split()[0].isdigit():
-            loaded[table.rsplit(".", 1)[-1]] = int(rest.split()[0])
-    return loaded
+    try:
+        return child.load_bronze(directory)
+    except SparkQueryError as exc:
+        raise ProjectError(f"the project's loader (`load_bronze.py`, its `load`) failed in {directory}: {exc}. "
+                           f"Fix what it names and run `assay demo {directory} --engine spark` again.") from None
 
 
 def _dbt_failed(run, directory: Path) -> AssayError:

@@ -140,11 +140,14 @@ def stop_child(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def run_dbt_step(project_dir: Path, *args: str) -> DbtRun:
-    """Run dbt and collect what it recorded: node results of this run from target/ (none for `deps`)."""
+def run_dbt_step(project_dir: Path, *args: str, run=run_dbt) -> DbtRun:
+    """Run dbt and collect what it recorded: node results of this run from target/ (none for `deps`).
+
+    `run(project_dir, *args)` runs it: the CLI by default; the Spark demo passes its Spark child's
+    `dbt`, which runs dbt on the Spark it already holds."""
     project_dir = Path(project_dir).resolve()
     started = time.time()
-    proc = run_dbt(project_dir, *args)
+    proc = run(project_dir, *args)
     artifact = project_dir / "target" / ("sources.json" if args[:1] == ("source",) else "run_results.json")
     results: list[dict] = []
     invocation = ""

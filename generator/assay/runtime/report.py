@@ -8,32 +8,30 @@ from ..identifiers import quote_relation
 from ..ir.model import Project
 
 
-def landing_counts(db_path: Path, project: Project) -> list[dict]:
-    """One row per entity, read back from a DuckDB warehouse."""
-    import duckdb
+def landing_counts(conn, project: Project) -> list[dict]:
+    """One row per entity (bronze, kept, flagged, quarantined, deduped), as `assay demo` prints them.
 
+    `conn` is the warehouse's DB-API connection from `runtime.warehouse.connect`; the SQL is in
+    DuckDB's spelling, which a Spark connection turns into Spark's."""
     silver = project.schema("silver")
+    cur = conn.cursor()
+
+    def one(sql: str) -> tuple:
+        cur.execute(sql)
+        return tuple(cur.fetchone())
+
     out = []
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
-        for e in project.entities:
-            table = f"{e.name}__current" if e.scd == "type2" else e.name
-            staged = quote_relation("duckdb", silver, f"{e.name}__staged")
-            row = {"entity": e.name}
-            row["bronze"] = con.execute(f"select count(*) from {staged}").fetchone()[0]
-            row["deduped"] = con.execute(f"select count(*) from {staged} where _route = 'deduped'").fetchone()[0]
-            if e.opted_in:
-                kept, flagged = con.execute(
-                    f"select count(*), count(*) filter (where not _quality_ok) from {quote_relation('duckdb', silver, table)}"
-                ).fetchone()
-                row["quarantined"] = con.execute(f"select count(*) from {quote_relation('duckdb', silver, e.name + '__reject')} where resolved_at is null").fetchone()[0]
-            else:
-                kept = con.execute(f"select count(*) from {quote_relation('duckdb', silver, table)}").fetchone()[0]
-                flagged, row["quarantined"] = 0, 0
-            row["kept"], row["flagged"] = kept, flagged
-            out.append(row)
-    finally:
-        con.close()
+    for e in project.entities:
+        table = quote_relation("duckdb", silver, f"{e.name}__current" if e.scd == "type2" else e.name)
+        staged = quote_relation("duckdb", silver, f"{e.name}__staged")
+        bronze, deduped = one(f"select count(*), count(case when _route = 'deduped' then 1 end) from {staged}")
+        if e.opted_in:
+            kept, flagged = one(f"select count(*), count(case when not _quality_ok then 1 end) from {table}")
+            (quarantined,) = one(f"select count(*) from {quote_relation('duckdb', silver, e.name + '__reject')} where resolved_at is null")
+        else:
+            (kept,), flagged, quarantined = one(f"select count(*) from {table}"), 0, 0
+        out.append({"entity": e.name, "bronze": bronze, "kept": kept, "flagged": flagged,
+                    "quarantined": quarantined, "deduped": deduped})
     return out
 
 

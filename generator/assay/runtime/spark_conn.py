@@ -48,6 +48,27 @@ WRITES_REFUSED = {
 _WRITES_DEFAULT = "on Spark assay only reads and appends; the tables are written by dbt and the project's loader"
 
 
+def session_settings(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> dict[str, str]:
+    """The Spark settings the project's dbt profile starts its session with (`server_side_parameters`).
+
+    dbt-spark turns ANSI mode off in every session it starts; so does assay, so that a query
+    reads the tables under the rules the build wrote them with. A profile's own
+    `hive.hmshandler.retry.attempts` wins over assay's one attempt.
+    """
+    from .warehouse import profile_target
+
+    found = profile_target(Path(project_dir), profiles_dir, target)
+    if found.output.get("type") != "spark" or found.output.get("method") != "session":
+        raise WarehouseError(f"{found.describe()} is not a dbt-spark `method: session` profile; "
+                             "assay reads Spark warehouses through such a profile (docs/engines.md).")
+    settings = {str(k): str(v) for k, v in (found.output.get("server_side_parameters") or {}).items()}
+    settings["spark.sql.ansi.enabled"] = "false"
+    # A metastore another process holds (a dbt command running) fails at once, not after Hive's ten
+    # attempts two seconds apart (29 s -> 12 s measured): Derby's lock lasts as long as that process.
+    settings.setdefault("spark.hadoop.hive.hmshandler.retry.attempts", "1")
+    return settings
+
+
 class SparkQueryError(Exception):
     """Spark refused or failed a query: the warehouse's answer (`is_driver_error` treats it as such)."""
 
@@ -136,8 +157,20 @@ class SparkChild:
         except Exception as exc:  # sqlglot's parse or generation error: a bug of the reader's SQL, said as such
             raise SparkQueryError(f"cannot spell this query for Spark ({exc}): {sql}") from None
         views = sorted(v for k, v in CATALOG_VIEWS.items() if v in spark_sql)
-        _send(self._proc.stdin, ("query", spark_sql, list(params), views))
+        _send(self._proc.stdin, ("query", (spark_sql, list(params), views)))
         return self._answer("running a query")
+
+    def dbt(self, project_dir: Path, *args: str) -> subprocess.CompletedProcess:
+        """`dbt <args>` inside the child, on its Spark (dbt-spark's session method finds the session
+        running): what `runtime/dbt.py::run_dbt` returns for the CLI, without a JVM of its own."""
+        _send(self._proc.stdin, ("dbt", (str(Path(project_dir).resolve()), list(args))))
+        code, out, err = self._answer(f"running dbt {' '.join(args)}")
+        return subprocess.CompletedProcess(["dbt", *args], code, out, err)
+
+    def load_bronze(self, project_dir: Path, append: bool = False) -> dict[str, int]:
+        """The project's own `load_bronze.py` (its `load(spark, append)`), run on the child's Spark; rows per table."""
+        _send(self._proc.stdin, ("load_bronze", (str(Path(project_dir).resolve() / "load_bronze.py"), append)))
+        return self._answer("loading bronze")
 
     def stop(self) -> None:
         """End the child (Spark stops, the JVM exits, the metastore is free); waits for it."""
@@ -221,10 +254,11 @@ def _key(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str])
 
 
 @contextmanager
-def held_session(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> Iterator[None]:
+def held_session(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> Iterator[SparkChild]:
     """One child Spark for every command run in this process inside the block, instead of one per
-    command: for a caller that runs several commands in a row (a notebook, a test module), which
-    would otherwise pay a JVM start per command. The metastore is held until the block ends."""
+    command: for a caller that runs several commands in a row (a notebook, a test module, the Spark
+    demo's loader, dbt steps and counts), which would otherwise pay a JVM start per command. The
+    metastore is held until the block ends; the block gets the child (`dbt`, `load_bronze`)."""
     from .warehouse import profile_target
 
     key = _key(project_dir, profiles_dir, target)
@@ -232,7 +266,7 @@ def held_session(project_dir: Path, profiles_dir: Optional[Path] = None, target:
     child = SparkChild(Path(project_dir).resolve(), profiles_dir, target, describe)
     _HELD[key] = child
     try:
-        yield
+        yield child
     finally:
         del _HELD[key]
         child.stop()
@@ -312,13 +346,48 @@ def _catalog_view(spark, view: str) -> None:
     spark.createDataFrame(rows, schema).createOrReplaceTempView(view)
 
 
+def _run_dbt(project: str, profiles: Optional[str], target: Optional[str], args: list[str]) -> tuple[int, str, str]:
+    """dbt in this process (dbtRunner), its stdout and stderr caught at the descriptors (dbt's
+    logger and the JVM write there); the CLI's exit code: 0 ok, 1 failed, 2 could not run."""
+    from dbt.cli.main import dbtRunner
+
+    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    os.environ.setdefault("DBT_USE_COLORS", "false")
+    argv = [*args, "--project-dir", project, "--profiles-dir", profiles or project, *(["--target", target] if target else [])]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        saved = (os.dup(1), os.dup(2))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        try:
+            result = dbtRunner().invoke(argv)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, copy in zip((1, 2), saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+        texts = []
+        for stream in (out, err):
+            stream.seek(0)
+            texts.append(stream.read().decode("utf-8", "replace"))
+    code = 0 if result.success else (2 if result.exception is not None else 1)
+    return code, texts[0], texts[1]
+
+
+def _load_bronze(spark, loader: str, append: bool) -> dict[str, int]:
+    """The project's loader run on this Spark: its `load(spark, append)` (rows per table)."""
+    import runpy
+
+    return dict(runpy.run_path(loader, run_name="assay_load_bronze")["load"](spark, append))
+
+
 def _serve(argv: list[str]) -> int:
-    """The child: start Spark from the profile, answer queries from stdin until it closes."""
+    """The child: start Spark from the profile, answer requests from stdin until it closes."""
     wire_in = sys.stdin.buffer
     wire_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever else prints (the JVM, pyspark) goes to stderr, not onto the wire
-    from .spark import session_settings
-
     project, profiles, _target = argv[0], argv[1] or None, argv[2] or None
     try:
         from pyspark.sql import SparkSession
@@ -338,10 +407,19 @@ def _serve(argv: list[str]) -> int:
         built: set = set()
         while True:
             try:
-                _op, sql, params, views = _receive(wire_in)
+                op, payload = _receive(wire_in)
             except EOFError:
                 return 0
             try:
+                if op == "dbt":
+                    _send(wire_out, ("ok", _run_dbt(payload[0], profiles, _target, payload[1])))
+                    built.clear()  # dbt may have created tables: the catalog views are read again
+                    continue
+                if op == "load_bronze":
+                    _send(wire_out, ("ok", _load_bronze(spark, *payload)))
+                    built.clear()
+                    continue
+                sql, params, views = payload
                 for view in views:
                     if view not in built:  # no command creates a table (replay only adds rows): built once
                         _catalog_view(spark, view)

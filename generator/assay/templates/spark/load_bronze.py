@@ -69,19 +69,29 @@ def read_bronze_csv(spark: SparkSession, path: Path, columns: list[str]):
     )
 
 
-def main(argv: list[str]) -> int:
-    append = "--append" in argv
-    spark = spark_session()
+def load(spark: SparkSession, append: bool = False) -> dict[str, int]:
+    """Load every file of TABLES into the bronze schema on `spark`; rows per table after the load.
+
+    `assay demo --engine spark` calls this on the Spark it runs dbt on (one JVM for the whole demo)."""
     schema = bronze_schema_name()
     spark.sql(f"CREATE DATABASE IF NOT EXISTS `{schema}`")
+    counts = {}
     for table, columns in TABLES.items():
         frame = read_bronze_csv(spark, HERE / "bronze" / f"{table}.csv", columns)
         # Plain parquet, the format dbt-spark's tables use by default. On a cluster, partition
         # a large bronze table by load (`.partitionBy("_load_id")`), see docs/engines.md.
         frame.write.format("parquet").mode("append" if append else "overwrite").saveAsTable(f"`{schema}`.`{table}`")
-        count = spark.table(f"`{schema}`.`{table}`").count()
-        print(f"{schema}.{table}: {count} rows")
-    spark.stop()
+        counts[table] = spark.table(f"`{schema}`.`{table}`").count()
+        print(f"{schema}.{table}: {counts[table]} rows")
+    return counts
+
+
+def main(argv: list[str]) -> int:
+    spark = spark_session()
+    try:
+        load(spark, append="--append" in argv)
+    finally:
+        spark.stop()
     return 0
 
 
