@@ -2,7 +2,8 @@
 
 Only rows_failed is a fact about a rule; the other counts describe the entity's population, so
 rule rows carry zero there and sums stay additive at any grouping. Counts come from the staged
-relations in one aggregate per entity. A target adds only its block (dbt config, SQLMesh MODEL).
+relations in one aggregate per entity, read once: it is crossed with the entity's list of mart
+rows. A target adds only its block (dbt config, SQLMesh MODEL).
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ def _aggregate(sp: Spelling, e: Entity) -> str:
     return sp.sql("agg__{n} as (\n{i}select\n{a}\n{i}from {src}\n)", n=e.name, i=i, a=",\n".join(agg), src=sp.staged(e))
 
 
-def _rows(sp: Spelling, e: Entity) -> list[str]:
-    alias = f"agg__{e.name}"
-    null_txt = sp.cast(sp.kw("null"), "string", False)
+ENTITY_ROW = "(entity)"  # the rule and disposition of an entity's own accounting row
+
+
+def _rules(sp: Spelling, e: Entity) -> str:
+    """`rules__<entity>`: one literal row per mart row of the entity (its accounting row, then each
+    rule), which the aggregate is crossed with: the aggregate is read once, not once per rule (an
+    engine that inlines a CTE per reference, Spark, aggregated the staged relation once per rule)."""
 
     def text(literal: str) -> str:
         # A bare literal's type is the engine's guess (PostgreSQL stores `text`, SQLMesh infers
@@ -35,28 +40,38 @@ def _rows(sp: Spelling, e: Entity) -> list[str]:
         # that changes an entity, which PostgreSQL refuses under the virtual layer's view.
         return sp.cast(literal, "string", False)
 
-    def row(mapping, rule, disposition, evaluated, failed, quarantined, deduped):
-        return sp.sql(
-            "{i}select {e} as entity, {m} as mapping, {r} as rule, {d} as disposition, "
-            "{ev} as rows_evaluated, {f} as rows_failed, {q} as rows_quarantined, {dd} as rows_deduped from {a}",
-            i=sp.indent, e=text(sp.string(e.name)), m=mapping, r=text(rule), d=text(disposition), a=alias,
-            ev=sp.cast(evaluated, "int", False), f=sp.cast(failed, "int", False),
-            q=sp.cast(quarantined, "int", False), dd=sp.cast(deduped, "int", False),
-        )
+    null_txt = sp.cast(sp.kw("null"), "string", False)
+    rows = [(null_txt, text(sp.string(ENTITY_ROW)), text(sp.string(ENTITY_ROW)))]
+    rows += [(text(sp.string(r.mapping)) if r.mapping else null_txt, text(sp.string(r.name)), text(sp.string(r.disposition)))
+             for r in e.rules]
+    selects = [sp.sql("{}select {} as mapping, {} as rule, {} as disposition", sp.indent, m, r, d) for m, r, d in rows]
+    return sp.sql("rules__{n} as (\n{s}\n)", n=e.name, s=sp.sql("\n{}union all\n", sp.indent).join(selects))
 
-    coalesce = sp.kw("coalesce")
-    rows = [row(null_txt, "'(entity)'", "'(entity)'", f"{coalesce}(rows_evaluated, 0)", "0", f"{coalesce}(rows_quarantined, 0)", f"{coalesce}(rows_deduped, 0)")]
-    for r in e.rules:
-        mapping = text(sp.string(r.mapping)) if r.mapping else null_txt
-        rows.append(row(mapping, sp.string(r.name), sp.string(r.disposition), "0", f"{coalesce}(f__{r.name}, 0)", "0", "0"))
-    return rows
+
+def _rows(sp: Spelling, e: Entity) -> str:
+    """The entity's mart rows: the aggregate crossed with its rules, each row picking its count."""
+    i = sp.indent
+    coalesce, entity_row = sp.kw("coalesce"), sp.string(ENTITY_ROW)
+
+    def population(column: str) -> str:
+        # a count of the entity's population: on its accounting row only, zero on rule rows
+        return sp.cast(f"case when r.rule = {entity_row} then {coalesce}(a.{column}, 0) else 0 end", "int", False)
+
+    picks = " ".join(f"when {sp.string(r.name)} then {coalesce}(a.f__{r.name}, 0)" for r in e.rules)
+    failed = sp.cast(f"case r.rule {picks} else 0 end", "int", False) if e.rules else sp.cast("0", "int", False)
+    return sp.sql(
+        "{i}select {e} as entity, r.mapping, r.rule, r.disposition, {ev} as rows_evaluated, {f} as rows_failed, "
+        "{q} as rows_quarantined, {dd} as rows_deduped\n{i}from agg__{n} a cross join rules__{n} r",
+        i=i, e=sp.cast(sp.string(e.name), "string", False), n=e.name, ev=population("rows_evaluated"), f=failed,
+        q=population("rows_quarantined"), dd=population("rows_deduped"),
+    )
 
 
 def mart_query(sp: Spelling, project: Project) -> str:
     """The mart's query text, from `with` to the final `from counts`."""
     i = sp.indent
-    ctes = [_aggregate(sp, e) for e in project.entities]
-    selects = [s for e in project.entities for s in _rows(sp, e)]
+    ctes = [c for e in project.entities for c in (_aggregate(sp, e), _rules(sp, e))]
+    selects = [_rows(sp, e) for e in project.entities]
     run = sp.call("run_timestamp")
     return "\n".join(
         [

@@ -18,6 +18,26 @@ with agg__customer as (
     from {{ ref("customer__staged") }}
 ),
 
+rules__customer as (
+    select cast(null as {{ assay.sql_type("string") }}) as mapping, cast('(entity)' as {{ assay.sql_type("string") }}) as rule, cast('(entity)' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('country_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('country_length' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('customer_id_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('email_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('email_pattern' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('signup_date_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('tier_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('tier_range' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+),
+
 agg__order as (
     select
         sum(case when _dedupe_rank = 1 then 1 else 0 end) as rows_evaluated,
@@ -38,50 +58,40 @@ agg__order as (
     from {{ ref("order__staged") }}
 ),
 
+rules__order as (
+    select cast(null as {{ assay.sql_type("string") }}) as mapping, cast('(entity)' as {{ assay.sql_type("string") }}) as rule, cast('(entity)' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_not_null' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_range_max' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_range_min' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('customer_id_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('discount_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast(null as {{ assay.sql_type("string") }}) as mapping, cast('discount_not_above_amount' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('order_id_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast(null as {{ assay.sql_type("string") }}) as mapping, cast('order_of_customer_referential' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('ordered_at_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('status_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+    union all
+    select cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('status_in_enum' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition
+),
+
 counts as (
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast(null as {{ assay.sql_type("string") }}) as mapping, cast('(entity)' as {{ assay.sql_type("string") }}) as rule, cast('(entity)' as {{ assay.sql_type("string") }}) as disposition, cast(coalesce(rows_evaluated, 0) as {{ assay.sql_type("int") }}) as rows_evaluated, cast(0 as {{ assay.sql_type("int") }}) as rows_failed, cast(coalesce(rows_quarantined, 0) as {{ assay.sql_type("int") }}) as rows_quarantined, cast(coalesce(rows_deduped, 0) as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
+    select cast('customer' as {{ assay.sql_type("string") }}) as entity, r.mapping, r.rule, r.disposition, cast(case when r.rule = '(entity)' then coalesce(a.rows_evaluated, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_evaluated, cast(case r.rule when 'country_coercible' then coalesce(a.f__country_coercible, 0) when 'country_length' then coalesce(a.f__country_length, 0) when 'customer_id_coercible' then coalesce(a.f__customer_id_coercible, 0) when 'email_coercible' then coalesce(a.f__email_coercible, 0) when 'email_pattern' then coalesce(a.f__email_pattern, 0) when 'signup_date_coercible' then coalesce(a.f__signup_date_coercible, 0) when 'tier_coercible' then coalesce(a.f__tier_coercible, 0) when 'tier_range' then coalesce(a.f__tier_range, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_failed, cast(case when r.rule = '(entity)' then coalesce(a.rows_quarantined, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_quarantined, cast(case when r.rule = '(entity)' then coalesce(a.rows_deduped, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_deduped
+    from agg__customer a cross join rules__customer r
     union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('country_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__country_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('country_length' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__country_length, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('customer_id_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__customer_id_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('email_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__email_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('email_pattern' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__email_pattern, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('signup_date_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__signup_date_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('tier_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__tier_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('customer' as {{ assay.sql_type("string") }}) as entity, cast('raw_customers' as {{ assay.sql_type("string") }}) as mapping, cast('tier_range' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__tier_range, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__customer
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast(null as {{ assay.sql_type("string") }}) as mapping, cast('(entity)' as {{ assay.sql_type("string") }}) as rule, cast('(entity)' as {{ assay.sql_type("string") }}) as disposition, cast(coalesce(rows_evaluated, 0) as {{ assay.sql_type("int") }}) as rows_evaluated, cast(0 as {{ assay.sql_type("int") }}) as rows_failed, cast(coalesce(rows_quarantined, 0) as {{ assay.sql_type("int") }}) as rows_quarantined, cast(coalesce(rows_deduped, 0) as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__amount_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_not_null' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__amount_not_null, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_range_max' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__amount_range_max, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('amount_range_min' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__amount_range_min, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('customer_id_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__customer_id_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('discount_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__discount_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast(null as {{ assay.sql_type("string") }}) as mapping, cast('discount_not_above_amount' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__discount_not_above_amount, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('order_id_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__order_id_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast(null as {{ assay.sql_type("string") }}) as mapping, cast('order_of_customer_referential' as {{ assay.sql_type("string") }}) as rule, cast('flag' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__order_of_customer_referential, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('ordered_at_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__ordered_at_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('status_coercible' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__status_coercible, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
-    union all
-    select cast('order' as {{ assay.sql_type("string") }}) as entity, cast('raw_orders' as {{ assay.sql_type("string") }}) as mapping, cast('status_in_enum' as {{ assay.sql_type("string") }}) as rule, cast('quarantine' as {{ assay.sql_type("string") }}) as disposition, cast(0 as {{ assay.sql_type("int") }}) as rows_evaluated, cast(coalesce(f__status_in_enum, 0) as {{ assay.sql_type("int") }}) as rows_failed, cast(0 as {{ assay.sql_type("int") }}) as rows_quarantined, cast(0 as {{ assay.sql_type("int") }}) as rows_deduped from agg__order
+    select cast('order' as {{ assay.sql_type("string") }}) as entity, r.mapping, r.rule, r.disposition, cast(case when r.rule = '(entity)' then coalesce(a.rows_evaluated, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_evaluated, cast(case r.rule when 'amount_coercible' then coalesce(a.f__amount_coercible, 0) when 'amount_not_null' then coalesce(a.f__amount_not_null, 0) when 'amount_range_max' then coalesce(a.f__amount_range_max, 0) when 'amount_range_min' then coalesce(a.f__amount_range_min, 0) when 'customer_id_coercible' then coalesce(a.f__customer_id_coercible, 0) when 'discount_coercible' then coalesce(a.f__discount_coercible, 0) when 'discount_not_above_amount' then coalesce(a.f__discount_not_above_amount, 0) when 'order_id_coercible' then coalesce(a.f__order_id_coercible, 0) when 'order_of_customer_referential' then coalesce(a.f__order_of_customer_referential, 0) when 'ordered_at_coercible' then coalesce(a.f__ordered_at_coercible, 0) when 'status_coercible' then coalesce(a.f__status_coercible, 0) when 'status_in_enum' then coalesce(a.f__status_in_enum, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_failed, cast(case when r.rule = '(entity)' then coalesce(a.rows_quarantined, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_quarantined, cast(case when r.rule = '(entity)' then coalesce(a.rows_deduped, 0) else 0 end as {{ assay.sql_type("int") }}) as rows_deduped
+    from agg__order a cross join rules__order r
 )
 
 select

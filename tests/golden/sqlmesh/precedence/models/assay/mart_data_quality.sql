@@ -24,6 +24,24 @@ WITH agg__q_code AS (
   FROM silver.q_code__staged
 ),
 
+rules__q_code AS (
+  SELECT @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_fail_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_fail_unique', 'string') AS rule, @assay_cast('fail', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_flag_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_flag_unique', 'string') AS rule, @assay_cast('flag', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_quar_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_quar_unique', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+),
+
 agg__q_dup AS (
   SELECT
     SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated,
@@ -34,6 +52,18 @@ agg__q_dup AS (
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN 1 ELSE 0 END) AS f__status_coercible,
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN 1 ELSE 0 END) AS f__status_in_set
   FROM silver.q_dup__staged
+),
+
+rules__q_dup AS (
+  SELECT @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('group_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('note_coercible', 'string') AS rule, @assay_cast('fail', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('status_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('status_in_set', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
 ),
 
 agg__q_line AS (
@@ -53,52 +83,37 @@ agg__q_line AS (
   FROM silver.q_line__staged
 ),
 
+rules__q_line AS (
+  SELECT @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('amount_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('amount_range_min', 'string') AS rule, @assay_cast('fail', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('code_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('code_unique', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('line_no_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('order_date_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('order_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('status_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+  UNION ALL
+  SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('status_in_set', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+),
+
 counts AS (
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition, @assay_cast(COALESCE(rows_evaluated, 0), 'int') AS rows_evaluated, @assay_cast(0, 'int') AS rows_failed, @assay_cast(COALESCE(rows_quarantined, 0), 'int') AS rows_quarantined, @assay_cast(COALESCE(rows_deduped, 0), 'int') AS rows_deduped FROM agg__q_code
+  SELECT @assay_cast('q_code', 'string') AS entity, r.mapping, r.rule, r.disposition, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_evaluated, 0) else 0 end, 'int') AS rows_evaluated, @assay_cast(case r.rule when 'code_fail_coercible' then COALESCE(a.f__code_fail_coercible, 0) when 'code_fail_unique' then COALESCE(a.f__code_fail_unique, 0) when 'code_flag_coercible' then COALESCE(a.f__code_flag_coercible, 0) when 'code_flag_unique' then COALESCE(a.f__code_flag_unique, 0) when 'code_id_coercible' then COALESCE(a.f__code_id_coercible, 0) when 'code_quar_coercible' then COALESCE(a.f__code_quar_coercible, 0) when 'code_quar_unique' then COALESCE(a.f__code_quar_unique, 0) else 0 end, 'int') AS rows_failed, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_quarantined, 0) else 0 end, 'int') AS rows_quarantined, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_deduped, 0) else 0 end, 'int') AS rows_deduped
+  FROM agg__q_code a cross JOIN rules__q_code r
   UNION ALL
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_fail_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_fail_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_code
+  SELECT @assay_cast('q_dup', 'string') AS entity, r.mapping, r.rule, r.disposition, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_evaluated, 0) else 0 end, 'int') AS rows_evaluated, @assay_cast(case r.rule when 'group_id_coercible' then COALESCE(a.f__group_id_coercible, 0) when 'note_coercible' then COALESCE(a.f__note_coercible, 0) when 'status_coercible' then COALESCE(a.f__status_coercible, 0) when 'status_in_set' then COALESCE(a.f__status_in_set, 0) else 0 end, 'int') AS rows_failed, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_quarantined, 0) else 0 end, 'int') AS rows_quarantined, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_deduped, 0) else 0 end, 'int') AS rows_deduped
+  FROM agg__q_dup a cross JOIN rules__q_dup r
   UNION ALL
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_fail_unique', 'string') AS rule, @assay_cast('fail', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_fail_unique, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_code
-  UNION ALL
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_flag_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_flag_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_code
-  UNION ALL
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_flag_unique', 'string') AS rule, @assay_cast('flag', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_flag_unique, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_code
-  UNION ALL
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_id_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_code
-  UNION ALL
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_quar_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_quar_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_code
-  UNION ALL
-  SELECT @assay_cast('q_code', 'string') AS entity, @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_quar_unique', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_quar_unique, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_code
-  UNION ALL
-  SELECT @assay_cast('q_dup', 'string') AS entity, @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition, @assay_cast(COALESCE(rows_evaluated, 0), 'int') AS rows_evaluated, @assay_cast(0, 'int') AS rows_failed, @assay_cast(COALESCE(rows_quarantined, 0), 'int') AS rows_quarantined, @assay_cast(COALESCE(rows_deduped, 0), 'int') AS rows_deduped FROM agg__q_dup
-  UNION ALL
-  SELECT @assay_cast('q_dup', 'string') AS entity, @assay_cast('q__dups', 'string') AS mapping, @assay_cast('group_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__group_id_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_dup
-  UNION ALL
-  SELECT @assay_cast('q_dup', 'string') AS entity, @assay_cast('q__dups', 'string') AS mapping, @assay_cast('note_coercible', 'string') AS rule, @assay_cast('fail', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__note_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_dup
-  UNION ALL
-  SELECT @assay_cast('q_dup', 'string') AS entity, @assay_cast('q__dups', 'string') AS mapping, @assay_cast('status_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__status_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_dup
-  UNION ALL
-  SELECT @assay_cast('q_dup', 'string') AS entity, @assay_cast('q__dups', 'string') AS mapping, @assay_cast('status_in_set', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__status_in_set, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_dup
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition, @assay_cast(COALESCE(rows_evaluated, 0), 'int') AS rows_evaluated, @assay_cast(0, 'int') AS rows_failed, @assay_cast(COALESCE(rows_quarantined, 0), 'int') AS rows_quarantined, @assay_cast(COALESCE(rows_deduped, 0), 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('amount_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__amount_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('amount_range_min', 'string') AS rule, @assay_cast('fail', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__amount_range_min, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('code_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('code_unique', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__code_unique, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('line_no_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__line_no_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('order_date_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__order_date_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('order_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__order_id_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('status_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__status_coercible, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
-  UNION ALL
-  SELECT @assay_cast('q_line', 'string') AS entity, @assay_cast('q__lines', 'string') AS mapping, @assay_cast('status_in_set', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition, @assay_cast(0, 'int') AS rows_evaluated, @assay_cast(COALESCE(f__status_in_set, 0), 'int') AS rows_failed, @assay_cast(0, 'int') AS rows_quarantined, @assay_cast(0, 'int') AS rows_deduped FROM agg__q_line
+  SELECT @assay_cast('q_line', 'string') AS entity, r.mapping, r.rule, r.disposition, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_evaluated, 0) else 0 end, 'int') AS rows_evaluated, @assay_cast(case r.rule when 'amount_coercible' then COALESCE(a.f__amount_coercible, 0) when 'amount_range_min' then COALESCE(a.f__amount_range_min, 0) when 'code_coercible' then COALESCE(a.f__code_coercible, 0) when 'code_unique' then COALESCE(a.f__code_unique, 0) when 'line_no_coercible' then COALESCE(a.f__line_no_coercible, 0) when 'order_date_coercible' then COALESCE(a.f__order_date_coercible, 0) when 'order_id_coercible' then COALESCE(a.f__order_id_coercible, 0) when 'status_coercible' then COALESCE(a.f__status_coercible, 0) when 'status_in_set' then COALESCE(a.f__status_in_set, 0) else 0 end, 'int') AS rows_failed, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_quarantined, 0) else 0 end, 'int') AS rows_quarantined, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_deduped, 0) else 0 end, 'int') AS rows_deduped
+  FROM agg__q_line a cross JOIN rules__q_line r
 )
 
 SELECT
