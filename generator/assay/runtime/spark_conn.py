@@ -372,8 +372,11 @@ def _run_dbt(project: str, profiles: Optional[str], target: Optional[str], args:
         for stream in (out, err):
             stream.seek(0)
             texts.append(stream.read().decode("utf-8", "replace"))
-    code = 0 if result.success else (2 if result.exception is not None else 1)
-    return code, texts[0], texts[1]
+    if result.success:
+        return 0, texts[0], texts[1]
+    if result.exception is not None:  # what the CLI prints before its exit 2 (dbtRunner hands it back instead)
+        return 2, texts[0], texts[1] + f"Error: {result.exception}\n"
+    return 1, texts[0], texts[1]
 
 
 def _load_bronze(spark, loader: str, append: bool) -> dict[str, int]:
