@@ -37,6 +37,7 @@ from typing import Iterable, Optional
 
 import pytest
 
+from assay.runtime.spark_conn import naive_timestamps  # read as assay's own Spark reader reads (year 0001 included)
 from assay.scaffold import SPARK_LOCAL_JVM_OPTIONS as JVM_OPTIONS  # the example profile's, for the same reason
 
 from .dbtserver import run_dbt
@@ -122,7 +123,7 @@ def _serve(conn, warehouse: str) -> None:
             if op == "dbt":
                 conn.send(("ok", run_dbt(*args)))
             elif op == "query":
-                rows = [tuple(r) for r in _naive_timestamps(spark.sql(args)).collect()]
+                rows = [tuple(r) for r in naive_timestamps(spark.sql(args)).collect()]
                 conn.send(("ok", rows))
             elif op == "load":
                 _load(spark, *args)
@@ -134,20 +135,6 @@ def _serve(conn, warehouse: str) -> None:
                 conn.send(("error", f"unknown op {op}"))
         except Exception as exc:  # the parent re-raises it with the message
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
-
-
-def _naive_timestamps(df):
-    """Timestamps as zoneless (UTC) values: pyspark turns a TIMESTAMP into a local datetime
-    through mktime, which fails before 1900 (year 0001 is a corpus specimen)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import TimestampNTZType, TimestampType
-
-    if not any(isinstance(f.dataType, TimestampType) for f in df.schema.fields):
-        return df
-    return df.select(*[
-        F.col(f"`{f.name}`").cast(TimestampNTZType()).alias(f.name) if isinstance(f.dataType, TimestampType) else F.col(f"`{f.name}`")
-        for f in df.schema.fields
-    ])
 
 
 def _load(spark, schema: str, name: str, columns: list, rows: list, fmt: str) -> None:
