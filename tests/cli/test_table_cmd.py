@@ -98,13 +98,27 @@ def test_list_and_get_follow_the_events(setup):
     got = json.loads(res.stdout)
     assert (got["state"], got["run"], got["check"]) == ("kept", "run-1", "silver.shop/no_nowhere")
     res = table(project, spec, "get", "shop")
-    assert res.stdout == "shop: kept since run run-1: check silver.shop/no_nowhere failed\n"
+    # the state first, then the table's events, newest first (issue 19: what happened, run by run)
+    assert res.stdout == ("shop: kept since run run-1: check silver.shop/no_nowhere failed\n"
+                          "events, newest first:\n"
+                          "  2026-12-01T10:00:00Z  TABLE_KEPT  run run-1 check silver.shop/no_nowhere: keep_check_failed\n")
     assert res.exit_code == 2
     assert table(project, spec, "list").exit_code == 0  # listing is no verdict
+    assert "events" not in json.loads(table(project, spec, "list", "--json").stdout)[0]  # one table's history is `get`'s
 
-    # a newer clear wins
+    # a newer clear wins; another table's event is not this table's
     event(project, "TABLE_KEPT_CLEARED", "run-2", "silver.shop/no_nowhere", "checks_passed", "2026-12-01 11:00:00")
-    assert json.loads(table(project, spec, "get", "shop", "--json").stdout)["state"] == "published"
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("insert into assay_meta.assay_events values ('e-x', 'CHECK_FAILED', 'run-9', 'plain', 'x', 'failed', 3, null, "
+                "'2026-12-01 12:00:00')")
+    con.close()
+    got = json.loads(table(project, spec, "get", "shop", "--json").stdout)
+    assert got["state"] == "published"
+    assert got["events"] == [
+        {"event": "TABLE_KEPT_CLEARED", "run": "run-2", "check": "silver.shop/no_nowhere", "why": "checks_passed",
+         "at": "2026-12-01T11:00:00Z"},
+        {"event": "TABLE_KEPT", "run": "run-1", "check": "silver.shop/no_nowhere", "why": "keep_check_failed",
+         "at": "2026-12-01T10:00:00Z"}]
 
 
 def test_a_table_that_is_not_there_is_not_published_with_the_set_back_that_said_so(setup):

@@ -188,6 +188,13 @@ def test_set_back_build_is_visible(shop):
     state = json.loads(out[: out.rindex("}") + 1])
     assert (state["state"], state["check"], state["why"]) == ("set_back", "ENOUGH_ORDERS", "previous_version_kept")
     assert ISO.fullmatch(state["since"]), state
+    # ... and, after the state, what happened in that build: the failed check and the set-back, newest first
+    events = [(e["event"], e["run"], e["check"]) for e in state["events"]]
+    assert ("TABLE_ROLLED_BACK", state["run"], "ENOUGH_ORDERS") in events and ("CHECK_FAILED", state["run"], "ENOUGH_ORDERS") in events, events
+    assert all(ISO.fullmatch(e["at"]) for e in state["events"])
+    assert [e["at"] for e in state["events"]] == sorted((e["at"] for e in state["events"]), reverse=True)
+    code, out = _assay(shop, "table", "get", "order")
+    assert f"\nevents, newest first:\n" in out and f"  TABLE_ROLLED_BACK  run {state['run']} check ENOUGH_ORDERS: previous_version_kept\n" in out, out
     code, out = _assay(shop, "table", "list")
     assert code == 0 and out.startswith("order: set back by the latest build"), out
 

@@ -17,14 +17,16 @@ from typing import Any, Optional
 import click
 
 from ..errors import AssayError, AssayUsageError, ChecksFailed
-from ..runtime.table_states import line
+from ..runtime.table_states import event_line, line
 from .common import PROJECT_HELP, json_option, optional_spec, project_option, shown, spec_option, warehouse_options
 
 def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path] = None,
-                 target: Optional[str] = None) -> list[dict[str, Any]]:
-    """One state per table with checks, sorted by name: {table, state, run, check, why, since}."""
+                 target: Optional[str] = None, events_of: Optional[str] = None) -> list[dict[str, Any]]:
+    """One state per table with checks, sorted by name: {table, state, run, check, why, since};
+    the table named `events_of` also gets its newest `events`, read on the same connection."""
     from ..api import load_project
     from ..runtime.built_relations import built_project
+    from ..runtime.table_states import table_events
     from ..runtime.table_states import table_states as states_of
     from ..runtime.warehouse import Reader, connect, describe, warehouse_errors
 
@@ -36,9 +38,19 @@ def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     try:
         with warehouse_errors(f"cannot read table states from the warehouse of {describe(project_dir, profiles_dir, target)}"):
-            return states_of(project, Reader(conn, dialect))
+            reader = Reader(conn, dialect)
+            states = states_of(project, reader)
+            for t in states:
+                if events_of is not None and _names(t["table"], events_of):
+                    t["events"] = table_events(project, reader, t["table"])
+            return states
     finally:
         conn.close()
+
+
+def _names(name: str, given: str) -> bool:
+    """Whether TABLE as the user gave it names the table `name` (an entity is also `silver.<entity>`)."""
+    return name == given or ("." in given and name == given.split(".", 1)[-1])
 
 
 @click.group("table")
@@ -73,18 +85,26 @@ def table_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 @_common
 def table_get(table: str, project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
               target: Optional[str], as_json: bool) -> None:
-    """The state of TABLE (an entity name, `silver.<entity>`, or `schema.table` of a tables document).
+    """The state of TABLE (an entity name, `silver.<entity>`, or `schema.table` of a tables document),
+    then its newest events (set back, kept, cleared, failed checks), newest first.
 
     Exit 0 when it is published, 2 when it is set back, kept or not published (its checks did not pass).
     """
-    states = table_states(project_dir, spec_dir, profiles_dir, target)
-    wanted = [t for t in states if t["table"] == table or t["table"] == table.split(".", 1)[-1] and "." in table]
+    states = table_states(project_dir, spec_dir, profiles_dir, target, events_of=table)
+    wanted = [t for t in states if _names(t["table"], table)]
     if not wanted:
         known = ", ".join(t["table"] for t in states) or "none"
         raise AssayUsageError(f"{table!r} is no table with checks in this spec (those with checks: {known}); "
                               "give one of them, or see `assay table list`.")
     t = wanted[0]
-    click.echo(json.dumps(t, indent=2) if as_json else line(t))
+    if as_json:
+        click.echo(json.dumps(t, indent=2))
+    else:
+        click.echo(line(t))
+        if t.get("events"):
+            click.echo("events, newest first:")
+            for ev in t["events"]:
+                click.echo(event_line(ev))
     if t["state"] != "published":
         raise ChecksFailed(f"{t['table']} is {t['state'].replace('_', ' ')}.")
 

@@ -129,6 +129,30 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
                    rolled.get(name), latest.get(name), (started or {}).get(name)) for name in sorted(tables)]
 
 
+EVENTS_SHOWN = 10  # `table get` shows the table's newest events, this many
+
+
+def table_events(project, reader, table: str, limit: int = EVENTS_SHOWN) -> list[dict[str, Any]]:
+    """The newest `limit` events of `table` in ``<meta>.assay_events``, newest first: {event, run,
+    check, why, at} (what set it back, kept it or cleared it, and which checks failed, run by run).
+    Events carry names and reasons only, never a value of the data."""
+    meta = project.schema("meta")
+    if not reader.exists(meta, EVENTS_TABLE):
+        return []
+    rows = reader.query(
+        f'select event_type, run_id, check_name, why, cast(occurred_at as varchar(64)) '
+        f'from {reader.relation(meta, EVENTS_TABLE)} where table_name = ?', (table,))
+    rows = sorted(rows, key=lambda r: (str(r[4]), r[0], str(r[2])), reverse=True)[:limit]
+    return [{"event": r[0], "run": r[1], "check": r[2], "why": r[3], "at": iso_utc(r[4])} for r in rows]
+
+
+def event_line(ev: dict[str, Any]) -> str:
+    """One event as `table get` prints it."""
+    check = f" check {ev['check']}" if ev["check"] else ""
+    why = f": {ev['why']}" if ev["why"] else ""
+    return f"  {ev['at']}  {ev['event']}  run {ev['run']}{check}{why}"
+
+
 def line(t: dict[str, Any]) -> str:
     if not t.get("built_by_project", True):
         return f"{t['table']}: {t['state'].replace('_', ' ')} ({t['why']})"
