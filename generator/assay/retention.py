@@ -20,7 +20,6 @@ testable and a scheduler may pass its own logical time.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Optional
@@ -31,9 +30,6 @@ from .runtime.sqltext import execute, relation
 
 EVENTS_TABLE = "assay_events"
 EXPIRED = "REJECTS_EXPIRED"
-
-_DURATION = re.compile(r"^([1-9][0-9]{0,4})([hdw])$")
-_UNIT_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
 
 # One events table for every state change assay records (retention here; check failures, set-backs
 # and kept marks as they are added). Columns are plain text and counts so any engine can hold them.
@@ -52,14 +48,6 @@ _ENGINE_TYPES = {
     "duckdb": {"string": "varchar", "int": "bigint", "timestamp": "timestamp"},
     "postgres": {"string": "text", "int": "bigint", "timestamp": "timestamp"},
 }
-
-
-def parse_duration(text: str) -> dt.timedelta:
-    """`90d` -> 90 days; the spec grammar's durations (hours, days, weeks)."""
-    m = _DURATION.match(text or "")
-    if not m:
-        raise ValueError(f"{text!r} is not a duration like 6h, 90d or 2w")
-    return dt.timedelta(hours=int(m.group(1)) * _UNIT_HOURS[m.group(2)])
 
 
 @dataclass(frozen=True)
@@ -105,7 +93,7 @@ def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: 
     name = f"{entity.name}__reject"
     if entity.retention is None or not _table_exists(cur, dialect, silver, name):
         return None
-    cutoff = now - parse_duration(entity.retention)
+    cutoff = now - entity.retention.timedelta
     # dbt: the table itself. SQLMesh: the physical table behind the environment's view (the reject
     # model is INCREMENTAL_BY_UNIQUE_KEY and forward-only, so that one table holds its history
     # across versions; decision 0700). Counting reads the same table the delete writes.

@@ -15,6 +15,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from assay.duration import duration
 from assay.api import load_project
 from assay.targets.dbt import generate_dbt
 from assay.targets.dbt.incremental import LATE_RULE, lag_hours
@@ -82,7 +83,7 @@ def test_lag_hours():
     entity = load_project(SPEC).entity("orders")
     assert lag_hours(entity) == 2
     for lag, hours in ((None, 0), ("1h", 1), ("3d", 72), ("2w", 336)):
-        assert lag_hours(type(entity)(**{**entity.__dict__, "incremental_lag": lag})) == hours
+        assert lag_hours(type(entity)(**{**entity.__dict__, "incremental_lag": duration(lag)})) == hours
 
 
 def test_config_is_a_refreshable_delete_insert_ledger(files):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
+from ..duration import Duration
 from ..spec.transforms import Step
 
 SEVERITY = {"flag": 1, "quarantine": 2, "fail": 3}
@@ -74,8 +75,8 @@ class Mapping:
     file: str
     fields: tuple[FieldSource, ...]  # key fields first, then fields, in document order
     unmapped: tuple[str, ...]
-    freshness_warn: Optional[str]
-    freshness_error: Optional[str]
+    freshness_warn: Optional[Duration]
+    freshness_error: Optional[Duration]
     loc: Loc
 
     @property
@@ -188,10 +189,10 @@ class Entity:
     rules: tuple[Rule, ...]  # sorted by name
     dedupe: tuple[DedupeKey, ...]  # empty when the entity does not dedupe
     opted_in: bool  # joined the quality system (quality:, quarantine:, or a field rule)
-    retention: Optional[str]
+    retention: Optional[Duration]
     redact: tuple[str, ...]
     materialized: str
-    incremental_lag: Optional[str] = None  # arrival lag of an incremental entity (`2h`); None reads as zero
+    incremental_lag: Optional[Duration] = None  # arrival lag of an incremental entity (`2h`); None reads as zero
     declared_checks: tuple = ()
     sql_checks: tuple = ()
     file: str = ""

@@ -11,6 +11,7 @@ import hashlib
 import re
 from typing import Optional
 
+from ..duration import duration
 from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
 from ..validate import Validated
@@ -77,8 +78,8 @@ def _mapping_of(file: str, doc, entity_model, validated: Validated) -> Mapping:
         file=file,
         fields=tuple(fields),
         unmapped=unmapped,
-        freshness_warn=fresh.warn_after if fresh else None,
-        freshness_error=fresh.error_after if fresh else None,
+        freshness_warn=duration(fresh.warn_after) if fresh else None,
+        freshness_error=duration(fresh.error_after) if fresh else None,
         loc=Loc(file, doc.line()),
     )
 
@@ -201,10 +202,10 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         rules=tuple(sorted(rules, key=lambda r: r.name)),
         dedupe=dedupe,
         opted_in=opted_in,
-        retention=ent.quarantine.retention if ent.quarantine else None,
+        retention=duration(ent.quarantine.retention) if ent.quarantine else None,
         redact=validated.parsed_value(ent.quarantine, "redact") if ent.quarantine else (),
         materialized=ent.materialized,
-        incremental_lag=ent.incremental.lag if ent.incremental else None,
+        incremental_lag=duration(ent.incremental.lag) if ent.incremental else None,
         declared_checks=tuple(validated.declared.get(name, ())),
         sql_checks=sqls,
         file=file,

@@ -15,7 +15,6 @@ from typing import Any, Callable, Optional
 
 from ..ir.model import Entity, Project
 from ..privacy import hidden_names, shown_values
-from ..retention import parse_duration
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 Columns = Callable[[str], list[str]]  # relation -> its column names
@@ -124,7 +123,7 @@ class Gatherer:
         seen = [r[0] for r in self.query(f"select last_seen from {self._rel(self.silver, name)} where resolved_at is null", ())]
         buckets = [{"bucket": label, "rows": 0} for label, _ in AGE_BUCKETS] + [{"bucket": "past retention", "rows": 0}]
         if e.retention is not None:
-            span = parse_duration(e.retention).total_seconds()
+            span = e.retention.timedelta.total_seconds()
             for last in seen:
                 share = (now - last).total_seconds() / span if last is not None else 0.0
                 index = next((i for i, (_, upper) in enumerate(AGE_BUCKETS) if share <= upper), len(AGE_BUCKETS))
@@ -217,9 +216,9 @@ class Gatherer:
             status = "no data"
             if age is not None:
                 status = "pass"
-                if m.freshness_warn and age > parse_duration(m.freshness_warn):
+                if m.freshness_warn and age > m.freshness_warn.timedelta:
                     status = "warn"
-                if m.freshness_error and age > parse_duration(m.freshness_error):
+                if m.freshness_error and age > m.freshness_error.timedelta:
                     status = "error"
             out.append({"source": m.source, "newest_ingested_at": _stamp(newest),
                         "age_hours": round(age.total_seconds() / 3600, 1) if age is not None else None,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt
 
 Disposition = Literal["flag", "quarantine", "fail"]
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
-DURATION_PATTERN = r"^[1-9][0-9]{0,4}[hdw]$"
+from ..duration import PATTERN as DURATION_PATTERN  # the one grammar of durations
 
 
 class Strict(BaseModel):

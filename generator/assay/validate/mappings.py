@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..duration import Duration
 from ..ir.model import INGESTION_COLUMNS
 from ..spec.transforms import output_type, parse_step
 from ..identifiers import IDENTIFIER_RULE, is_identifier
@@ -14,13 +15,6 @@ from .types import compare_bounds, is_numeric, is_temporal, normalize_type, pars
 
 PATH = re.compile(r"^\$\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\Z")
 CODEPOINT = re.compile(r"^U\+([0-9A-Fa-f]{4,6})(?:-U\+([0-9A-Fa-f]{4,6}))?\Z")
-_DURATION_HOURS = {"h": 1, "d": 24, "w": 168}
-
-
-def duration_hours(text: str) -> int:
-    return int(text[:-1]) * _DURATION_HOURS[text[-1]]
-
-
 def parse_path(path: str) -> tuple[str, ...] | None:
     m = PATH.match(path)
     if not m:
@@ -125,7 +119,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
             ctx.report(file, m.line("freshness"), f"{where} declares `freshness`, and `{m.target}` has neither `dedupe:` nor `quarantine:`, so bronze is not required to carry `_ingested_at`, the column freshness reads. Add `quarantine: {{retention: 90d}}` (or `dedupe:`) to the entity, or remove `freshness`.")
         if f.warn_after is None and f.error_after is None:
             ctx.report(file, m.line("freshness"), f"`freshness` of {where} has no threshold; write `warn_after:` and/or `error_after:` such as `6h`, `1d`.")
-        if f.warn_after and f.error_after and duration_hours(f.error_after) < duration_hours(f.warn_after):
+        if f.warn_after and f.error_after and Duration(f.error_after).hours < Duration(f.warn_after).hours:
             ctx.report(file, f.line("error_after"), f"`error_after: {f.error_after}` of {where} is shorter than `warn_after: {f.warn_after}`; an error threshold cannot come before the warning. Make `error_after` at least `{f.warn_after}`.")
 
 

@@ -33,14 +33,10 @@ from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
 INDENT = DBT.indent
 LATE_RULE = "_late_arrival"  # leading underscore: no rule a spec can name collides with it
-_HOURS = {"h": 1, "d": 24, "w": 168}
 
 
 def lag_hours(entity: Entity) -> int:
-    lag = entity.incremental_lag
-    if not lag:
-        return 0
-    return int(lag[:-1]) * _HOURS[lag[-1]]
+    return entity.incremental_lag.hours if entity.incremental_lag else 0
 
 
 def rewritten_fks(entity: Entity) -> list[str]:

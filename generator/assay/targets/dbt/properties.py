@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import yaml
 
+from ...duration import Duration
 from ...ir.model import Entity, Project
 from .incremental import late_arrivals_test
 from .kept import test_gate
@@ -13,9 +14,10 @@ from .spelling import inert
 _PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
 
 
-def _threshold(text: str) -> dict:
-    period, factor = _PERIOD[text[-1]]
-    return {"count": int(text[:-1]) * factor, "period": period}
+def _threshold(value: Duration) -> dict:
+    # dbt's freshness periods are minute, hour and day: a week is seven days
+    period, factor = _PERIOD[value.unit]
+    return {"count": value.count * factor, "period": period}
 
 
 def dump_yaml(data) -> str:
@@ -25,6 +27,7 @@ def dump_yaml(data) -> str:
 def sources_yml(project: Project) -> dict:
     """One `bronze` source; a table per bronze relation, with freshness from its mappings."""
     tables: dict[str, dict] = {}
+    strictest: dict[tuple[str, str], Duration] = {}  # (relation, warn_after|error_after) -> its threshold
     for e in project.entities:
         for m in e.mappings:
             t = tables.setdefault(m.source, {"name": m.source})
@@ -36,12 +39,10 @@ def sources_yml(project: Project) -> dict:
                 fresh = t.setdefault("freshness", {})
                 # Several mappings may read one relation; the strictest threshold wins.
                 for key, value in (("warn_after", m.freshness_warn), ("error_after", m.freshness_error)):
-                    if value is None:
-                        continue
-                    new = _threshold(value)
-                    old = fresh.get(key)
-                    if old is None or _hours(new) < _hours(old):
-                        fresh[key] = new
+                    held = strictest.get((m.source, key))
+                    if value is not None and (held is None or value.hours < held.hours):
+                        strictest[(m.source, key)] = value
+                        fresh[key] = _threshold(value)
                 t["loaded_at_field"] = "cast(_ingested_at as timestamp)"
     # Bronze relations that only a tables document names: their check task reads them (decision 0520).
     from .table_checks import checked_bronze_sources
@@ -58,10 +59,6 @@ def sources_yml(project: Project) -> dict:
             }
         ],
     }
-
-
-def _hours(th: dict) -> int:
-    return th["count"] * (24 if th["period"] == "day" else 1)
 
 
 def _admitted(project: Project, name: str) -> tuple[str, str | None]:
@@ -169,7 +166,7 @@ def entity_yml(entity: Entity, project: Project) -> dict:
             {
                 "name": reject_name(entity),
                 "description": f"Rows of {entity.name} diverted by quality rules, with their raw payload, for replay.",
-                "config": {"meta": {"assay_entity": entity.name, "retention": entity.retention}},
+                "config": {"meta": {"assay_entity": entity.name, "retention": str(entity.retention) if entity.retention else None}},
             }
         )
     return {"version": 2, "models": models}

@@ -32,7 +32,6 @@ AUDITS = (
         "@right_relation, @right_column, @right_agg, @right_by, @tolerance)",
     ),
 )
-_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
 
 
 def flag_audit_name(entity: Entity, rule: Rule) -> str:
@@ -78,10 +77,6 @@ register()
 '''
 
 
-def hours(duration: str) -> int:
-    return int(duration[:-1]) * _HOURS[duration[-1]]
-
-
 def bronze_audits(project: Project) -> dict[str, list[tuple[str, dict]]]:
     """Per bronze relation: the ingestion-metadata and freshness audits that read it.
 
@@ -97,8 +92,8 @@ def bronze_audits(project: Project) -> dict[str, list[tuple[str, dict]]]:
             t["metadata"] = t["metadata"] or e.has_ingestion_metadata
             # Several mappings may read one relation; the strictest threshold wins.
             for key, value in (("warn", m.freshness_warn), ("error", m.freshness_error)):
-                if value is not None and (t[key] is None or hours(value) < t[key]):
-                    t[key] = hours(value)
+                if value is not None and (t[key] is None or value.hours < t[key]):
+                    t[key] = value.hours
     out = {}
     for source, t in sorted(tables.items()):
         audits = [("assay_ingestion_metadata", {})] if t["metadata"] else []
