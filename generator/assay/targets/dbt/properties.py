@@ -166,7 +166,8 @@ def entity_yml(entity: Entity, project: Project) -> dict:
             {
                 "name": reject_name(entity),
                 "description": f"Rows of {entity.name} diverted by quality rules, with their raw payload, for replay.",
-                "config": {"meta": {"assay_entity": entity.name, "retention": str(entity.retention) if entity.retention else None}},
+                "config": {"meta": {"assay_entity": entity.name, "retention": str(entity.retention) if entity.retention else None,
+                                    "retention_hours": entity.retention.hours if entity.retention else None}},
             }
         )
     return {"version": 2, "models": models}
