@@ -107,6 +107,12 @@ def test_commands_read_where_dbt_built(shop):
     assert code == 0, out
     assert "It is in the entity (published)." in out
 
+    # the quality history is read in main_gold too (it was looked for in `gold`: "no quality history yet")
+    code, out = _assay(shop, "anomalies", "--json")
+    assert code == 0, out
+    assert "no quality history yet" not in out
+    assert json.loads(out)["runs"] == {"customer": 1, "order": 1}, out  # one build of each, read from main_gold
+
     # Without the manifest, dbt's default naming is computed from the profile: the same answers.
     manifest = shop / "target" / "manifest.json"
     kept = manifest.read_bytes()

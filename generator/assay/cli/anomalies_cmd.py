@@ -74,7 +74,8 @@ def _latest(verdicts: list[Verdict]) -> dict[tuple[str, str], Verdict]:
 def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
           environment: Optional[str], entities: tuple[str, ...]) -> list[Verdict]:
     from ..api import load_project
-    from ..runtime.warehouse import Reader, check_environment, connect, describe, in_environment, warehouse_errors
+    from ..runtime.operator import open_warehouse
+    from ..runtime.warehouse import warehouse_errors
 
     project = load_project(resolve_spec(spec_dir, project_dir))
     known = {e.name for e in project.entities}
@@ -82,12 +83,9 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
     if unknown:
         raise AssayUsageError(f"no entity {', '.join(repr(e) for e in unknown)} in the spec; its entities are "
                               f"{', '.join(sorted(known))}.")
-    check_environment(project_dir, environment)
-    conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
-    try:
-        with warehouse_errors(f"cannot read the quality history from the warehouse of {describe(project_dir, profiles_dir, target)}"):
-            project = in_environment(project, project_dir, environment, conn, dialect)
-            reader = Reader(conn, dialect)
+    with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
+        with warehouse_errors(f"cannot read the quality history from the warehouse of {wh.describe}"):
+            project, reader, conn, dialect = wh.project, wh.reader, wh.conn, wh.dialect
             gold, meta = project.schema("gold"), project.schema("meta")
             if not reader.exists(gold, MART):
                 raise AssayError(f"no quality history yet: {gold}.{MART} is not in the warehouse of {shown(project_dir)}; "
@@ -101,8 +99,6 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
                 return [tuple(r) for r in cur.fetchall()]
 
             return detect(query, dialect, (gold, MART), results=results, entities=entities)
-    finally:
-        conn.close()
 
 
 def _table(rows: list[list[str]]) -> list[str]:

@@ -30,8 +30,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     from ..api import load_project
     from ..errors import AssayError, AssayUsageError, WarehouseError
     from ..explain import Explainer
-    from ..runtime.built_relations import built_project
-    from ..runtime.warehouse import Reader, check_environment, connect
+    from ..runtime.operator import open_warehouse
 
     project = load_project(resolve_spec(spec_dir, project_dir))
     names = [e.name for e in project.entities]
@@ -43,21 +42,13 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     if key and len(key) != len(ent.key):
         raise AssayUsageError(f"{entity} has the key ({', '.join(ent.key)}): give {len(ent.key)} "
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
-    # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
-    check_environment(project_dir, environment)
-    conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
-    reader = Reader(conn, dialect)
-    try:
-        project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
-                                profiles_dir=profiles_dir, target=target)
-        ent = project.entity(entity)
-        explainer = Explainer(project, ent, reader.query, reader.columns, reader.relation)
+    with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
+        ent = wh.project.entity(entity)
+        explainer = Explainer(wh.project, ent, wh.reader.query, wh.reader.columns, wh.reader.relation)
         try:
             result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id)
         except Exception as exc:
             raise WarehouseError(f"cannot read {entity}'s tables in the warehouse: {exc}; run `{build_command(project_dir)}` first") from None
-    finally:
-        conn.close()
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True, default=str))
     else:

@@ -45,26 +45,19 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     """
     from ..api import load_project
     from ..retention import maintain
-    from ..runtime.built_relations import built_project
-    from ..runtime.warehouse import check_environment, connect
+    from ..runtime.operator import open_warehouse
 
     now = _parse_now(now_text)
     with Progress("maintain", 3, quiet=as_json) as progress:
         progress.step("reading the spec")
         project = load_project(resolve_spec(spec_dir, project_dir))  # a SpecError carries its own exit code
         progress.step("connecting to the warehouse")
-        # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
-        check_environment(project_dir, environment)
-        conn, dialect = connect(project_dir, profiles_dir, target)
-        try:
-            project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
-                                    profiles_dir=profiles_dir, target=target)
-            kept = [e for e in project.entities if e.has_reject and e.retention is not None]
+        with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment,
+                            read_only=False) as wh:
+            kept = [e for e in wh.project.entities if e.has_reject and e.retention is not None]
             progress.step(f"{'counting' if dry_run else 'applying'} retention on "
                           f"{plural(len(kept), 'reject table')}")
-            done = maintain(conn, dialect, project, now, dry_run=dry_run)
-        finally:
-            conn.close()
+            done = maintain(wh.conn, wh.dialect, wh.project, now, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps([
             {"entity": e.entity, "table": e.table, "retention": e.retention, "cutoff": e.cutoff.isoformat(),

@@ -26,8 +26,8 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
     most one row per key goes back and none for a key bronze delivers; the others are marked (superseded)."""
     from ..api import load_project
     from ..replay import replay
-    from ..runtime.built_relations import built_project
-    from ..runtime.warehouse import check_environment, connect, describe, project_kind, warehouse_errors
+    from ..runtime.operator import open_warehouse
+    from ..runtime.warehouse import project_kind, warehouse_errors
 
     with Progress("replay", 3, quiet=as_json) as progress:
         progress.step("reading the spec")
@@ -41,18 +41,13 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
             raise click.BadParameter(f"{entity} has no reject table (it declares no quality rules), so there is nothing to replay; "
                                      "pass an entity that quarantines rows.", param_hint="ENTITY")
         progress.step("connecting to the warehouse")
-        check_environment(project_dir, environment)
-        conn, dialect = connect(project_dir, profiles_dir, target)
-        try:
-            project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
-                                    profiles_dir=profiles_dir, target=target)
+        with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment,
+                            read_only=False) as wh:
+            project = wh.project
             ent = project.entity(entity)
             progress.step(f"{'counting' if dry_run else 're-delivering'} {entity}'s open reject rows")
-            with warehouse_errors(f"cannot replay {entity} in the warehouse of {describe(project_dir, profiles_dir, target)}",
-                                  project_kind(project_dir)):
-                report = replay(conn, dialect, project, ent, dry_run=dry_run)
-        finally:
-            conn.close()
+            with warehouse_errors(f"cannot replay {entity} in the warehouse of {wh.describe}", project_kind(project_dir)):
+                report = replay(wh.conn, wh.dialect, project, ent, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps({"entity": entity, "dry_run": dry_run, "in_bronze": report.in_bronze,
                                "redelivered": dict(sorted(report.redelivered.items())),

@@ -30,30 +30,22 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     from ..errors import AssayError, WarehouseError
     from ..report.gather import Gatherer
     from ..report.html import render
-    from ..runtime.built_relations import built_project
-    from ..runtime.warehouse import Reader, check_environment, connect
+    from ..runtime.operator import open_warehouse
 
     now = _parse_now(now_text)
     with Progress("report", 4, quiet=as_json) as progress:
         progress.step("reading the spec")
         project = load_project(resolve_spec(spec_dir, project_dir))
         progress.step("connecting to the warehouse")
-        # connect() raises a WarehouseError naming the profile, the target and the driver's cause.
-        check_environment(project_dir, environment)
-        conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
-        reader = Reader(conn, dialect)
-
-        progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
-        try:
-            project = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
-                                    profiles_dir=profiles_dir, target=target)
-            data = Gatherer(project, reader.query, reader.columns, reader.exists, reader.relation).gather(now)
-        except AssayError:  # a WarehouseError, or built_project's refusal: its own sentence
-            raise
-        except Exception as exc:
-            raise WarehouseError(f"cannot read the warehouse of {shown(project_dir)}: {exc}; run `{build_command(project_dir)}` first") from None
-        finally:
-            conn.close()
+        with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
+            progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
+            reader = wh.reader
+            try:
+                data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation).gather(now)
+            except AssayError:  # a WarehouseError: its own sentence
+                raise
+            except Exception as exc:
+                raise WarehouseError(f"cannot read the warehouse of {shown(project_dir)}: {exc}; run `{build_command(project_dir)}` first") from None
         if as_json:
             click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
             return

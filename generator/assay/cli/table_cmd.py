@@ -25,27 +25,22 @@ def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     """One state per table with checks, sorted by name: {table, state, run, check, why, since};
     the table named `events_of` also gets its newest `events`, read on the same connection."""
     from ..api import load_project
-    from ..runtime.built_relations import built_project
+    from ..runtime.operator import open_warehouse
     from ..runtime.table_states import table_events
     from ..runtime.table_states import table_states as states_of
-    from ..runtime.warehouse import Reader, connect, describe, warehouse_errors
+    from ..runtime.warehouse import warehouse_errors
 
     spec = optional_spec(spec_dir, project_dir)
     if spec is None:
         raise AssayError(f"{shown(project_dir)} has no spec recorded by `assay generate`; pass --spec with the "
                          "directory holding assay.yml.")
-    project = built_project(load_project(spec), project_dir, profiles_dir=profiles_dir, target=target)
-    conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
-    try:
-        with warehouse_errors(f"cannot read table states from the warehouse of {describe(project_dir, profiles_dir, target)}"):
-            reader = Reader(conn, dialect)
-            states = states_of(project, reader)
+    with open_warehouse(load_project(spec), project_dir, profiles_dir=profiles_dir, target=target) as wh:
+        with warehouse_errors(f"cannot read table states from the warehouse of {wh.describe}"):
+            states = states_of(wh.project, wh.reader)
             for t in states:
                 if events_of is not None and _names(t["table"], events_of):
-                    t["events"] = table_events(project, reader, t["table"])
+                    t["events"] = table_events(wh.project, wh.reader, t["table"])
             return states
-    finally:
-        conn.close()
 
 
 def _names(name: str, given: str) -> bool:
