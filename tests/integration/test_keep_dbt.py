@@ -233,7 +233,12 @@ def test_a_passing_check_task_clears_the_mark_and_an_erroring_block_check_sets_b
     assert cleared["results"]["silver.shop/no_nowhere"] == (True, "returned no rows, as expected")
     assert cleared["results"]["silver.item/name_not_negative"][0] is False
     assert cleared["results"]["silver.item/name_not_negative"][1].startswith("errored: ")
-    assert cleared["shop"] == (0, {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None, "built_by_project": True})
+    code, shop = cleared["shop"]
+    assert (code, {k: v for k, v in shop.items() if k != "events"}) == (
+        0, {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None, "built_by_project": True})
+    # `table get` then gives the table's history, newest first: the clearing, then what kept it
+    history = [(e["event"], e["why"]) for e in shop["events"]]
+    assert history[0] == ("TABLE_KEPT_CLEARED", "checks_passed") and ("TABLE_KEPT", "keep_check_failed") in history, history
 
 
 
