@@ -145,3 +145,26 @@ def test_checks_print_a_not_evaluated_result_with_its_prefix_once(recorded):
                            "estimated scan of 144 bytes exceeds the 10-byte ceiling"}
     listed = json.loads(invoke("check", "list", "--json", "--project", str(recorded)).stdout)
     assert {i["check"]: i["outcome"] for i in listed} == {"RANGE": "warned", "ROWS": "passed", "KEY": "not_evaluated"}
+
+
+@pytest.mark.parametrize("args", [("checks", RUN[:8]), ("check", "list"), ("check", "rows", RUN[:8], "range"),
+                                  ("checks", "nope")])
+def test_each_checks_command_opens_one_connection_and_closes_it(recorded, monkeypatch, args):
+    """Issue 19: the commands stand on the operator core, one connection per command (`check rows`
+    used to connect three times), closed when the command ends, also when it fails."""
+    from assay.runtime import warehouse
+
+    opened = []
+    real = warehouse.connect
+
+    def counting(*a, **k):
+        conn, dialect = real(*a, **k)
+        opened.append(conn)
+        return conn, dialect
+
+    monkeypatch.setattr(warehouse, "connect", counting)
+    result = invoke(*args, "--project", str(recorded))
+    assert result.exit_code in (0, 1, 2), result.output
+    assert len(opened) == 1
+    with pytest.raises(duckdb.ConnectionException):
+        opened[0].execute("select 1")

@@ -20,11 +20,11 @@ import click
 from ..anomalies.detect import Verdict, detect, iso
 from ..anomalies.method import METHOD, QUARANTINE_RATE, VOLUME
 from ..errors import AssayError, AssayUsageError, ChecksFailed
+from ..runtime.check_results import RESULTS_TABLE
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, plural, project_option, resolve_spec,
                      shown, spec_option, warehouse_options)
 
 MART = "mart_data_quality"
-RESULTS = "assay_check_results"
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -90,7 +90,7 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
             if not reader.exists(gold, MART):
                 raise AssayError(f"no quality history yet: {gold}.{MART} is not in the warehouse of {shown(project_dir)}; "
                                  f"run `{build_command(project_dir)}` (every run appends to it), then `assay anomalies`.")
-            results = (meta, RESULTS) if reader.exists(meta, RESULTS) else None
+            results = (meta, RESULTS_TABLE) if reader.exists(meta, RESULTS_TABLE) else None
             cur = conn.cursor()
 
             def query(sql: str) -> list[tuple]:

@@ -227,20 +227,17 @@ class Gatherer:
 
     # ------------------------------------------------------------------ checks
     def _checks(self) -> list[dict]:
+        """The results of each table's latest recorded build (runtime/check_results.py)."""
         from ..checks.recorded import verdict_of_row
+        from ..runtime.check_results import CheckResults
 
-        if not self.exists(self.meta, "assay_check_results"):
-            return []
-        rows = self.query(
-            "select run_id, table_name, check_id, kind, enforcement, passed, check_spec, measures, recorded_at, check_position "
-            f"from {self._rel(self.meta, 'assay_check_results')}", ())
-        latest: dict[str, tuple] = {}
-        for r in rows:
-            if r[1] not in latest or (str(r[8]), str(r[0])) > (str(latest[r[1]][8]), str(latest[r[1]][0])):
-                latest[r[1]] = r
+        recorded = CheckResults(self._reader(), self.meta)
+        latest = recorded.latest_run_per_table()
+        rows = recorded.rows(("run_id", "table_name", "check_id", "kind", "enforcement", "passed", "check_spec",
+                              "measures", "recorded_at", "check_position"))
         out = []
         for r in rows:
-            if latest.get(r[1]) is None or r[0] != latest[r[1]][0]:
+            if latest.get(r[1]) != r[0]:
                 continue
             try:
                 detail = verdict_of_row(r[3], r[6], r[7]).detail
@@ -254,13 +251,16 @@ class Gatherer:
     # ------------------------------------------------------------------ all
     def _outcomes(self, history: dict[str, list[dict]]) -> dict[str, dict]:
         """{entity: its latest build's state} (runtime/table_states.py), the first thing the page says."""
-        from types import SimpleNamespace
-
         from ..runtime.table_states import table_states
 
-        reader = SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel)
         started = {name: str(runs[-1]["run_started_at"]) for name, runs in history.items() if runs}
-        return {s["table"]: s for s in table_states(self.project, reader, every_entity=True, started=started)}
+        return {s["table"]: s for s in table_states(self.project, self._reader(), every_entity=True, started=started)}
+
+    def _reader(self):
+        """This gatherer's warehouse questions as a Reader-shaped object, for the shared runtime readers."""
+        from types import SimpleNamespace
+
+        return SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel)
 
     def gather(self, now: dt.datetime) -> dict:
         history = self._history()

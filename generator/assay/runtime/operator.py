@@ -9,7 +9,9 @@ through its child, a SQLMesh gateway; runtime/warehouse.py::connect) and one `Re
 dbt-only `--environment` is refused before connecting, the connection is opened, the built
 relations are read (on SQLMesh through that connection), and the connection is closed when the
 command's block ends, also when it fails. `report`, `explain`, `maintain`, `replay`, `anomalies` and
-`table list|get` read through it; they only render what they read.
+`table list|get` read through it; they only render what they read. `open_results` is the same for
+the commands that read only the recorded check results (`checks`, `check list|rows`), which also
+work without the spec.
 """
 
 from __future__ import annotations
@@ -52,3 +54,51 @@ def open_warehouse(project: Project, project_dir: Path, *, profiles_dir: Optiona
         yield Warehouse(built, conn, dialect, Reader(conn, dialect), describe(project_dir, profiles_dir, target))
     finally:
         conn.close()
+
+
+@contextmanager
+def open_results(project_dir: Path, project: Optional[Project] = None, *, profiles_dir: Optional[Path] = None,
+                 target: Optional[str] = None) -> Iterator[Any]:
+    """The recorded check results of `project_dir`'s builds, over one read-only connection, for one
+    command (`assay checks`, `check list`, `check rows`): a runtime.check_results.CheckResults.
+
+    The results are read only in the schema the build wrote them to: the spec's meta schema as the
+    build mapped it when `project` is given, else what the build's own record says (dbt's manifest,
+    the schemas `assay generate` recorded). With neither, a ProjectError: results tables found
+    elsewhere are never read, since anyone who can create a schema could forge one (decision 0913).
+    A driver error inside the block is a WarehouseError naming the warehouse; any other error is
+    not dressed up as one."""
+    from .check_results import CheckResults
+    from .warehouse import Reader, connect, describe, project_kind, warehouse_errors
+
+    meta = results_meta(project_dir, project, profiles_dir=profiles_dir, target=target)
+    conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
+    try:
+        with warehouse_errors(f"cannot read check results from the warehouse of {describe(project_dir, profiles_dir, target)}",
+                              project_kind(project_dir)):
+            yield CheckResults(Reader(conn, dialect), meta)
+    finally:
+        conn.close()
+
+
+def results_meta(project_dir: Path, project: Optional[Project] = None, *, profiles_dir: Optional[Path] = None,
+                 target: Optional[str] = None) -> str:
+    """The one schema the build wrote the check results (and kept rows) to (see `open_results`)."""
+    from ..errors import ProjectError
+    from .built_relations import _shown as shown, built_project, manifest_path, results_schema
+
+    if project is not None:
+        return built_project(project, project_dir, profiles_dir=profiles_dir, target=target).schema("meta")
+    found = results_schema(project_dir, profiles_dir, target)
+    if found is not None:
+        return found
+    from ..artifacts import MANIFEST
+    from .warehouse import SQLMESH, project_kind
+
+    record = MANIFEST if project_kind(project_dir) == SQLMESH else f"{shown(manifest_path(Path(project_dir)))} nor {MANIFEST}"
+    raise ProjectError(
+        f"assay cannot tell where the build of {shown(project_dir)} wrote its check results: no spec is recorded "
+        f"for the project and neither {record} names the schema; pass --spec with the directory holding "
+        "assay.yml. (Results tables found elsewhere in the warehouse are not read: anyone who can create a "
+        "schema could forge one.)"
+    )

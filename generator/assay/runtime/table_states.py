@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .check_results import CheckResults
+
 EVENTS_TABLE = "assay_events"
-RESULTS_TABLE = "assay_check_results"
 MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", "TABLE_ROLLED_BACK")
 READ_ONLY = "not built by this project"
 
@@ -72,18 +73,6 @@ def _events(reader, meta: str) -> list[tuple]:
     return sorted(rows, key=lambda r: (str(r[5]), r[0]))
 
 
-def _latest_runs(reader, meta: str) -> dict[str, str]:
-    """{table: the run that last recorded its check results}: the table's latest build."""
-    if not reader.exists(meta, RESULTS_TABLE):
-        return {}
-    rows = reader.query(f'select table_name, run_id, cast(recorded_at as varchar(64)) from {reader.relation(meta, RESULTS_TABLE)}')
-    latest: dict[str, tuple[str, str]] = {}
-    for table, run, at in rows:
-        if table not in latest or (str(at), run) > latest[table]:
-            latest[table] = (str(at), run)
-    return {table: run for table, (_, run) in latest.items()}
-
-
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
            latest_run: Optional[str], started: Optional[str] = None) -> dict[str, Any]:
     """The state of one table from its marks, its presence and its latest build (see the module
@@ -124,7 +113,7 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     for name, ev in mark.items():
         if ev[0] == "TABLE_KEPT" and name not in tables:
             tables[name] = (project.schema("silver"), name, True)
-    latest = _latest_runs(reader, meta)
+    latest = CheckResults(reader, meta).latest_run_per_table()
     return [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
                    rolled.get(name), latest.get(name), (started or {}).get(name)) for name in sorted(tables)]
 

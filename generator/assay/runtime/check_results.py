@@ -1,0 +1,139 @@
+"""The check results the builds recorded, read in one place for every operator command.
+
+Every build records one row per table check in ``<meta>.assay_check_results`` (the dbt
+materialization, the SQLMesh post-statement, a check task) and the rows a failing check found in
+``<meta>.assay_check_rows``. `assay checks`, `assay check list|rows`, `assay table list|get` and the
+report all ask the same questions of them (which run is the latest, which run an id or the start of
+one means, what a run recorded, which run last built each table); `CheckResults` answers them over
+the one connection of the command (runtime/operator.py::open_results), so the answers cannot
+drift apart between commands. The detail sentences are rendered from the recorded measurements
+(checks/recorded.py): the warehouse records numbers, assay writes the words.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from ..errors import AssayUsageError
+
+RESULTS_TABLE = "assay_check_results"
+ROWS_TABLE = "assay_check_rows"
+
+# SQLMesh's run ids (its correlation id, decision 0204) start alike for every plan and every run:
+# the short id a person reads and types is the start of the part after this prefix.
+SQLMESH_RUN_PREFIXES = ("SQLMESH_PLAN: ", "SQLMESH_RUN: ")
+SHORT_ID = 8
+RESULT_COLUMNS = ("table_name", "check_id", "kind", "passed", "check_spec", "measures", "check_position")
+LIST_COLUMNS = ("run_id", "table_name", "check_id", "kind", "enforcement", "passed", "row_count", "measures",
+                "recorded_at")
+
+
+def distinct_part(run_id: str) -> str:
+    """What differs between runs: a SQLMesh id without its common prefix, a dbt id as it is."""
+    for prefix in SQLMESH_RUN_PREFIXES:
+        if run_id.startswith(prefix):
+            return run_id[len(prefix):]
+    return run_id
+
+
+def short_run_id(run_id: str) -> str:
+    """The run id as `assay check list` shows it: the first 8 characters of what differs between
+    runs (a dbt invocation id's start; a SQLMesh id's hex after `SQLMESH_PLAN: `/`SQLMESH_RUN: `)."""
+    return distinct_part(run_id)[:SHORT_ID]
+
+
+def outcome_of(kind: str, enforcement: str, passed: bool, measures: Optional[str]) -> tuple[str, Optional[int]]:
+    """(outcome, failing rows: a SQL check file's count, None for a check that counts none) of one
+    recorded result, as `assay check list` names them."""
+    m = json.loads(measures or "{}")
+    if m.get("not_evaluated"):
+        return "not_evaluated", None
+    if m.get("error") is not None:  # a declared check (0531) or a SQL check file (0511) that errored
+        return "errored", None
+    if kind == "sql":
+        n = int(m.get("failing_rows", 0))
+        if n == 0:
+            return "passed", 0
+        return {"warn": "warned", "keep": "failed (kept)"}.get(enforcement, "FAILED"), n
+    return ("passed" if passed else ("FAILED" if enforcement == "required" else "warned")), None
+
+
+class CheckResults:
+    """The recorded results in schema `meta`, read through `reader` (a runtime.warehouse.Reader, or
+    anything with its `query`, `exists` and `relation`). A warehouse whose builds recorded nothing
+    yet has no results table: every question then has the empty answer, never an error."""
+
+    def __init__(self, reader: Any, meta: str):
+        self.reader = reader
+        self.meta = meta
+
+    def rows(self, columns: tuple[str, ...], where: str = "", params: tuple = (), *,
+             table: str = RESULTS_TABLE) -> list[tuple]:
+        """Rows of `table` (the results, or the kept rows) with `columns`, `where` written with `?` marks."""
+        if not self.reader.exists(self.meta, table):
+            return []
+        return self.reader.query(f"select {', '.join(columns)} from {self.reader.relation(self.meta, table)} {where}",
+                                 params)
+
+    def latest_run(self) -> Optional[str]:
+        """The run that recorded results last (by its recording time, then its id)."""
+        runs = self.rows(("run_id", "recorded_at"))
+        return max(runs, key=lambda r: (str(r[1]), r[0]))[0] if runs else None
+
+    def latest_run_per_table(self) -> dict[str, str]:
+        """{table: the run that last recorded its check results}: the table's latest build."""
+        latest: dict[str, tuple[str, str]] = {}
+        for table, run, at in self.rows(("table_name", "run_id", "cast(recorded_at as varchar(64))")):
+            if table not in latest or (str(at), run) > latest[table]:
+                latest[table] = (str(at), run)
+        return {table: run for table, (_, run) in latest.items()}
+
+    def find_run(self, run_id: Optional[str]) -> Optional[str]:
+        """The full id of the run meant: the latest recorded one when `run_id` is None, else the one
+        `run_id` is a unique prefix of (of the whole id, or of a SQLMesh id's part after its prefix,
+        as `check list` shows it); None when nothing matches. An ambiguous prefix is a usage error."""
+        if run_id is None:
+            return self.latest_run()
+        ids = sorted({r[0] for r in self.rows(("run_id",))})
+        if run_id in ids:
+            return run_id
+        matching = [i for i in ids if i.startswith(run_id) or distinct_part(i).startswith(run_id)]
+        if len(matching) > 1:
+            raise AssayUsageError(f"{run_id!r} is the start of {len(matching)} recorded runs "
+                                  f"({', '.join(matching)}); give more of the run id.")
+        return matching[0] if matching else None
+
+    def of_run(self, run_id: str) -> list[dict[str, Any]]:
+        """The results of one run, in table then declaration order: 000's wire fields (`check_id`,
+        `passed`, `detail`) and the `table` each is of."""
+        from ..checks.recorded import verdict_of_row
+
+        rows = self.rows(RESULT_COLUMNS, "where run_id = ?", (run_id,))
+        out = []
+        for table, check_id, kind, passed, spec, measures, _ in sorted(rows, key=lambda r: (r[0], r[6], r[1])):
+            # The recorded verdict is the one the run acted on; the sentence is rendered again here.
+            out.append({"table": table, "check_id": check_id, "passed": bool(passed),
+                        "detail": verdict_of_row(kind, spec, measures).detail})
+        return out
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every recorded result, newest first: run (full id), table, check, outcome, rows (a SQL
+        check file's failing rows), on_failure and finished_at (ISO 8601)."""
+        from .table_states import iso_utc
+
+        rows = sorted(self.rows(LIST_COLUMNS), key=lambda r: (str(r[8]), r[0], r[1], r[2]), reverse=True)
+        items = []
+        for run_id, table, check_id, kind, enforcement, passed, _, measures, recorded_at in rows:
+            outcome, failing = outcome_of(kind, enforcement, bool(passed), measures)
+            items.append({"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
+                          "on_failure": enforcement, "finished_at": iso_utc(recorded_at)})
+        return items
+
+    def kept_rows(self, run_id: str, check_id: str) -> list[dict[str, Any]]:
+        """The rows check `check_id` found in run `run_id`, as they were kept (redacted columns left
+        out by the build), in table then row order."""
+        kept = self.rows(("table_name", "row_number", "row_json"), "where run_id = ? and check_id = ?",
+                         (run_id, check_id), table=ROWS_TABLE)
+        return [{"table": table, "check_id": check_id, "row_number": int(number), "row": json.loads(text)}
+                for table, number, text in sorted(kept, key=lambda r: (r[0], int(r[1])))]
