@@ -46,6 +46,8 @@ RESULT_COLUMNS = (
     "measures",
     "recorded_at",
 )
+#: Declared checks that count the entity's staged model besides the table just written.
+RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
 RESULT_TYPES = ("string", "string", "string", "int", "string", "string", "bool", "int", "string", "string", "timestamp")
 
 # The distance between two consecutive distinct values, exact on every engine (decision 0501):
@@ -364,6 +366,10 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     else:
         this_sql = _expanded(evaluator, measure, d)
         query = parse_one(this_sql, read=d)
+        if any(c["kind"] in RATE_KINDS for c in descriptors):
+            # A rate threshold counts the staged model by its name (decision 0980): the table this
+            # plan wrote for it, not the virtual layer's view, which still shows the previous plan.
+            query = evaluator.resolve_tables(query)
         timeout = seconds if d in SAVEPOINT_DIALECTS else None
         values, error = _try_fetchone(adapter, query.sql(dialect=d), d, timeout_seconds=timeout)
         if error is not None and "statement timeout" in error and timeout is not None:

@@ -148,7 +148,7 @@ case(
         ("entity_orders.yaml", 15, "SPEC_GRAMMAR",
          "`on_fail` is not a key of entities.orders.quality[0]. A referential rule states "
          "`on_missing: unknown_member|quarantine|flag` instead; for an orphan that must stop "
-         "the run, write a `reconcile` check. Accepted keys: `on_missing`, `rule`, `via`."),
+         "the run, write a `reconcile` check. Accepted keys: `max_rate`, `min_rows`, `on_breach`, `on_missing`, `rule`, `via`."),
     ],
 )
 case(
@@ -1575,7 +1575,7 @@ case(
         ("entity_orders.yaml", 5, "SPEC_GRAMMAR",
          "`ownr` is not a key of entities.orders. Did you mean `owner`? Accepted keys: "
          "`checks`, `dedupe`, `description`, `fields`, `grain`, `grants`, `incremental`, "
-         "`key`, `materialized`, `owner`, `quality`, `quarantine`, `scd`."),
+         "`key`, `materialized`, `owner`, `quality`, `quarantine`, `scd`, `thresholds`."),
     ],
 )
 case(
@@ -1593,7 +1593,7 @@ case(
     [
         ("mapping_orders.yaml", 10, "SPEC_GRAMMAR",
          "`on_fial` is not a key of fields.amount.quality[0]. Did you mean `on_fail`? Accepted "
-         "keys: `max`, `min`, `on_fail`, `rule`."),
+         "keys: `max`, `max_rate`, `min`, `min_rows`, `on_breach`, `on_fail`, `rule`."),
     ],
 )
 case(

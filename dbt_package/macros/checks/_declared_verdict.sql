@@ -42,6 +42,18 @@
       {%- set detail = 'column ' ~ col ~ ' gaps from ' ~ m['from'] ~ ' to ' ~ m['to'] ~ ' by ' ~ m['gap'] ~ unit ~ ', '
           ~ ('at or below' if ok else 'above') ~ ' the declared ceiling of ' ~ ceiling ~ ' seconds' -%}
     {%- endif -%}
+  {%- elif kind in ('quarantine_rate', 'flag_rate', 'rule_rate') -%}
+    {#- A rate threshold (decision 0980): failing of evaluated staged rows against the exact decimal
+        max_rate, compared in integers (failing * 10^s <= digits * evaluated); at the limit passes. -#}
+    {%- set evaluated = m['evaluated'] or 0 -%}
+    {%- set failing = m['failing'] or 0 -%}
+    {%- set parts = (b['max_rate'] ~ '').split('.') -%}
+    {%- set frac = parts[1] if parts | length > 1 else '' -%}
+    {%- set judged = evaluated > 0 and evaluated >= (b.get('min_rows') or 0) -%}
+    {%- set ok = not judged or failing * (10 ** (frac | length)) <= ((parts[0] ~ frac) | int) * evaluated -%}
+    {%- set what = ('rule ' ~ b.get('rule') ~ ' fired on') if kind == 'rule_rate' else ('quarantined' if kind == 'quarantine_rate' else 'flagged') -%}
+    {%- set detail = what ~ ' ' ~ failing ~ ' of ' ~ evaluated ~ ' evaluated rows, '
+        ~ (('above' if not ok else 'at or below') if judged else 'not judged against') ~ ' the declared maximum rate of ' ~ b['max_rate'] -%}
   {%- else -%}
     {{ exceptions.raise_compiler_error('assay: unknown declared check kind ' ~ kind ~ '; run `assay generate dbt` again.') }}
   {%- endif -%}

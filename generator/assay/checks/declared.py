@@ -121,6 +121,10 @@ class DeclaredCheck:
     description: Optional[str] = None
     blocking: bool = False
     line: int = field(default=0, compare=False)
+    #: A rate threshold lowered into a check (assay.checks.rates): the limit's exact decimal text,
+    #: and the rule whose firing rows a ``rule_rate`` counts.
+    max_rate: Optional[str] = None
+    rule: Optional[str] = None
 
 
 # --------------------------------------------------------------------------- helpers

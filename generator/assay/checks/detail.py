@@ -55,6 +55,8 @@ __all__ = [
     "value_range_unorderable_detail",
     "continuity_detail",
     "row_expectation_detail",
+    "rate_detail",
+    "rate_text",
     "not_evaluated_detail",
     "scan_budget_exceeded_detail",
     "time_budget_exceeded_detail",
@@ -358,6 +360,46 @@ def row_expectation_detail(
     if min_rows is not None:
         return Verdict(True, f"row count {row_count} satisfies the declared minimum of {min_rows}")
     return Verdict(True, f"row count {row_count} satisfies the declared maximum of {max_rows}")
+
+
+# --------------------------------------------------------------------------- rate thresholds
+
+_RATE_SUBJECTS = {"quarantine_rate": ("quarantined", "the quarantine rate"),
+                  "flag_rate": ("flagged", "the flag rate")}
+
+
+def rate_text(failing: int, evaluated: int, max_rate: str) -> str:
+    """``failing / evaluated`` as a decimal, rounded UP to the larger of four places and the
+    limit's own, trailing zeros dropped (decision 0980): like 0100's ppm, the printed rate is at or
+    below the limit exactly when the rate is."""
+    places = max(4, len(max_rate.partition(".")[2]))
+    scaled = -((-failing * 10**places) // evaluated)
+    return _number_text(Decimal(scaled).scaleb(-places))
+
+
+def rate_detail(kind: str, *, failing: int, evaluated: int, max_rate: str, min_rows: int = 0,
+                rule: Optional[str] = None) -> Verdict:
+    """A rate threshold (``quarantine_rate``, ``flag_rate``, ``rule_rate``): ``failing`` of
+    ``evaluated`` rows against ``max_rate`` (the spec's exact decimal text).
+
+    Exactly at the limit passes (``failing * 10**s <= digits * evaluated``, integers only).
+    With no evaluated row, or fewer than ``min_rows``, the rate is not judged and the check
+    passes, saying so."""
+    if kind == "rule_rate":
+        verb, noun = f"rule {_quote(rule or '')} fired on", f"the rate of rule {_quote(rule or '')}"
+    else:
+        verb, noun = _RATE_SUBJECTS[kind]
+    limit = f"the declared maximum of {max_rate}"
+    if evaluated <= 0:
+        return Verdict(True, f"no rows were evaluated, so {noun} is not judged against {limit}")
+    counts = f"{verb} {failing} of {evaluated} evaluated {'row' if evaluated == 1 else 'rows'}"
+    if evaluated < min_rows:
+        return Verdict(True, f"{counts}, fewer than the declared min_rows of {min_rows}, so the rate is not "
+                             f"judged against {limit}")
+    digits, _, frac = max_rate.partition(".")
+    within = failing * 10 ** len(frac) <= int(digits + frac) * evaluated
+    where = "at or below" if within else "above"
+    return Verdict(within, f"{counts}, a rate of {rate_text(failing, evaluated, max_rate)}, {where} {limit}")
 
 
 # --------------------------------------------------------------------------- not evaluated

@@ -19,6 +19,7 @@ from .detail import (
     continuity_detail,
     key_uniqueness_detail,
     null_ceiling_detail,
+    rate_detail,
     row_expectation_detail,
     scan_budget_exceeded_detail,
     time_budget_exceeded_detail,
@@ -108,6 +109,11 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
             return Verdict(True, "returned no rows, as expected")
         word = "row" if n == 1 else "rows"
         return Verdict(outcome == "warn", f"returned {n} {word}" + (" (warned)" if outcome == "warn" else " (kept)" if outcome == "keep" else ""))
+    if kind in ("quarantine_rate", "flag_rate", "rule_rate"):
+        # A rate threshold (decision 0980): counts of the entity's staged rows, judged exactly.
+        return rate_detail(kind, failing=int(measures.get("failing") or 0), evaluated=int(measures.get("evaluated") or 0),
+                           max_rate=str(bounds["max_rate"]), min_rows=int(bounds.get("min_rows") or 0),
+                           rule=bounds.get("rule"))
     if kind == "row_expectation":
         return row_expectation_detail(rows, min_rows=bounds.get("min_rows"), max_rows=bounds.get("max_rows"))
     if kind == "null_ceiling":

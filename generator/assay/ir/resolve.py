@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from typing import Optional
 
 from ..duration import duration
@@ -35,7 +36,7 @@ from .model import (
 )
 from .naming import NameAllocator, base_name
 
-REFERENTIAL_DISPOSITION = {"unknown_member": "flag", "quarantine": "quarantine", "flag": "flag"}
+from ..validate.thresholds import REFERENTIAL_DISPOSITION  # noqa: E402 - one table for validation and resolution
 
 
 def fingerprint(loaded: LoadedSpec) -> str:
@@ -143,6 +144,13 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
     authored = {r.name: r for r in ent.quality if r.rule == "expression"}
     names = NameAllocator(authored)
     rules: list[Rule] = []
+    limits: list = list(validated.parsed.get((id(ent), "thresholds"), ()))
+
+    def limit_of(node, rule_name: str, where: str) -> None:
+        # A rule's own rate limit, named after the rule's generated name (decision 0980).
+        found = validated.parsed.get((id(node), "rate"))
+        if found is not None:
+            limits.append(replace(found, rule=rule_name, file=where))
 
     def add(kind, disposition, column, mapping, params, implicit, loc, relationship=None):
         rname, clash = names.take(base_name(kind, column, params, relationship))
@@ -160,6 +168,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
                 )
             )
         rules.append(Rule(rname, kind, disposition, column, mapping, _frozen(params), implicit, loc))
+        return rname
 
     # Declaration order: mappings by file, then key fields and fields in document order.
     for m in sorted(mappings, key=lambda m: (m.file, m.name)):
@@ -172,11 +181,12 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
                 add("coercible", disp, src.column, m.name, {}, True, src.loc)
             for r in fm.quality:
                 loc = Loc(m.file, r.line() or src.loc.line)
-                add(r.rule, r.on_fail, src.column, m.name, _field_rule_params(r, src, validated), False, loc)
+                limit_of(r, add(r.rule, r.on_fail, src.column, m.name, _field_rule_params(r, src, validated), False, loc), m.file)
     for r in ent.quality:
         loc = Loc(file, r.line() or ent.line("quality"))
         if r.rule == "expression":
             rules.append(Rule(r.name, "expression", r.on_fail, None, None, _frozen({"expr": r.expr}), False, loc))
+            limit_of(r, r.name, file)
         else:
             rel = relationships[r.via]
             params = {
@@ -186,7 +196,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
                 "on_missing": r.on_missing,
                 "parent_scd": parents_scd.get(rel.to_entity, "type1"),
             }
-            add("referential", REFERENTIAL_DISPOSITION[r.on_missing], None, None, params, False, loc, relationship=rel.name)
+            limit_of(r, add("referential", REFERENTIAL_DISPOSITION[r.on_missing], None, None, params, False, loc, relationship=rel.name), file)
 
     sqls = tuple(c for _p, c in validated.sql_checks if c.table == name and c.namespace == silver)
     return Entity(
@@ -206,11 +216,22 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         redact=validated.parsed_value(ent.quarantine, "redact") if ent.quarantine else (),
         materialized=ent.materialized,
         incremental_lag=duration(ent.incremental.lag) if ent.incremental else None,
-        declared_checks=tuple(validated.declared.get(name, ())),
+        declared_checks=_with_rate_checks(name, file, tuple(validated.declared.get(name, ())), limits, out),
         sql_checks=sqls,
         file=file,
         loc=Loc(file, ent.line()),
     )
+
+
+def _with_rate_checks(name: str, file: str, declared: tuple, limits: list, out: list[Diagnostic]) -> tuple:
+    """The entity's declared checks followed by the checks its rate limits lower into; a derived
+    id another check already claims is refused at the limit (its file is the rule's own)."""
+    from ..checks.rates import lower_rate_limits
+
+    checks, clashes = lower_rate_limits(limits, declared, owner=f"entity {name}")
+    for limit, message in clashes:
+        out.append(Diagnostic(limit.file or file, limit.line or 1, message, "DECLARED_CHECK_DUPLICATE"))
+    return declared + tuple(checks)
 
 
 def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project], list[Diagnostic]]:

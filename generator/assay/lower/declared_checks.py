@@ -22,7 +22,8 @@ from ..ir.model import Entity
 from .spelling import Sql, Spelling
 
 NUMERIC_TYPES = ("int",)
-BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows")
+BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows", "max_rate", "rule")
+RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
 
 #: What one unit of the measured gap is worth in seconds' denominators: a timestamp gap is
 #: measured in microseconds (an exact integer on every engine), a date gap in seconds.
@@ -64,9 +65,13 @@ def bounds(check: DeclaredCheck) -> dict[str, Any]:
 class MeasuringQuery:
     """The select items and CTEs of the one measuring query, every output column named."""
 
-    def __init__(self, sp: Spelling, relation: str) -> None:
+    def __init__(self, sp: Spelling, relation: str, staged: str = "") -> None:
         self.sp = sp
         self.relation = relation
+        # The entity's staged relation, which rate thresholds count (decision 0980), and what
+        # they count there: one aggregate over it, read once for every rate of the table.
+        self.staged = staged
+        self.staged_counts: list[tuple[str, str]] = []
         self.base: list[tuple[str, str]] = [(sp.sql("count(*)"), "assay_rows")]
         self.ctes: list[str] = []
         self.joins: list[str] = []
@@ -98,6 +103,23 @@ class MeasuringQuery:
         lines += self.joins
         return "\n".join(lines)
 
+    def staged_count(self, condition: str, name: str) -> str:
+        """The column holding how many staged rows meet ``condition`` (added once per name)."""
+        if all(n != name for _e, n in self.staged_counts):
+            summed = self.sp.sql("coalesce(sum(case when {} then 1 else 0 end), 0)", condition)
+            self.staged_counts.append((self.sp.cast(summed, "int", False), name))
+        return name
+
+    def finish(self) -> None:
+        """Add the staged aggregate, when a rate reads it, as one CTE crossed with the row."""
+        if not self.staged_counts:
+            return
+        sp, i = self.sp, self.sp.indent
+        items = ",\n".join(sp.sql("{}{} as {}", i * 2, e, n) for e, n in self.staged_counts)
+        self.ctes.append(sp.sql("assay_s as (\n{i}select\n{items}\n{i}from {rel}\n)", i=i, items=items, rel=self.staged))
+        self.joins.append(sp.sql("cross join assay_s as s"))
+        self.outer += [(f"s.{n}", n) for _e, n in self.staged_counts]
+
 
 def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuery) -> dict[str, Any]:
     """Add one check's measurements to the query; return its descriptor."""
@@ -118,7 +140,9 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
         "row_reading": check.kind != "row_expectation",
     }
     p = f"m{n}_"
-    if check.kind == "null_ceiling":
+    if check.kind in RATE_KINDS:
+        measure_rate(check, n, q, desc)
+    elif check.kind == "null_ceiling":
         c = sp.ident(check.columns[0])
         q.base.append((sp.sql("count(*) - count({})", c), f"{p}nulls"))
         desc["counts"]["nulls"] = f"{p}nulls"
@@ -200,10 +224,28 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
     return desc
 
 
-def measuring_query(entity: Entity, sp: Spelling, relation: str) -> tuple[str, list[dict[str, Any]]]:
+def measure_rate(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str, Any]) -> None:
+    """A rate threshold counts the entity's staged rows exactly as gold.mart_data_quality does
+    (lower/mart.py): evaluated rows hold dedupe rank 1, quarantined ones are routed quarantined
+    or failed, flagged ones are kept with a failed rule, and a rule fires where its name is among
+    the failed rules. Only counts are recorded; the verdict is decided from them (decision 0980)."""
+    sp = q.sp
+    evaluated = q.staged_count("_dedupe_rank = 1", "assay_evaluated")
+    if check.kind == "quarantine_rate":
+        failing = q.staged_count("_route in ('quarantined', 'failed')", "assay_quarantined")
+    elif check.kind == "flag_rate":
+        flagged = sp.sql("_route = 'kept' and {} {}", sp.kw("not"), sp.call("quality_ok", Sql("_failed_rules")))
+        failing = q.staged_count(flagged, "assay_flagged")
+    else:
+        failing = q.staged_count(sp.call("flags_contain", Sql("_failed_rules"), check.rule), f"m{n}_fires")
+    desc["counts"].update(evaluated=evaluated, failing=failing)
+
+
+def measuring_query(entity: Entity, sp: Spelling, relation: str, staged: str | None = None) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks over ``relation`` (as the target
     names the freshly built table), and the descriptors naming the column of its row each check
-    reads."""
-    q = MeasuringQuery(sp, relation)
+    reads. Rate thresholds count ``staged`` (the entity's staged relation unless told)."""
+    q = MeasuringQuery(sp, relation, staged or sp.staged(entity))
     descriptors = [measure_check(check, n, entity, q) for n, check in enumerate(entity.declared_checks, 1)]
+    q.finish()
     return q.sql(), descriptors

@@ -34,7 +34,15 @@ class Strict(BaseModel):
 # --- field rules (on a mapping field) -------------------------------------------------
 
 
-class _FieldRule(Strict):
+class _RateLimit(Strict):
+    """A rule's own rate threshold (assay.checks.rates validates it, with its sentences)."""
+
+    max_rate: Optional[Any] = None
+    min_rows: Optional[Any] = None
+    on_breach: Optional[Any] = None
+
+
+class _FieldRule(_RateLimit):
     on_fail: Optional[str] = None  # required; refused with a sentence by validation
 
 
@@ -118,14 +126,14 @@ FIELD_RULE_KINDS = (
 # --- row rules (on an entity) ---------------------------------------------------------
 
 
-class ExpressionRule(Strict):
+class ExpressionRule(_RateLimit):
     rule: Literal["expression"]
     name: str = Field(pattern=NAME_PATTERN)
     expr: str
     on_fail: Optional[str] = None
 
 
-class ReferentialRule(Strict):
+class ReferentialRule(_RateLimit):
     rule: Literal["referential"]
     via: str
     on_missing: Literal["unknown_member", "quarantine", "flag"]
@@ -185,6 +193,8 @@ class Entity(Strict):
     quality: list[RowRule] = Field(default_factory=list)
     # Declared checks are validated by assay.checks.declared, which owns their codes.
     checks: Optional[Any] = None
+    # Rate thresholds of the entity, validated by assay.checks.rates.
+    thresholds: Optional[Any] = None
     materialized: Literal["table", "incremental"] = "table"
     incremental: Optional[Incremental] = None
 

@@ -16,6 +16,7 @@ from .mappings import check_mappings
 from .names import check_names
 from .relations import check_relations
 from .targets import check_target
+from .thresholds import check_thresholds
 
 
 @dataclass
@@ -60,6 +61,7 @@ def validate(loaded: LoadedSpec, target: Optional[str] = None, dialect: Optional
     check_retention(ctx)
     check_incremental(ctx)
     declared = check_declared(ctx)
+    check_thresholds(ctx)
     sql_checks = check_sql_files(ctx)
     if target is not None:
         ctx.out.extend(check_target(ctx, target, declared, sql_checks, dialect))

@@ -43,10 +43,13 @@ def results_relation(project: Project) -> str:
     return f"{project.schema('meta')}.{RESULTS_TABLE}"
 
 
-def declared_query(entity: Entity, low: SqlmeshSpelling, relation: str = THIS) -> tuple[str, list[dict[str, Any]]]:
+def declared_query(entity: Entity, low: SqlmeshSpelling, relation: str = THIS,
+                   staged: str | None = None) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks over ``relation`` (``@this_model``
-    unless told), and the descriptors naming the columns of its row each check reads."""
-    return measuring_query(entity, low, relation)
+    unless told), and the descriptors naming the columns of its row each check reads. Rate
+    thresholds count ``staged``: the staged model by name (the recorder resolves it to the table
+    this plan wrote), or ``@this_model`` in the staged model's own recorder."""
+    return measuring_query(entity, low, relation, staged)
 
 
 def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str:
@@ -124,7 +127,8 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
     out = []
     if entity.declared_checks:
         # a subquery in FROM needs an alias on PostgreSQL (a check file's query keeps its own)
-        sql, descriptors = declared_query(entity, low, this if this == THIS else f"{this} AS assay_kept")
+        sql, descriptors = declared_query(entity, low, this if this == THIS else f"{this} AS assay_kept",
+                                          None if this == THIS else THIS)
         # 000's budgets of the row pass (assay.yml `checks`), applied by the recorder (0214).
         scan_bytes, time_seconds = project.budget_of(entity.name)
         out.append(

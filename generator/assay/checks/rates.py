@@ -1,0 +1,248 @@
+"""Rate thresholds (issue 20, item 1): a share of an entity's evaluated rows, judged per run.
+
+Two places of the spec state a limit (docs/thresholds.md, decision 0980)::
+
+    entities:
+      order:
+        thresholds:                      # the entity's own rates
+          max_quarantine_rate: "0.05"    # quarantined (or failed) rows / evaluated rows
+          max_flag_rate: 0.2             # kept rows with a flag / evaluated rows
+          min_rows: 100                  # fewer evaluated rows: not judged (default 0)
+          on_breach: fail                # fail | warn, no default
+        quality:
+          - {rule: expression, name: discount_ok, expr: "...", on_fail: flag,
+             max_rate: "0.01", on_breach: warn, min_rows: 50}   # the rows this rule fires on
+
+and a field or referential rule takes the same three keys. Each limit is lowered into a declared
+check of its own kind (:data:`RATE_KINDS`) with a derived id (``QUARANTINE_RATE``, ``FLAG_RATE``,
+``<RULE>_RATE``): ``fail`` is ``required`` (the entity is set back), ``warn`` is ``advisory``, so
+recording, ``assay checks``, set-back and SQLMesh's audits are the declared checks' own.
+
+A rate is an exact decimal in [0, 1]; it is compared in integers (``failing * 10**s <= digits *
+evaluated``), never through a float, and exactly at the limit passes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Callable, Mapping, Optional
+
+from . import Problem
+from .declared import DeclaredCheck
+
+__all__ = [
+    "RATE_KINDS",
+    "ON_BREACH",
+    "ENTITY_KEYS",
+    "RULE_KEYS",
+    "THRESHOLD_INVALID",
+    "RateLimit",
+    "parse_rate",
+    "validate_entity_thresholds",
+    "validate_rule_threshold",
+    "rate_check_id",
+    "lower_rate_limits",
+]
+
+THRESHOLD_INVALID = "THRESHOLD_INVALID"
+RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
+ON_BREACH = ("fail", "warn")
+#: The keys of an entity's ``thresholds:`` and the rate kind each maximum lowers into.
+ENTITY_RATES = {"max_quarantine_rate": "quarantine_rate", "max_flag_rate": "flag_rate"}
+ENTITY_KEYS = (*ENTITY_RATES, "min_rows", "on_breach")
+RULE_KEYS = ("max_rate", "min_rows", "on_breach")
+#: The most evaluated rows a min_rows may ask for: the largest BIGINT, so every engine holds it.
+MAX_MIN_ROWS = 2**63 - 1
+#: A rate as text: 0 or 1, with at most 18 decimal places (no sign, no exponent).
+RATE_RE = re.compile(r"(?:0|1)(?:\.[0-9]{1,18})?")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """One validated limit. ``rule`` is None for the entity's own rates; for a rule's limit it
+    is filled in at resolution, which knows the rule's generated name."""
+
+    kind: str
+    max_rate: str
+    min_rows: int
+    on_breach: str
+    line: int
+    rule: Optional[str] = None
+    file: str = ""  # the document a rule's limit is written in (a mapping's, for a field rule)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value + "'"
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return str(value)
+
+
+def parse_rate(value: Any) -> Optional[str]:
+    """The exact decimal text of a rate written as a string or a number in [0, 1], or None
+    when it is not one. A YAML float is read by its shortest spelling (``0.05`` is ``0.05``),
+    never by its binary value."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        text = format(Decimal(repr(value)), "f")
+    elif isinstance(value, str):
+        text = value.strip()
+    else:
+        return None
+    if not RATE_RE.fullmatch(text):
+        return None
+    if Decimal(text) > 1:
+        return None
+    return text
+
+
+def _rate_problem(label: str, key: str, value: Any) -> str:
+    return (f"{label} states {key} {_shown(value)}, which is not a rate between 0 and 1; write the largest "
+            f"share of evaluated rows allowed as a decimal, e.g. {key}: \"0.05\" for five per cent "
+            "(at most 18 decimal places)")
+
+
+def _min_rows_problem(label: str, value: Any) -> str:
+    return (f"{label} states min_rows {_shown(value)}; min_rows is a whole number of evaluated rows (0 or more) "
+            "below which the rate is not judged, e.g. min_rows: 100")
+
+
+def _on_breach_problem(label: str, value: Any) -> str:
+    if value is None:
+        return (f"{label} states no on_breach; write on_breach: fail (a breach sets the entity back: it is not "
+                "published and the previous version stays) or on_breach: warn (recorded, published), as there "
+                "is no default")
+    return (f"{label} states on_breach {_shown(value)}; write fail (a breach sets the entity back) or warn "
+            "(a breach is recorded and the entity is published)")
+
+
+def _min_rows(value: Any) -> Optional[int]:
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_MIN_ROWS:
+        return value
+    return None
+
+
+def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple], int]
+                               ) -> tuple[list[RateLimit], list[Problem]]:
+    """Validate an entity's ``thresholds:`` mapping; return its limits and every problem.
+
+    ``line_of(path)`` gives the line of ``()`` (the mapping) or ``(key,)``."""
+    problems: list[Problem] = []
+    label = f"the thresholds of {owner}"
+
+    def add(message: str, path: tuple = ()) -> None:
+        problems.append(Problem(THRESHOLD_INVALID, message, line_of(path)))
+
+    if not isinstance(raw, Mapping):
+        add(f"{label} are {'empty' if raw is None else 'not a mapping'}; write thresholds: as a mapping, e.g. "
+            "thresholds: {max_quarantine_rate: \"0.05\", on_breach: fail}")
+        return [], problems
+    for key in raw:
+        if key not in ENTITY_KEYS:
+            hint = " (a rule's own limit is max_rate, written on the rule)" if key == "max_rate" else ""
+            add(f"{label} state {key}, which is not a key of thresholds{hint}; the accepted keys are "
+                f"{', '.join(ENTITY_KEYS)}", (key,))
+    rates = {}
+    for key in ENTITY_RATES:
+        if raw.get(key) is None:
+            continue
+        text = parse_rate(raw[key])
+        if text is None:
+            add(_rate_problem(label, key, raw[key]), (key,))
+        else:
+            rates[key] = text
+    if not any(raw.get(k) is not None for k in ENTITY_RATES):
+        add(f"{label} state neither max_quarantine_rate nor max_flag_rate; state at least one, or remove thresholds:")
+    min_rows = _min_rows(raw.get("min_rows"))
+    if min_rows is None:
+        add(_min_rows_problem(label, raw.get("min_rows")), ("min_rows",))
+    on_breach = raw.get("on_breach")
+    if on_breach not in ON_BREACH:
+        add(_on_breach_problem(label, on_breach), ("on_breach",) if on_breach is not None else ())
+    if problems:
+        return [], problems
+    return [RateLimit(ENTITY_RATES[k], rates[k], min_rows, on_breach, line_of((k,))) for k in ENTITY_RATES
+            if k in rates], []
+
+
+def validate_rule_threshold(values: Mapping[str, Any], *, label: str, disposition: Optional[str],
+                            line_of: Callable[[Optional[str]], int]) -> tuple[Optional[RateLimit], list[Problem]]:
+    """Validate ``max_rate``, ``min_rows`` and ``on_breach`` of one quality rule (``values``
+    holds the three, None when unstated); ``label`` names the rule in sentences, ``disposition``
+    is what the rule does to a row, ``line_of(key)`` the line of a key (None: the rule).
+
+    Returns the limit (its rule name is set at resolution), or None when the rule states none."""
+    problems: list[Problem] = []
+
+    def add(message: str, key: Optional[str] = None) -> None:
+        problems.append(Problem(THRESHOLD_INVALID, message, line_of(key)))
+
+    max_rate, min_rows, on_breach = (values.get(k) for k in RULE_KEYS)
+    if max_rate is None:
+        for key in ("min_rows", "on_breach"):
+            if values.get(key) is not None:
+                add(f"{label} states {key} but no max_rate, so there is no rate to judge; add max_rate (the largest "
+                    f"share of evaluated rows the rule may fire on, e.g. max_rate: \"0.01\") or remove {key}", key)
+        return None, problems
+    text = parse_rate(max_rate)
+    if text is None:
+        add(_rate_problem(label, "max_rate", max_rate), "max_rate")
+    if disposition == "fail":
+        add(f"{label} fails the run on the first row it fires on (on_fail: fail), so a rate is never reached; "
+            "remove max_rate, or make the rule quarantine or flag its rows and let max_rate decide the run",
+            "max_rate")
+    rows = _min_rows(min_rows)
+    if rows is None:
+        add(_min_rows_problem(label, min_rows), "min_rows")
+    if on_breach not in ON_BREACH:
+        add(_on_breach_problem(label, on_breach), "on_breach" if on_breach is not None else None)
+    if problems:
+        return None, problems
+    return RateLimit("rule_rate", text, rows, on_breach, line_of("max_rate")), []
+
+
+def rate_check_id(limit: RateLimit) -> str:
+    """The reported id of a limit's check: ``QUARANTINE_RATE``, ``FLAG_RATE``, ``<RULE>_RATE``."""
+    if limit.kind == "rule_rate":
+        return f"{limit.rule}_rate".upper()
+    return limit.kind.upper()
+
+
+def lower_rate_limits(limits: list[RateLimit], declared: tuple, *, owner: str) -> tuple[list[DeclaredCheck], list[tuple[RateLimit, str]]]:
+    """The declared checks of an entity's limits (entity rates first, then rules by name), and
+    (limit, sentence) for each limit whose derived id another check already claims."""
+    taken = {c.check_id: f"declared check {c.check_id} (line {c.line})" for c in declared}
+    ordered = sorted(limits, key=lambda l: (RATE_KINDS.index(l.kind), l.rule or ""))
+    checks, clashes = [], []
+    for limit in ordered:
+        check_id = rate_check_id(limit)
+        if check_id in taken:
+            what = f"rule {limit.rule}'s max_rate" if limit.rule else f"max_{limit.kind}"
+            other = taken[check_id]
+            fix = (f"give the declared check another check_id, e.g. {check_id.lower()}_check"
+                   if other.startswith("declared") else "rename the rule, or state one of the two limits only")
+            clashes.append((limit, f"{what} of {owner} is recorded as check {check_id}, and {other} already "
+                                        f"claims that id; {fix}"))
+            continue
+        taken[check_id] = f"max_{limit.kind} of the entity's thresholds (line {limit.line})"
+        enforcement = "required" if limit.on_breach == "fail" else "advisory"
+        checks.append(DeclaredCheck(check_id=check_id, kind=limit.kind, enforcement=enforcement,
+                                    min_rows=limit.min_rows, max_rate=limit.max_rate, rule=limit.rule,
+                                    blocking=enforcement == "required", line=limit.line))
+    return checks, clashes

@@ -1,0 +1,166 @@
+"""Rate thresholds (issue 20 item 1, decision 0980) on real dbt builds, DuckDB and PostgreSQL.
+
+One entity, `item`, states an entity-level `max_quarantine_rate` (fail) and `max_flag_rate`
+(warn), and two rules state their own `max_rate` (a field rule, fail; an expression rule, warn).
+Three loads:
+
+1. clean enough: every rate at or below its limit; published; `assay checks` exit 0;
+2. the quarantine rate goes above its limit (`fail`): the entity is set back (the previous version
+   stays, TABLE_ROLLED_BACK recorded), the result is recorded with the sentence, `assay checks`
+   exits 2 and prints it;
+3. only the flag rate and the flag rule's rate go above their limits (`warn`): published, the
+   failed advisory results recorded, `assay checks` exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+from tests.support.corpus import Relation
+from tests.support.dbtproject import make_project
+
+pytestmark = pytest.mark.slow
+
+ENTITIES = """\
+spec_version: 1
+entities:
+  item:
+    grain: one row per item
+    key: [item_id]
+    fields:
+      item_id: {type: string, required: true}
+      name: {type: string}
+      qty: {type: int}
+    quarantine: {retention: 30d}
+    thresholds: {max_quarantine_rate: "0.25", max_flag_rate: 0.5, min_rows: 4, on_breach: warn}
+    quality:
+      - {rule: expression, name: name_not_x, expr: "name <> 'x'", on_fail: flag, max_rate: "0.25", on_breach: warn}
+    checks:
+      - {check_id: enough_rows, kind: row_expectation, enforcement: advisory, min_rows: 1}
+"""
+ITEMS = """\
+mapping_version: 1
+source: raw_items
+target: item
+key:
+  item_id: {from: "$.id"}
+fields:
+  name: {from: "$.name"}
+  qty:
+    from: "$.qty"
+    transform: [to_int]
+    quality:
+      - {rule: range, min: 0, on_fail: quarantine, max_rate: "0.25", on_breach: fail, min_rows: 4}
+unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+"""
+COLS = ["_load_id", "_ingested_at", "_source_row_id", "id", "name", "qty"]
+
+
+def _rows(load: str, spec: list[tuple[str, str]]) -> Relation:
+    """Rows i1..iN of one load: (name, qty) each."""
+    return Relation("raw_items", COLS, [[load, f"2026-02-0{load[-1]}T08:00:00Z", f"{load}-{n}", f"i{n}", name, qty]
+                                        for n, (name, qty) in enumerate(spec, 1)])
+
+
+# load 1: 8 rows, 2 quarantined (qty < 0) = 0.25 exactly, 2 flagged = 0.25 exactly: all pass
+LOAD1 = [("a", "1"), ("b", "2"), ("x", "3"), ("x", "4"), ("c", "-1"), ("d", "-2"), ("e", "5"), ("f", "6")]
+# load 2: 8 rows, 3 quarantined = 0.375 > 0.25: QTY_RANGE_MIN_RATE (fail) sets the entity back
+LOAD2 = [("a", "1"), ("b", "2"), ("x", "3"), ("g", "4"), ("c", "-1"), ("d", "-2"), ("e", "-5"), ("f", "6")]
+# load 3: 8 rows, 1 quarantined, 3 flagged = 0.375 > 0.25 (NAME_NOT_X_RATE, warn) but the
+# flag rate 3/8 <= 0.5: published with one failed advisory result
+LOAD3 = [("a", "1"), ("x", "2"), ("x", "3"), ("x", "4"), ("c", "-1"), ("d", "2"), ("e", "5"), ("f", "6")]
+
+
+def _spec(root):
+    spec = root / "spec"
+    spec.mkdir()
+    (spec / "entities.yml").write_text(ENTITIES)
+    (spec / "items.yml").write_text(ITEMS)
+    return spec
+
+
+def _run_id(project) -> str:
+    return json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
+
+
+def _checks(project, run: str):
+    res = CliRunner().invoke(cli, ["checks", run, "--json", "--project", str(project.path)])
+    text = CliRunner().invoke(cli, ["checks", run, "--project", str(project.path)])
+    return res.exit_code, {r["check_id"]: r for r in json.loads(res.stdout)}, text.stdout
+
+
+def _published(project) -> list[str]:
+    return [r[0] for r in project.query('select item_id from silver."item" order by item_id')]
+
+
+class Thresholds:
+    def test_fail_sets_back_and_warn_publishes(self, project):
+        project.load_bronze([_rows("l1", LOAD1)])
+        proc = project.dbt("build")
+        assert proc.returncode == 0, proc.stdout[-5000:]
+        run1 = _run_id(project)
+        code, results, _ = _checks(project, run1)
+        assert code == 0, results
+        assert results["QTY_RANGE_MIN_RATE"]["detail"] == (
+            "rule 'qty_range_min' fired on 2 of 8 evaluated rows, a rate of 0.25, at or below the declared maximum of 0.25")
+        assert results["QUARANTINE_RATE"]["detail"] == (
+            "quarantined 2 of 8 evaluated rows, a rate of 0.25, at or below the declared maximum of 0.25")
+        assert results["FLAG_RATE"]["detail"] == (
+            "flagged 2 of 8 evaluated rows, a rate of 0.25, at or below the declared maximum of 0.5")
+        assert results["NAME_NOT_X_RATE"]["passed"] is True
+        before = _published(project)
+        assert before == ["i1", "i2", "i3", "i4", "i7", "i8"]
+
+        # 2. a fail breach: set back, the previous version stays
+        project.load_bronze([_rows("l2", LOAD2)])
+        proc = project.dbt("build")
+        assert proc.returncode != 0, proc.stdout[-5000:]
+        assert "QTY_RANGE_MIN_RATE" in proc.stdout
+        run2 = _run_id(project)
+        assert _published(project) == before
+        code, results, text = _checks(project, run2)
+        assert code == 2
+        want = ("rule 'qty_range_min' fired on 3 of 8 evaluated rows, a rate of 0.375, above the declared maximum "
+                "of 0.25")
+        assert (results["QTY_RANGE_MIN_RATE"]["passed"], results["QTY_RANGE_MIN_RATE"]["detail"]) == (False, want)
+        assert f"item: QTY_RANGE_MIN_RATE: FAILED: {want}" in text
+        # the entity-level quarantine rate breaches too, but it only warns
+        assert results["QUARANTINE_RATE"]["passed"] is False
+        events = project.query("select event_type, table_name, check_name, why from assay_meta.assay_events "
+                               f"where run_id = '{run2}' order by event_type, check_name")
+        assert ("TABLE_ROLLED_BACK", "item", "QTY_RANGE_MIN_RATE", "previous_version_kept") in [
+            (e[0], e[1], e[2], e[3]) for e in events], events
+
+        # 3. a warn breach only: published, the failed advisory result recorded
+        project.load_bronze([_rows("l3", LOAD3)])
+        proc = project.dbt("build")
+        assert proc.returncode == 0, proc.stdout[-5000:]
+        run3 = _run_id(project)
+        assert _published(project) == ["i1", "i2", "i3", "i4", "i6", "i7", "i8"]
+        code, results, _ = _checks(project, run3)
+        assert code == 2
+        assert (results["NAME_NOT_X_RATE"]["passed"], results["NAME_NOT_X_RATE"]["detail"]) == (
+            False, "rule 'name_not_x' fired on 3 of 8 evaluated rows, a rate of 0.375, above the declared maximum of 0.25")
+        assert results["FLAG_RATE"]["passed"] is True
+        assert results["QTY_RANGE_MIN_RATE"]["passed"] is True
+        recorded = project.query("select check_id, kind, enforcement, passed, measures from assay_meta.assay_check_results "
+                                 f"where run_id = '{run3}' and check_id = 'NAME_NOT_X_RATE'")
+        assert [(r[0], r[1], r[2], bool(r[3])) for r in recorded] == [("NAME_NOT_X_RATE", "rule_rate", "advisory", False)]
+        assert {k: v for k, v in json.loads(recorded[0][4]).items()} == {"evaluated": 8, "failing": 3, "rows": 7}
+
+
+class TestThresholdsDuckDB(Thresholds):
+    @pytest.fixture
+    def project(self, tmp_path):
+        return make_project(tmp_path / "proj", _spec(tmp_path), engine="duckdb")
+
+
+@pytest.mark.postgres
+class TestThresholdsPostgres(Thresholds):
+    @pytest.fixture
+    def project(self, tmp_path, postgres_database):
+        return make_project(tmp_path / "proj", _spec(tmp_path), engine="postgres", pg=postgres_database("rates"))
