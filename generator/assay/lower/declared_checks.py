@@ -117,7 +117,7 @@ class MeasuringQuery:
         sp, i = self.sp, self.sp.indent
         items = ",\n".join(sp.sql("{}{} as {}", i * 2, e, n) for e, n in self.staged_counts)
         self.ctes.append(sp.sql("assay_s as (\n{i}select\n{items}\n{i}from {rel}\n)", i=i, items=items, rel=self.staged))
-        self.joins.append(sp.sql("cross join assay_s as s"))
+        self.joins.append(sp.sql("{} join assay_s as s", sp.kw("cross")))
         self.outer += [(f"s.{n}", n) for _e, n in self.staged_counts]
 
 
