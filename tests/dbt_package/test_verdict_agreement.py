@@ -28,6 +28,7 @@ PACKAGE = REPO / "dbt_package"
 pytestmark = pytest.mark.slow
 
 COLUMNS = ["case_id", "check_json", "n_rows", "n_nulls", "n_values", "n_outside", "n_repeats", "n_distinct",
+           "n_evaluated", "n_failing",
            "first_value", "min_value", "max_value", "key_1", "key_2", "only_value", "gap_num", "gap_text",
            "gap_from", "gap_to", "failing_rows", "outcome_json"]
 TYPES = {"case_id": "bigint", "check_json": "varchar", "gap_num": "decimal(38,6)", "failing_rows": "bigint",
@@ -58,6 +59,8 @@ def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extr
             desc["counts"]["distinct"] = "n_distinct"
             desc["gap"] = "gap_num"
             desc["texts"].update(only="only_value", gap="gap_text", **{"from": "gap_from", "to": "gap_to"})
+    elif kind in ("quarantine_rate", "flag_rate", "rule_rate"):
+        desc["counts"].update(evaluated="n_evaluated", failing="n_failing")
     elif kind == "sql":
         desc["enforcement"] = bounds["on_failure"]
     desc.update(extra)
@@ -121,6 +124,23 @@ CASES = [
     ("gap_one_distinct_value", *_continuity("timestamp", 60, 1, None, "2025-01-01 00:00:00"), True),
     ("gap_zero_rows", *_continuity("timestamp", 60, 0), True),
     ("gap_not_measurable", _check("continuity", ["label"], ["string"], {"max_gap_seconds": 60}, domain=None), {"n_rows": 3}, False),
+    # rate thresholds (decision 0980): exactly at the limit passes, one row above fails, fewer
+    # evaluated rows than min_rows or none at all are not judged (passed)
+    *[(name, _check(kind, [], [], {"max_rate": rate, "min_rows": min_rows, **({"rule": "amount_range"} if kind == "rule_rate" else {})}),
+       {"n_rows": max(evaluated - failing, 0), "n_evaluated": evaluated, "n_failing": failing}, expected)
+      for name, kind, rate, min_rows, evaluated, failing, expected in [
+          ("rate_at_the_limit", "quarantine_rate", "0.05", 0, 100, 5, True),
+          ("rate_one_row_above", "quarantine_rate", "0.05", 0, 100, 6, False),
+          ("rate_below_min_rows", "quarantine_rate", "0.05", 101, 100, 99, True),
+          ("rate_at_min_rows_judged", "flag_rate", "0.05", 100, 100, 6, False),
+          ("rate_zero_rows", "flag_rate", "0", 0, 0, 0, True),
+          ("rate_zero_limit_clean", "flag_rate", "0", 0, 7, 0, True),
+          ("rate_zero_limit_one_row", "flag_rate", "0", 0, 7, 1, False),
+          ("rate_limit_one_all_rows", "rule_rate", "1", 0, 7, 7, True),
+          ("rate_third_just_below", "rule_rate", "0.333333333333333333", 0, 3, 1, False),
+          ("rate_third_just_above", "rule_rate", "0.333333333333333334", 0, 3, 1, True),
+          ("rate_integer_limit_text", "rule_rate", "0", 0, 1, 1, False),
+      ]],
     # SQL check files (002)
     ("sql_block_clean", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 0, "failing_rows": 0}, True),
     ("sql_block_rows", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 1, "failing_rows": 1}, False),
@@ -140,6 +160,7 @@ CASES = [
           ("value_range", ["amount"], ["int"], {"min_value": "0", "max_value": "1"}, {}),
           ("key_uniqueness", ["id"], ["int"], {}, {}),
           ("continuity", ["c"], ["timestamp"], {"max_gap_seconds": 60}, {"domain": "timestamp"}),
+          ("quarantine_rate", [], [], {"max_rate": "0.1", "min_rows": 0}, {}),
       ]],
 ]
 UNMEASURED = {
@@ -210,7 +231,8 @@ def test_every_kind_passes_and_fails() -> None:
     kinds = {check["kind"]: set() for _, check, _, _ in CASES}
     for _, check, _, expected in CASES:
         kinds[check["kind"]].add(expected)
-    assert set(kinds) == {"row_expectation", "null_ceiling", "value_range", "key_uniqueness", "continuity", "sql"}
+    assert set(kinds) == {"row_expectation", "null_ceiling", "value_range", "key_uniqueness", "continuity", "sql",
+                          "quarantine_rate", "flag_rate", "rule_rate"}
     assert all(v == {True, False} for v in kinds.values()), kinds
 
 

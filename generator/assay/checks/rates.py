@@ -144,19 +144,19 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
 
     ``line_of(path)`` gives the line of ``()`` (the mapping) or ``(key,)``."""
     problems: list[Problem] = []
-    label = f"the thresholds of {owner}"
+    label = f"the thresholds mapping of {owner}"
 
     def add(message: str, path: tuple = ()) -> None:
         problems.append(Problem(THRESHOLD_INVALID, message, line_of(path)))
 
     if not isinstance(raw, Mapping):
-        add(f"{label} are {'empty' if raw is None else 'not a mapping'}; write thresholds: as a mapping, e.g. "
+        add(f"{label} is {'empty' if raw is None else 'not a mapping'}; write thresholds: as a mapping, e.g. "
             "thresholds: {max_quarantine_rate: \"0.05\", on_breach: fail}")
         return [], problems
     for key in raw:
         if key not in ENTITY_KEYS:
             hint = " (a rule's own limit is max_rate, written on the rule)" if key == "max_rate" else ""
-            add(f"{label} state {key}, which is not a key of thresholds{hint}; the accepted keys are "
+            add(f"{label} states {key}, which is not a key of thresholds{hint}; the accepted keys are "
                 f"{', '.join(ENTITY_KEYS)}", (key,))
     rates = {}
     for key in ENTITY_RATES:
@@ -168,7 +168,7 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
         else:
             rates[key] = text
     if not any(raw.get(k) is not None for k in ENTITY_RATES):
-        add(f"{label} state neither max_quarantine_rate nor max_flag_rate; state at least one, or remove thresholds:")
+        add(f"{label} states neither max_quarantine_rate nor max_flag_rate; state at least one, or remove thresholds:")
     min_rows = _min_rows(raw.get("min_rows"))
     if min_rows is None:
         add(_min_rows_problem(label, raw.get("min_rows")), ("min_rows",))
