@@ -11,6 +11,7 @@ process, the test process's shared one (tests/support/spark.py). The results are
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -20,6 +21,11 @@ from tests.support import dbtresults, spark
 from tests.support.engines import SPARK, Engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+# Rate thresholds (decision 0980) on an entity without rules: nothing is quarantined or flagged, so
+# both hold; what this proves is that Spark counts the staged relation inside the measuring query.
+THRESHOLDS = '    thresholds: {max_quarantine_rate: "0", max_flag_rate: 0, min_rows: 1, on_breach: fail}\n'
+SPARK_ENTITIES = ENTITIES.replace("    checks:\n      - {check_id: grain_unique", THRESHOLDS + "    checks:\n      - {check_id: grain_unique", 1)
 
 TOO_HOT = """/* assay
 on_failure: block
@@ -35,7 +41,8 @@ def project(tmp_path_factory):
     if reason:
         pytest.fail(reason)
     spec = tmp_path_factory.mktemp("spec")
-    (spec / "entities.yml").write_text(ENTITIES)
+    assert SPARK_ENTITIES != ENTITIES
+    (spec / "entities.yml").write_text(SPARK_ENTITIES)
     (spec / "readings.yml").write_text(MAPPING)
     (spec / "stations.yml").write_text(STATION_MAPPING)
     checks = spec / "checks" / "silver" / "reading"
@@ -55,6 +62,13 @@ def results(project, rid: str) -> dict:
     return {r[0]: (r[1], r[2]) for r in rows}
 
 
+def rate_measures(project, rid: str) -> dict:
+    """check_id -> the recorded counts of the rate thresholds of one run."""
+    rows = project.query("select check_id, measures from assay_meta.assay_check_results "
+                         f"where run_id = '{rid}' and table_name = 'reading' and kind like '%_rate'")
+    return {r[0]: json.loads(r[1]) for r in rows}
+
+
 def test_pass_then_set_back_then_advisory_failure(project):
     # 1. Everything holds: published, every check recorded as passed.
     project.load_bronze([STATIONS, readings(
@@ -70,7 +84,10 @@ def test_pass_then_set_back_then_advisory_failure(project):
     assert results(project, first) == {
         "GRAIN_UNIQUE": (True, 4), "TEMP_PRESENT": (True, 4), "HUMIDITY_IN_RANGE": (True, 4), "HOURLY": (True, 4),
         "SEQ_STEPS": (True, 4), "ENOUGH_ROWS": (True, 4), "silver.reading/too_hot": (True, 0),
+        "QUARANTINE_RATE": (True, 4), "FLAG_RATE": (True, 4),
     }
+    assert rate_measures(project, first) == {"QUARANTINE_RATE": {"evaluated": 4, "failing": 0, "rows": 4},
+                                             "FLAG_RATE": {"evaluated": 4, "failing": 0, "rows": 4}}
 
     # 2. Three required checks and the blocking SQL check fail: CHECK_FAILED, the table keeps build 1.
     project.load_bronze([STATIONS, readings(
@@ -96,6 +113,7 @@ def test_pass_then_set_back_then_advisory_failure(project):
     assert results(project, second) == {
         "GRAIN_UNIQUE": (False, 3), "TEMP_PRESENT": (False, 3), "HUMIDITY_IN_RANGE": (False, 3), "HOURLY": (True, 3),
         "SEQ_STEPS": (True, 3), "ENOUGH_ROWS": (True, 3), "silver.reading/too_hot": (False, 1),
+        "QUARANTINE_RATE": (True, 3), "FLAG_RATE": (True, 3),
     }
 
     # 3. Only advisory checks fail: the build publishes and the failures are recorded.
@@ -111,6 +129,7 @@ def test_pass_then_set_back_then_advisory_failure(project):
     assert results(project, third) == {
         "GRAIN_UNIQUE": (True, 3), "TEMP_PRESENT": (True, 3), "HUMIDITY_IN_RANGE": (True, 3), "HOURLY": (False, 3),
         "SEQ_STEPS": (False, 3), "ENOUGH_ROWS": (True, 3), "silver.reading/too_hot": (True, 0),
+        "QUARANTINE_RATE": (True, 3), "FLAG_RATE": (True, 3),
     }
     # every run's results stay: the failing run's too
     runs = {r[0] for r in project.query("select distinct run_id from assay_meta.assay_check_results where table_name = 'reading'")}

@@ -1,4 +1,4 @@
-"""Rate thresholds on the SQLMesh target, DuckDB (issue 20 item 1, decision 0980).
+"""Rate thresholds on the SQLMesh target, DuckDB and PostgreSQL (issue 20 item 1, decision 0980).
 
 The spec and the three loads of tests/integration/test_rate_thresholds_dbt.py: a plan whose
 rates hold applies; a `fail` breach (QTY_RANGE_MIN_RATE) fails the plan through its blocking
@@ -18,7 +18,6 @@ from click.testing import CliRunner
 from assay.cli.main import cli
 from tests.integration.test_rate_thresholds_dbt import LOAD1, LOAD2, LOAD3, _rows, _spec
 from tests.support.sqlmeshfailures import AuditFailure, plan_fails
-from tests.support.sqlmeshproject import make_project
 
 pytestmark = pytest.mark.slow
 
@@ -38,8 +37,9 @@ def _results(project, run: str) -> dict:
     return {r[0]: (r[1], r[2], bool(r[3]), json.loads(r[4])) for r in rows}
 
 
-def test_fail_breach_stops_the_plan_and_warn_applies(tmp_path):
-    project = make_project(tmp_path / "project", _spec(tmp_path), engine="duckdb")
+def test_fail_breach_stops_the_plan_and_warn_applies(tmp_path, engine):
+    # DuckDB and PostgreSQL 18 (tests/conftest.py: the engines of a module that does not keep PG15)
+    project = engine.sqlmesh_project(tmp_path / "project", _spec(tmp_path), f"rates_sqlmesh_{engine.id}")
     try:
         project.load_bronze([_rows("l1", LOAD1)])
         plan1 = f"SQLMESH_PLAN: {project.plan().plan_id}"
