@@ -150,7 +150,7 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
         problems.append(Problem(THRESHOLD_INVALID, message, line_of(path)))
 
     if not isinstance(raw, Mapping):
-        add(f"{label} is {'empty' if raw is None else 'not a mapping'}; write thresholds: as a mapping, e.g. "
+        add(f"thresholds: of {owner} is {'empty' if raw is None else 'not a mapping'}; write it as a mapping, e.g. "
             "thresholds: {max_quarantine_rate: \"0.05\", on_breach: fail}")
         return [], problems
     for key in raw:
