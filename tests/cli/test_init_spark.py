@@ -162,10 +162,11 @@ def _no_spark_left(project: Path, profiles_dir: str = "") -> None:
 
 
 @spark
-def test_check_rows_starts_one_spark_for_its_three_connections_and_stops_it(shop):
+def test_check_rows_starts_one_spark_and_stops_it(shop):
     project, run_id = shop
-    # check rows connects three times (runs, results, kept rows): one child Spark serves them all,
-    # and it is gone when the command returns, so the metastore is free for dbt.
+    # check rows asks three questions (runs, results, kept rows) over one connection (the operator
+    # core): one child Spark serves them, and it is gone when the command returns, so the metastore
+    # is free for dbt.
     rows = _run(project, "check", "rows", run_id[:8], "enough_orders")
     assert rows.exit_code == 0, rows.output
     assert rows.stdout == ""
