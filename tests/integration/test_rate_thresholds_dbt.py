@@ -132,6 +132,9 @@ class Thresholds:
         assert results["QUARANTINE_RATE"]["passed"] is False
         events = project.query("select event_type, table_name, check_name, why from assay_meta.assay_events "
                                f"where run_id = '{run2}' order by event_type, check_name")
+        got = CliRunner().invoke(cli, ["table", "get", "item", "--project", str(project.path),
+                                       "--spec", str(project.path.parent / "spec")])
+        assert got.exit_code == 2 and "set back by the latest build" in got.stdout, got.output
         assert ("TABLE_ROLLED_BACK", "item", "QTY_RANGE_MIN_RATE", "previous_version_kept") in [
             (e[0], e[1], e[2], e[3]) for e in events], events
 
