@@ -257,3 +257,24 @@ def test_the_printed_rate_rounds_up_and_agrees_with_the_verdict():
     assert _recorded("flag_rate", "0.333334", 3, 1)[0] is True
     assert rate_detail("flag_rate", failing=0, evaluated=5, max_rate="0").detail == (
         "flagged 0 of 5 evaluated rows, a rate of 0, at or below the declared maximum of 0")
+
+
+def test_an_entity_with_thresholds_only_gets_the_checks_machinery_on_both_targets(tmp_path):
+    from assay.targets.dbt.declared_checks import declared_macro, results_model_sql
+    from assay.targets.sqlmesh.checks import model_tail, staged_tail
+    from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+
+    project, diagnostics, _ = _compile(tmp_path, thresholds="    thresholds: {max_quarantine_rate: \"0.1\", on_breach: fail}")
+    assert diagnostics == []
+    item = project.entity("item")
+    assert [c.check_id for c in item.declared_checks] == ["QUARANTINE_RATE"]
+    # dbt: the measuring macro and the results node exist, as for a declared check
+    macro = declared_macro(item, project)
+    assert "default__assay_declared__" in macro and '{{ ref("item__staged") }}' in macro
+    assert results_model_sql(project, "-- header") is not None
+    # SQLMesh: a blocking audit of its own, and the staged model's recorder counts its own table
+    low = SqlmeshSpelling("duckdb", project)
+    tail = model_tail(item, project, low)
+    assert "name assay_check__quarantine_rate" in tail and "blocking TRUE" in tail
+    assert "FROM silver.item__staged" in tail
+    assert "FROM @this_model\n" in staged_tail(item, project, low).replace("\r", "")
