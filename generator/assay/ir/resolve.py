@@ -17,6 +17,7 @@ from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
 from ..validate import Validated
 from ..validate.context import joins_quality
+from ..validate.thresholds import REFERENTIAL_DISPOSITION  # one table for validation and resolution
 from ..validate.types import normalize_type
 from .model import (
     INGESTION_COLUMNS,
@@ -35,8 +36,6 @@ from .model import (
     TableDecl,
 )
 from .naming import NameAllocator, base_name
-
-from ..validate.thresholds import REFERENTIAL_DISPOSITION  # noqa: E402 - one table for validation and resolution
 
 
 def fingerprint(loaded: LoadedSpec) -> str:
