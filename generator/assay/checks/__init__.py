@@ -7,6 +7,8 @@ Submodules:
 - :mod:`assay.checks.detail` writes the exact pass and fail sentences of 000, the
   ``not_evaluated: `` form, the ``CHECK_FAILED`` failure detail, and the two result shapes
   (the wire shape and the run record).
+- :mod:`assay.checks.rates` validates rate thresholds (an entity's ``thresholds:``, a rule's
+  ``max_rate``) and lowers each into a declared check of its own (decision 0980).
 - :mod:`assay.checks.sqlfile` reads ``checks/<namespace>/<table>/<name>.sql`` files: the
   ``/* assay`` header block, the resolved ``on_failure``, the one-SELECT rule.
 
