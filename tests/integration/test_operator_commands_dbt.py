@@ -11,9 +11,11 @@ macro counts, deletes and records the same on the same rows. Explain and report 
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -23,6 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli.main import cli
+from assay.report.charts import run_date
 from tests.support.corpus import PRECEDENCE, Relation
 from tests.support.dbtproject import make_project
 
@@ -229,20 +232,58 @@ def _report(project, spec, browser: bool):
         fresh = next(e for e in json.loads(out)["entities"] if e["entity"] == "q_line")["freshness"]
         assert fresh[0]["status"] == status, (now, fresh)
 
+    # The health verdict (issue 19): q_line's source is past error_after, so it needs attention first.
+    verdict = data["health"]
+    assert verdict["lines"][0]["entity"] == "q_line" and verdict["lines"][0]["level"] == "fail", verdict
+    assert [(l["entity"], l["level"], l["headline"]) for l in verdict["lines"]] == [
+        ("q_line", "fail", "q_line: published"), ("q_code", "ok", "q_code: published"), ("q_dup", "ok", "q_dup: published")]
+    assert verdict["sentence"] == ("1 of 3 entities needs attention (1 failing, 0 with warnings): "
+                                   "q_line (freshness error: q__lines 874.0 h old (error after 1d)).")
+    # each rule's trend over both runs, and the ranking across entities
+    trend = {t["rule"]: [r["rows_failed"] for r in t["runs"]] for t in line["rule_trend"]}
+    assert trend["amount_coercible"] == [1, 1] and trend["status_in_set"][-1] == 1, trend
+    assert [(r["entity"], r["rule"]) for r in data["ranking"][:2]] == [("q_line", "amount_coercible"), ("q_line", "status_in_set")]
+    # the explain command printed beside the example explains that very row
+    command = example["explain"]["command"]
+    assert command.startswith("assay explain q_line ORD-4 "), example
+    code, out = _run(project, spec, *shlex.split(command)[1:])
+    assert code == 0 and "q__lines row ln_05" in out and "quarantined because amount_coercible (quarantine) fired" in out, out
+    # dbt's own tests, from the last build's target/run_results.json
+    assert data["tool"]["tool"] == "dbt" and data["tool"]["invocation"]["command"] == "build", data["tool"]
+    assert data["tool"]["invocation"]["invocation_id"] == line["latest"]["run_id"]
+    tests = {t["name"]: (t["entity"], t["status"]) for t in data["tool"]["results"]}
+    assert tests["assay_reconcile__line_amount_matches_row"] == ("q_line", "pass")
+    assert tests["assay_fail_rule__q_code__code_fail_unique"] == ("q_code", "pass")
+
     page = project.path / "report.html"
     code, out = _run(project, spec, "report", "--out", str(page), "--now", "2026-04-15T10:00:00Z")
     assert code == 0 and page.exists(), out
     text = page.read_text()
     assert not re.search(r"(src|href)=\"(https?:)?//", text), "the page must load nothing from the network"
+    assert "<script" not in text and "@import" not in text and "url(" not in text
     if not browser:
         return
     assert CHROMIUM, "Debian's chromium is needed to open the report (.ci/run installs it)"
     profile = project.path / ".chromium"
     dom = _chromium(f"--user-data-dir={profile}", "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
-    shown = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom.stdout))
+    shown = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom.stdout)))
     assert "assay report:" in shown
-    assert "q_line 5 2 0 2 1 2" in shown  # entity, bronze, kept, flagged, quarantined, deduped, open rejects
+    # entity, bronze, kept (flagged among them), quarantined, deduped, open rejects: 5 = 2 + 2 + 1
+    assert "q_line 5 2 (0 flagged) 2 1 2" in shown
+    # the verdict on top, before any section
+    top = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom.stdout[: dom.stdout.index("<h2")])))
+    assert verdict["sentence"] in top and "q_line: published" in top and "freshness error: q__lines" in top, top
+    # each rule's trend with the runs' dates under it, and dates under the rows-per-run bars
+    card = dom.stdout[dom.stdout.index('id="entity-q_line"'):]
+    rules = card[card.index('class="rule-trend"'): card.index("</table>", card.index('class="rule-trend"'))]
+    first, last = (" ".join(run_date(r["run_started_at"])) for r in (line["trend"][0], line["trend"][-1]))
+    assert rules.count('aria-label="rows failed per run"') == len(line["rule_trend"]) >= 2
+    assert f'class="axis-date">{first}</text>' in rules and f'class="axis-date">{last}</text>' in rules, rules[:2000]
+    bars = card[card.index('aria-label="rows per run'): card.index("</svg>", card.index('aria-label="rows per run'))]
+    assert run_date(line["trend"][-1]["run_started_at"])[0] in bars
+    assert command in shown  # the copyable explain command
+    assert "dbt's own tests" in shown and "Rules that fail most rows, across entities" in shown
     assert "amount_coercible quarantine 1" in shown
     assert "Open reject rows: 2" in shown and "past retention" in shown
     assert "error" in shown

@@ -15,14 +15,17 @@ back is safe (its audits pass and rows still in bronze come back).
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
+import shlex
 import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from assay.cli.main import cli
+from assay.report.charts import run_date
 from assay.retention import EVENTS_COLUMNS
 from tests.integration.test_operator_commands_dbt import BAD_AMOUNT, CLEAN, COLS, FIX_2, HELD_2, HELD_3, OTHER
 from tests.support.corpus import PRECEDENCE, Relation
@@ -229,10 +232,27 @@ def _report(project):
     page = project.path / "report.html"
     code, out = _run(project, "report", "--out", str(page), "--now", "2026-04-15T10:00:00Z")
     assert code == 0 and page.exists(), out
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.read_text()))
+    page_text = page.read_text()
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page_text)))
     for entity in ("q_code", "q_dup", "q_line"):
         assert entity in text
-    assert "q_line 5 2 0 2 1 2" in text  # entity, bronze, kept, flagged, quarantined, deduped, open rejects
+    # entity, bronze, kept (flagged among them), quarantined, deduped, open rejects: 5 = 2 + 2 + 1
+    assert "q_line 5 2 (0 flagged) 2 1 2" in text
+    # the verdict first: q_line's source is past error_after
+    assert data["health"]["lines"][0]["entity"] == "q_line" and data["health"]["lines"][0]["level"] == "fail"
+    top = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page_text[: page_text.index("<h2")])))
+    assert data["health"]["sentence"] in top and "q_line: published" in top
+    # each rule's trend over the plan and the run, dated; the explain command of an example works here too
+    trend = {t["rule"]: t["runs"] for t in line["rule_trend"]}
+    assert [r["rows_failed"] for r in trend["amount_coercible"]] == [1, 1]
+    for run in trend["amount_coercible"]:
+        assert f'class="axis-date">{" ".join(run_date(run["run_started_at"]))}</text>' in page_text
+    command = example["explain"]["command"]
+    assert command in text and command.startswith("assay explain q_line ORD-4 "), example
+    code, out = _run(project, *shlex.split(command)[1:])
+    assert code == 0 and "q__lines row ln_05" in out, out
+    # SQLMesh keeps no per-audit outcome to read: the page says so instead of showing dbt's files
+    assert data["tool"]["tool"] == "sqlmesh" and "SQLMesh keeps no per-audit outcome" in text
 
 
 def _environment(project):

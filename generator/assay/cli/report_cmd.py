@@ -23,13 +23,17 @@ from .maintain_cmd import _parse_now
 @click.option("--now", "now_text", default=None, help="The clock ages and freshness are measured from (ISO 8601, UTC; default: now).")
 def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str], environment: Optional[str],
                out_file: Optional[Path], as_json: bool, now_text: Optional[str]) -> None:
-    """One self-contained HTML page of what the builds did: per entity bronze, kept, flagged,
-    quarantined and deduped (latest run and every run), the rules that fire most with example rows,
-    open reject rows by age against retention, freshness, and the latest table-check results."""
+    """One self-contained HTML page of what the builds did: a health verdict per entity (latest
+    build, failing checks, freshness), bronze = kept (flagged among them) + quarantined + deduped
+    per run with dates, each rule's trend and a ranking across entities, example rows with the
+    `assay explain` command for each, open reject rows by age, the spec's owner, grain and
+    descriptions, the latest check results and dbt's own test outcomes."""
     from ..api import load_project
     from ..errors import AssayError, WarehouseError
     from ..report.gather import Gatherer
     from ..report.html import render
+    from ..report.tool_results import tool_results
+    from ..runtime.warehouse import project_kind
     from ..runtime.operator import open_warehouse
 
     now = _parse_now(now_text)
@@ -41,7 +45,10 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
             progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
             reader = wh.reader
             try:
-                data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation).gather(now)
+                options = (("--target", target) if target else ()) + (("--environment", environment) if environment else ())
+                tool = tool_results(wh.project, project_dir, project_kind(project_dir))
+                data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation).gather(
+                    now, explain_options=options, tool=tool)
             except AssayError:  # a WarehouseError: its own sentence
                 raise
             except Exception as exc:

@@ -229,7 +229,7 @@ class Gatherer:
     def _checks(self) -> list[dict]:
         """The results of each table's latest recorded build (runtime/check_results.py)."""
         from ..checks.recorded import verdict_of_row
-        from ..runtime.check_results import CheckResults
+        from ..runtime.check_results import CheckResults, outcome_of
 
         recorded = CheckResults(self._reader(), self.meta)
         latest = recorded.latest_run_per_table()
@@ -243,14 +243,20 @@ class Gatherer:
                 detail = verdict_of_row(r[3], r[6], r[7]).detail
             except Exception:  # a SQL check file's result carries no measurements to render
                 detail = None
+            try:
+                outcome = outcome_of(r[3], r[4], bool(r[5]), r[7])[0]
+            except (TypeError, ValueError):
+                outcome = "passed" if r[5] else "FAILED"
             out.append({"run_id": r[0], "table": r[1], "check_id": r[2], "kind": r[3], "enforcement": r[4],
-                        "passed": bool(r[5]), "detail": detail, "recorded_at": _stamp(r[8]), "position": r[9]})
+                        "passed": bool(r[5]), "outcome": outcome, "detail": detail, "recorded_at": _stamp(r[8]),
+                        "position": r[9]})
         out.sort(key=lambda c: (c["table"], c["position"] if c["position"] is not None else 0, c["check_id"]))
         return out
 
     # ------------------------------------------------------------------ all
     def _outcomes(self, history: dict[str, list[dict]]) -> dict[str, dict]:
-        """{entity: its latest build's state} (runtime/table_states.py), the first thing the page says."""
+        """{table: its latest build's state} (runtime/table_states.py) of every entity and every
+        checked table the project only reads: the first thing the page says."""
         from ..runtime.table_states import table_states
 
         started = {name: str(runs[-1]["run_started_at"]) for name, runs in history.items() if runs}
@@ -262,7 +268,13 @@ class Gatherer:
 
         return SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel)
 
-    def gather(self, now: dt.datetime) -> dict:
+    def gather(self, now: dt.datetime, *, explain_options: tuple[str, ...] = (), tool: Optional[dict] = None) -> dict:
+        """The report's data. `explain_options`: the report's own `--target` / `--environment`, repeated
+        in each example's `assay explain` command; `tool`: the build tool's own outcomes
+        (report/tool_results.py), judged in the health verdict."""
+        from .commands import explain_command
+        from .health import health
+
         history = self._history()
         outcomes = self._outcomes(history)
         entities = []
@@ -272,14 +284,70 @@ class Gatherer:
             ranked = sorted(((r, v) for r, v in (latest or {}).get("rules", {}).items() if v["rows_failed"] > 0),
                             key=lambda rv: (-rv[1]["rows_failed"], rv[0]))[:TOP_RULES]
             examples = self._examples(e, [r for r, _ in ranked])
+            hidden = hidden_names(e)
+            for found in examples.values():
+                for ex in found:
+                    ex["explain"] = explain_command(e, ex, hidden, e.redact, explain_options)
             entities.append({
                 "entity": e.name,
+                "spec": _spec_of(e),
                 "outcome": outcomes.get(e.name),
-                "latest": None if latest is None else {k: latest[k] for k in ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")},
+                "latest": None if latest is None else {k: latest[k] for k in RUN_FIELDS},
                 "flagged": self._flagged(e),
-                "trend": [{k: r[k] for k in ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")} for r in runs],
+                "trend": [{k: r[k] for k in RUN_FIELDS} for r in runs],
+                "rule_trend": _rule_trend(runs),
                 "top_rules": [{"rule": r, "disposition": v["disposition"], "rows_failed": v["rows_failed"], "examples": examples.get(r, [])} for r, v in ranked],
                 "rejects": self._open_rejects(e, now),
                 "freshness": self._freshness(e, now),
             })
-        return {"project": self.project.name, "generated_for": _stamp(now), "entities": entities, "checks": self._checks()}
+        names = {e.name for e in self.project.entities}
+        data = {"project": self.project.name, "generated_for": _stamp(now), "entities": entities,
+                "tables": [o for t, o in sorted(outcomes.items()) if t not in names],
+                "ranking": _ranking(entities), "checks": self._checks(), "tool": tool}
+        data["health"] = health(data)
+        return data
+
+
+RUN_FIELDS = ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")
+RANKED = 15  # rules in the ranking across entities
+
+
+def _spec_of(e: Entity) -> dict:
+    """What the spec says of the entity for a reader: owner, grain, description, key, history, and
+    each field's type, classification and description (names and spec text, never data)."""
+    return {"owner": e.owner, "grain": e.grain, "description": e.description, "key": list(e.key), "scd": e.scd,
+            "retention": None if e.retention is None else str(e.retention),
+            "fields": [{"name": c.name, "type": c.type, "required": c.required, "classification": c.classification,
+                        "description": c.description} for c in e.columns]}
+
+
+def _rule_trend(runs: list[dict]) -> list[dict]:
+    """Each rule that failed rows in any recorded run, with its rows_failed in every run (0 where
+    the run recorded none), the rule failing most in the latest run first."""
+    fired = sorted({r for run in runs for r, v in run["rules"].items() if v["rows_failed"] > 0})
+    latest = runs[-1]["rules"] if runs else {}
+    out = []
+    for rule in fired:
+        disposition = next((run["rules"][rule]["disposition"] for run in reversed(runs) if rule in run["rules"]), None)
+        out.append({"rule": rule, "disposition": disposition,
+                    "runs": [{"run_id": run["run_id"], "run_started_at": run["run_started_at"],
+                              "rows_failed": run["rules"].get(rule, {}).get("rows_failed", 0)} for run in runs]})
+    out.sort(key=lambda t: (-latest.get(t["rule"], {}).get("rows_failed", 0), t["rule"]))
+    return out
+
+
+def _ranking(entities: list[dict]) -> list[dict]:
+    """The rules that failed most rows in each entity's latest run, across entities, with the share
+    of that run's bronze rows."""
+    rows = []
+    for e in entities:
+        latest = e["latest"]
+        for t in e["rule_trend"]:
+            failed = t["runs"][-1]["rows_failed"] if t["runs"] else 0
+            if latest is None or failed <= 0 or t["runs"][-1]["run_id"] != latest["run_id"]:
+                continue
+            rows.append({"entity": e["entity"], "rule": t["rule"], "disposition": t["disposition"], "rows_failed": failed,
+                         "bronze": latest["bronze"], "run_started_at": latest["run_started_at"],
+                         "share": round(failed / latest["bronze"], 4) if latest["bronze"] else None})
+    rows.sort(key=lambda r: (-r["rows_failed"], -(r["share"] or 0), r["entity"], r["rule"]))
+    return rows[:RANKED]

@@ -1,0 +1,130 @@
+"""The report's health verdict (issue 19; decision 0990): one line per entity (and per table assay
+only reads that has checks), worst first, and one sentence for the whole warehouse.
+
+A pure function of the gathered data, so `--json` carries the same verdict the page shows. An
+entity needs attention (`fail`) when its latest build did not publish (set back, not published,
+kept), a check of its latest build failed or errored, a mapping's freshness is past `error_after`,
+or dbt's own test on it failed or errored; it has warnings (`warn`) when it was never built, a
+check warned or was not evaluated, freshness is past `warn_after` or has no data, a dbt test
+warned, or open reject rows are past retention. Otherwise it is `ok`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LEVELS = ("fail", "warn", "ok")
+FAILED_CHECK = ("FAILED", "failed (kept)", "errored")
+WARNED_CHECK = ("warned", "not_evaluated")
+FRESHNESS = ("error", "no data", "warn", "pass")  # worst first
+STATE_WORDS = {"published": "published", "set_back": "set back", "not_published": "not published", "kept": "kept"}
+
+
+def _state_reason(outcome: dict) -> str | None:
+    from ..runtime.table_states import line
+
+    if outcome is None or outcome["state"] == "published":
+        return None
+    if outcome["state"] == "not_published" and outcome.get("run") is None and outcome.get("built_by_project", True):
+        return None  # never built: said by the line's own `never built` reason below
+    return line(outcome).split(": ", 1)[1]
+
+
+def _checks_of(checks: list[dict], table: str) -> tuple[list[str], list[str]]:
+    fails, warns = [], []
+    for c in checks:
+        if c["table"] != table or c.get("outcome") in (None, "passed"):
+            continue
+        said = f"check {c['check_id']} {c['outcome'].lower()}" + (f": {c['detail']}" if c.get("detail") else "")
+        (fails if c["outcome"] in FAILED_CHECK else warns if c["outcome"] in WARNED_CHECK else fails).append(said)
+    return fails, warns
+
+
+def _tool_of(tool: dict, entity: str) -> tuple[list[str], list[str]]:
+    fails, warns = [], []
+    for t in (tool or {}).get("results", []):
+        if t.get("entity") != entity:
+            continue
+        said = f"dbt {t['kind']} {t['name']}: {t['status']}" + (f" ({t['message']})" if t.get("message") else "")
+        if t["status"] in ("fail", "error"):
+            fails.append(said)
+        elif t["status"] in ("warn", "skipped"):
+            warns.append(said)
+    return fails, warns
+
+
+def _entity_line(e: dict, checks: list[dict], tool: dict) -> dict[str, Any]:
+    fails, warns = [], []
+    state = _state_reason(e.get("outcome"))
+    latest = e.get("latest") or {}
+    if not latest and state is None:
+        warns.append("never built: no run of it is in mart_data_quality")
+    f, w = _checks_of(checks, e["entity"])
+    fails += f
+    warns += w
+    for fresh in e.get("freshness", []):
+        age = f"{fresh['age_hours']} h old" if fresh.get("age_hours") is not None else "no row staged"
+        if fresh["status"] == "error":
+            fails.append(f"freshness error: {fresh['source']} {age} (error after {fresh['error_after']})")
+        elif fresh["status"] in ("warn", "no data"):
+            warns.append(f"freshness {fresh['status']}: {fresh['source']} {age}"
+                         + (f" (warn after {fresh['warn_after']})" if fresh["status"] == "warn" else ""))
+    f, w = _tool_of(tool, e["entity"])
+    fails += f
+    warns += w
+    past = next((b["rows"] for b in e.get("rejects", {}).get("by_age", []) if b["bucket"] == "past retention"), 0)
+    if past:
+        warns.append(f"{past} open reject {'row' if past == 1 else 'rows'} past retention (assay maintain deletes them)")
+    outcome = e.get("outcome") or {}
+    statuses = [f["status"] for f in e.get("freshness", [])]
+    mine = [c for c in checks if c["table"] == e["entity"]]
+    return {**_line(e["entity"], "entity", outcome.get("state", "published" if latest else "not_published"), state, fails, warns,
+                 latest.get("run_id"), latest.get("run_started_at")),
+            "freshness": next((w for w in FRESHNESS if w in statuses), None),
+            "checks_passed": sum(1 for c in mine if c.get("outcome") == "passed"), "checks": len(mine)}
+
+
+def _line(name: str, kind: str, state: str, said: str | None, fails: list[str], warns: list[str],
+          run_id: str | None = None, started: str | None = None) -> dict[str, Any]:
+    """One verdict line: the headline is the table's state as `assay table list` says it, the
+    reasons are what else needs attention, failures first."""
+    if said is None and not fails and not warns:
+        said = "published" if state == "published" else STATE_WORDS.get(state, state)
+    headline = f"{name}: {said}" if said else f"{name}: {STATE_WORDS.get(state, state)}"
+    level = "fail" if fails or (said and state != "published") else "warn" if warns else "ok"
+    return {"entity": name, "kind": kind, "level": level, "state": state, "headline": headline,
+            "run_id": run_id, "run_started_at": started, "reasons": fails + warns}
+
+
+def _table_line(outcome: dict, checks: list[dict]) -> dict[str, Any]:
+    from ..runtime.table_states import line
+
+    fails, warns = _checks_of(checks, outcome["table"])
+    if outcome["state"] == "not_published":
+        fails.insert(0, "the table does not exist")
+    return _line(outcome["table"], "table", outcome["state"], line(outcome).split(": ", 1)[1], fails, warns)
+
+
+def health(data: dict) -> dict[str, Any]:
+    """{"sentence": one sentence for the warehouse, "lines": one per entity and checked table,
+    worst first ({entity, kind, level, state, headline, run_id, run_started_at, reasons})}."""
+    checks, tool = data.get("checks", []), data.get("tool") or {}
+    lines = [_entity_line(e, checks, tool) for e in data["entities"]]
+    lines += [_table_line(t, checks) for t in data.get("tables", [])]
+    lines.sort(key=lambda l: (LEVELS.index(l["level"]), l["kind"] != "entity", l["entity"]))
+    n = len(lines)
+    bad = [l for l in lines if l["level"] != "ok"]
+    one, many = ("entity", "entities") if all(l["kind"] == "entity" for l in lines) else ("table", "tables")
+    if not n:
+        sentence = "The spec declares no entity."
+    elif not bad:
+        sentence = (f"All {n} {one + ' is' if n == 1 else many + ' are'} healthy: every latest build published, "
+                    "no check failed, every declared source is fresh.")
+    else:
+        fails = sum(1 for l in bad if l["level"] == "fail")
+        parts = [f"{l['entity']} ({l['headline'].split(': ', 1)[1] if l['state'] != 'published' else l['reasons'][0]})"
+                 for l in bad[:3]]
+        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        sentence = (f"{len(bad)} of {n} {one if n == 1 else many} {'needs' if len(bad) == 1 else 'need'} attention "
+                    f"({fails} failing, {len(bad) - fails} with warnings): " + "; ".join(parts) + more + ".")
+    return {"sentence": sentence, "lines": lines}

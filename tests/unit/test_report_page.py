@@ -1,0 +1,269 @@
+"""The report page as a data lead reads it (issue 19), from gathered data to HTML, no build:
+the health verdict on top and worst first, the summary columns adding up with flagged shown as a
+part of kept, dates on every chart over runs, a rule's trend and the ranking across entities, the
+`assay explain` command per example row, dbt's own test outcomes, and no value of a `pii` field or
+a redacted column anywhere on the page (gathered from a real in-process DuckDB warehouse shaped as
+the build writes it, on a spec whose key is classified pii)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from assay.api import load_project
+from assay.privacy import HIDDEN
+from assay.report.commands import explain_command
+from assay.report.gather import Gatherer
+from assay.report.health import health
+from assay.report.html import render
+from assay.report.tool_results import MESSAGE_NOT_SHOWN, NOT_RECORDED_BY_SQLMESH, tool_results
+from assay.runtime.warehouse import Reader
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
+DAYS = ["2026-11-28T06:00:00Z", "2026-11-29T06:00:00Z", "2026-11-30T06:30:00Z"]
+
+
+def _text(page: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
+def _run(i: int, bronze: int, kept: int, quarantined: int, deduped: int) -> dict:
+    return {"run_id": f"run-{i}", "run_started_at": DAYS[i], "bronze": bronze, "kept": kept,
+            "quarantined": quarantined, "deduped": deduped}
+
+
+def _entity(name: str, runs: list[dict], flagged: int, *, outcome: str = "published", freshness: str = "pass",
+            rules: tuple = (), examples: tuple = ()) -> dict:
+    latest = runs[-1] if runs else None
+    trend = [{"rule": r, "disposition": d, "runs": [{"run_id": run["run_id"], "run_started_at": run["run_started_at"],
+                                                     "rows_failed": n} for run, n in zip(runs, counts)]}
+             for r, d, counts in rules]
+    return {
+        "entity": name,
+        "spec": {"owner": f"{name}-team", "grain": f"one row per {name}", "description": f"All the {name}s we know.",
+                 "key": [f"{name}_id"], "scd": "type1", "retention": "30d",
+                 "fields": [{"name": f"{name}_id", "type": "string", "required": True, "classification": None,
+                             "description": f"The {name}'s id."}]},
+        "outcome": {"table": name, "state": outcome, "run": "run-2" if outcome != "published" else None,
+                    "check": "ENOUGH_ROWS" if outcome != "published" else None,
+                    "why": "previous_version_kept" if outcome == "set_back" else None, "since": None, "built_by_project": True},
+        "latest": latest, "flagged": flagged, "trend": runs, "rule_trend": trend,
+        "top_rules": [{"rule": r, "disposition": d, "rows_failed": counts[-1], "examples": list(examples)}
+                      for r, d, counts in rules if counts[-1]],
+        "rejects": {"open": 0, "by_age": [], "retention": "30d"},
+        "freshness": [{"source": f"raw_{name}s", "newest_ingested_at": DAYS[-1], "age_hours": 30.0, "warn_after": "1d",
+                       "error_after": "2d", "status": freshness}],
+    }
+
+
+def _data() -> dict:
+    entities = [
+        _entity("alpha", [_run(0, 4, 4, 0, 0), _run(1, 6, 5, 1, 0), _run(2, 10, 5, 4, 1)], 3,
+                rules=(("amount_range", "quarantine", (0, 1, 4)), ("email_pattern", "flag", (0, 2, 3))),
+                examples=({"where": "reject", "source_row_id": "a-7", "key": {"alpha_id": "A 7"}, "raw": {"amount": "-5"},
+                           "explain": {"command": "assay explain alpha 'A 7'", "note": None}},)),
+        _entity("beta", [_run(0, 6, 3, 2, 1)], 1, freshness="warn"),
+        _entity("gamma", [_run(1, 2, 2, 0, 0), _run(2, 3, 3, 0, 0)], 0, outcome="set_back"),
+    ]
+    from assay.report.gather import _ranking
+
+    data = {"project": "shop", "generated_for": "2026-12-01T10:00:00Z", "entities": entities, "tables": [],
+            "checks": [{"run_id": "run-2", "table": "gamma", "check_id": "ENOUGH_ROWS", "kind": "row_expectation",
+                        "enforcement": "required", "passed": False, "outcome": "FAILED", "detail": "row count 3 is below the declared minimum of 1000",
+                        "recorded_at": DAYS[-1], "position": 1}],
+            "ranking": _ranking(entities), "tool": None}
+    data["health"] = health(data)
+    return data
+
+
+def test_the_verdict_comes_first_worst_first():
+    data = _data()
+    assert [(l["entity"], l["level"]) for l in data["health"]["lines"]] == [("gamma", "fail"), ("beta", "warn"), ("alpha", "ok")]
+    assert data["health"]["sentence"].startswith("2 of 3 entities need attention (1 failing, 1 with warnings): gamma (set back by the latest build")
+    page = render(data)
+    top = page[: page.index("<h2")]  # before any section: the verdict
+    text = _text(top)
+    assert data["health"]["sentence"] in text
+    assert text.index("gamma: set back by the latest build (run run-2): check ENOUGH_ROWS did not pass") < text.index("beta: published") \
+        < text.index("alpha: published")
+    assert "check ENOUGH_ROWS failed: row count 3 is below the declared minimum of 1000" in text
+    # the entity cards follow the verdict's order
+    assert page.index('id="entity-gamma"') < page.index('id="entity-beta"') < page.index('id="entity-alpha"')
+    assert "freshness warn: raw_betas 30.0 h old (warn after 1d)" in text
+
+
+def test_the_summary_adds_up_and_flagged_is_part_of_kept():
+    page = render(_data())
+    summary = page[page.index('<table class="summary">'): page.index("</table>", page.index('<table class="summary">'))]
+    rows = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)] for tr in re.findall(r"<tr>(.*?)</tr>", summary)[1:]]
+    assert [r[:5] for r in rows] == [["alpha", "10", "5 (3 flagged)", "4", "1"], ["beta", "6", "3 (1 flagged)", "2", "1"],
+                                     ["gamma", "3", "3 (0 flagged)", "0", "0"]]
+    for entity, bronze, kept, quarantined, deduped, *_ in rows:
+        assert int(bronze) == int(kept.split()[0]) + int(quarantined) + int(deduped), entity
+    # each card says the same as one equation, and the bar of the latest run has a flagged part
+    assert "bronze 10 = kept 5 (3 flagged) + quarantined 4 + deduped 1" in _text(page)
+    assert "<title>flagged 3 of 10 bronze rows</title>" in page and "<title>kept 2 of 10 bronze rows</title>" in page
+
+
+def test_an_incremental_tables_flagged_rows_are_not_passed_off_as_this_runs():
+    data = _data()
+    data["entities"][1]["flagged"] = 9  # more than the run kept: the published table holds earlier runs
+    text = _text(render(data))
+    assert "3 (the published table holds 9 flagged rows, of this and earlier runs)" in text
+
+
+def test_every_chart_over_runs_has_dates():
+    page = render(_data())
+    card = page[page.index('id="entity-alpha"'):]
+    card = card[: card.index("</section>")]
+    runs = card[card.index('aria-label="rows per run'): card.index("</svg>", card.index('aria-label="rows per run'))]
+    assert [d for d in re.findall(r'<tspan[^>]*>([^<]*)</tspan>', runs)] == [
+        "2026-11-28", "06:00", "2026-11-29", "06:00", "2026-11-30", "06:30"]
+    # one sparkline per rule that failed rows, its first and last run's dates under it
+    trend = card[card.index('<table class="rule-trend">'): card.index("</table>", card.index('<table class="rule-trend">'))]
+    assert trend.count('aria-label="rows failed per run"') == 2
+    assert re.findall(r'class="axis-date">([^<]*)</text>', trend) == ["2026-11-28 06:00", "2026-11-30 06:30"] * 2
+    assert "<title>2026-11-30T06:30:00Z: 4 rows failed (run run-2)</title>" in trend
+    # many runs: the labels thin out, the last run is always labelled
+    from assay.report.charts import runs_svg
+
+    many = [dict(_run(0, 5, 5, 0, 0), run_id=f"r{i}", run_started_at=f"2026-10-{i + 1:02d}T06:00:00Z") for i in range(30)]
+    labels = re.findall(r'<tspan x="[^"]*">(\d{4}-\d\d-\d\d)</tspan>', runs_svg(many))
+    assert 2 <= len(labels) <= 8 and labels[0] == "2026-10-01" and labels[-1] == "2026-10-30"
+
+
+def test_the_ranking_spans_entities():
+    data = _data()
+    assert [(r["entity"], r["rule"], r["rows_failed"], r["share"]) for r in data["ranking"]] == [
+        ("alpha", "amount_range", 4, 0.4), ("alpha", "email_pattern", 3, 0.3)]
+    ranking = _text(render(data))
+    assert "1 alpha amount_range quarantine 4 40.0% 2026-11-30 06:30" in ranking
+
+
+def test_spec_metadata_and_the_explain_command_are_on_the_card():
+    text = _text(render(_data()))
+    assert "owner alpha-team · grain one row per alpha · key alpha_id" in text
+    assert "All the alphas we know." in text and "The alpha's id." in text
+    assert "assay explain alpha &#x27;A 7&#x27;" in render(_data())  # escaped in the page, copied as typed
+
+
+def test_explain_command_is_exact_and_quoted():
+    project = load_project(EXAMPLE)
+    order = project.entity("order")
+    assert explain_command(order, {"key": {"order_id": "O-1"}, "source_row_id": "o-001"}, frozenset()) == {
+        "command": "assay explain order O-1", "note": None}
+    assert explain_command(order, {"key": {"order_id": "O 1;rm"}, "source_row_id": "o-001"}, frozenset(),
+                           options=("--environment", "dev"))["command"] == "assay explain order 'O 1;rm' --environment dev"
+    # a key that did not cast: the row is named by its source row id
+    got = explain_command(order, {"key": {"order_id": None}, "source_row_id": "o-009"}, frozenset())
+    assert got["command"] == "assay explain order --source-row-id o-009" and "not known here" in got["note"]
+
+
+@pytest.fixture
+def private_spec(tmp_path):
+    """The example's spec with the customer's key classified pii (its bronze column `id` too)."""
+    spec = tmp_path / "spec"
+    shutil.copytree(EXAMPLE, spec)
+    entities = spec / "spec" / "entities.yml"
+    text = entities.read_text()
+    entities.write_text(text.replace("customer_id: {type: string, required: true}",
+                                     "customer_id: {type: string, required: true, classification: pii}", 1))
+    return load_project(spec)
+
+
+SECRET_KEY, SECRET_EMAIL, SECRET_PHONE = "CUST-SECRET-77", "alice.private@example.org", "+358-40-5550199"
+
+
+def _warehouse(project) -> Reader:
+    con = duckdb.connect(":memory:")
+    for schema in ("silver", "gold", "bronze"):
+        con.execute(f"create schema {schema}")
+    con.execute("create table gold.mart_data_quality (entity varchar, mapping varchar, rule varchar, disposition varchar, "
+                "rows_evaluated bigint, rows_failed bigint, rows_quarantined bigint, rows_deduped bigint, run_id varchar, "
+                "run_date date, run_started_at timestamp)")
+    for i, day in enumerate(("2026-11-29 06:00:00", "2026-11-30 06:00:00")):
+        con.execute("insert into gold.mart_data_quality values ('customer', null, '(entity)', '(entity)', 3, 0, 1, 0, ?, ?, ?), "
+                    "('customer', 'raw_customers', 'email_pattern', 'flag', 0, 1, 0, 0, ?, ?, ?), "
+                    "('customer', 'raw_customers', 'country_length', 'quarantine', 0, 1, 0, 0, ?, ?, ?)",
+                    [f"run-{i}", day[:10], day] * 3)
+    con.execute("create table silver.customer__current (customer_id varchar, email varchar, country varchar, _source_row_id varchar, "
+                "_mapping varchar, _quality_flags varchar[], _quality_ok boolean)")
+    con.execute("insert into silver.customer__current values (?, ?, 'FI', 'c-001', 'raw_customers', ['email_pattern'], false), "
+                "('C2', 'b@example.com', 'FI', 'c-002', 'raw_customers', [], true)", [SECRET_KEY, SECRET_EMAIL])
+    con.execute("create table silver.customer__reject (_source_row_id varchar, failed_rules varchar[], key_values varchar, raw varchar, "
+                "resolved_at timestamp, last_seen timestamp)")
+    con.execute("insert into silver.customer__reject values ('c-009', ['country_length'], ?, ?, null, timestamp '2026-11-30 06:00:00')",
+                [json.dumps({"customer_id": SECRET_KEY}),
+                 json.dumps({"id": SECRET_KEY.lower(), "email": SECRET_EMAIL, "phone": SECRET_PHONE, "country": "Finland"})])
+    return Reader(con, "duckdb")
+
+
+def test_no_pii_or_redacted_value_anywhere_on_the_page(private_spec, tmp_path):
+    reader = _warehouse(private_spec)
+    gatherer = Gatherer(private_spec, reader.query, reader.columns, reader.exists, reader.relation)
+    data = gatherer.gather(dt.datetime(2026, 12, 1, 10), tool=tool_results(private_spec, tmp_path / "no-dbt-here", "dbt"))
+    page = render(data)
+    dumped = json.dumps(data, default=str)
+    for secret in (SECRET_KEY, SECRET_KEY.lower(), SECRET_EMAIL, SECRET_PHONE):
+        assert secret not in page and secret not in dumped, secret
+    customer = next(e for e in data["entities"] if e["entity"] == "customer")
+    examples = {r["rule"]: r["examples"] for r in customer["top_rules"]}
+    assert examples["country_length"][0]["raw"]["email"] == HIDDEN and "phone" not in examples["country_length"][0]["raw"]
+    # the key is pii: no command carries it; the row is named by its source row id, and the page says why
+    for rule, source_row in (("country_length", "c-009"), ("email_pattern", "c-001")):
+        got = examples[rule][0]["explain"]
+        assert got["command"] == f"assay explain customer --source-row-id {source_row}", got
+        assert "the key (customer_id) is classified pii, so no command with it is printed" in got["note"]
+    assert "assay explain customer --source-row-id c-009" in page
+    assert "the key (customer_id) is classified pii" in _text(page)
+    # the two runs are on the page with their dates, and the verdict is on top
+    assert "2026-11-29" in page and "2026-11-30" in page
+    assert page.index('class="verdict') < page.index("<h2")
+    # no run_results.json: said, not an error
+    assert "run_results.json is not there" in _text(page)
+
+
+def test_dbt_test_outcomes_and_messages_that_may_quote_data(tmp_path):
+    project = load_project(EXAMPLE)
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "dbt_project.yml").write_text("name: shop\n")
+    (target / "manifest.json").write_text(json.dumps({"nodes": {
+        "test.shop.assay_coverage__every_customer_ordered.76": {"name": "assay_coverage__every_customer_ordered",
+                                                               "attached_node": "model.shop.customer__current"},
+        "test.shop.not_null_order_amount.1": {"name": "not_null_order_amount", "depends_on": {"nodes": ["model.shop.order"]}}}}))
+    (target / "run_results.json").write_text(json.dumps({
+        "metadata": {"invocation_id": "inv-1", "generated_at": "2026-12-01T09:00:00Z", "dbt_version": "1.11.0"},
+        "args": {"which": "build"},
+        "results": [
+            {"unique_id": "model.shop.order", "status": "success", "message": "OK"},
+            {"unique_id": "model.shop.customer__current", "status": "error",
+             "message": f"Conversion Error: Could not convert string '{SECRET_EMAIL}' to INT32"},
+            {"unique_id": "test.shop.assay_coverage__every_customer_ordered.76", "status": "warn", "failures": 1,
+             "message": "Got 1 result, configured to warn if != 0"},
+            {"unique_id": "test.shop.not_null_order_amount.1", "status": "fail", "failures": 2,
+             "message": "Got 2 results, configured to fail if != 0"}]}))
+    tool = tool_results(project, tmp_path, "dbt")
+    # worst first; a model that built is not listed; an error's message may quote the data: not copied
+    assert [(t["entity"], t["name"], t["status"], t["message"]) for t in tool["results"]] == [
+        ("customer", "customer__current", "error", MESSAGE_NOT_SHOWN),
+        ("order", "not_null_order_amount", "fail", "Got 2 results, configured to fail if != 0"),
+        ("customer", "assay_coverage__every_customer_ordered", "warn", "Got 1 result, configured to warn if != 0")]
+    data = _data()
+    data["tool"] = tool
+    data["health"] = health(data)
+    page = render(data)
+    assert SECRET_EMAIL not in page
+    text = _text(page)
+    assert "dbt build (invocation inv-1) at 2026-12-01 09:00 UTC" in text
+    assert "not_null_order_amount test fail 2 Got 2 results, configured to fail if != 0" in text
+    sqlmesh = tool_results(project, tmp_path, "sqlmesh")
+    assert sqlmesh["note"] == NOT_RECORDED_BY_SQLMESH and not sqlmesh["results"]
+    assert "SQLMesh keeps no per-audit outcome" in _text(render(dict(data, tool=sqlmesh)))
