@@ -168,3 +168,27 @@ def test_each_checks_command_opens_one_connection_and_closes_it(recorded, monkey
     assert len(opened) == 1
     with pytest.raises(duckdb.ConnectionException):
         opened[0].execute("select 1")
+
+
+def test_a_rate_check_says_where_the_rows_it_counted_are(tmp_path):
+    """A rate threshold (docs/thresholds.md) keeps no rows of its own: `check rows` names where the
+    rows it counted are, for each of the three kinds, instead of the generic sentence."""
+    project, con = results_warehouse(tmp_path)
+    spec = json.dumps({"columns": [], "types": [], "bounds": {"max_rate": "0.3", "min_rows": 0}})
+    for position, (check_id, kind, failing) in enumerate(
+            [("QUARANTINE_RATE", "quarantine_rate", 4), ("FLAG_RATE", "flag_rate", 3), ("QTY_RANGE_RATE", "rule_rate", 1)]):
+        con.execute("insert into assay_meta.assay_check_results values (?, 'order', ?, ?, ?, 'advisory', ?, 5, ?, ?, ?)",
+                    [RUN, check_id, position, kind, failing <= 2, spec,
+                     json.dumps({"evaluated": 9, "failing": failing, "rows": 5}), "2026-12-01 10:00:00"])
+    con.close()
+    said = {}
+    for check_id in ("quarantine_rate", "FLAG_RATE", "qty_range_rate"):
+        result = invoke("check", "rows", RUN[:8], check_id, "--project", str(project))
+        assert result.exit_code == 0 and result.stdout == "", result.output
+        said[check_id.upper()] = result.stderr
+    assert said["QUARANTINE_RATE"].startswith(
+        "order: QUARANTINE_RATE: no rows: a rate check keeps no rows of its own; they are the rows of order__reject "
+        "this run quarantined (assay report shows examples of each rule): quarantined 4 of 9 evaluated rows")
+    assert "they are the rows of order whose _quality_flags is not empty" in said["FLAG_RATE"]
+    assert ("they carry the rule: in order__reject when it quarantines, in order's _quality_flags when it flags"
+            in said["QTY_RANGE_RATE"])

@@ -17,6 +17,7 @@ from typing import Optional
 import click
 
 from ..checks.detail import NOT_EVALUATED_PREFIX
+from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import short_run_id
 from .common import PROJECT_HELP, build_command, json_option, optional_spec, plural, project_option, shown, spec_option, warehouse_options
@@ -72,7 +73,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         click.echo(f"run {found}" + (" (the latest)" if run_id is None else ""), err=True)
     if as_json:
         # 000's wire shape, and the table each result is of (a run checks several tables).
-        click.echo(json.dumps(results, indent=2))
+        click.echo(json.dumps([{k: r[k] for k in WIRE} for r in results], indent=2))
     else:
         for r in results:
             label = _label(r)
@@ -83,6 +84,19 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
     if failed:
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {found} did not pass: "
                            + ", ".join(r["check_id"] for r in failed) + ".")
+
+
+def _rate_rows(kind: str, table: str) -> str:
+    """Where the rows a rate check counted are: it keeps none of its own, the build routed them."""
+    where = {"quarantine_rate": f"they are the rows of {table}__reject this run quarantined",
+             "flag_rate": f"they are the rows of {table} whose _quality_flags is not empty",
+             "rule_rate": f"they carry the rule: in {table}__reject when it quarantines, in {table}'s _quality_flags "
+                          "when it flags"}[kind]
+    return f"a rate check keeps no rows of its own; {where} (assay report shows examples of each rule)"
+
+
+# What `checks --json` prints of a result: 000's wire shape and the table it is of.
+WIRE = ("table", "check_id", "passed", "detail")
 
 
 def _label(result: dict) -> str:
@@ -180,7 +194,9 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     for r in results:
         if r["table"] not in tables:
             # Say why there is nothing to show rather than print nothing.
-            if r["passed"]:
+            if r["kind"] in RATE_KINDS:
+                why = _rate_rows(r["kind"], r["table"])
+            elif r["passed"]:
                 why = "it passed"
             elif _label(r) == "not_evaluated":
                 why = "it was not evaluated"

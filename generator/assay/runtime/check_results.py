@@ -106,7 +106,7 @@ class CheckResults:
 
     def of_run(self, run_id: str) -> list[dict[str, Any]]:
         """The results of one run, in table then declaration order: 000's wire fields (`check_id`,
-        `passed`, `detail`) and the `table` each is of."""
+        `passed`, `detail`), the `table` each is of and its `kind`."""
         from ..checks.recorded import verdict_of_row
 
         rows = self.rows(RESULT_COLUMNS, "where run_id = ?", (run_id,))
@@ -114,7 +114,7 @@ class CheckResults:
         for table, check_id, kind, passed, spec, measures, _ in sorted(rows, key=lambda r: (r[0], r[6], r[1])):
             # The recorded verdict is the one the run acted on; the sentence is rendered again here.
             out.append({"table": table, "check_id": check_id, "passed": bool(passed),
-                        "detail": verdict_of_row(kind, spec, measures).detail})
+                        "detail": verdict_of_row(kind, spec, measures).detail, "kind": kind})
         return out
 
     def listing(self) -> list[dict[str, Any]]:
