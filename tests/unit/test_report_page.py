@@ -99,6 +99,18 @@ def test_the_verdict_comes_first_worst_first():
     assert "freshness warn: raw_betas 30.0 h old (warn after 1d)" in text
 
 
+def test_counts_of_an_earlier_build_say_so():
+    # the set-back build recorded no counts in the mart: the summary says whose counts it shows
+    data = _data()
+    data["entities"][2]["outcome"].update(run="run-3", since="2026-12-01T07:15:00Z")
+    data["health"] = health(data)
+    text = _text(render(data))
+    assert "2026-11-30 06:30 (before the set back build of 2026-12-01 07:15)" in text
+    assert "gamma: set back by the latest build (run run-3)" in text and "since 2026-12-01 07:15" in text
+    assert data["health"]["sentence"].startswith(
+        "2 of 3 entities need attention (1 failing, 1 with warnings): gamma (set back by the latest build, check ENOUGH_ROWS did not pass); beta (")
+
+
 def test_the_summary_adds_up_and_flagged_is_part_of_kept():
     page = render(_data())
     summary = page[page.index('<table class="summary">'): page.index("</table>", page.index('<table class="summary">'))]
@@ -244,6 +256,8 @@ def test_dbt_test_outcomes_and_messages_that_may_quote_data(tmp_path):
         "args": {"which": "build"},
         "results": [
             {"unique_id": "model.shop.order", "status": "success", "message": "OK"},
+            {"unique_id": "model.shop.order__current", "status": "error",
+             "message": "Compilation Error in model order\n  CHECK_FAILED: ENOUGH_ORDERS: row count 5 is outside the declared bounds [1000, ]."},
             {"unique_id": "model.shop.customer__current", "status": "error",
              "message": f"Conversion Error: Could not convert string '{SECRET_EMAIL}' to INT32"},
             {"unique_id": "test.shop.assay_coverage__every_customer_ordered.76", "status": "warn", "failures": 1,
@@ -254,6 +268,7 @@ def test_dbt_test_outcomes_and_messages_that_may_quote_data(tmp_path):
     # worst first; a model that built is not listed; an error's message may quote the data: not copied
     assert [(t["entity"], t["name"], t["status"], t["message"]) for t in tool["results"]] == [
         ("customer", "customer__current", "error", MESSAGE_NOT_SHOWN),
+        ("order", "order__current", "error", "assay's check ENOUGH_ORDERS did not pass (its result is among the table checks)"),
         ("order", "not_null_order_amount", "fail", "Got 2 results, configured to fail if != 0"),
         ("customer", "assay_coverage__every_customer_ordered", "warn", "Got 1 result, configured to warn if != 0")]
     data = _data()
@@ -267,3 +282,26 @@ def test_dbt_test_outcomes_and_messages_that_may_quote_data(tmp_path):
     sqlmesh = tool_results(project, tmp_path, "sqlmesh")
     assert sqlmesh["note"] == NOT_RECORDED_BY_SQLMESH and not sqlmesh["results"]
     assert "SQLMesh keeps no per-audit outcome" in _text(render(dict(data, tool=sqlmesh)))
+
+
+def test_a_never_built_entity_and_a_table_assay_only_reads():
+    data = _data()
+    data["entities"] = [dict(_entity("delta", [], None), outcome={"table": "delta", "state": "not_published", "run": None,
+                                                                  "check": None, "why": "never built", "since": None,
+                                                                  "built_by_project": True})]
+    data["tables"] = [{"table": "erp.payments", "state": "published", "run": None, "check": None,
+                       "why": "not built by this project", "since": None, "built_by_project": False}]
+    data["checks"] = [{"run_id": "run-2", "table": "erp.payments", "check_id": "PAYMENTS_ROWS", "kind": "row_expectation",
+                       "enforcement": "advisory", "passed": False, "outcome": "warned", "detail": "row count 0 is below the declared minimum of 1",
+                       "recorded_at": DAYS[-1], "position": 1}]
+    data["ranking"] = []
+    data["health"] = verdict = health(data)
+    assert [(l["entity"], l["kind"], l["level"], l["headline"]) for l in verdict["lines"]] == [
+        ("delta", "entity", "warn", "delta: not published (never built)"),
+        ("erp.payments", "table", "warn", "erp.payments: published (not built by this project)")]
+    assert verdict["lines"][0]["reasons"] == ["never built: no run of it is in mart_data_quality"]
+    assert verdict["lines"][1]["reasons"] == ["check PAYMENTS_ROWS warned: row count 0 is below the declared minimum of 1"]
+    assert verdict["sentence"].startswith("2 of 2 tables need attention (0 failing, 2 with warnings): delta (")
+    text = _text(render(data))
+    assert "check PAYMENTS_ROWS warned: row count 0 is below the declared minimum of 1" in text
+    assert "Not built yet: no run of this entity is in mart_data_quality." in text

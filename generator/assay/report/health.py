@@ -80,6 +80,7 @@ def _entity_line(e: dict, checks: list[dict], tool: dict) -> dict[str, Any]:
     mine = [c for c in checks if c["table"] == e["entity"]]
     return {**_line(e["entity"], "entity", outcome.get("state", "published" if latest else "not_published"), state, fails, warns,
                  latest.get("run_id"), latest.get("run_started_at")),
+            "since": outcome.get("since") if outcome.get("state") != "published" else None, "short": _short(outcome),
             "freshness": next((w for w in FRESHNESS if w in statuses), None),
             "checks_passed": sum(1 for c in mine if c.get("outcome") == "passed"), "checks": len(mine)}
 
@@ -90,10 +91,20 @@ def _line(name: str, kind: str, state: str, said: str | None, fails: list[str], 
     reasons are what else needs attention, failures first."""
     if said is None and not fails and not warns:
         said = "published" if state == "published" else STATE_WORDS.get(state, state)
-    headline = f"{name}: {said}" if said else f"{name}: {STATE_WORDS.get(state, state)}"
+    headline = f"{name}: {said}" if said else f"{name}: {STATE_WORDS.get(state, state)}" + (" (never built)" if state == "not_published" else "")
     level = "fail" if fails or (said and state != "published") else "warn" if warns else "ok"
     return {"entity": name, "kind": kind, "level": level, "state": state, "headline": headline,
-            "run_id": run_id, "run_started_at": started, "reasons": fails + warns}
+            "run_id": run_id, "run_started_at": started, "reasons": fails + warns, "since": None, "short": None}
+
+
+def _short(outcome: dict) -> str | None:
+    """The state in a few words for the warehouse's sentence: `set back by the latest build, check X
+    did not pass`."""
+    if not outcome or outcome["state"] == "published" or outcome.get("check") is None:
+        return None
+    failed = "failed" if outcome["state"] == "kept" else "did not pass"
+    where = " by the latest build" if outcome["state"] == "set_back" else ""
+    return f"{STATE_WORDS.get(outcome['state'], outcome['state'])}{where}, check {outcome['check']} {failed}"
 
 
 def _table_line(outcome: dict, checks: list[dict]) -> dict[str, Any]:
@@ -107,7 +118,8 @@ def _table_line(outcome: dict, checks: list[dict]) -> dict[str, Any]:
 
 def health(data: dict) -> dict[str, Any]:
     """{"sentence": one sentence for the warehouse, "lines": one per entity and checked table,
-    worst first ({entity, kind, level, state, headline, run_id, run_started_at, reasons})}."""
+    worst first ({entity, kind, level, state, headline, since, short, run_id, run_started_at,
+    reasons, and for an entity freshness, checks, checks_passed})}."""
     checks, tool = data.get("checks", []), data.get("tool") or {}
     lines = [_entity_line(e, checks, tool) for e in data["entities"]]
     lines += [_table_line(t, checks) for t in data.get("tables", [])]
@@ -122,7 +134,7 @@ def health(data: dict) -> dict[str, Any]:
                     "no check failed, every declared source is fresh.")
     else:
         fails = sum(1 for l in bad if l["level"] == "fail")
-        parts = [f"{l['entity']} ({l['headline'].split(': ', 1)[1] if l['state'] != 'published' else l['reasons'][0]})"
+        parts = [f"{l['entity']} ({l['short'] or (l['headline'].split(': ', 1)[1] if l['state'] != 'published' else l['reasons'][0])})"
                  for l in bad[:3]]
         more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
         sentence = (f"{len(bad)} of {n} {one if n == 1 else many} {'needs' if len(bad) == 1 else 'need'} attention "

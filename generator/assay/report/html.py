@@ -87,7 +87,8 @@ def _verdict(health: dict) -> str:
         # The headline is the state's own sentence (`order: set back by the latest build ...`), the
         # words `assay table list` prints, so the page and the terminal say the same.
         head, rest = l["headline"], l["reasons"]
-        when = (f" · latest run {_when(l['run_started_at'])}" if l.get("run_started_at") else "") \
+        when = (f" · since {_when(l['since'])}" if l.get("since") else "") \
+            + (f" · counts of the run of {_when(l['run_started_at'])}" if l.get("run_started_at") else "") \
             + (f" · checks {l['checks_passed']} of {l['checks']} passed" if l.get("checks") else "") \
             + (f" · freshness {l['freshness']}" if l.get("freshness") else "")
         sub = ("<ul>" + "".join(f"<li>{_e(r)}</li>" for r in rest) + "</ul>") if rest else ""
@@ -106,8 +107,13 @@ def _summary(entities: list[dict]) -> str:
         if latest is None:
             rows.append([e["entity"], "", "", "", "", e["rejects"]["open"], "not built yet", ""])
             continue
+        outcome = e.get("outcome") or {}
+        when = _when(latest["run_started_at"])
+        if outcome.get("state") in ("set_back", "not_published", "kept") and outcome.get("run") not in (None, latest["run_id"]):
+            # the mart has no counts of a build that did not publish: say whose these are
+            when += f" (before the {outcome['state'].replace('_', ' ')} build of {_when(outcome.get('since'))})"
         rows.append([e["entity"], latest["bronze"], kept_cell(latest["kept"], e["flagged"]), latest["quarantined"],
-                     latest["deduped"], e["rejects"]["open"], _when(latest["run_started_at"]),
+                     latest["deduped"], e["rejects"]["open"], when,
                      _Raw(composition_svg(latest, e["flagged"]))])
     note = ('<p class="muted">Latest run of each entity. bronze = kept + quarantined + deduped; flagged rows are kept '
             "rows a flag rule fired on (published, with <code>_quality_ok = false</code>), counted in the published table.</p>")

@@ -32,11 +32,20 @@ COUNT_MESSAGE = re.compile(r"(Got \d+ results?, configured to (warn|fail|error) 
 MESSAGE_NOT_SHOWN = "dbt's message is not shown here (it may quote the data); read it in run_results.json"
 
 
+# assay's own materialization stops a model whose blocking check failed; its check id is no data
+CHECK_FAILED = re.compile(r"\bCHECK_FAILED: ([A-Za-z0-9_]+):")
+
+
 def _message(text: object) -> Optional[str]:
     """dbt's message as the report may show it (see COUNT_MESSAGE)."""
     if text is None or text == "":
         return None
-    return str(text) if COUNT_MESSAGE.fullmatch(str(text)) else MESSAGE_NOT_SHOWN
+    if COUNT_MESSAGE.fullmatch(str(text)):
+        return str(text)
+    check = CHECK_FAILED.search(str(text))
+    if check:
+        return f"assay's check {check.group(1)} did not pass (its result is among the table checks)"
+    return MESSAGE_NOT_SHOWN
 
 
 def _read(path: Path) -> Optional[dict]:
@@ -93,7 +102,8 @@ def dbt_results(project: Project, project_dir: Path) -> dict[str, Any]:
             if kind != "test" and status in QUIET:
                 continue
             node = (manifest.get("nodes") or {}).get(uid) or {}
-            attached = node.get("attached_node") or next(iter((node.get("depends_on") or {}).get("nodes") or []), None)
+            attached = (node.get("attached_node") or next(iter((node.get("depends_on") or {}).get("nodes") or []), None)) \
+                if kind == "test" else None
             out["results"].append({
                 "name": node.get("name") or (uid.split(".")[2] if uid.count(".") >= 2 else uid),
                 "kind": kind, "status": status, "failures": r.get("failures"), "message": _message(r.get("message")),
