@@ -172,7 +172,10 @@ def test_explain_command_is_exact_and_quoted():
     assert explain_command(order, {"key": {"order_id": "O-1"}, "source_row_id": "o-001"}, frozenset()) == {
         "command": "assay explain order O-1", "note": None}
     assert explain_command(order, {"key": {"order_id": "O 1;rm"}, "source_row_id": "o-001"}, frozenset(),
-                           options=("--environment", "dev"))["command"] == "assay explain order 'O 1;rm' --environment dev"
+                           options=("--environment", "dev"))["command"] == "assay explain order --environment dev 'O 1;rm'"
+    # a key that starts with a dash is not read as an option
+    assert explain_command(order, {"key": {"order_id": "-5"}, "source_row_id": "o-005"}, frozenset(),
+                           options=("--target", "prod"))["command"] == "assay explain order --target prod -- -5"
     # a key that did not cast: the row is named by its source row id
     got = explain_command(order, {"key": {"order_id": None}, "source_row_id": "o-009"}, frozenset())
     assert got["command"] == "assay explain order --source-row-id o-009" and "not known here" in got["note"]

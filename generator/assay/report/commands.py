@@ -32,7 +32,9 @@ def explain_command(e: Entity, example: dict[str, Any], hidden: Iterable[str], r
     values = [key.get(k) for k in e.key]
     note = None
     if not private and all(v is not None and v != HIDDEN for v in values):
-        return {"command": f"assay explain {shlex.quote(e.name)} " + " ".join(shlex.quote(str(v)) for v in values) + tail,
+        # options first, then the key; `--` keeps a key such as `-5` from being read as an option
+        dashes = " --" if any(str(v).startswith("-") for v in values) else ""
+        return {"command": f"assay explain {shlex.quote(e.name)}{tail}{dashes} " + " ".join(shlex.quote(str(v)) for v in values),
                 "note": None}
     if private:
         note = f"the key ({', '.join(private)}) is classified pii, so no command with it is printed; this one names the source row"
@@ -41,4 +43,6 @@ def explain_command(e: Entity, example: dict[str, Any], hidden: Iterable[str], r
     srid = example.get("source_row_id")
     if srid is None or SOURCE_ROW_ID in hidden or SOURCE_ROW_ID in redacted:
         return {"command": None, "note": (note or "").split(", so ")[0] + ": no command can be printed without it"}
-    return {"command": f"assay explain {shlex.quote(e.name)} --source-row-id {shlex.quote(str(srid))}{tail}", "note": note}
+    return {"command": f"assay explain {shlex.quote(e.name)} --source-row-id={shlex.quote(str(srid))}{tail}"
+            if str(srid).startswith("-") else f"assay explain {shlex.quote(e.name)} --source-row-id {shlex.quote(str(srid))}{tail}",
+            "note": note}
