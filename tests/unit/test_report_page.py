@@ -106,6 +106,7 @@ def test_counts_of_an_earlier_build_say_so():
     data["health"] = health(data)
     text = _text(render(data))
     assert "2026-11-30 06:30 (before the set back build of 2026-12-01 07:15)" in text
+    assert "latest run run-2 at 2026-11-30 06:30 UTC (before the set back build of 2026-12-01 07:15): bronze 3 =" in text
     assert "gamma: set back by the latest build (run run-3)" in text and "since 2026-12-01 07:15" in text
     assert data["health"]["sentence"].startswith(
         "2 of 3 entities need attention (1 failing, 1 with warnings): gamma (set back by the latest build, check ENOUGH_ROWS did not pass); beta (")

@@ -107,11 +107,7 @@ def _summary(entities: list[dict]) -> str:
         if latest is None:
             rows.append([e["entity"], "", "", "", "", e["rejects"]["open"], "not built yet", ""])
             continue
-        outcome = e.get("outcome") or {}
-        when = _when(latest["run_started_at"])
-        if outcome.get("state") in ("set_back", "not_published", "kept") and outcome.get("run") not in (None, latest["run_id"]):
-            # the mart has no counts of a build that did not publish: say whose these are
-            when += f" (before the {outcome['state'].replace('_', ' ')} build of {_when(outcome.get('since'))})"
+        when = _when(latest["run_started_at"]) + _earlier(e)
         rows.append([e["entity"], latest["bronze"], kept_cell(latest["kept"], e["flagged"]), latest["quarantined"],
                      latest["deduped"], e["rejects"]["open"], when,
                      _Raw(composition_svg(latest, e["flagged"]))])
@@ -119,6 +115,15 @@ def _summary(entities: list[dict]) -> str:
             "rows a flag rule fired on (published, with <code>_quality_ok = false</code>), counted in the published table.</p>")
     return note + _table(["entity", "bronze", "kept", "quarantined", "deduped", "open rejects", "latest run (UTC)", ""],
                          rows, numeric={1, 2, 3, 4, 5}, cls="summary") + legend(("kept", "flagged", "quarantined", "deduped"))
+
+
+def _earlier(e: dict) -> str:
+    """` (before the set back build of ...)` when the latest build did not publish and recorded no
+    counts in the mart: the counts shown are an earlier run's, and the page says so."""
+    outcome, latest = e.get("outcome") or {}, e.get("latest") or {}
+    if outcome.get("state") in ("set_back", "not_published", "kept") and outcome.get("run") not in (None, latest.get("run_id")):
+        return f" (before the {outcome['state'].replace('_', ' ')} build of {_when(outcome.get('since'))})"
+    return ""
 
 
 def _ranking(ranking: list[dict]) -> str:
@@ -214,7 +219,7 @@ def _entity(e: dict, level: str) -> str:
     if latest is None:
         out.append('<p class="muted">Not built yet: no run of this entity is in mart_data_quality.</p>')
     else:
-        out.append(f'<p class="meta">latest run {_e(latest["run_id"])} at {_e(_when(latest["run_started_at"]))} UTC: '
+        out.append(f'<p class="meta">latest run {_e(latest["run_id"])} at {_e(_when(latest["run_started_at"]))} UTC{_e(_earlier(e))}: '
                    f'bronze {latest["bronze"]} = kept {_e(kept_cell(latest["kept"], e["flagged"]))} + quarantined '
                    f'{latest["quarantined"]} + deduped {latest["deduped"]}</p>')
     out.append(f"<h3>Rows per run ({len(e['trend'])})</h3>" + runs_svg(e["trend"][-60:]))
