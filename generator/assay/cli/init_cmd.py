@@ -145,8 +145,9 @@ def demo_cmd(directory: Path, engine: str) -> None:
     from ..api import generate_dbt_project
     from ..runtime.bronze import load_csv_dir_duckdb
     from ..runtime.dbt import run_dbt, run_dbt_step
+    from ..runtime.operator import open_warehouse
     from ..runtime.report import format_counts, landing_counts
-    from ..runtime.warehouse import connect, warehouse_errors
+    from ..runtime.warehouse import warehouse_errors
 
     # Absolute from here on: dbt runs with the project as its working directory, where a
     # path relative to the caller's directory would point somewhere else.
@@ -198,12 +199,9 @@ def demo_cmd(directory: Path, engine: str) -> None:
         for line in sorted(fresh.freshness_lines(), key=lambda x: int(x.split(" ", 1)[0]) if x[:1].isdigit() else 0):
             progress.echo("     " + line)
         progress.step("reading what landed where")
-        with warehouse_errors(f"cannot read what landed where from {database}"):
-            conn, _ = connect(directory, read_only=True)
-            try:
-                counts = format_counts(landing_counts(conn, result.project))
-            finally:
-                conn.close()
+        with warehouse_errors(f"cannot read what landed where from {database}"), \
+                open_warehouse(result.project, directory) as wh:
+            counts = format_counts(landing_counts(wh.reader, wh.project))
     click.echo("\nWhat landed where:")
     click.echo(counts)
     click.echo(f"\nReject rows: silver.<entity>__reject; quality history: {result.project.schema('gold')}.mart_data_quality (in {database if engine == 'duckdb' else 'the Spark warehouse under ' + str(database)})")

@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ..identifiers import quote_relation
 from ..ir.model import Project
 
 
-def landing_counts(conn, project: Project) -> list[dict]:
+def landing_counts(reader, project: Project) -> list[dict]:
     """One row per entity (bronze, kept, flagged, quarantined, deduped), as `assay demo` prints them.
 
-    `conn` is the warehouse's DB-API connection from `runtime.warehouse.connect`; the SQL is in
-    DuckDB's spelling, which a Spark connection turns into Spark's."""
+    `reader` is the operator core's (runtime/operator.py::open_warehouse), over the schemas the
+    build wrote; `project` is the core's project, with those schemas."""
     silver = project.schema("silver")
-    cur = conn.cursor()
-
-    def one(sql: str) -> tuple:
-        cur.execute(sql)
-        return tuple(cur.fetchone())
-
     out = []
     for e in project.entities:
-        table = quote_relation("duckdb", silver, f"{e.name}__current" if e.scd == "type2" else e.name)
-        staged = quote_relation("duckdb", silver, f"{e.name}__staged")
-        bronze, deduped = one(f"select count(*), count(case when _route = 'deduped' then 1 end) from {staged}")
+        table = reader.relation(silver, f"{e.name}__current" if e.scd == "type2" else e.name)
+        staged = reader.relation(silver, f"{e.name}__staged")
+        bronze, deduped = reader.query(f"select count(*), count(case when _route = 'deduped' then 1 end) from {staged}")[0]
         if e.opted_in:
-            kept, flagged = one(f"select count(*), count(case when not _quality_ok then 1 end) from {table}")
-            (quarantined,) = one(f"select count(*) from {quote_relation('duckdb', silver, e.name + '__reject')} where resolved_at is null")
+            kept, flagged = reader.query(f"select count(*), count(case when not _quality_ok then 1 end) from {table}")[0]
+            (quarantined,) = reader.query(
+                f"select count(*) from {reader.relation(silver, e.name + '__reject')} where resolved_at is null")[0]
         else:
-            (kept,), flagged, quarantined = one(f"select count(*) from {table}"), 0, 0
+            (kept,), flagged, quarantined = reader.query(f"select count(*) from {table}")[0], 0, 0
         out.append({"entity": e.name, "bronze": bronze, "kept": kept, "flagged": flagged,
                     "quarantined": quarantined, "deduped": deduped})
     return out
