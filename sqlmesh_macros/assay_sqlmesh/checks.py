@@ -48,6 +48,17 @@ RESULT_COLUMNS = (
 )
 #: Declared checks that count the entity's staged model besides the table just written.
 RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
+#: Declared checks that also read the entity's earlier runs (the mart, the results; decision 0981).
+INCREASE_KINDS = ("quarantine_increase", "rule_increase", "volume_change")
+#: The parts of the measuring query that read a relation which may not exist yet, and what they
+#: read instead then (assay.lower.history): no earlier run.
+HISTORY_EMPTY = {
+    "assay_hm": "SELECT CAST(NULL AS TEXT) AS run_id, CAST(NULL AS TEXT) AS rule, CAST(NULL AS TEXT) AS disposition, "
+                "CAST(NULL AS BIGINT) AS rows_evaluated, CAST(NULL AS BIGINT) AS rows_quarantined, "
+                "CAST(NULL AS BIGINT) AS rows_deduped, CAST(NULL AS BIGINT) AS rows_failed, "
+                "CAST(NULL AS TIMESTAMP) AS run_started_at WHERE 1 = 0",
+    "assay_hb": "SELECT CAST(NULL AS TEXT) AS run_id WHERE 1 = 0",
+}
 RESULT_TYPES = ("string", "string", "string", "int", "string", "string", "bool", "int", "string", "string", "timestamp")
 
 # The distance between two consecutive distinct values, exact on every engine (decision 0501):
@@ -366,10 +377,12 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     else:
         this_sql = _expanded(evaluator, measure, d)
         query = parse_one(this_sql, read=d)
-        if any(c["kind"] in RATE_KINDS for c in descriptors):
+        if any(c["kind"] in RATE_KINDS + INCREASE_KINDS for c in descriptors):
             # A rate threshold counts the staged model by its name (decision 0980): the table this
             # plan wrote for it, not the virtual layer's view, which still shows the previous plan.
             query = evaluator.resolve_tables(query)
+        if any(c["kind"] in INCREASE_KINDS for c in descriptors):
+            query = _without_missing_history(adapter, query, d)
         timeout = seconds if d in SAVEPOINT_DIALECTS else None
         values, error = _try_fetchone(adapter, query.sql(dialect=d), d, timeout_seconds=timeout)
         if error is not None and "statement timeout" in error and timeout is not None:
@@ -396,6 +409,24 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
                     bool(verdict.passed), measures["rows"], _dumps(spec), _dumps(measures)))
     _ensure_results(adapter, relation, d)
     return _insert(relation, out, d)
+
+
+def _without_missing_history(adapter, query: exp.Expr, d: str) -> exp.Expr:
+    """The measuring query with each history part whose relation does not exist yet (the mart
+    and the results table before the first plan wrote them) reading no rows instead."""
+    for cte in query.find_all(exp.CTE):
+        empty = HISTORY_EMPTY.get(cte.alias)
+        table = cte.this.find(exp.Table) if empty else None
+        if table is None:
+            continue
+        name = exp.table_name(table)
+        try:
+            exists = adapter.table_exists(name)
+        except Exception:  # noqa: BLE001 - a lookup that fails is a table we cannot read
+            exists = False
+        if not exists:
+            cte.set("this", parse_one(empty, read="duckdb"))
+    return query
 
 
 @macro()

@@ -125,6 +125,9 @@ class DeclaredCheck:
     #: and the rule whose firing rows a ``rule_rate`` counts.
     max_rate: Optional[str] = None
     rule: Optional[str] = None
+    #: A change limit (assay.checks.increases): the factor's exact decimal text and the floor.
+    factor: Optional[str] = None
+    floor: Optional[int] = None
 
 
 # --------------------------------------------------------------------------- helpers

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import Problem
 from .declared import DeclaredCheck
+from .increases import INCREASE_KINDS, validate_increase
 
 __all__ = [
     "RATE_KINDS",
@@ -42,6 +43,8 @@ __all__ = [
     "parse_rate",
     "validate_entity_thresholds",
     "validate_rule_threshold",
+    "validate_rule_limits",
+    "LIMIT_KINDS",
     "rate_check_id",
     "lower_rate_limits",
 ]
@@ -51,8 +54,12 @@ RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
 ON_BREACH = ("fail", "warn")
 #: The keys of an entity's ``thresholds:`` and the rate kind each maximum lowers into.
 ENTITY_RATES = {"max_quarantine_rate": "quarantine_rate", "max_flag_rate": "flag_rate"}
-ENTITY_KEYS = (*ENTITY_RATES, "min_rows", "on_breach")
-RULE_KEYS = ("max_rate", "min_rows", "on_breach")
+#: The change limits of an entity's ``thresholds:`` (assay.checks.increases) and their kinds.
+ENTITY_CHANGES = {"max_increase": "quarantine_increase", "max_volume_change": "volume_change"}
+ENTITY_KEYS = (*ENTITY_RATES, "min_rows", "on_breach", *ENTITY_CHANGES)
+RULE_KEYS = ("max_rate", "min_rows", "on_breach", "max_increase")
+#: Every kind a threshold lowers into, in the order their checks are placed.
+LIMIT_KINDS = (*RATE_KINDS, *INCREASE_KINDS)
 #: The most evaluated rows a min_rows may ask for: the largest BIGINT, so every engine holds it.
 MAX_MIN_ROWS = 2**63 - 1
 #: A rate as text: 0 or 1, with at most 18 decimal places (no sign, no exponent).
@@ -71,6 +78,9 @@ class RateLimit:
     line: int
     rule: Optional[str] = None
     file: str = ""  # the document a rule's limit is written in (a mapping's, for a field rule)
+    #: A change limit (assay.checks.increases): the factor's exact decimal text and the floor.
+    factor: Optional[str] = None
+    floor: Optional[int] = None
 
 
 def _shown(value: Any) -> str:
@@ -158,6 +168,14 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
             hint = " (a rule's own limit is max_rate, written on the rule)" if key == "max_rate" else ""
             add(f"{label} states {key}, which is not a key of thresholds{hint}; the accepted keys are "
                 f"{', '.join(ENTITY_KEYS)}", (key,))
+    changes: dict = {}
+    for key in ENTITY_CHANGES:
+        if key in raw:
+            found, more = validate_increase(raw[key], key=key, label=label, inherited_on_breach=raw.get("on_breach"),
+                                            line_of=lambda k, key=key: line_of((key,) if k is None else (key, k)))
+            problems.extend(more)
+            if found is not None:
+                changes[key] = found
     rates = {}
     for key in ENTITY_RATES:
         if raw.get(key) is None:
@@ -167,18 +185,54 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
             add(_rate_problem(label, key, raw[key]), (key,))
         else:
             rates[key] = text
-    if not any(raw.get(k) is not None for k in ENTITY_RATES):
-        add(f"{label} states neither max_quarantine_rate nor max_flag_rate; state at least one, or remove thresholds:")
+    stated_rate = any(raw.get(k) is not None for k in ENTITY_RATES)
+    if not stated_rate and not any(k in raw for k in ENTITY_CHANGES):
+        add(f"{label} states none of max_quarantine_rate, max_flag_rate, max_increase, max_volume_change; state at "
+            "least one, or remove thresholds:")
     min_rows = _min_rows(raw.get("min_rows"))
     if min_rows is None:
         add(_min_rows_problem(label, raw.get("min_rows")), ("min_rows",))
     on_breach = raw.get("on_breach")
-    if on_breach not in ON_BREACH:
+    # The rates' own on_breach; a change limit may take it, or state its own (assay.checks.increases).
+    if on_breach not in ON_BREACH and (stated_rate or on_breach is not None):
         add(_on_breach_problem(label, on_breach), ("on_breach",) if on_breach is not None else ())
     if problems:
         return [], problems
-    return [RateLimit(ENTITY_RATES[k], rates[k], min_rows, on_breach, line_of((k,))) for k in ENTITY_RATES
-            if k in rates], []
+    limits = [RateLimit(ENTITY_RATES[k], rates[k], min_rows, on_breach, line_of((k,))) for k in ENTITY_RATES
+              if k in rates]
+    limits += [RateLimit(ENTITY_CHANGES[k], "", 0, c["on_breach"], line_of((k,)), factor=c["factor"], floor=c["floor"])
+               for k, c in changes.items()]
+    return limits, []
+
+
+def validate_rule_limits(values: Mapping[str, Any], *, label: str, disposition: Optional[str],
+                         line_of: Callable[[tuple], int]) -> tuple[list[RateLimit], list[Problem]]:
+    """Validate a rule's ``max_rate`` (with ``min_rows``, ``on_breach``) and ``max_increase``;
+    ``line_of(path)`` gives the line of ``()`` (the rule), ``(key,)`` or ``('max_increase', key)``.
+
+    Returns the rule's limits (their rule name is set at resolution) and every problem."""
+    increase = values.get("max_increase")
+    rate_values = dict(values)
+    if increase is not None and values.get("max_rate") is None:
+        # on_breach then belongs to max_increase, which takes it when it states none
+        rate_values["on_breach"] = None
+    limit, problems = validate_rule_threshold(rate_values, label=label, disposition=disposition,
+                                              line_of=lambda key: line_of((key,) if key else ()))
+    limits = [limit] if limit is not None else []
+    if increase is None:
+        return limits, problems
+    if disposition == "fail":
+        problems.append(Problem(THRESHOLD_INVALID, (
+            f"{label} fails the run on the first row it fires on (on_fail: fail), so no increase is ever recorded; "
+            "remove max_increase, or make the rule quarantine or flag its rows"), line_of(("max_increase",))))
+    found, more = validate_increase(increase, key="max_increase", label=label, inherited_on_breach=values.get("on_breach"),
+                                    line_of=lambda k: line_of(("max_increase",) if k is None else ("max_increase", k)))
+    problems.extend(more)
+    if problems:
+        return [], problems
+    limits.append(RateLimit("rule_increase", "", 0, found["on_breach"], found["line"], factor=found["factor"],
+                            floor=found["floor"]))
+    return limits, []
 
 
 def validate_rule_threshold(values: Mapping[str, Any], *, label: str, disposition: Optional[str],
@@ -193,7 +247,7 @@ def validate_rule_threshold(values: Mapping[str, Any], *, label: str, dispositio
     def add(message: str, key: Optional[str] = None) -> None:
         problems.append(Problem(THRESHOLD_INVALID, message, line_of(key)))
 
-    max_rate, min_rows, on_breach = (values.get(k) for k in RULE_KEYS)
+    max_rate, min_rows, on_breach = (values.get(k) for k in ("max_rate", "min_rows", "on_breach"))
     if max_rate is None:
         for key in ("min_rows", "on_breach"):
             if values.get(key) is not None:
@@ -221,28 +275,40 @@ def rate_check_id(limit: RateLimit) -> str:
     """The reported id of a limit's check: ``QUARANTINE_RATE``, ``FLAG_RATE``, ``<RULE>_RATE``."""
     if limit.kind == "rule_rate":
         return f"{limit.rule}_rate".upper()
+    if limit.kind == "rule_increase":
+        return f"{limit.rule}_increase".upper()
     return limit.kind.upper()
+
+
+def _limit_name(limit: RateLimit) -> str:
+    if limit.kind == "rule_rate":
+        return f"rule {limit.rule}'s max_rate"
+    if limit.kind == "rule_increase":
+        return f"rule {limit.rule}'s max_increase"
+    return {"quarantine_increase": "max_increase", "volume_change": "max_volume_change"}.get(limit.kind, f"max_{limit.kind}")
 
 
 def lower_rate_limits(limits: list[RateLimit], declared: tuple, *, owner: str) -> tuple[list[DeclaredCheck], list[tuple[RateLimit, str]]]:
     """The declared checks of an entity's limits (entity rates first, then rules by name), and
     (limit, sentence) for each limit whose derived id another check already claims."""
     taken = {c.check_id: f"declared check {c.check_id} (line {c.line})" for c in declared}
-    ordered = sorted(limits, key=lambda l: (RATE_KINDS.index(l.kind), l.rule or ""))
+    ordered = sorted(limits, key=lambda l: (LIMIT_KINDS.index(l.kind), l.rule or ""))
     checks, clashes = [], []
     for limit in ordered:
         check_id = rate_check_id(limit)
         if check_id in taken:
-            what = f"rule {limit.rule}'s max_rate" if limit.rule else f"max_{limit.kind}"
+            what = _limit_name(limit)
             other = taken[check_id]
             fix = (f"give the declared check another check_id, e.g. {check_id.lower()}_check"
                    if other.startswith("declared") else "rename the rule, or state one of the two limits only")
             clashes.append((limit, f"{what} of {owner} is recorded as check {check_id}, and {other} already "
                                         f"claims that id; {fix}"))
             continue
-        taken[check_id] = f"max_{limit.kind} of the entity's thresholds (line {limit.line})"
+        where = "" if limit.rule else " of the entity's thresholds"
+        taken[check_id] = f"{_limit_name(limit)}{where} (line {limit.line})"
         enforcement = "required" if limit.on_breach == "fail" else "advisory"
         checks.append(DeclaredCheck(check_id=check_id, kind=limit.kind, enforcement=enforcement,
-                                    min_rows=limit.min_rows, max_rate=limit.max_rate, rule=limit.rule,
+                                    min_rows=limit.min_rows if limit.kind in RATE_KINDS else None,
+                                    max_rate=limit.max_rate or None, rule=limit.rule, factor=limit.factor, floor=limit.floor,
                                     blocking=enforcement == "required", line=limit.line))
     return checks, clashes

@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Union
 
+from .increases import INCREASE_KINDS, increase_detail
 from .detail import (
     Verdict,
     continuity_detail,
@@ -114,6 +115,9 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
         return rate_detail(kind, failing=int(measures.get("failing") or 0), evaluated=int(measures.get("evaluated") or 0),
                            max_rate=str(bounds["max_rate"]), min_rows=int(bounds.get("min_rows") or 0),
                            rule=bounds.get("rule"))
+    if kind in INCREASE_KINDS:
+        # A change limit (decision 0981): this run's counts against the previous successful runs'.
+        return increase_detail(kind, bounds, measures)
     if kind == "row_expectation":
         return row_expectation_detail(rows, min_rows=bounds.get("min_rows"), max_rows=bounds.get("max_rows"))
     if kind == "null_ceiling":

@@ -147,8 +147,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
 
     def limit_of(node, rule_name: str, where: str) -> None:
         # A rule's own rate limit, named after the rule's generated name (decision 0980).
-        found = validated.parsed.get((id(node), "rate"))
-        if found is not None:
+        for found in validated.parsed.get((id(node), "rate"), ()):
             limits.append(replace(found, rule=rule_name, file=where))
 
     def add(kind, disposition, column, mapping, params, implicit, loc, relationship=None):

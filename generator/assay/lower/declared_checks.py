@@ -19,11 +19,15 @@ from typing import Any, Optional
 
 from ..checks.declared import DeclaredCheck
 from ..ir.model import Entity
+from .history import History, HistoryRelations
 from .spelling import Sql, Spelling
 
 NUMERIC_TYPES = ("int",)
-BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows", "max_rate", "rule")
+BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows", "max_rate", "rule",
+               "factor", "floor")
 RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
+#: Change limits (decision 0981): this run's staged counts against the mart's previous runs.
+INCREASE_KINDS = ("quarantine_increase", "rule_increase", "volume_change")
 
 #: What one unit of the measured gap is worth in seconds' denominators: a timestamp gap is
 #: measured in microseconds (an exact integer on every engine), a date gap in seconds.
@@ -65,8 +69,9 @@ def bounds(check: DeclaredCheck) -> dict[str, Any]:
 class MeasuringQuery:
     """The select items and CTEs of the one measuring query, every output column named."""
 
-    def __init__(self, sp: Spelling, relation: str, staged: str = "") -> None:
+    def __init__(self, sp: Spelling, relation: str, staged: str = "", history: Optional[History] = None) -> None:
         self.sp = sp
+        self.history = history
         self.relation = relation
         # The entity's staged relation, which rate thresholds count (decision 0980), and what
         # they count there: one aggregate over it, read once for every rate of the table.
@@ -111,9 +116,16 @@ class MeasuringQuery:
         return name
 
     def finish(self) -> None:
-        """Add the staged aggregate, when a rate reads it, as one CTE crossed with the row."""
-        if not self.staged_counts:
-            return
+        """Add the staged aggregate, when a rate reads it, as one CTE crossed with the row, and
+        the previous runs' numbers when a change limit reads them."""
+        if self.staged_counts:
+            self._finish_staged()
+        if self.history is not None and self.history.used:
+            self.ctes += self.history.ctes(self.sp.run_id())
+            self.joins += self.history.joins()
+            self.outer += self.history.outer()
+
+    def _finish_staged(self) -> None:
         sp, i = self.sp, self.sp.indent
         items = ",\n".join(sp.sql("{}{} as {}", i * 2, e, n) for e, n in self.staged_counts)
         self.ctes.append(sp.sql("assay_s as (\n{i}select\n{items}\n{i}from {rel}\n)", i=i, items=items, rel=self.staged))
@@ -142,6 +154,8 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
     p = f"m{n}_"
     if check.kind in RATE_KINDS:
         measure_rate(check, n, q, desc)
+    elif check.kind in INCREASE_KINDS:
+        measure_increase(check, n, q, desc)
     elif check.kind == "null_ceiling":
         c = sp.ident(check.columns[0])
         q.base.append((sp.sql("count(*) - count({})", c), f"{p}nulls"))
@@ -241,11 +255,39 @@ def measure_rate(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str
     desc["counts"].update(evaluated=evaluated, failing=failing)
 
 
-def measuring_query(entity: Entity, sp: Spelling, relation: str, staged: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+def measure_increase(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str, Any]) -> None:
+    """A change limit reads this run's counts from the staged relation, as a rate does, and the
+    previous successful runs' counts from the mart (assay.lower.history); only counts and run ids
+    are recorded, and the verdict is decided from them (decision 0981)."""
+    if q.history is None:
+        raise ValueError(f"check {check.check_id} compares with earlier runs, and the target gave no history relations")
+    sp = q.sp
+    prev = q.history.run_columns()
+    if check.kind == "volume_change":
+        bronze = q.staged_count("_dedupe_rank = 1 or _route = 'deduped'", "assay_bronze")
+        desc["counts"].update(bronze=bronze, previous_bronze=prev["previous_bronze"], earlier_bronze=prev["earlier_bronze"])
+        desc["texts"].update(previous_run=prev["previous_run"], earlier_run=prev["earlier_run"])
+        return
+    evaluated = q.staged_count("_dedupe_rank = 1", "assay_evaluated")
+    if check.kind == "quarantine_increase":
+        failing = q.staged_count("_route in ('quarantined', 'failed')", "assay_quarantined")
+        desc["counts"].update(evaluated=evaluated, failing=failing, previous_evaluated=prev["previous_evaluated"],
+                              previous_failing=prev["previous_quarantined"])
+    else:
+        failing = q.staged_count(sp.call("flags_contain", Sql("_failed_rules"), check.rule), f"m{n}_fires")
+        desc["counts"].update(evaluated=evaluated, failing=failing,
+                              previous_failing=q.history.rule_column(check.rule, f"m{n}_prev_failing"))
+    desc["texts"].update(previous_run=prev["previous_run"])
+
+
+def measuring_query(entity: Entity, sp: Spelling, relation: str, staged: str | None = None,
+                    history: Optional[HistoryRelations] = None) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks over ``relation`` (as the target
     names the freshly built table), and the descriptors naming the column of its row each check
-    reads. Rate thresholds count ``staged`` (the entity's staged relation unless told)."""
-    q = MeasuringQuery(sp, relation, staged or sp.staged(entity))
+    reads. Rate thresholds count ``staged`` (the entity's staged relation unless told); change
+    limits also read the entity's earlier runs where ``history`` says."""
+    past = History(sp, entity.name, history) if history is not None else None
+    q = MeasuringQuery(sp, relation, staged or sp.staged(entity), past)
     descriptors = [measure_check(check, n, entity, q) for n, check in enumerate(entity.declared_checks, 1)]
     q.finish()
     return q.sql(), descriptors

@@ -40,6 +40,7 @@ class _RateLimit(Strict):
     max_rate: Optional[Any] = None
     min_rows: Optional[Any] = None
     on_breach: Optional[Any] = None
+    max_increase: Optional[Any] = None  # a change limit (assay.checks.increases)
 
 
 class _FieldRule(_RateLimit):

@@ -7,7 +7,7 @@ names a rule's limit after the rule's generated name and lowers it into a declar
 
 from __future__ import annotations
 
-from ..checks.rates import RULE_KEYS, validate_entity_thresholds, validate_rule_threshold
+from ..checks.rates import RULE_KEYS, validate_entity_thresholds, validate_rule_limits
 from ..spec.yamlload import locate
 from .context import Context
 
@@ -19,12 +19,20 @@ def _rule_limit(ctx: Context, file: str, rule, label: str, disposition) -> None:
     values = {k: getattr(rule, k) for k in RULE_KEYS}
     if all(v is None for v in values.values()):
         return
-    limit, problems = validate_rule_threshold(values, label=label, disposition=disposition,
-                                              line_of=lambda key: (rule.line(key) if key else 0) or rule.line())
+    raw = rule.max_increase
+
+    def line_of(path: tuple) -> int:
+        if len(path) == 2 and isinstance(raw, dict):
+            found = locate(raw, path[1:], 0, tolerant=False)[2]
+            if found:
+                return found
+        return (rule.line(path[0]) if path else 0) or rule.line()
+
+    limits, problems = validate_rule_limits(values, label=label, disposition=disposition, line_of=line_of)
     for p in problems:
         ctx.report(file, p.line, p.message, p.code)
-    if limit is not None:
-        ctx.keep(rule, "rate", limit)
+    if limits:
+        ctx.keep(rule, "rate", tuple(limits))
 
 
 def check_thresholds(ctx: Context) -> None:

@@ -24,8 +24,10 @@ from typing import Any, Optional
 
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
+from ...lower.declared_checks import INCREASE_KINDS
 from ...lower.declared_checks import GAP_SCALE, column_type, continuity_domain, is_numeric, measuring_query
 from ...lower.declared_checks import decimal_literal as lower_decimal
+from ...lower.history import HistoryRelations
 from .spelling import DbtSpelling, jstr, qi
 from .naming import audits_macro_name
 
@@ -130,7 +132,19 @@ def capture_macro(entity: Entity) -> str:
 def declared_query(entity: Entity) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks (Jinja SQL over ``candidate``)
     and the descriptors that say which column of its row each check reads."""
-    return measuring_query(entity, SP, CANDIDATE)
+    return measuring_query(entity, SP, CANDIDATE, history=HISTORY)
+
+
+def _guard(which: str, real: str, empty: str) -> str:
+    # The relations are looked up when the materialization renders the macro (decision 0981):
+    # the mart does not exist before the first build, and a ref would close a cycle.
+    return "{% if assay_history['" + which + "'] is not none %}" + real + "{% else %}" + empty + "{% endif %}"
+
+
+#: The entity's history, read without a ref: the mart is built after the entity (it depends on
+#: it), so during the measuring query it holds only earlier runs. The macro sets assay_history.
+HISTORY = HistoryRelations(mart="{{ assay_history['mart'] }}", results="{{ assay_history['results'] }}",
+                           events="{{ assay_history['events'] }}", guard=_guard)
 
 
 def declared_macro(entity: Entity, project: Project) -> str:
@@ -151,6 +165,8 @@ def declared_macro(entity: Entity, project: Project) -> str:
             lines += [f"  {{% set rows_sql %}}{rows}{{% endset %}}",
                       f"  {{% do checks[{n}].update({{'rows_sql': rows_sql}}) %}}"]
     scan_bytes, time_seconds = project.budget_of(entity.name)
+    if any(c.kind in INCREASE_KINDS for c in entity.declared_checks):
+        lines.append("  {% set assay_history = assay.history_relations(" + jstr(project.schema("meta")) + ") %}")
     lines += [
         "  {% set sql %}",
         sql,

@@ -30,6 +30,8 @@ from sqlglot import exp
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
 from ...lower.declared_checks import measuring_query
+from ...lower.history import HistoryRelations
+from . import naming
 from ...lower.outputs import kept_query
 from .spelling import SqlmeshSpelling
 
@@ -44,12 +46,14 @@ def results_relation(project: Project) -> str:
 
 
 def declared_query(entity: Entity, low: SqlmeshSpelling, relation: str = THIS,
-                   staged: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+                   staged: str | None = None, history: HistoryRelations | None = None) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks over ``relation`` (``@this_model``
     unless told), and the descriptors naming the columns of its row each check reads. Rate
     thresholds count ``staged``: the staged model by name (the recorder resolves it to the table
-    this plan wrote), or ``@this_model`` in the staged model's own recorder."""
-    return measuring_query(entity, low, relation, staged)
+    this plan wrote), or ``@this_model`` in the staged model's own recorder. Change limits read
+    the mart and the results table by name (``history``); the recorder reads a missing one as
+    empty (decision 0981)."""
+    return measuring_query(entity, low, relation, staged, history)
 
 
 def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str:
@@ -128,7 +132,8 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
     if entity.declared_checks:
         # a subquery in FROM needs an alias on PostgreSQL (a check file's query keeps its own)
         sql, descriptors = declared_query(entity, low, this if this == THIS else f"{this} AS assay_kept",
-                                          None if this == THIS else THIS)
+                                          None if this == THIS else THIS,
+                                          HistoryRelations(mart=naming.mart(project), results=results_relation(project)))
         # 000's budgets of the row pass (assay.yml `checks`), applied by the recorder (0214).
         scan_bytes, time_seconds = project.budget_of(entity.name)
         out.append(
