@@ -28,6 +28,11 @@ IS_NFC = {
     "postgres": "(NORMALIZE({v}, NFC) = {v})",  # PostgreSQL 13+, UTF8 database
     "bigquery": "(NORMALIZE({v}, NFC) = {v})",
     "trino": "(NORMALIZE({v}, NFC) = {v})",
+    # Spark SQL has no normalize(); ICU4J ships with Spark 4 (its collations use it) and reflect()
+    # calls its static NFC composer, which throws on NULL, hence the guard (the dbt package's
+    # spark__is_nfc; both are held to one table, tests/integration/test_spark_macro_table.py).
+    "spark": "(CASE WHEN {v} IS NULL THEN NULL ELSE REFLECT('com.ibm.icu.text.Normalizer', 'compose', {v}, FALSE) = {v} END)",
+    "databricks": "(CASE WHEN {v} IS NULL THEN NULL ELSE REFLECT('com.ibm.icu.text.Normalizer', 'compose', {v}, FALSE) = {v} END)",
 }
 # How one code point is written inside a regex class.
 CODEPOINT_ESCAPE = {"default": "\\x{{{:X}}}", "postgres": "\\U{:08X}", "redshift": "\\x{{{:X}}}"}

@@ -119,7 +119,7 @@ def test_every_dialect_generates_models_whose_sql_parses(dirty, precedence, dial
                 with pytest.raises(Exception, match="no whole-row JSON"):
                     _expand(text, dialect)
                 continue
-            if dialect in ("databricks", "redshift", "snowflake", "spark") and "@assay_is_nfc" in text:
+            if dialect in ("redshift", "snowflake") and "@assay_is_nfc" in text:
                 with pytest.raises(Exception, match="no Unicode normalization"):
                     _expand(text, dialect)
                 continue

@@ -19,144 +19,17 @@ the `@assay_x(...)` macro call.
 
 from __future__ import annotations
 
-import csv
-import datetime as dt
 import uuid
-from decimal import Decimal
-from pathlib import Path
-from typing import Callable
 
 import pytest
-import yaml
 
 from assay_sqlmesh import render_sql
+from tests.support.primitive_table import FAMILIES, OMITTED, SQL_TYPES, TYPES, compare, seed
 
-SEEDS = Path(__file__).resolve().parents[2] / "integration_tests" / "dbt" / "seeds"
 # Why this module also runs on PostgreSQL 15 (tests/conftest.py): its try_cast guard differs there.
 PG15 = "the SQLMesh try_cast on PostgreSQL 15 goes through the stand-in function @assay_install_functions creates"
 
 pytestmark = pytest.mark.slow
-
-TYPES = {name: seed["config"]["column_types"]
-         for seed in yaml.safe_load((SEEDS / "_seeds.yml").read_text())["seeds"] if "config" in seed
-         for name in [seed["name"]]}
-
-
-def seed(name: str) -> tuple[list[str], list[list]]:
-    """(columns, rows) of a seed as text, an empty cell as NULL (as dbt's seed loader reads it)."""
-    with (SEEDS / f"{name}.csv").open(newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
-    return rows[0], [[None if v == "" else v for v in r] for r in rows[1:]]
-
-
-def lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def decode(col: str) -> str:
-    """integration_tests/dbt/macros decode_markers: the seeds spell '', edge spaces and controls as markers."""
-    return (f"CASE WHEN {col} = '<empty>' THEN '' ELSE "
-            f"REPLACE(REPLACE(REPLACE({col}, '<sp>', ' '), '<tab>', CHR(9)), '<nel>', CHR(133)) END")
-
-
-def show_empty(expr: str) -> str:
-    return f"CASE WHEN {expr} = '' THEN '<empty>' ELSE {expr} END"
-
-
-def distinct(rows: list[list], columns: list[str], name: str) -> list[str]:
-    i = columns.index(name)
-    return sorted({r[i] for r in rows if r[i] is not None})
-
-
-# family -> its query over `input` (the input seed's rows, typed), given the input seed's rows
-def _try_cast(columns, rows) -> str:
-    types = {"as_int": "int", "as_decimal": "decimal(10,2)", "as_date": "date", "as_timestamp": "timestamp",
-             "as_bool": "bool", "as_string": "string"}
-    cols = ", ".join(f"CASE WHEN assay_type = '{t}' THEN @assay_try_cast(raw, '{t}') END AS {c}" for c, t in types.items())
-    return (f"WITH i AS (SELECT case_id, assay_type, {decode('raw')} AS raw FROM input) SELECT case_id, {cols}, "
-            "CASE WHEN assay_type = 'variant' THEN NOT @assay_try_cast(raw, 'variant') IS NULL END AS variant_ok FROM i")
-
-
-def _parsed(macro: str) -> Callable:
-    def query(columns, rows) -> str:
-        whens = " ".join(f"WHEN {lit(f)} THEN @{macro}(raw, {lit(f)})" for f in distinct(rows, columns, "fmt"))
-        return f"WITH i AS (SELECT case_id, fmt, {decode('raw')} AS raw FROM input) SELECT case_id, CASE fmt {whens} END AS parsed FROM i"
-    return query
-
-
-def _to_utc(columns, rows) -> str:
-    whens = " ".join(f"WHEN {lit(z)} THEN @assay_to_utc(local_ts, {lit(z)})" for z in distinct(rows, columns, "zone"))
-    return f"SELECT case_id, CASE zone {whens} END AS utc_ts FROM input"
-
-
-def _regex(columns, rows) -> str:
-    cid, pat, grp = columns.index("case_id"), columns.index("pattern"), columns.index("grp")
-    matches = " ".join(f"WHEN {r[cid]} THEN @assay_regex_matches(value, {lit(r[pat])})" for r in rows)
-    extracted = " ".join(f"WHEN {r[cid]} THEN @assay_regex_extract(value, {lit(r[pat])}, {int(r[grp])})" for r in rows)
-    return f"SELECT case_id, CASE case_id {matches} END AS matches, CASE case_id {extracted} END AS extracted FROM input"
-
-
-def _text(columns, rows) -> str:
-    return (f"WITH i AS (SELECT case_id, {decode('value')} AS value FROM input) SELECT case_id, "
-            "@assay_char_length(value) AS char_length, @assay_is_nfc(value) AS is_nfc, "
-            "@assay_charset_violates(value, 'U+0020-U+007E', 'allow') AS outside_printable_ascii, "
-            "@assay_charset_violates(value, 'U+0000-U+001F,U+007F-U+009F', 'forbid') AS has_control, "
-            "@assay_charset_violates(value, 'U+1F300-U+1FAFF', 'forbid') AS has_emoji, "
-            "@assay_charset_violates(value, '', 'allow') AS allow_nothing, "
-            "@assay_charset_violates(value, '', 'forbid') AS forbid_nothing FROM i")
-
-
-def _keys(columns, rows) -> str:
-    return ("SELECT case_id, @assay_reject_id('bronze.orders', source_row_id) AS reject_id, "
-            "@assay_reject_id('bronze.orders', case_id) AS reject_id_of_int, @assay_unknown_member(fk, probe) AS member FROM input")
-
-
-def _flags(columns, rows) -> str:
-    flags = "@assay_quality_flags(('amount_negative', amount < 0), ('status_unknown', NOT status IN ('new', 'paid')))"
-    return (f"WITH f AS (SELECT case_id, {flags} AS q, @assay_quality_flags() AS no_rules FROM input) SELECT case_id, "
-            f"{show_empty('@assay_flags_to_text(q)')} AS flags_text, @assay_quality_ok(q) AS is_ok, "
-            "@assay_flags_contain(q, 'amount_negative') AS has_amount_negative, "
-            "@assay_flags_contain(q, 'status_unknown') AS has_status_unknown, q IS NULL AS flags_is_null, "
-            f"@assay_quality_ok(no_rules) AS no_rules_ok, {show_empty('@assay_flags_to_text(no_rules)')} AS no_rules_text FROM f")
-
-
-def _json(columns, rows) -> str:
-    return ("SELECT case_id, @assay_json_extract_text(doc, 'a', 'b') AS a_b, @assay_json_extract_text(doc, 't') AS t, "
-            "@assay_json_extract_text(doc, 'nul') IS NULL AS nul_is_null, "
-            "@assay_json_extract_text(doc, 'missing', 'deeper') IS NULL AS missing_is_null, "
-            "@assay_json_extract_text(doc, 'we\"ird/key~') AS weird, @assay_json_extract_text(doc, 'arr') AS arr, "
-            "@assay_json_extract_text(doc, 'a') AS a_object, "
-            "@assay_json_object(('id', case_id), ('name', name), ('qty', qty), ('flag', flag), ('day', day), "
-            "('nothing', CAST(NULL AS TEXT))) AS object_text FROM input")
-
-
-FAMILIES = {
-    "try_cast": _try_cast, "parse_ts": _parsed("assay_parse_ts"), "parse_date": _parsed("assay_parse_date"),
-    "to_utc": _to_utc, "regex": _regex, "text": _text, "keys": _keys, "flags": _flags, "json": _json,
-}
-# The integration model's last two regex columns exercise Jinja-internal group rewrites for other
-# engines; `matches` and `extracted` are the primitives both targets have.
-OMITTED = {"regex": ("extracted_single_group", "extracted_posix_groups")}
-SQL_TYPES = {"bigint": "BIGINT", "integer": "INTEGER", "varchar": "TEXT", "boolean": "BOOLEAN", "date": "DATE",
-             "timestamp": "TIMESTAMP", "decimal(10,2)": "DECIMAL(10,2)"}
-
-
-def expected_value(text, column_type: str):
-    """A cell of an expected seed as the engine's driver returns that type."""
-    if text is None:
-        return None
-    kind = column_type.split("(")[0]
-    if kind in ("bigint", "integer"):
-        return int(text)
-    if kind == "decimal":
-        return Decimal(text)
-    if kind == "boolean":
-        return {"true": True, "false": False}[text.lower()]
-    if kind == "date":
-        return dt.date.fromisoformat(text)
-    if kind == "timestamp":
-        return dt.datetime.fromisoformat(text)
-    return text
 
 
 class Engine:
@@ -218,13 +91,4 @@ def on_engine(engine):
 def test_sqlmesh_macros_give_the_dbt_packages_expected_rows(on_engine, family):
     on_engine.load(f"{family}_input")
     columns, rows = seed(f"{family}_input")
-    got = on_engine.rows(FAMILIES[family](columns, rows))
-    expected_columns, expected_rows = seed(f"it_{family}_expected")
-    types = TYPES[f"it_{family}_expected"]
-    wanted = [c for c in expected_columns if c not in OMITTED.get(family, ())]
-    assert got and sorted(got[0]) == sorted(wanted)
-    expected = [{c: expected_value(r[expected_columns.index(c)], types[c]) for c in wanted} for r in expected_rows]
-    expected.sort(key=lambda r: r["case_id"])
-    assert len(got) == len(expected)
-    differences = [(e, g) for e, g in zip(expected, got) if e != g]
-    assert not differences, "\n".join(f"expected {e}\n     got {g}" for e, g in differences)
+    compare(family, on_engine.rows(FAMILIES[family](columns, rows, on_engine.dialect)), omitted=OMITTED.get(family, ()))

@@ -323,7 +323,7 @@ QUERIES = [
     "@assay_reconcile_violations(silver.o, 'amount', 'sum', ('a', 'b'), silver.o, 'amount', '', ('a', 'b'), '0.01')",
 ]
 REFUSED = {
-    ("@assay_is_nfc(x)", d) for d in ("databricks", "redshift", "snowflake", "spark")
+    ("@assay_is_nfc(x)", d) for d in ("redshift", "snowflake")
 } | {("@assay_row_json(b)", d) for d in ("redshift", "snowflake", "trino")}
 
 

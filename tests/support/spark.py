@@ -125,6 +125,9 @@ def _serve(conn, warehouse: str) -> None:
             elif op == "query":
                 rows = [tuple(r) for r in naive_timestamps(spark.sql(args)).collect()]
                 conn.send(("ok", rows))
+            elif op == "named":  # a query's column names with its rows
+                frame = naive_timestamps(spark.sql(args))
+                conn.send(("ok", (list(frame.columns), [tuple(r) for r in frame.collect()])))
             elif op == "load":
                 _load(spark, *args)
                 conn.send(("ok", None))
