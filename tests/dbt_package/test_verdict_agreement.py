@@ -28,13 +28,14 @@ PACKAGE = REPO / "dbt_package"
 pytestmark = pytest.mark.slow
 
 COLUMNS = ["case_id", "check_json", "n_rows", "n_nulls", "n_values", "n_outside", "n_repeats", "n_distinct",
-           "n_evaluated", "n_failing",
+           "n_evaluated", "n_failing", "n_prev_evaluated", "n_prev_failing", "n_bronze", "n_prev_bronze",
+           "n_earlier_bronze", "prev_run", "earlier_run",
            "first_value", "min_value", "max_value", "key_1", "key_2", "only_value", "gap_num", "gap_text",
            "gap_from", "gap_to", "failing_rows", "outcome_json"]
 TYPES = {"case_id": "bigint", "check_json": "varchar", "gap_num": "decimal(38,6)", "failing_rows": "bigint",
          **{c: "bigint" for c in COLUMNS if c.startswith("n_")},
          **{c: "varchar" for c in ("first_value", "min_value", "max_value", "key_1", "key_2", "only_value",
-                                   "gap_text", "gap_from", "gap_to", "outcome_json")}}
+                                   "gap_text", "gap_from", "gap_to", "outcome_json", "prev_run", "earlier_run")}}
 
 
 def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extra) -> dict:
@@ -61,6 +62,16 @@ def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extr
             desc["texts"].update(only="only_value", gap="gap_text", **{"from": "gap_from", "to": "gap_to"})
     elif kind in ("quarantine_rate", "flag_rate", "rule_rate"):
         desc["counts"].update(evaluated="n_evaluated", failing="n_failing")
+    elif kind == "quarantine_increase":
+        desc["counts"].update(evaluated="n_evaluated", failing="n_failing", previous_evaluated="n_prev_evaluated",
+                              previous_failing="n_prev_failing")
+        desc["texts"].update(previous_run="prev_run")
+    elif kind == "rule_increase":
+        desc["counts"].update(evaluated="n_evaluated", failing="n_failing", previous_failing="n_prev_failing")
+        desc["texts"].update(previous_run="prev_run")
+    elif kind == "volume_change":
+        desc["counts"].update(bronze="n_bronze", previous_bronze="n_prev_bronze", earlier_bronze="n_earlier_bronze")
+        desc["texts"].update(previous_run="prev_run", earlier_run="earlier_run")
     elif kind == "sql":
         desc["enforcement"] = bounds["on_failure"]
     desc.update(extra)
@@ -140,6 +151,54 @@ CASES = [
           ("rate_third_just_below", "rule_rate", "0.333333333333333333", 0, 3, 1, False),
           ("rate_third_just_above", "rule_rate", "0.333333333333333334", 0, 3, 1, True),
           ("rate_integer_limit_text", "rule_rate", "0", 0, 1, 1, False),
+      ]],
+    # change limits (decision 0981): exactly at the factor or the floor passes, one row above both
+    # fails; no earlier successful run (or no count of the rule in it) is not judged (passed)
+    *[(name, _check("rule_increase", [], [], {"rule": "amount_range", "factor": factor, "floor": floor}),
+       {"n_rows": 1, "n_evaluated": 100, "n_failing": now, "n_prev_failing": prev, "prev_run": run}, expected)
+      for name, factor, floor, prev, now, run, expected in [
+          ("rule_increase_at_factor", "2", 5, 10, 20, "r1", True),
+          ("rule_increase_above_factor", "2", 5, 10, 21, "r1", False),
+          ("rule_increase_at_floor", "2", 5, 1, 6, "r1", True),
+          ("rule_increase_above_floor", "2", 5, 1, 7, "r1", False),
+          ("rule_increase_zero_previous_at_floor", "2", 5, 0, 5, "r1", True),
+          ("rule_increase_zero_previous_above", "2", 5, 0, 6, "r1", False),
+          ("rule_increase_decimal_factor_at", "1.5", 0, 10, 15, "r1", True),
+          ("rule_increase_decimal_factor_above", "1.5", 0, 10, 16, "r1", False),
+          ("rule_increase_first_run", "2", 5, "", 1000, "", True),
+          ("rule_increase_rule_new", "2", 5, "", 1000, "r1", True),
+      ]],
+    *[(name, _check("quarantine_increase", [], [], {"factor": factor, "floor": floor}),
+       {"n_rows": 1, "n_evaluated": ev, "n_failing": q, "n_prev_evaluated": pev, "n_prev_failing": pq, "prev_run": run},
+       expected)
+      for name, factor, floor, pq, pev, q, ev, run, expected in [
+          ("quarantine_increase_at_factor", "2", 3, 5, 100, 10, 100, "r1", True),
+          ("quarantine_increase_above_both", "2", 3, 5, 100, 11, 100, "r1", False),
+          ("quarantine_increase_at_floor", "2", 3, 1, 100, 4, 100, "r1", True),
+          ("quarantine_increase_above_floor", "2", 3, 1, 100, 5, 100, "r1", False),
+          ("quarantine_increase_zero_previous_at_floor", "2", 3, 0, 100, 3, 100, "r1", True),
+          ("quarantine_increase_zero_previous_above", "2", 3, 0, 100, 4, 100, "r1", False),
+          ("quarantine_increase_other_volume", "2", 2, 1, 8, 20, 30, "r1", False),
+          ("quarantine_increase_same_rate_more_rows", "2", 2, 1, 8, 10, 80, "r1", True),
+          ("quarantine_increase_previous_no_rows", "2", 0, 0, 0, 5, 10, "r1", True),
+          ("quarantine_increase_no_rows", "2", 0, 5, 10, 0, 0, "r1", True),
+          ("quarantine_increase_first_run", "2", 0, "", "", 9, 10, "", True),
+      ]],
+    *[(name, _check("volume_change", [], [], {"factor": factor, "floor": floor}),
+       {"n_rows": 1, "n_bronze": now, "n_prev_bronze": prev, "n_earlier_bronze": earlier, "prev_run": run,
+        "earlier_run": erun}, expected)
+      for name, factor, floor, earlier, prev, now, run, erun, expected in [
+          ("volume_up_at_factor", "3", 4, 8, 16, 40, "r2", "r1", True),
+          ("volume_up_above", "3", 4, 8, 16, 41, "r2", "r1", False),
+          ("volume_up_at_floor", "3", 4, 0, 1, 6, "r2", "r1", True),
+          ("volume_up_above_floor", "3", 4, 0, 1, 7, "r2", "r1", False),
+          ("volume_down_at_factor", "3", 4, 0, 12, 16, "r2", "r1", True),
+          ("volume_down_below", "3", 4, 0, 12, 15, "r2", "r1", False),
+          ("volume_nothing_loaded", "3", 4, 0, 10, 10, "r2", "r1", False),
+          ("volume_zero_previous_at_floor", "3", 4, 10, 10, 14, "r2", "r1", True),
+          ("volume_zero_previous_above", "3", 4, 10, 10, 15, "r2", "r1", False),
+          ("volume_one_earlier_run", "3", 4, "", 10, 1000, "r1", "", True),
+          ("volume_first_run", "3", 4, "", "", 1000, "", "", True),
       ]],
     # SQL check files (002)
     ("sql_block_clean", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 0, "failing_rows": 0}, True),
@@ -232,7 +291,8 @@ def test_every_kind_passes_and_fails() -> None:
     for _, check, _, expected in CASES:
         kinds[check["kind"]].add(expected)
     assert set(kinds) == {"row_expectation", "null_ceiling", "value_range", "key_uniqueness", "continuity", "sql",
-                          "quarantine_rate", "flag_rate", "rule_rate"}
+                          "quarantine_rate", "flag_rate", "rule_rate", "quarantine_increase", "rule_increase",
+                          "volume_change"}
     assert all(v == {True, False} for v in kinds.values()), kinds
 
 
