@@ -138,3 +138,32 @@ def test_a_run_a_blocking_check_failed_in_is_never_learnt_from(tmp_path, enforce
     assert flagged[("quarantine_rate", "run-0020")]["failed_run"] is failed
     # an anomalous run and a failed one are both left out of later bands
     assert set(flagged) == {("quarantine_rate", "run-0020")}
+
+
+def test_the_report_shows_the_anomalies_and_warns_on_the_latest(tmp_path):
+    """Issue 20, item 5: `assay report` shows the same anomalies `assay anomalies` lists (the
+    earlier spike and the latest run's), and an entity whose latest run is anomalous is a warning
+    in the health verdict, with the measure, the observed value and the band."""
+    history = synthetic.generate(40, 4, weekly=True, events=(SPIKE, synthetic.Event("status_in_set", 39, "spike", 5.0)))
+    project, spec = _setup(tmp_path, history)
+    listed = _doc(_run(project, spec, "--json"))["anomalies"]
+    report = CliRunner().invoke(cli, ["report", "--json", "--project", str(project), "--spec", str(spec),
+                                      "--now", "2026-02-14T00:00:00Z"])
+    assert report.exit_code == 0, report.output
+    data = json.loads(report.stdout)
+    shown = data["anomalies"]
+    assert [(a["run_id"], a["measure"], a["rule"], a["direction"], a["latest"]) for a in shown["flagged"]] == \
+        [(a["run_id"], a["measure"], a["rule"], a["direction"], a["latest"]) for a in listed] == \
+        [("run-0030", "volume", None, "up", False), ("run-0039", "failure_rate", "status_in_set", "up", True)]
+    (line,) = [l for l in data["health"]["lines"] if l["entity"] == "orders"]
+    (said,) = [r for r in line["reasons"] if r.startswith("latest run anomalous: ")]
+    assert re.fullmatch(r"latest run anomalous: status_in_set failure_rate up \(observed [\d.]+%, band "
+                        r"\[[\d.]+%, [\d.]+%\], learnt from \d+ (runs|Fridays)\)", said), said
+    assert line["level"] in ("warn", "fail")
+    page = tmp_path / "report.html"
+    html = CliRunner().invoke(cli, ["report", "--out", str(page), "--project", str(project), "--spec", str(spec),
+                                    "--now", "2026-02-14T00:00:00Z"])
+    assert html.exit_code == 0, html.output
+    text = page.read_text()
+    assert "Anomalies in the quality history" in text and 'class="anomalies"' in text
+    assert "status_in_set failure_rate" in text and "up · latest" in text

@@ -17,59 +17,13 @@ from typing import Optional
 
 import click
 
-from ..anomalies.detect import Verdict, detect, iso
-from ..anomalies.method import METHOD, QUARANTINE_RATE, VOLUME
+from ..anomalies.detect import Verdict, iso
+from ..anomalies.history import (MART, as_record, latest_of, learnt_text, measure_label, measure_of, read_verdicts,
+                                 value_text)
+from ..anomalies.method import METHOD, QUARANTINE_RATE
 from ..errors import AssayError, AssayUsageError, ChecksFailed
-from ..runtime.check_results import RESULTS_TABLE
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, plural, project_option, resolve_spec,
                      shown, spec_option, warehouse_options)
-
-MART = "mart_data_quality"
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
-def measure_of(v: Verdict) -> tuple[str, Optional[str]]:
-    """(measure, rule) as the output names them: `volume`, `quarantine_rate`, or `failure_rate` and the rule."""
-    if v.measure == VOLUME:
-        return "volume", None
-    if v.measure == QUARANTINE_RATE:
-        return "quarantine_rate", None
-    return "failure_rate", v.measure
-
-
-def _value(v: Verdict, x: Optional[float]) -> str:
-    if x is None:
-        return "-"
-    if v.kind == "volume":
-        return f"{x:,.0f}"
-    return f"{100 * x:.3g}%"
-
-
-def _learnt(v: Verdict) -> str:
-    if v.season == "weekday" and hasattr(v.run_date, "weekday"):
-        return f"{v.learnt_from} {_WEEKDAYS[v.run_date.weekday()]}s"
-    return plural(v.learnt_from or 0, "run")
-
-
-def as_record(v: Verdict, latest: bool) -> dict:
-    """One flagged run as `--json` prints it (ISO 8601 dates, the band as [low, high])."""
-    measure, rule = measure_of(v)
-    return {
-        "entity": v.entity, "measure": measure, "rule": rule, "run_id": v.run_id, "run_date": iso(v.run_date),
-        "run_started_at": iso(v.run_started_at), "observed": v.observed, "band": [v.low, v.high], "median": v.median,
-        "learnt_from": v.learnt_from, "season": v.season, "direction": v.direction, "failed_run": v.failed,
-        "latest": latest,
-    }
-
-
-def _latest(verdicts: list[Verdict]) -> dict[tuple[str, str], Verdict]:
-    out: dict[tuple[str, str], Verdict] = {}
-    for v in verdicts:
-        key = (v.entity, v.measure)
-        if key not in out or v.seq > out[key].seq:
-            out[key] = v
-    return out
-
 
 def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
           environment: Optional[str], entities: tuple[str, ...]) -> list[Verdict]:
@@ -85,20 +39,12 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
                               f"{', '.join(sorted(known))}.")
     with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
         with warehouse_errors(f"cannot read the quality history from the warehouse of {wh.describe}"):
-            project, reader, conn, dialect = wh.project, wh.reader, wh.conn, wh.dialect
-            gold, meta = project.schema("gold"), project.schema("meta")
-            if not reader.exists(gold, MART):
-                raise AssayError(f"no quality history yet: {gold}.{MART} is not in the warehouse of {shown(project_dir)}; "
-                                 f"run `{build_command(project_dir)}` (every run appends to it), then `assay anomalies`.")
-            results = (meta, RESULTS_TABLE) if reader.exists(meta, RESULTS_TABLE) else None
-            cur = conn.cursor()
-
-            def query(sql: str) -> list[tuple]:
-                # No parameters: names are quoted and values are literals in the text sqlglot wrote.
-                cur.execute(sql)
-                return [tuple(r) for r in cur.fetchall()]
-
-            return detect(query, dialect, (gold, MART), results=results, entities=entities)
+            verdicts = read_verdicts(wh, entities)
+        if verdicts is None:
+            raise AssayError(f"no quality history yet: {wh.project.schema('gold')}.{MART} is not in the warehouse of "
+                             f"{shown(project_dir)}; run `{build_command(project_dir)}` (every run appends to it), then "
+                             "`assay anomalies`.")
+        return verdicts
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -142,7 +88,7 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
     entity is anomalous; 1 when there is no history to read.
     """
     verdicts = _read(project_dir, spec_dir, profiles_dir, target, environment, tuple(entities))
-    latest = _latest(verdicts)
+    latest = latest_of(verdicts)
     latest_runs = {(v.entity, v.run_id) for v in latest.values()}
     flagged = [v for v in verdicts if v.anomalous]
     flagged.sort(key=lambda v: (v.entity, str(v.run_started_at), v.run_id, v.measure))
@@ -162,10 +108,10 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
         if flagged:
             rows = [["entity", "measure", "run", "date", "observed", "band", "median", "learnt from", "direction"]]
             for v in flagged:
-                measure, rule = measure_of(v)
-                rows.append([v.entity, f"{rule} failure_rate" if rule else measure, v.run_id, iso(v.run_date) or "-",
-                             _value(v, v.observed), f"[{_value(v, v.low)}, {_value(v, v.high)}]", _value(v, v.median),
-                             _learnt(v), v.direction + (" (failed run)" if v.failed else "")])
+                rows.append([v.entity, measure_label(v), v.run_id, iso(v.run_date) or "-",
+                             value_text(v, v.observed), f"[{value_text(v, v.low)}, {value_text(v, v.high)}]",
+                             value_text(v, v.median), learnt_text(v, plural),
+                             v.direction + (" (failed run)" if v.failed else "")])
             for line in _table(rows):
                 click.echo(line)
         entities_seen = sorted({v.entity for v in verdicts})
@@ -178,8 +124,7 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
                        f"{plural(len(entities_seen), 'entity', 'entities')}"
                        + ("" if current else "; the latest runs are inside their bands"))
     if current:
-        what = ", ".join(f"{v.entity} {(measure_of(v)[1] + ' failure_rate') if measure_of(v)[1] else measure_of(v)[0]} "
-                         f"{v.direction}" for v in current)
+        what = ", ".join(f"{v.entity} {measure_label(v)} {v.direction}" for v in current)
         raise ChecksFailed(f"the latest run is anomalous: {what}.")
 
 

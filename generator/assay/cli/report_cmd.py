@@ -28,13 +28,13 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     per run with dates, each rule's trend and a ranking across entities, example rows with the
     `assay explain` command for each, open reject rows by age, the spec's owner, grain and
     descriptions, the latest check results and dbt's own test outcomes."""
+    from ..anomalies.history import read_verdicts, summary
     from ..api import load_project
-    from ..errors import AssayError, WarehouseError
     from ..report.gather import Gatherer
     from ..report.html import render
     from ..report.tool_results import tool_results
-    from ..runtime.warehouse import project_kind
     from ..runtime.operator import open_warehouse
+    from ..runtime.warehouse import project_kind, warehouse_errors
 
     now = _parse_now(now_text)
     with Progress("report", 4, quiet=as_json) as progress:
@@ -44,15 +44,15 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
             progress.step(f"reading what the builds did ({plural(len(project.entities), 'entity', 'entities')})")
             reader = wh.reader
-            try:
+            # A driver's error is the warehouse's answer, said as such; anything else is a bug and
+            # is not dressed up as a warehouse error.
+            with warehouse_errors(f"cannot read the warehouse of {shown(project_dir)} (run `{build_command(project_dir)}` "
+                                  "first)", project_kind(project_dir)):
                 options = (("--target", target) if target else ()) + (("--environment", environment) if environment else ())
                 tool = tool_results(wh.project, project_dir, project_kind(project_dir))
+                anomalies = summary(read_verdicts(wh), plural)
                 data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation).gather(
-                    now, explain_options=options, tool=tool)
-            except AssayError:  # a WarehouseError: its own sentence
-                raise
-            except Exception as exc:
-                raise WarehouseError(f"cannot read the warehouse of {shown(project_dir)}: {exc}; run `{build_command(project_dir)}` first") from None
+                    now, explain_options=options, tool=tool, anomalies=anomalies)
         if as_json:
             click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
             return

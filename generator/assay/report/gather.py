@@ -268,10 +268,12 @@ class Gatherer:
 
         return SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel)
 
-    def gather(self, now: dt.datetime, *, explain_options: tuple[str, ...] = (), tool: Optional[dict] = None) -> dict:
+    def gather(self, now: dt.datetime, *, explain_options: tuple[str, ...] = (), tool: Optional[dict] = None,
+               anomalies: Optional[dict] = None) -> dict:
         """The report's data. `explain_options`: the report's own `--target` / `--environment`, repeated
         in each example's `assay explain` command; `tool`: the build tool's own outcomes
-        (report/tool_results.py), judged in the health verdict."""
+        (report/tool_results.py), judged in the health verdict; `anomalies`: the quality history's
+        anomalies (anomalies/history.py::summary), an entity's latest anomalous run a warning."""
         from .commands import explain_command
         from .health import health
 
@@ -303,7 +305,8 @@ class Gatherer:
         names = {e.name for e in self.project.entities}
         data = {"project": self.project.name, "generated_for": _stamp(now), "entities": entities,
                 "tables": [o for t, o in sorted(outcomes.items()) if t not in names],
-                "ranking": _ranking(entities), "checks": self._checks(), "tool": tool}
+                "ranking": _ranking(entities), "checks": self._checks(), "tool": tool,
+                "anomalies": anomalies or {"available": False, "flagged": [], "latest": {}, "thin": {}, "judged": 0}}
         data["health"] = health(data)
         return data
 

@@ -6,7 +6,7 @@ entity needs attention (`fail`) when its latest build did not publish (set back,
 kept), a check of its latest build failed or errored, a mapping's freshness is past `error_after`,
 or dbt's own test on it failed or errored; it has warnings (`warn`) when it was never built, a
 check warned or was not evaluated, freshness is past `warn_after` or has no data, a dbt test
-warned, or open reject rows are past retention. Otherwise it is `ok`.
+warned, its latest run is anomalous (docs/anomalies.md), or open reject rows are past retention. Otherwise it is `ok`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _tool_of(tool: dict, entity: str) -> tuple[list[str], list[str]]:
     return fails, warns
 
 
-def _entity_line(e: dict, checks: list[dict], tool: dict) -> dict[str, Any]:
+def _entity_line(e: dict, checks: list[dict], tool: dict, anomalies: dict | None = None) -> dict[str, Any]:
     fails, warns = [], []
     state = _state_reason(e.get("outcome"))
     latest = e.get("latest") or {}
@@ -72,6 +72,8 @@ def _entity_line(e: dict, checks: list[dict], tool: dict) -> dict[str, Any]:
     f, w = _tool_of(tool, e["entity"])
     fails += f
     warns += w
+    for said in (anomalies or {}).get("latest", {}).get(e["entity"], []):
+        warns.append(f"latest run anomalous: {said}")
     past = next((b["rows"] for b in e.get("rejects", {}).get("by_age", []) if b["bucket"] == "past retention"), 0)
     if past:
         warns.append(f"{past} open reject {'row' if past == 1 else 'rows'} past retention (assay maintain deletes them)")
@@ -121,7 +123,7 @@ def health(data: dict) -> dict[str, Any]:
     worst first ({entity, kind, level, state, headline, since, short, run_id, run_started_at,
     reasons, and for an entity freshness, checks, checks_passed})}."""
     checks, tool = data.get("checks", []), data.get("tool") or {}
-    lines = [_entity_line(e, checks, tool) for e in data["entities"]]
+    lines = [_entity_line(e, checks, tool, data.get("anomalies")) for e in data["entities"]]
     lines += [_table_line(t, checks) for t in data.get("tables", [])]
     lines.sort(key=lambda l: (LEVELS.index(l["level"]), l["kind"] != "entity", l["entity"]))
     n = len(lines)

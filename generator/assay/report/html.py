@@ -135,6 +135,27 @@ def _ranking(ranking: list[dict]) -> str:
                    for i, r in enumerate(ranking)], numeric={0, 4, 5}, cls="ranking")
 
 
+def _anomalies(anomalies: dict) -> str:
+    """The runs that left the band learnt from earlier clean runs (docs/anomalies.md), oldest first."""
+    head = ('<p class="muted">Each run\'s volume (bronze rows loaded since the run before), quarantine rate and '
+            "each rule's failure rate, against the band (median and robust spread) learnt from earlier runs that were "
+            "neither anomalous nor failed, per weekday once six weeks exist; <code>assay anomalies</code> lists the "
+            "same.</p>")
+    if not anomalies.get("available"):
+        return head + '<p class="muted">No quality history yet.</p>'
+    thin = "".join(f'<p class="muted">{_e(entity)}: not enough history ({runs} run{"" if runs == 1 else "s"} '
+                   "recorded; a run is judged once 7 earlier runs can be learnt from).</p>"
+                   for entity, runs in sorted(anomalies.get("thin", {}).items()))
+    flagged = anomalies.get("flagged", [])
+    if not flagged:
+        return head + thin + f'<p class="muted">No run left its band ({anomalies.get("judged", 0)} measures of runs judged).</p>'
+    rows = [[r["entity"], r["label"], _when(r["run_started_at"]), r["observed_text"], r["band_text"], r["learnt_text"],
+             r["direction"] + (" (failed run)" if r["failed_run"] else "") + (" · latest" if r["latest"] else "")]
+            for r in flagged]
+    return head + thin + _table(["entity", "measure", "run (UTC)", "observed", "band", "learnt from", "direction"], rows,
+                                numeric={3}, cls="anomalies")
+
+
 def _outcome_cell(outcome: str) -> _Raw:
     cls = "pass" if outcome == "passed" else "warn" if outcome in ("warned", "not_evaluated", "warn", "skipped") else \
         "pass" if outcome in ("pass", "success") else "fail"
@@ -268,6 +289,7 @@ def render(data: dict) -> str:
         + _ranking(data.get("ranking", []))
         + "</div><div><h2>Checks and tests</h2><h3>Table checks (latest run per table)</h3>"
         + _checks(data["checks"]) + _tool(data.get("tool")) + "</div></div>"
+        + "<h2>Anomalies in the quality history</h2>" + _anomalies(data.get("anomalies") or {})
         + '<div class="cards">' + "".join(_entity(e, levels.get(e["entity"], "ok")) for e in entities) + "</div>"
         + "</body></html>\n"
     )

@@ -1,0 +1,117 @@
+"""The anomalies of a built warehouse's quality history, read once for every command that shows
+them (`assay anomalies`, `assay report`), and how a verdict reads (docs/anomalies.md).
+
+`read_verdicts` runs the detector (assay.anomalies.detect) over the warehouse the operator core
+opened (runtime/operator.py::open_warehouse): `gold.mart_data_quality` as the build wrote it, and
+`<meta>.assay_check_results` for the runs a blocking check failed in. The rest turns verdicts
+into what the outputs print: the measure's name, a record for JSON, the latest run per measure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .detect import Verdict, detect, iso
+from .method import QUARANTINE_RATE, VOLUME
+
+MART = "mart_data_quality"
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def read_verdicts(wh: Any, entities: tuple[str, ...] = ()) -> Optional[list[Verdict]]:
+    """Every run of every measure of `entities` (default: all) judged against its history, or
+    None when the warehouse holds no quality history yet (no mart). `wh` is the core's Warehouse."""
+    from ..runtime.check_results import RESULTS_TABLE
+
+    gold, meta = wh.project.schema("gold"), wh.project.schema("meta")
+    if not wh.reader.exists(gold, MART):
+        return None
+    results = (meta, RESULTS_TABLE) if wh.reader.exists(meta, RESULTS_TABLE) else None
+    cur = wh.conn.cursor()
+
+    def query(sql: str) -> list[tuple]:
+        # No parameters: names are quoted and values are literals in the text sqlglot wrote.
+        cur.execute(sql)
+        return [tuple(r) for r in cur.fetchall()]
+
+    return detect(query, wh.dialect, (gold, MART), results=results, entities=entities)
+
+
+def measure_of(v: Verdict) -> tuple[str, Optional[str]]:
+    """(measure, rule) as the outputs name them: `volume`, `quarantine_rate`, or `failure_rate` and the rule."""
+    if v.measure == VOLUME:
+        return "volume", None
+    if v.measure == QUARANTINE_RATE:
+        return "quarantine_rate", None
+    return "failure_rate", v.measure
+
+
+def measure_label(v: Verdict) -> str:
+    """`volume`, `quarantine_rate`, or `<rule> failure_rate`."""
+    measure, rule = measure_of(v)
+    return f"{rule} failure_rate" if rule else measure
+
+
+def as_record(v: Verdict, latest: bool) -> dict:
+    """One flagged run as `--json` prints it (ISO 8601 dates, the band as [low, high])."""
+    measure, rule = measure_of(v)
+    return {
+        "entity": v.entity, "measure": measure, "rule": rule, "run_id": v.run_id, "run_date": iso(v.run_date),
+        "run_started_at": iso(v.run_started_at), "observed": v.observed, "band": [v.low, v.high], "median": v.median,
+        "learnt_from": v.learnt_from, "season": v.season, "direction": v.direction, "failed_run": v.failed,
+        "latest": latest,
+    }
+
+
+def latest_of(verdicts: list[Verdict]) -> dict[tuple[str, str], Verdict]:
+    """{(entity, measure): the verdict of its latest run}."""
+    out: dict[tuple[str, str], Verdict] = {}
+    for v in verdicts:
+        key = (v.entity, v.measure)
+        if key not in out or v.seq > out[key].seq:
+            out[key] = v
+    return out
+
+
+def value_text(v: Verdict, x: Optional[float]) -> str:
+    """An observed value or a band's edge as people read it: rows with thousands, rates in percent."""
+    if x is None:
+        return "-"
+    if v.kind == "volume":
+        return f"{x:,.0f}"
+    return f"{100 * x:.3g}%"
+
+
+def learnt_text(v: Verdict, plural) -> str:
+    """What the band was learnt from: `6 Wednesdays` (the weekday band) or `28 runs`."""
+    if v.season == "weekday" and hasattr(v.run_date, "weekday"):
+        return f"{v.learnt_from} {_WEEKDAYS[v.run_date.weekday()]}s"
+    return plural(v.learnt_from or 0, "run")
+
+
+def summary(verdicts: Optional[list[Verdict]], plural) -> dict:
+    """What the report shows of the history: `flagged` (every anomalous run, oldest first, with the
+    texts the page prints), `latest` ({entity: the measures its latest run is anomalous on}),
+    `thin` ({entity: runs recorded} for entities whose latest run could not be judged: too little
+    history) and `judged` (runs judged in all). `verdicts` None: no history (`available` False)."""
+    if verdicts is None:
+        return {"available": False, "flagged": [], "latest": {}, "thin": {}, "judged": 0}
+    latest = latest_of(verdicts)
+    latest_runs = {(v.entity, v.run_id) for v in latest.values()}
+    flagged = sorted((v for v in verdicts if v.anomalous), key=lambda v: (str(v.run_started_at), v.entity, v.measure))
+    records = [{**as_record(v, (v.entity, v.run_id) in latest_runs), "label": measure_label(v),
+                "observed_text": value_text(v, v.observed), "band_text": f"[{value_text(v, v.low)}, {value_text(v, v.high)}]",
+                "learnt_text": learnt_text(v, plural)} for v in flagged]
+    now_anomalous: dict[str, list[str]] = {}
+    for r in records:
+        if r["latest"]:
+            now_anomalous.setdefault(r["entity"], []).append(
+                f"{r['label']} {r['direction']} (observed {r['observed_text']}, band {r['band_text']}, "
+                f"learnt from {r['learnt_text']})")
+    thin = {}
+    for entity in sorted({v.entity for v in verdicts}):
+        mine = [v for k, v in latest.items() if k[0] == entity]
+        if mine and not any(v.judged for v in mine):
+            thin[entity] = max(v.seq for v in mine)
+    return {"available": True, "flagged": records, "latest": now_anomalous, "thin": thin,
+            "judged": sum(1 for v in verdicts if v.judged)}
