@@ -27,7 +27,8 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     build, failing checks, freshness), bronze = kept (flagged among them) + quarantined + deduped
     per run with dates, each rule's trend and a ranking across entities, example rows with the
     `assay explain` command for each, open reject rows by age, the spec's owner, grain and
-    descriptions, the latest check results and dbt's own test outcomes."""
+    descriptions, the latest check results, dbt's own test outcomes, and the runs whose volume or
+    rates left the band learnt from earlier runs (the anomalies `assay anomalies` lists)."""
     from ..anomalies.history import read_verdicts, summary
     from ..api import load_project
     from ..report.gather import Gatherer
