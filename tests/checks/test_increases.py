@@ -310,3 +310,14 @@ def test_volume_sentences_both_directions():
     assert v(16, 12, 0).passed is True and v(15, 12, 0).passed is False
     assert "only one earlier successful run is recorded" in v(100, 10, None).detail and v(100, 10, None).passed
     assert "no earlier successful run of the entity is recorded" in v(100, None, None).detail
+
+
+def test_an_invalid_enclosing_on_breach_is_refused_once(tmp_path):
+    project, diagnostics, _ = _compile(
+        tmp_path, thresholds="    thresholds: {on_breach: stop, max_increase: {factor: 2, floor: 0}}",
+        expr_limit=", on_breach: halt, max_increase: {factor: 2, floor: 0}")
+    assert project is None
+    assert [(line, m.split(";")[0]) for _f, line, _c, m in _problems(diagnostics)] == [
+        (11, "the thresholds mapping of entity item states on_breach 'stop'"),
+        (13, "expression rule name_not_x of entity item states on_breach 'halt' for max_increase"),
+    ]

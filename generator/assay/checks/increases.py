@@ -89,12 +89,14 @@ def _shown(value: Any) -> str:
 
 
 def validate_increase(raw: Any, *, key: str, label: str, inherited_on_breach: Any,
-                      line_of: Callable[[Optional[str]], int]) -> tuple[Optional[dict], list[Problem]]:
+                      line_of: Callable[[Optional[str]], int],
+                      inherited_reported: bool = True) -> tuple[Optional[dict], list[Problem]]:
     """Validate one ``max_increase`` / ``max_volume_change`` mapping written under ``label``.
 
     ``inherited_on_breach`` is the enclosing rule's or thresholds' ``on_breach`` (None when
     unstated), used when the mapping states none; ``line_of(k)`` the line of a key of the mapping
-    (None: the mapping). Returns ``{'factor', 'floor', 'on_breach', 'line'}`` or None, and every
+    (None: the mapping); ``inherited_reported`` says the enclosing ``on_breach``, when invalid, is
+    already reported where it is written (so it is not reported twice). Returns ``{'factor', 'floor', 'on_breach', 'line'}`` or None, and every
     problem."""
     problems: list[Problem] = []
     example = f'{key}: {{factor: "2", floor: 50, on_breach: fail}}'
@@ -122,6 +124,9 @@ def validate_increase(raw: Any, *, key: str, label: str, inherited_on_breach: An
             "floor" if "floor" in raw else None)
         floor = None
     on_breach = raw.get("on_breach", inherited_on_breach)
+    refused_above = "on_breach" not in raw and on_breach is not None and inherited_reported
+    if on_breach not in ("fail", "warn") and refused_above:
+        return None, problems  # the enclosing on_breach is refused where it is written
     if on_breach not in ("fail", "warn"):
         if on_breach is None:
             add(f"{label} states no on_breach for {key}; write on_breach: fail (a breach sets the entity back: it is "

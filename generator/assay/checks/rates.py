@@ -226,9 +226,10 @@ def validate_rule_limits(values: Mapping[str, Any], *, label: str, disposition: 
             f"{label} fails the run on the first row it fires on (on_fail: fail), so no increase is ever recorded; "
             "remove max_increase, or make the rule quarantine or flag its rows"), line_of(("max_increase",))))
     found, more = validate_increase(increase, key="max_increase", label=label, inherited_on_breach=values.get("on_breach"),
-                                    line_of=lambda k: line_of(("max_increase",) if k is None else ("max_increase", k)))
+                                    line_of=lambda k: line_of(("max_increase",) if k is None else ("max_increase", k)),
+                                    inherited_reported=values.get("max_rate") is not None)
     problems.extend(more)
-    if problems:
+    if problems or found is None:
         return [], problems
     limits.append(RateLimit("rule_increase", "", 0, found["on_breach"], found["line"], factor=found["factor"],
                             floor=found["floor"]))
