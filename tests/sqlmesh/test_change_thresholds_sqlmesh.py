@@ -1,4 +1,4 @@
-"""Change since the last run on the SQLMesh target, DuckDB (issue 20 item 2, decision 0981).
+"""Change since the last run on the SQLMesh target, DuckDB and PostgreSQL (issue 20 item 2, decision 0981).
 
 The spec and the three loads of tests/integration/test_change_thresholds_dbt.py. The mart model
 depends on the entity's last node, so it is evaluated after the entity's recorder: the measuring
@@ -17,7 +17,6 @@ import pytest
 
 from tests.integration.test_change_thresholds_dbt import LOAD1, LOAD2, LOAD3, _bronze, _spec
 from tests.support.sqlmeshfailures import AuditFailure, plan_fails
-from tests.support.sqlmeshproject import make_project
 
 pytestmark = pytest.mark.slow
 
@@ -28,8 +27,9 @@ def _results(project, run: str) -> dict:
     return {r[0]: (r[1], r[2], bool(r[3]), json.loads(r[4])) for r in rows}
 
 
-def test_first_plan_not_judged_warn_applies_fail_stops(tmp_path):
-    project = make_project(tmp_path / "project", _spec(tmp_path), "duckdb")
+def test_first_plan_not_judged_warn_applies_fail_stops(tmp_path, engine):
+    # DuckDB and PostgreSQL 18 (tests/conftest.py: the engines of a module that does not keep PG15)
+    project = engine.sqlmesh_project(tmp_path / "project", _spec(tmp_path), f"changes_sqlmesh_{engine.id}")
     try:
         project.load_bronze([_bronze(LOAD1)])
         plan1 = f"SQLMESH_PLAN: {project.plan().plan_id}"
