@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Optional
 
+from .engine_types import TYPE_NAMES
 from .ir.model import Entity, Project
 from .runtime.relations import writable_relation
 from .runtime.sqltext import execute, relation
@@ -44,10 +45,8 @@ EVENTS_COLUMNS = (
     ("cutoff", "timestamp"),
     ("occurred_at", "timestamp"),
 )
-_ENGINE_TYPES = {
-    "duckdb": {"string": "varchar", "int": "bigint", "timestamp": "timestamp"},
-    "postgres": {"string": "text", "int": "bigint", "timestamp": "timestamp"},
-}
+# The engines `assay maintain` writes to, with their type names from the one table.
+_ENGINE_TYPES = {d: TYPE_NAMES[d] for d in ("duckdb", "postgres")}
 
 
 @dataclass(frozen=True)

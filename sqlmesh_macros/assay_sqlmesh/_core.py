@@ -23,22 +23,8 @@ KNOWN = ("bigquery", "databricks", "duckdb", "postgres", "redshift", "snowflake"
 # speaks Postgres until a template says otherwise).
 INHERITS = {"databricks": "spark", "redshift": "postgres"}
 
-# Logical assay type -> engine type name. Decimals are formatted with `DECIMAL_NAMES`.
-TYPE_NAMES: dict[str, dict[str, str]] = {
-    "default": {"string": "VARCHAR", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "VARCHAR"},
-    "duckdb": {"string": "VARCHAR", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "JSON"},
-    # jsonb, not json: json has no equality operator, so DISTINCT / GROUP BY would fail.
-    "postgres": {"string": "TEXT", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "JSONB"},
-    # A bare VARCHAR is VARCHAR(256) on Redshift and would truncate.
-    "redshift": {"string": "VARCHAR(65535)", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "SUPER"},
-    "snowflake": {"string": "VARCHAR", "int": "NUMBER(19, 0)", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP_NTZ", "variant": "VARIANT"},
-    # DATETIME is BigQuery's zoneless type; JSON cannot be grouped or compared, so variant is text.
-    "bigquery": {"string": "STRING", "int": "INT64", "bool": "BOOL", "date": "DATE", "timestamp": "DATETIME", "variant": "STRING"},
-    "spark": {"string": "STRING", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "variant": "STRING"},
-    # Trino's bare timestamp is millisecond precision; the others keep microseconds.
-    "trino": {"string": "VARCHAR", "int": "BIGINT", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP(6)", "variant": "JSON"},
-}
-DECIMAL_NAMES = {"default": "DECIMAL", "postgres": "NUMERIC", "snowflake": "NUMBER"}
+# Logical assay type -> engine type name: one table for every writer (assay.engine_types).
+from assay.engine_types import DECIMAL_NAMES, TYPE_NAMES, decimal_name  # noqa: E402,F401
 
 # Column names that need quoting on at least one engine (DuckDB's and PostgreSQL's reserved
 # words). The generator passes identifiers already quoted where needed, and the macros keep that
@@ -124,12 +110,7 @@ def type_name(assay_type: str, dialect: str) -> str:
     """The engine type name for a logical assay type, as the engine spells it."""
     kind, p, s = parse_type(assay_type)
     if kind == "decimal":
-        if dialect == "bigquery":
-            # NUMERIC holds at most 29 integer and 9 fraction digits.
-            name = "NUMERIC" if (s <= 9 and p - s <= 29) else "BIGNUMERIC"
-        else:
-            name = pick(DECIMAL_NAMES, dialect)
-        return f"{name}({p}, {s})"
+        return decimal_name(dialect, p, s, INHERITS)
     return pick(TYPE_NAMES, dialect)[kind]
 
 
