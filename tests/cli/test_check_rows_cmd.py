@@ -187,8 +187,30 @@ def test_a_rate_check_says_where_the_rows_it_counted_are(tmp_path):
         assert result.exit_code == 0 and result.stdout == "", result.output
         said[check_id.upper()] = result.stderr
     assert said["QUARANTINE_RATE"].startswith(
-        "order: QUARANTINE_RATE: no rows: a rate check keeps no rows of its own; they are the rows of order__reject "
+        "order: QUARANTINE_RATE: no rows: a threshold keeps no rows of its own; they are the rows of order__reject "
         "this run quarantined (assay report shows examples of each rule): quarantined 4 of 9 evaluated rows")
     assert "they are the rows of order whose _quality_flags is not empty" in said["FLAG_RATE"]
     assert ("they carry the rule: in order__reject when it quarantines, in order's _quality_flags when it flags"
             in said["QTY_RANGE_RATE"])
+
+
+def test_a_change_limit_says_where_the_rows_it_counted_are(tmp_path):
+    """A change limit (docs/thresholds.md, max_increase / max_volume_change) keeps no rows either."""
+    project, con = results_warehouse(tmp_path)
+    for position, (check_id, kind, bounds, measures) in enumerate([
+            ("QTY_RANGE_INCREASE", "rule_increase", {"factor": "2", "floor": 1, "rule": "qty_range"},
+             {"failing": 9, "previous_failing": 2, "previous_run": "r0"}),
+            ("VOLUME_CHANGE", "volume_change", {"factor": "3", "floor": 10},
+             {"bronze": 300, "previous_bronze": 100, "earlier_bronze": 50, "previous_run": "r1", "earlier_run": "r0"})]):
+        con.execute("insert into assay_meta.assay_check_results values (?, 'order', ?, ?, ?, 'advisory', false, 5, ?, ?, ?)",
+                    [RUN, check_id, position, kind, json.dumps({"columns": [], "types": [], "bounds": bounds}),
+                     json.dumps(measures), "2026-12-01 10:00:00"])
+    con.close()
+    rule = invoke("check", "rows", RUN[:8], "qty_range_increase", "--project", str(project))
+    assert rule.exit_code == 0 and rule.stdout == "", rule.output
+    assert rule.stderr.startswith("order: QTY_RANGE_INCREASE: no rows: a threshold keeps no rows of its own; they carry "
+                                  "the rule: in order__reject when it quarantines, in order's _quality_flags when it flags")
+    volume = invoke("check", "rows", RUN[:8], "volume_change", "--project", str(project))
+    assert volume.exit_code == 0, volume.output
+    assert volume.stderr.startswith("order: VOLUME_CHANGE: no rows: a volume check counts the rows a load brought and "
+                                    "keeps none (assay report shows the rows per run): ")

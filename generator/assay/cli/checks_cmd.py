@@ -17,6 +17,7 @@ from typing import Optional
 import click
 
 from ..checks.detail import NOT_EVALUATED_PREFIX
+from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import short_run_id
@@ -87,12 +88,15 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
 
 
 def _rate_rows(kind: str, table: str) -> str:
-    """Where the rows a rate check counted are: it keeps none of its own, the build routed them."""
-    where = {"quarantine_rate": f"they are the rows of {table}__reject this run quarantined",
-             "flag_rate": f"they are the rows of {table} whose _quality_flags is not empty",
-             "rule_rate": f"they carry the rule: in {table}__reject when it quarantines, in {table}'s _quality_flags "
-                          "when it flags"}[kind]
-    return f"a rate check keeps no rows of its own; {where} (assay report shows examples of each rule)"
+    """Where the rows a threshold (a rate, or a change since the previous run) counted are: it keeps
+    none of its own, the build routed them."""
+    if kind == "volume_change":
+        return "a volume check counts the rows a load brought and keeps none (assay report shows the rows per run)"
+    quarantined = f"they are the rows of {table}__reject this run quarantined"
+    fired = f"they carry the rule: in {table}__reject when it quarantines, in {table}'s _quality_flags when it flags"
+    where = {"quarantine_rate": quarantined, "quarantine_increase": quarantined, "rule_rate": fired,
+             "rule_increase": fired, "flag_rate": f"they are the rows of {table} whose _quality_flags is not empty"}[kind]
+    return f"a threshold keeps no rows of its own; {where} (assay report shows examples of each rule)"
 
 
 # What `checks --json` prints of a result: 000's wire shape and the table it is of.
@@ -194,7 +198,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     for r in results:
         if r["table"] not in tables:
             # Say why there is nothing to show rather than print nothing.
-            if r["kind"] in RATE_KINDS:
+            if r["kind"] in RATE_KINDS + INCREASE_KINDS:
                 why = _rate_rows(r["kind"], r["table"])
             elif r["passed"]:
                 why = "it passed"
