@@ -36,11 +36,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from assay.checks import Problem
 from assay.identifiers import IDENTIFIER_RULE, is_identifier
+
+from .declared_bounds import (CHECK_INVALID, DECIMAL_BOUND_RE, MAX_GAP_SECONDS, MAX_NULL_PPM, MAX_ROWS, check_bounds,
+                              is_decimal_bound)
+from .quoted import count, is_int, shown, type_phrase
 
 __all__ = [
     "DeclaredCheck",
@@ -64,7 +67,6 @@ __all__ = [
 ]
 
 CHECKS_INVALID = "DECLARED_CHECKS_INVALID"
-CHECK_INVALID = "DECLARED_CHECK_INVALID"
 CHECK_DUPLICATE = "DECLARED_CHECK_DUPLICATE"
 CHECK_COLUMN_UNKNOWN = "DECLARED_CHECK_COLUMN_UNKNOWN"
 
@@ -83,19 +85,8 @@ ENFORCEMENTS = ("required", "advisory")
 
 MAX_CHECKS = 128
 MAX_KEY_COLUMNS = 16
-MAX_ROWS = 10_000_000
-MAX_NULL_PPM = 1_000_000
-#: The widest continuity ceiling: the largest BIGINT, so every engine can hold it.
-MAX_GAP_SECONDS = 2**63 - 1
 
 CHECK_ID_RE = re.compile(r"[a-z][a-z0-9_]{0,62}")
-DECIMAL_BOUND_RE = re.compile(r"-?(?:0|[1-9][0-9]{0,38})(?:\.[0-9]{1,18})?")
-
-
-def is_decimal_bound(text: object) -> bool:
-    """Whether ``text`` is a ``value_range`` bound: a string matching
-    ``^-?(?:0|[1-9][0-9]{0,38})(?:\\.[0-9]{1,18})?$`` (no exponent, no ``+``, no spaces)."""
-    return isinstance(text, str) and DECIMAL_BOUND_RE.fullmatch(text) is not None
 
 
 @dataclass(frozen=True)
@@ -133,45 +124,6 @@ class DeclaredCheck:
 # --------------------------------------------------------------------------- helpers
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _shown(value: Any) -> str:
-    """A user's value as a message quotes it: text in single quotes, anything else bare."""
-    if isinstance(value, str):
-        return "'" + value + "'"
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return str(value)
-
-
-def _type_phrase(value: Any) -> str:
-    if value is None:
-        return "empty"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float, Decimal)):
-        return "a number"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return f"a {type(value).__name__}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def _suggest_id(raw: str) -> Optional[str]:
     folded = re.sub(r"[^a-z0-9_]", "_", raw.strip().lower())
     return folded if CHECK_ID_RE.fullmatch(folded) else None
@@ -191,7 +143,7 @@ class _Collector:
                 value = self._line_of(tuple(path[:end]))
             except Exception:  # noqa: BLE001 - a caller's lookup must never break validation
                 continue
-            if _is_int(value) and value > 0:
+            if is_int(value) and value > 0:
                 return value
         return 0
 
@@ -224,7 +176,7 @@ def validate_declared_checks(
     """
     out = _Collector(line_of)
     if not isinstance(raw, list):
-        phrase = _type_phrase(raw)
+        phrase = type_phrase(raw)
         out.add(
             CHECKS_INVALID,
             f"the checks of {owner} are {phrase}, not a list; write checks: as a list of "
@@ -277,7 +229,7 @@ def _validate_one(
     if not isinstance(item, Mapping):
         out.add(
             CHECK_INVALID,
-            f"check #{index + 1} of {owner} is {_type_phrase(item)}, not a mapping; write each "
+            f"check #{index + 1} of {owner} is {type_phrase(item)}, not a mapping; write each "
             "check as a mapping with check_id, kind, enforcement and the keys its kind reads",
             here,
         )
@@ -299,7 +251,7 @@ def _validate_one(
         instead = f"write {hint}" if hint else "write a name such as grain_unique"
         out.add(
             CHECK_INVALID,
-            f"check #{index + 1} of {owner} states check_id {_shown(raw_id)}, which is not a "
+            f"check #{index + 1} of {owner} states check_id {shown(raw_id)}, which is not a "
             f"lower-case identifier [a-z][a-z0-9_]{{0,62}}; {instead}",
             (index, "check_id"),
         )
@@ -329,7 +281,7 @@ def _validate_one(
     elif enforcement not in ENFORCEMENTS:
         out.add(
             CHECK_INVALID,
-            f"{label} states enforcement {_shown(enforcement)}; write required (a failure fails "
+            f"{label} states enforcement {shown(enforcement)}; write required (a failure fails "
             "the run) or advisory (a failure is reported and the run continues)",
             (index, "enforcement"),
         )
@@ -356,7 +308,7 @@ def _validate_one(
     elif kind not in KINDS:
         out.add(
             CHECK_INVALID,
-            f"{label} states kind {_shown(kind)}, which is not a kind of declared check; the "
+            f"{label} states kind {shown(kind)}, which is not a kind of declared check; the "
             f"kinds are {', '.join(KINDS)}",
             (index, "kind"),
         )
@@ -369,7 +321,7 @@ def _validate_one(
         if not isinstance(raw_columns, list):
             out.add(
                 CHECK_INVALID,
-                f"{label} states columns as {_type_phrase(raw_columns)}; write a list of column "
+                f"{label} states columns as {type_phrase(raw_columns)}; write a list of column "
                 "names, e.g. columns: [station]",
                 (index, "columns"),
             )
@@ -382,7 +334,7 @@ def _validate_one(
                     # The name reaches generated SQL (and a PostgreSQL DO block): one rule for names.
                     out.add(
                         CHECK_INVALID,
-                        f"{label} names {_shown(col)} as column {j + 1}, which is not a column "
+                        f"{label} names {shown(col)} as column {j + 1}, which is not a column "
                         f"name; write the column's name, of {IDENTIFIER_RULE}",
                         (index, "columns", j),
                     )
@@ -417,7 +369,7 @@ def _validate_one(
     if kind is not None:
         resolved_columns = _check_columns(kind, label, named, index, out, owner=owner,
                                           grain=grain)
-        values = _check_bounds(kind, label, item, named, index, out)
+        values = check_bounds(kind, label, item, named, index, out)
         if columns is not None and kind != "row_expectation" and named:
             for j, col in enumerate(named):
                 if col not in columns:
@@ -524,138 +476,3 @@ def _check_columns(
         )
         return ()
     return (named[0],)
-
-
-def _check_bounds(
-    kind: str,
-    label: str,
-    item: Mapping,
-    named: Optional[list[str]],
-    index: int,
-    out: _Collector,
-) -> dict[str, Any]:
-    """Validate the bounds ``kind`` reads; return the valid ones."""
-    column = f"column {named[0]}" if named and len(named) == 1 else "its column"
-    here = (index,)
-    values: dict[str, Any] = {}
-
-    if kind == "null_ceiling":
-        ppm = item.get("max_null_ppm")
-        if ppm is None:
-            out.add(
-                CHECK_INVALID,
-                f"{label} caps the nulls of {column} and states no max_null_ppm; an unstated "
-                "ceiling is not an unlimited one",
-                here,
-            )
-        elif not _is_int(ppm) or not 0 <= ppm <= MAX_NULL_PPM:
-            out.add(
-                CHECK_INVALID,
-                f"{label} states max_null_ppm {_shown(ppm)}, which is not an integer between 0 "
-                "and 1,000,000; the ceiling is in whole parts per million of the table's rows "
-                "(20000 allows two per cent), and a fraction has no spelling here",
-                (index, "max_null_ppm"),
-            )
-        else:
-            values["max_null_ppm"] = ppm
-
-    elif kind == "value_range":
-        for bound in ("min_value", "max_value"):
-            v = item.get(bound)
-            if v is None:
-                out.add(
-                    CHECK_INVALID,
-                    f"{label} bounds the values of {column} and states no {bound}; an unstated "
-                    "bound is not an open one",
-                    here,
-                )
-            elif isinstance(v, str):
-                if is_decimal_bound(v):
-                    values[bound] = v
-                else:
-                    out.add(
-                        CHECK_INVALID,
-                        f"{label} states {bound} {_shown(v)}, which is not a decimal string "
-                        "of the form -?digits[.digits] (at most 39 digits before the point and "
-                        "18 after it, no leading zeros, no exponent, no +); write e.g. "
-                        "'-12.5'",
-                        (index, bound),
-                    )
-            else:
-                suggestion = ""
-                if _is_int(v) or isinstance(v, (float, Decimal)):
-                    suggestion = f", e.g. {bound}: \"{v}\""
-                out.add(
-                    CHECK_INVALID,
-                    f"{label} states {bound} as {_type_phrase(v)} {_shown(v)}; bounds are "
-                    "decimal strings, compared exactly and never through a float, so quote "
-                    f"it{suggestion}",
-                    (index, bound),
-                )
-        lo, hi = values.get("min_value"), values.get("max_value")
-        if lo is not None and hi is not None and Decimal(lo) > Decimal(hi):
-            out.add(
-                CHECK_INVALID,
-                f"{label} states min_value {lo} above its max_value {hi}; no value lies in that "
-                "range, so swap them",
-                (index, "min_value"),
-            )
-
-    elif kind == "continuity":
-        gap = item.get("max_gap_seconds")
-        if gap is None:
-            out.add(
-                CHECK_INVALID,
-                f"{label} bounds the gaps of {column} and states no max_gap_seconds; an "
-                "unstated ceiling is not an unlimited one",
-                here,
-            )
-        elif not _is_int(gap) or not 1 <= gap <= MAX_GAP_SECONDS:
-            out.add(
-                CHECK_INVALID,
-                f"{label} states max_gap_seconds {_shown(gap)}, which is not a positive "
-                "integer; write the widest gap allowed between two consecutive distinct "
-                "values, e.g. 7200 for two hours",
-                (index, "max_gap_seconds"),
-            )
-        else:
-            values["max_gap_seconds"] = gap
-
-    elif kind == "row_expectation":
-        lo, hi = item.get("min_rows"), item.get("max_rows")
-        if lo is None and hi is None:
-            out.add(
-                CHECK_INVALID,
-                f"{label} is a row_expectation check and states neither min_rows nor max_rows; "
-                "state at least one",
-                here,
-            )
-        if lo is not None:
-            if not _is_int(lo) or not 0 <= lo <= MAX_ROWS:
-                out.add(
-                    CHECK_INVALID,
-                    f"{label} states min_rows {_shown(lo)}; min_rows is a whole number of rows "
-                    "from 0 to 10,000,000, the most one run may write",
-                    (index, "min_rows"),
-                )
-            else:
-                values["min_rows"] = lo
-        if hi is not None:
-            if not _is_int(hi) or not 1 <= hi <= MAX_ROWS:
-                out.add(
-                    CHECK_INVALID,
-                    f"{label} states max_rows {_shown(hi)}; max_rows is a whole number of rows "
-                    "from 1 to 10,000,000, the most one run may write",
-                    (index, "max_rows"),
-                )
-            else:
-                values["max_rows"] = hi
-        if "min_rows" in values and "max_rows" in values and values["min_rows"] > values["max_rows"]:
-            out.add(
-                CHECK_INVALID,
-                f"{label} states min_rows {values['min_rows']} over its max_rows "
-                f"{values['max_rows']}; no row count satisfies a floor over its ceiling, so "
-                "lower the floor or raise the ceiling",
-                (index, "min_rows"),
-            )
-    return values

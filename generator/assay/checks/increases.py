@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import Problem
 from .detail import Verdict, _number_text, _quote
+from .quoted import shown
 
 __all__ = [
     "INCREASE_KINDS",
@@ -74,20 +75,6 @@ def parse_factor(value: Any) -> Optional[str]:
     return text
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, str):
-        return "'" + value + "'"
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return str(value)
-
-
 def validate_increase(raw: Any, *, key: str, label: str, inherited_on_breach: Any,
                       line_of: Callable[[Optional[str]], int],
                       inherited_reported: bool = True) -> tuple[Optional[dict], list[Problem]]:
@@ -105,7 +92,7 @@ def validate_increase(raw: Any, *, key: str, label: str, inherited_on_breach: An
         problems.append(Problem(THRESHOLD_INVALID, message, line_of(at)))
 
     if not isinstance(raw, Mapping):
-        add(f"{label} states {key} {_shown(raw)}; write it as a mapping with a factor and a floor, e.g. {example}")
+        add(f"{label} states {key} {shown(raw)}; write it as a mapping with a factor and a floor, e.g. {example}")
         return None, problems
     for k in raw:
         if k not in INCREASE_KEYS:
@@ -113,12 +100,12 @@ def validate_increase(raw: Any, *, key: str, label: str, inherited_on_breach: An
                 f"{', '.join(INCREASE_KEYS)}", k)
     factor = parse_factor(raw.get("factor"))
     if factor is None:
-        what = "no factor" if raw.get("factor") is None else f"factor {_shown(raw.get('factor'))}"
+        what = "no factor" if raw.get("factor") is None else f"factor {shown(raw.get('factor'))}"
         add(f"{label} states {what} in {key}; write the largest allowed ratio to the previous run as a decimal of "
             "at least 1, e.g. factor: \"2\" (twice the previous run's value)", "factor" if "factor" in raw else None)
     floor = raw.get("floor")
     if not (isinstance(floor, int) and not isinstance(floor, bool) and 0 <= floor <= MAX_FLOOR):
-        what = "no floor" if floor is None else f"floor {_shown(floor)}"
+        what = "no floor" if floor is None else f"floor {shown(floor)}"
         add(f"{label} states {what} in {key}; write the change in rows below which nothing is an alarm as a whole "
             "number of rows (0 or more), e.g. floor: 50, so that 1 -> 3 rows is not a breach",
             "floor" if "floor" in raw else None)
@@ -133,7 +120,7 @@ def validate_increase(raw: Any, *, key: str, label: str, inherited_on_breach: An
                 "not published and the previous version stays) or on_breach: warn (recorded, published) in the "
                 "mapping, as there is no default")
         else:
-            add(f"{label} states on_breach {_shown(on_breach)} for {key}; write fail (a breach sets the entity back) "
+            add(f"{label} states on_breach {shown(on_breach)} for {key}; write fail (a breach sets the entity back) "
                 "or warn (a breach is recorded and the entity is published)",
                 "on_breach" if "on_breach" in raw else None)
     if problems:

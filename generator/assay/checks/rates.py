@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import Problem
 from .declared import DeclaredCheck
+from .quoted import shown
 from .increases import INCREASE_KINDS, validate_increase
 
 __all__ = [
@@ -83,20 +84,6 @@ class RateLimit:
     floor: Optional[int] = None
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, str):
-        return "'" + value + "'"
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return str(value)
-
-
 def parse_rate(value: Any) -> Optional[str]:
     """The exact decimal text of a rate written as a string or a number in [0, 1], or None
     when it is not one. A YAML float is read by its shortest spelling (``0.05`` is ``0.05``),
@@ -121,13 +108,13 @@ def parse_rate(value: Any) -> Optional[str]:
 
 
 def _rate_problem(label: str, key: str, value: Any) -> str:
-    return (f"{label} states {key} {_shown(value)}, which is not a rate between 0 and 1; write the largest "
+    return (f"{label} states {key} {shown(value)}, which is not a rate between 0 and 1; write the largest "
             f"share of evaluated rows allowed as a decimal, e.g. {key}: \"0.05\" for five per cent "
             "(at most 18 decimal places)")
 
 
 def _min_rows_problem(label: str, value: Any) -> str:
-    return (f"{label} states min_rows {_shown(value)}; min_rows is a whole number of evaluated rows (0 or more) "
+    return (f"{label} states min_rows {shown(value)}; min_rows is a whole number of evaluated rows (0 or more) "
             "below which the rate is not judged, e.g. min_rows: 100")
 
 
@@ -136,7 +123,7 @@ def _on_breach_problem(label: str, value: Any) -> str:
         return (f"{label} states no on_breach; write on_breach: fail (a breach sets the entity back: it is not "
                 "published and the previous version stays) or on_breach: warn (recorded, published), as there "
                 "is no default")
-    return (f"{label} states on_breach {_shown(value)}; write fail (a breach sets the entity back) or warn "
+    return (f"{label} states on_breach {shown(value)}; write fail (a breach sets the entity back) or warn "
             "(a breach is recorded and the entity is published)")
 
 
