@@ -11,62 +11,14 @@ import pytest
 
 from assay.checks.increases import increase_detail, parse_factor
 from assay.checks.recorded import verdict_of
-from assay.ir.resolve import compile_spec
 from assay.targets.dbt.declared_checks import declared_query
-
-ENTITY = """\
-spec_version: 1
-entities:
-  item:
-    grain: one row per item
-    key: [item_id]
-    fields:
-      item_id: {type: string, required: true}
-      name: {type: string}
-      qty: {type: int}
-    quarantine: {retention: 30d}
-@thresholds@
-    quality:
-      - {rule: expression, name: name_not_x, expr: "name <> 'x'", on_fail: @expr_fail@@expr_limit@}
-@checks@
-"""
-MAPPING = """\
-mapping_version: 1
-source: raw_items
-target: item
-key:
-  item_id: {from: "$.id"}
-fields:
-  name: {from: "$.name"}
-  qty:
-    from: "$.qty"
-    transform: [to_int]
-    quality:
-      - {rule: range, min: 0, on_fail: quarantine@range_limit@}
-unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
-"""
-
-
-def _compile(tmp_path, thresholds="", expr_limit="", range_limit="", checks="", expr_fail="flag"):
-    spec = tmp_path / "spec"
-    spec.mkdir(exist_ok=True)
-    text = ENTITY
-    for name, part in dict(thresholds=thresholds, expr_limit=expr_limit, checks=checks, expr_fail=expr_fail).items():
-        text = text.replace(f"@{name}@", part)
-    (spec / "entities.yml").write_text(text)
-    (spec / "items.yml").write_text(MAPPING.replace("@range_limit@", range_limit))
-    return compile_spec(spec)
-
-
-def _problems(diagnostics):
-    return [(d.file, d.line, d.code, d.message) for d in diagnostics]
-
+from tests.support.items import compile_items, problems
 
 # --------------------------------------------------------------------------- refusals
 
 
 def test_every_change_limit_problem_at_once_with_file_line_and_what_to_write(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds:\n      max_increase: {factor: \"0.5\", floor: -1}\n"
                    "      max_volume_change:\n        factor: x\n        floor: 10\n        on_breach: stop\n        by: 3",
@@ -74,7 +26,7 @@ def test_every_change_limit_problem_at_once_with_file_line_and_what_to_write(tmp
         range_limit=", max_increase: [2, 50]",
     )
     assert project is None
-    assert _problems(diagnostics) == [
+    assert problems(diagnostics) == [
         ("entities.yml", 12, "THRESHOLD_INVALID",
          "the thresholds mapping of entity item states factor '0.5' in max_increase; write the largest allowed ratio "
          "to the previous run as a decimal of at least 1, e.g. factor: \"2\" (twice the previous run's value)"),
@@ -106,31 +58,31 @@ def test_every_change_limit_problem_at_once_with_file_line_and_what_to_write(tmp
 
 
 def test_on_breach_is_taken_from_the_rule_or_thresholds_and_a_fail_rule_is_refused(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds: {max_quarantine_rate: \"0.5\", on_breach: warn, max_increase: {factor: 2, floor: 0}}",
         range_limit=", on_breach: fail, max_increase: {factor: \"1.25\", floor: 3}",
     )
-    assert _problems(diagnostics) == []
+    assert problems(diagnostics) == []
     checks = {c.check_id: c for c in project.entity("item").declared_checks}
     assert (checks["QUARANTINE_INCREASE"].enforcement, checks["QUARANTINE_INCREASE"].factor) == ("advisory", "2")
     assert (checks["QTY_RANGE_MIN_INCREASE"].enforcement, checks["QTY_RANGE_MIN_INCREASE"].floor) == ("required", 3)
     assert "QTY_RANGE_MIN_RATE" not in checks  # on_breach alone states no rate
 
-    project, diagnostics, _ = _compile(tmp_path, expr_fail="fail",
+    project, diagnostics, _ = compile_items(tmp_path, expr_fail="fail",
                                        expr_limit=", max_increase: {factor: 2, floor: 0, on_breach: warn}")
     assert project is None
-    assert [(f, line, m.split(";")[0]) for f, line, _c, m in _problems(diagnostics)] == [
+    assert [(f, line, m.split(";")[0]) for f, line, _c, m in problems(diagnostics)] == [
         ("entities.yml", 13, "expression rule name_not_x of entity item fails the run on the first row it fires on "
                              "(on_fail: fail), so no increase is ever recorded")]
 
 
 def test_a_derived_id_a_declared_check_claims_is_refused(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path, thresholds="    thresholds: {max_volume_change: {factor: 3, floor: 10, on_breach: warn}}",
         checks="    checks:\n      - {check_id: volume_change, kind: row_expectation, enforcement: advisory, min_rows: 1}")
     assert project is None
-    [(file, line, code, message)] = _problems(diagnostics)
+    [(file, line, code, message)] = problems(diagnostics)
     assert (file, line, code) == ("entities.yml", 11, "DECLARED_CHECK_DUPLICATE")
     assert message.startswith("max_volume_change of entity item is recorded as check VOLUME_CHANGE, and declared "
                               "check VOLUME_CHANGE")
@@ -150,13 +102,13 @@ def test_parse_factor_refuses(value):
 
 
 def test_limits_lower_after_the_rates_with_derived_ids(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds:\n      max_quarantine_rate: \"0.5\"\n      on_breach: fail\n"
                    "      max_increase: {factor: \"2\", floor: 5}\n"
                    "      max_volume_change: {factor: \"3\", floor: 100, on_breach: warn}",
         expr_limit=", max_increase: {factor: \"2\", floor: 1, on_breach: warn}")
-    assert _problems(diagnostics) == []
+    assert problems(diagnostics) == []
     got = [(c.check_id, c.kind, c.enforcement, c.factor, c.floor, c.rule) for c in project.entity("item").declared_checks]
     assert got == [("QUARANTINE_RATE", "quarantine_rate", "required", None, None, None),
                    ("QUARANTINE_INCREASE", "quarantine_increase", "required", "2", 5, None),
@@ -185,12 +137,12 @@ MART = [  # run, started, rule, disposition, evaluated, quarantined, deduped, fa
 def _measure(tmp_path, history: dict, mart=MART, events=(("r3", "item", "TABLE_ROLLED_BACK"),)) -> dict:
     """Run the dbt measuring query (its Jinja rendered with the package's DuckDB spellings) over
     hand-made tables; return {check id: verdict}."""
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds:\n      max_increase: {factor: \"2\", floor: 1, on_breach: fail}\n"
                    "      max_volume_change: {factor: \"3\", floor: 1, on_breach: warn}",
         expr_limit=", max_increase: {factor: \"2\", floor: 1, on_breach: warn}")
-    assert _problems(diagnostics) == []
+    assert problems(diagnostics) == []
     sql, descriptors = declared_query(project.entity("item"))
     con = duckdb.connect()
     con.execute("create table cand as select 1 as x")
@@ -313,11 +265,11 @@ def test_volume_sentences_both_directions():
 
 
 def test_an_invalid_enclosing_on_breach_is_refused_once(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path, thresholds="    thresholds: {on_breach: stop, max_increase: {factor: 2, floor: 0}}",
         expr_limit=", on_breach: halt, max_increase: {factor: 2, floor: 0}")
     assert project is None
-    assert [(line, m.split(";")[0]) for _f, line, _c, m in _problems(diagnostics)] == [
+    assert [(line, m.split(";")[0]) for _f, line, _c, m in problems(diagnostics)] == [
         (11, "the thresholds mapping of entity item states on_breach 'stop'"),
         (13, "expression rule name_not_x of entity item states on_breach 'halt' for max_increase"),
     ]

@@ -10,66 +10,15 @@ import pytest
 from assay.checks.detail import rate_detail, rate_text
 from assay.checks.rates import parse_rate
 from assay.checks.recorded import verdict_of
-from assay.ir.resolve import compile_spec
 from assay.lower.declared_checks import measuring_query
 from assay.targets.dbt.spelling import DBT
-
-ENTITY = """\
-spec_version: 1
-entities:
-  item:
-    grain: one row per item
-    key: [item_id]
-    fields:
-      item_id: {type: string, required: true}
-      name: {type: string}
-      qty: {type: int}
-    quarantine: {retention: 30d}
-@thresholds@
-    quality:
-      - {rule: expression, name: name_not_x, expr: "name <> 'x'", on_fail: flag@expr_limit@}
-@checks@
-"""
-MAPPING = """\
-mapping_version: 1
-source: raw_items
-target: item
-key:
-  item_id: {from: "$.id"}
-fields:
-  name: {from: "$.name"}
-  qty:
-    from: "$.qty"
-    transform: [to_int]
-    quality:
-      - {rule: range, min: 0, on_fail: quarantine@range_limit@}
-unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
-"""
-
-
-def _fill(text: str, **parts: str) -> str:
-    for name, part in parts.items():
-        text = text.replace(f"@{name}@", part)
-    return text
-
-
-def _compile(tmp_path, thresholds="", expr_limit="", range_limit="", checks=""):
-    spec = tmp_path / "spec"
-    spec.mkdir(exist_ok=True)
-    (spec / "entities.yml").write_text(_fill(ENTITY, thresholds=thresholds, expr_limit=expr_limit, checks=checks))
-    (spec / "items.yml").write_text(_fill(MAPPING, range_limit=range_limit))
-    return compile_spec(spec)
-
-
-def _problems(diagnostics):
-    return [(d.file, d.line, d.code, d.message) for d in diagnostics]
-
+from tests.support.items import compile_items, problems
 
 # --------------------------------------------------------------------------- refusals
 
 
 def test_every_threshold_problem_at_once_with_file_line_and_what_to_write(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds:\n      max_quarantine_rate: \"5%\"\n      max_flag_rate: 1.5\n"
                    "      min_rows: -3\n      on_breach: stop\n      max_rate: \"0.1\"",
@@ -77,7 +26,7 @@ def test_every_threshold_problem_at_once_with_file_line_and_what_to_write(tmp_pa
         range_limit=", max_rate: \"0.01\", on_breach: warn, min_rows: ten",
     )
     assert project is None
-    got = _problems(diagnostics)
+    got = problems(diagnostics)
     assert got == [
         ("entities.yml", 12, "THRESHOLD_INVALID",
          "the thresholds mapping of entity item states max_quarantine_rate '5%', which is not a rate between 0 and 1; write "
@@ -108,14 +57,14 @@ def test_every_threshold_problem_at_once_with_file_line_and_what_to_write(tmp_pa
 
 
 def test_keys_without_a_rate_to_judge_are_refused(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds: {min_rows: 5, on_breach: warn}",
         expr_limit=", on_breach: warn",
         range_limit=", max_rate: \"0.5\", on_breach: fail",
     )
     assert project is None
-    messages = [m for *_rest, m in _problems(diagnostics)]
+    messages = [m for *_rest, m in problems(diagnostics)]
     assert "the thresholds mapping of entity item states none of max_quarantine_rate, max_flag_rate, max_increase, " \
            "max_volume_change; state at least one, or remove thresholds:" in messages
     assert any(m.startswith("expression rule name_not_x of entity item states on_breach but no max_rate") for m in messages)
@@ -124,12 +73,7 @@ def test_keys_without_a_rate_to_judge_are_refused(tmp_path):
 
 
 def test_a_limit_on_a_rule_that_fails_the_run_is_refused(tmp_path):
-    spec = tmp_path / "spec"
-    spec.mkdir()
-    (spec / "entities.yml").write_text(_fill(ENTITY, thresholds="", expr_limit=", max_rate: \"0.1\", on_breach: warn",
-                                             checks="").replace("on_fail: flag", "on_fail: fail"))
-    (spec / "items.yml").write_text(_fill(MAPPING, range_limit=""))
-    project, diagnostics, _ = compile_spec(spec)
+    project, diagnostics, _ = compile_items(tmp_path, expr_limit=", max_rate: \"0.1\", on_breach: warn", expr_fail="fail")
     assert project is None
     assert [(d.line, d.message) for d in diagnostics] == [(
         13, "expression rule name_not_x of entity item fails the run on the first row it fires on (on_fail: fail), "
@@ -138,7 +82,7 @@ def test_a_limit_on_a_rule_that_fails_the_run_is_refused(tmp_path):
 
 
 def test_a_derived_id_a_declared_check_claims_is_refused(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds: {max_quarantine_rate: \"0.1\", on_breach: fail}",
         range_limit=", max_rate: \"0.5\", on_breach: warn",
@@ -146,7 +90,7 @@ def test_a_derived_id_a_declared_check_claims_is_refused(tmp_path):
                "      - {check_id: qty_range_min_rate, kind: row_expectation, enforcement: advisory, min_rows: 1}",
     )
     assert project is None
-    assert _problems(diagnostics) == [
+    assert problems(diagnostics) == [
         ("entities.yml", 11, "DECLARED_CHECK_DUPLICATE",
          "max_quarantine_rate of entity item is recorded as check QUARANTINE_RATE, and declared check "
          "QUARANTINE_RATE (line 15) already claims that id; give the declared check another check_id, e.g. "
@@ -175,7 +119,7 @@ def test_parse_rate_refuses(value):
 
 
 def test_limits_lower_into_declared_checks_after_the_declared_ones(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path,
         thresholds="    thresholds: {max_flag_rate: 0.2, max_quarantine_rate: \"0.05\", min_rows: 100, on_breach: fail}",
         expr_limit=", max_rate: \"0.01\", on_breach: warn, min_rows: 20",
@@ -208,7 +152,7 @@ def test_limits_lower_into_declared_checks_after_the_declared_ones(tmp_path):
 
 
 def test_an_entity_without_limits_measures_as_before(tmp_path):
-    project, diagnostics, _ = _compile(
+    project, diagnostics, _ = compile_items(
         tmp_path, checks="    checks:\n      - {check_id: enough_rows, kind: row_expectation, enforcement: advisory, min_rows: 1}")
     assert diagnostics == []
     sql, _ = measuring_query(project.entity("item"), DBT, "{{ candidate }}")
@@ -265,7 +209,7 @@ def test_an_entity_with_thresholds_only_gets_the_checks_machinery_on_both_target
     from assay.targets.sqlmesh.checks import model_tail, staged_tail
     from assay.targets.sqlmesh.spelling import SqlmeshSpelling
 
-    project, diagnostics, _ = _compile(tmp_path, thresholds="    thresholds: {max_quarantine_rate: \"0.1\", on_breach: fail}")
+    project, diagnostics, _ = compile_items(tmp_path, thresholds="    thresholds: {max_quarantine_rate: \"0.1\", on_breach: fail}")
     assert diagnostics == []
     item = project.entity("item")
     assert [c.check_id for c in item.declared_checks] == ["QUARANTINE_RATE"]

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from assay.cli.main import cli
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
+from tests.support.items import COLS, bronze, checks, items_load, published, run_id, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -59,13 +60,6 @@ fields:
       - {rule: range, min: 0, on_fail: quarantine}
 unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
-COLS = ["_load_id", "_ingested_at", "_source_row_id", "id", "name", "qty"]
-
-
-def _bronze(*loads: list[tuple[str, str]]) -> Relation:
-    """Bronze keeps every load: rows i1..iN of each (name, qty), in load order."""
-    return Relation("raw_items", COLS, [[f"l{k}", f"2026-02-0{k}T08:00:00Z", f"l{k}-{n}", f"i{n}", name, qty]
-                                        for k, load in enumerate(loads, 1) for n, (name, qty) in enumerate(load, 1)])
 
 
 # 8 rows: 1 quarantined, 1 flagged
@@ -76,35 +70,13 @@ LOAD2 = [("a", "1"), ("x", "2"), ("x", "3"), ("x", "4"), ("c", "-1"), ("e", "5")
 LOAD3 = [("x", "1"), ("x", "2"), ("x", "3")] + [("n", "-1")] * 20 + [("n", "5")] * 7
 
 
-def _spec(root):
-    spec = root / "spec"
-    spec.mkdir()
-    (spec / "entities.yml").write_text(ENTITIES)
-    (spec / "items.yml").write_text(ITEMS)
-    return spec
-
-
-def _run_id(project) -> str:
-    return json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
-
-
-def _checks(project, run: str):
-    res = CliRunner().invoke(cli, ["checks", run, "--json", "--project", str(project.path)])
-    text = CliRunner().invoke(cli, ["checks", run, "--project", str(project.path)])
-    return res.exit_code, {r["check_id"]: r for r in json.loads(res.stdout)}, text.stdout
-
-
-def _published(project) -> list[str]:
-    return [r[0] for r in project.query('select item_id from silver."item" order by item_id')]
-
-
 class Changes:
     def test_first_run_warn_then_fail_sets_back(self, project):
-        project.load_bronze([_bronze(LOAD1)])
+        project.load_bronze([bronze(LOAD1)])
         proc = project.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
-        run1 = _run_id(project)
-        code, results, _ = _checks(project, run1)
+        run1 = run_id(project)
+        code, results, _ = checks(project, run1)
         assert code == 0, results
         assert results["QUARANTINE_INCREASE"]["detail"] == (
             "quarantined 1 of 8 evaluated rows; no earlier successful run of the entity is recorded, so the increase "
@@ -113,11 +85,11 @@ class Changes:
         assert "not judged" in results["VOLUME_CHANGE"]["detail"]
 
         # 2. the flag rule triples (warn): published, the failed advisory result recorded
-        project.load_bronze([_bronze(LOAD1, LOAD2)])
+        project.load_bronze([bronze(LOAD1, LOAD2)])
         proc = project.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
-        run2 = _run_id(project)
-        code, results, text = _checks(project, run2)
+        run2 = run_id(project)
+        code, results, text = checks(project, run2)
         assert code == 2
         want = (f"rule 'name_not_x' fired on 3 rows, against 1 in the previous successful run {run1}: above both "
                 "1 x 2 = 2 (the declared factor) and 1 + 1 = 2 (the declared floor)")
@@ -128,17 +100,17 @@ class Changes:
             f"loaded 8 rows since the previous successful run {run1} (bronze rows 8 -> 16); only one earlier "
             "successful run is recorded, so there is no previous load to compare with, and the volume is not judged "
             "against the declared factor 3 and floor of 4 rows")
-        before = _published(project)
+        before = published(project)
         assert before == ["i1", "i2", "i3", "i4", "i6", "i7", "i8"]
 
         # 3. a spike: the quarantine rate (fail) sets the entity back, the volume (warn) is recorded
-        project.load_bronze([_bronze(LOAD1, LOAD2, LOAD3)])
+        project.load_bronze([bronze(LOAD1, LOAD2, LOAD3)])
         proc = project.dbt("build")
         assert proc.returncode != 0, proc.stdout[-5000:]
         assert "QUARANTINE_INCREASE" in proc.stdout
-        run3 = _run_id(project)
-        assert _published(project) == before
-        code, results, text = _checks(project, run3)
+        run3 = run_id(project)
+        assert published(project) == before
+        code, results, text = checks(project, run3)
         assert code == 2
         want = (f"quarantined 20 of 30 evaluated rows, a rate of 0.6667, against 0.125 (1 of 8) in the previous "
                 f"successful run {run2}: above both 0.25 (the previous rate x the declared factor 2) and, by 16.25 rows "
@@ -163,11 +135,11 @@ class Changes:
 class TestChangesDuckDB(Changes):
     @pytest.fixture
     def project(self, tmp_path):
-        return make_project(tmp_path / "proj", _spec(tmp_path), engine="duckdb")
+        return make_project(tmp_path / "proj", write_spec(tmp_path, ENTITIES, ITEMS), engine="duckdb")
 
 
 @pytest.mark.postgres
 class TestChangesPostgres(Changes):
     @pytest.fixture
     def project(self, tmp_path, postgres_database):
-        return make_project(tmp_path / "proj", _spec(tmp_path), engine="postgres", pg=postgres_database("changes"))
+        return make_project(tmp_path / "proj", write_spec(tmp_path, ENTITIES, ITEMS), engine="postgres", pg=postgres_database("changes"))

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from assay.cli.main import cli
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
+from tests.support.items import COLS, bronze, checks, items_load, published, run_id, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -57,13 +58,6 @@ fields:
       - {rule: range, min: 0, on_fail: quarantine, max_rate: "0.25", on_breach: fail, min_rows: 4}
 unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
-COLS = ["_load_id", "_ingested_at", "_source_row_id", "id", "name", "qty"]
-
-
-def _rows(load: str, spec: list[tuple[str, str]]) -> Relation:
-    """Rows i1..iN of one load: (name, qty) each."""
-    return Relation("raw_items", COLS, [[load, f"2026-02-0{load[-1]}T08:00:00Z", f"{load}-{n}", f"i{n}", name, qty]
-                                        for n, (name, qty) in enumerate(spec, 1)])
 
 
 # load 1: 8 rows, 2 quarantined (qty < 0) = 0.25 exactly, 2 flagged = 0.25 exactly: all pass
@@ -75,35 +69,13 @@ LOAD2 = [("a", "1"), ("b", "2"), ("x", "3"), ("g", "4"), ("c", "-1"), ("d", "-2"
 LOAD3 = [("a", "1"), ("x", "2"), ("x", "3"), ("x", "4"), ("c", "-1"), ("d", "2"), ("e", "5"), ("f", "6")]
 
 
-def _spec(root):
-    spec = root / "spec"
-    spec.mkdir()
-    (spec / "entities.yml").write_text(ENTITIES)
-    (spec / "items.yml").write_text(ITEMS)
-    return spec
-
-
-def _run_id(project) -> str:
-    return json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
-
-
-def _checks(project, run: str):
-    res = CliRunner().invoke(cli, ["checks", run, "--json", "--project", str(project.path)])
-    text = CliRunner().invoke(cli, ["checks", run, "--project", str(project.path)])
-    return res.exit_code, {r["check_id"]: r for r in json.loads(res.stdout)}, text.stdout
-
-
-def _published(project) -> list[str]:
-    return [r[0] for r in project.query('select item_id from silver."item" order by item_id')]
-
-
 class Thresholds:
     def test_fail_sets_back_and_warn_publishes(self, project):
-        project.load_bronze([_rows("l1", LOAD1)])
+        project.load_bronze([Relation("raw_items", COLS, items_load("l1", LOAD1))])
         proc = project.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
-        run1 = _run_id(project)
-        code, results, _ = _checks(project, run1)
+        run1 = run_id(project)
+        code, results, _ = checks(project, run1)
         assert code == 0, results
         assert results["QTY_RANGE_MIN_RATE"]["detail"] == (
             "rule 'qty_range_min' fired on 2 of 8 evaluated rows, a rate of 0.25, at or below the declared maximum of 0.25")
@@ -112,17 +84,17 @@ class Thresholds:
         assert results["FLAG_RATE"]["detail"] == (
             "flagged 2 of 8 evaluated rows, a rate of 0.25, at or below the declared maximum of 0.5")
         assert results["NAME_NOT_X_RATE"]["passed"] is True
-        before = _published(project)
+        before = published(project)
         assert before == ["i1", "i2", "i3", "i4", "i7", "i8"]
 
         # 2. a fail breach: set back, the previous version stays
-        project.load_bronze([_rows("l2", LOAD2)])
+        project.load_bronze([Relation("raw_items", COLS, items_load("l2", LOAD2))])
         proc = project.dbt("build")
         assert proc.returncode != 0, proc.stdout[-5000:]
         assert "QTY_RANGE_MIN_RATE" in proc.stdout
-        run2 = _run_id(project)
-        assert _published(project) == before
-        code, results, text = _checks(project, run2)
+        run2 = run_id(project)
+        assert published(project) == before
+        code, results, text = checks(project, run2)
         assert code == 2
         want = ("rule 'qty_range_min' fired on 3 of 8 evaluated rows, a rate of 0.375, above the declared maximum "
                 "of 0.25")
@@ -139,12 +111,12 @@ class Thresholds:
             (e[0], e[1], e[2], e[3]) for e in events], events
 
         # 3. a warn breach only: published, the failed advisory result recorded
-        project.load_bronze([_rows("l3", LOAD3)])
+        project.load_bronze([Relation("raw_items", COLS, items_load("l3", LOAD3))])
         proc = project.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
-        run3 = _run_id(project)
-        assert _published(project) == ["i1", "i2", "i3", "i4", "i6", "i7", "i8"]
-        code, results, _ = _checks(project, run3)
+        run3 = run_id(project)
+        assert published(project) == ["i1", "i2", "i3", "i4", "i6", "i7", "i8"]
+        code, results, _ = checks(project, run3)
         assert code == 2
         assert (results["NAME_NOT_X_RATE"]["passed"], results["NAME_NOT_X_RATE"]["detail"]) == (
             False, "rule 'name_not_x' fired on 3 of 8 evaluated rows, a rate of 0.375, above the declared maximum of 0.25")
@@ -159,11 +131,11 @@ class Thresholds:
 class TestThresholdsDuckDB(Thresholds):
     @pytest.fixture
     def project(self, tmp_path):
-        return make_project(tmp_path / "proj", _spec(tmp_path), engine="duckdb")
+        return make_project(tmp_path / "proj", write_spec(tmp_path, ENTITIES, ITEMS), engine="duckdb")
 
 
 @pytest.mark.postgres
 class TestThresholdsPostgres(Thresholds):
     @pytest.fixture
     def project(self, tmp_path, postgres_database):
-        return make_project(tmp_path / "proj", _spec(tmp_path), engine="postgres", pg=postgres_database("rates"))
+        return make_project(tmp_path / "proj", write_spec(tmp_path, ENTITIES, ITEMS), engine="postgres", pg=postgres_database("rates"))

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import Problem
 from .detail import Verdict, _number_text, _quote
-from .quoted import shown
+from .quoted import decimal_text, shown
 
 __all__ = [
     "INCREASE_KINDS",
@@ -58,17 +58,8 @@ MAX_FLOOR = 2**63 - 1
 def parse_factor(value: Any) -> Optional[str]:
     """The exact decimal text of a factor of at least 1, written as a string or a YAML number
     (a float by its shortest spelling), or None when it is not one."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        text = str(value)
-    elif isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return None
-        text = format(Decimal(repr(value)), "f")
-    elif isinstance(value, str):
-        text = value.strip()
-    else:
+    text = decimal_text(value)
+    if text is None:
         return None
     if not FACTOR_RE.fullmatch(text) or Decimal(text) < 1:
         return None

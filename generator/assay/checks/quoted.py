@@ -1,5 +1,6 @@
-"""How a refusal quotes what the user wrote (the declared checks' and the thresholds' messages):
-text in single quotes, anything else bare or by its shape, never a Python repr."""
+"""What the user wrote, as assay reads and quotes it: a refusal quotes text in single quotes and
+anything else bare or by its shape, never a Python repr (the declared checks' and the thresholds'
+messages); a number a limit states is read as the exact decimal text the user wrote."""
 
 from __future__ import annotations
 
@@ -47,3 +48,20 @@ def type_phrase(value: Any) -> str:
 def count(n: int, noun: str) -> str:
     """`1 column`, `2 columns`."""
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def decimal_text(value: Any):
+    """The exact decimal text of a number written as a string or a YAML number, or None when it is
+    not one (booleans, nothing, NaN, infinities, lists...). A YAML float is read by its shortest
+    spelling (``0.05`` is ``0.05``), never by its binary value; the caller checks the shape."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return format(Decimal(repr(value)), "f")
+    if isinstance(value, str):
+        return value.strip()
+    return None

@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import Problem
 from .declared import DeclaredCheck
-from .quoted import shown
+from .quoted import decimal_text, shown
 from .increases import INCREASE_KINDS, validate_increase
 
 __all__ = [
@@ -88,17 +88,8 @@ def parse_rate(value: Any) -> Optional[str]:
     """The exact decimal text of a rate written as a string or a number in [0, 1], or None
     when it is not one. A YAML float is read by its shortest spelling (``0.05`` is ``0.05``),
     never by its binary value."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        text = str(value)
-    elif isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return None
-        text = format(Decimal(repr(value)), "f")
-    elif isinstance(value, str):
-        text = value.strip()
-    else:
+    text = decimal_text(value)
+    if text is None:
         return None
     if not RATE_RE.fullmatch(text):
         return None
