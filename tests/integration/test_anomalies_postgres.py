@@ -16,6 +16,8 @@ from assay.anomalies.method import QUARANTINE_RATE, VOLUME
 from assay.anomalies.synthetic import Event
 
 pytestmark = pytest.mark.postgres
+# docs/anomalies.md says PostgreSQL 15 and 18 give DuckDB's verdicts: both are run.
+PG15 = "the anomaly detector's SQL is documented to give DuckDB's verdicts on PostgreSQL 15 and 18"
 
 HISTORIES = {
     "spikes and drops": synthetic.generate(
