@@ -2,11 +2,11 @@
     entity's declared checks runs there, before `_run_declared_checks` reads its outcome (decisions
     0531, 0533): returns none (nothing to do) or {'code': <Python>}, which the materialization runs
     as a Python statement (dbt lets only a materialization submit one). -#}
-{% macro _declared_check_probe(candidate, audits_macro) %}
-  {{ return(adapter.dispatch('_declared_check_probe', 'assay')(candidate, audits_macro)) }}
+{% macro _declared_check_probe(candidate, audits_macro, key_proven=false) %}
+  {{ return(adapter.dispatch('_declared_check_probe', 'assay')(candidate, audits_macro, key_proven)) }}
 {% endmacro %}
 
-{% macro default___declared_check_probe(candidate, audits_macro) %}
+{% macro default___declared_check_probe(candidate, audits_macro, key_proven=false) %}
   {{ return(none) }}
 {% endmacro %}
 
@@ -14,12 +14,13 @@
     query into a temporary table of the model's own connection, under a timer that interrupts it at
     the time budget (000: then not_evaluated), and keeps the engine's message of any error (an
     errored result); `duckdb___measure_declared` reads the outcome back. -#}
-{% macro duckdb___declared_check_probe(candidate, audits_macro) %}
+{% macro duckdb___declared_check_probe(candidate, audits_macro, key_proven=false) %}
   {%- if not audits_macro -%}{{ return(none) }}{%- endif -%}
   {%- set name = audits_macro | replace('assay_audits__', 'assay_declared__') -%}
   {%- set declared_of = context.get(name) or context.get('default__' ~ name) -%}
   {%- if declared_of is none -%}{{ return(none) }}{%- endif -%}
   {%- set declared = declared_of(candidate) -%}
+  {%- if key_proven and declared.get('key_proven_sql') -%}{%- do declared.update({'sql': declared['key_proven_sql']}) -%}{%- endif -%}
   {%- set budget = declared.get('budget') or {'scan_bytes': 68719476736, 'time_seconds': 900} -%}
   {%- set code -%}
 import threading

@@ -18,13 +18,15 @@
   The sentences here are short; `assay checks RUN_ID` renders 000's exact ones from the
   recorded numbers.
 #}
-{% macro _run_declared_checks(candidate, audits_macro) %}
+{% macro _run_declared_checks(candidate, audits_macro, key_proven=false) %}
   {%- set failures = [] -%}
   {%- if not audits_macro -%}{{ return(failures) }}{%- endif -%}
   {%- set name = audits_macro | replace('assay_audits__', 'assay_declared__') -%}
   {%- set declared_of = context.get(name) or context.get('default__' ~ name) -%}
   {%- if declared_of is none -%}{{ return(failures) }}{%- endif -%}
   {%- set declared = declared_of(candidate) -%}
+  {#- Only the caller knows the key audit passed on this candidate (decision 1010). -#}
+  {%- if key_proven and declared.get('key_proven_sql') -%}{%- do declared.update({'sql': declared['key_proven_sql']}) -%}{%- endif -%}
   {%- set budget = declared.get('budget') or {'scan_bytes': 68719476736, 'time_seconds': 900} -%}
   {%- set size = assay._candidate_size(candidate) -%}
   {%- if size['bytes'] is not none and size['bytes'] > budget['scan_bytes'] -%}

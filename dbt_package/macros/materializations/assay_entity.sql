@@ -46,12 +46,15 @@
       pass; the commit below keeps their results even when the node then fails. -#}
   {#- Engines that stop or catch a query only from Python measure the declared checks there first
       (decision 0533); the statement must be submitted here. -#}
-  {%- set declared_probe = assay._declared_check_probe(candidate, config.get('assay_audits')) -%}
+  {#- A declared key_uniqueness check over the entity key is not counted again once the key audit
+      above has passed on this candidate (decision 1010). -#}
+  {%- set key_proven = assay._key_audit_held(candidate, config.get('assay_audits'), failures) -%}
+  {%- set declared_probe = assay._declared_check_probe(candidate, config.get('assay_audits'), key_proven) -%}
   {% if declared_probe is not none %}
     {{ adapter.commit() }}
     {% call statement('assay_declared_check_probe', language='python') -%}{{ declared_probe['code'] }}{%- endcall %}
   {% endif %}
-  {%- do failures.extend(assay._run_declared_checks(candidate, config.get('assay_audits'))) -%}
+  {%- do failures.extend(assay._run_declared_checks(candidate, config.get('assay_audits'), key_proven)) -%}
   {#- SQL check files (002): block sets back, warn and keep publish; all recorded. -#}
   {%- set meta_schema = config.get('assay_meta_schema') -%}
   {%- set entity = config.get('assay_audits', '') | replace('assay_audits__', '') -%}

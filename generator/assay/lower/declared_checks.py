@@ -69,8 +69,11 @@ def bounds(check: DeclaredCheck) -> dict[str, Any]:
 class MeasuringQuery:
     """The select items and CTEs of the one measuring query, every output column named."""
 
-    def __init__(self, sp: Spelling, relation: str, staged: str = "", history: Optional[History] = None) -> None:
+    def __init__(self, sp: Spelling, relation: str, staged: str = "", history: Optional[History] = None,
+                 key_proven: bool = False) -> None:
         self.sp = sp
+        # The entity's own key audit has passed on this relation before the query runs (decision 1010).
+        self.key_proven = key_proven
         self.history = history
         self.relation = relation
         # The entity's staged relation, which rate thresholds count (decision 0980), and what
@@ -181,13 +184,19 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
         keys = [sp.sql("{} as {}key_{}", q.text(c), p, k) for k, c in enumerate(cols, 1)]
         order = ", ".join(sp.sql("{} nulls last", c) for c in cols)
         listed = ", ".join(cols)
+        # When the entity's key audit has passed on this relation, no key without a NULL part
+        # repeats; only keys with a NULL part (which that audit does not judge, and GROUP BY
+        # still puts together) can, so only those rows are grouped (decision 1010).
+        where = ""
+        if q.key_proven and key_audit_proves(check, entity):
+            where = sp.sql(" where {}", sp.join("or", (sp.sql("{} is null", c) for c in cols)))
         # GROUP BY puts NULL key parts together: a repeated (NULL, 'x') is a repeat (decision 0500).
         q.ctes.append("\n".join([
             sp.sql("assay_k{} as (", n),
             sp.sql("{i}select sum(assay_n) over () as {p}repeats, {keys}, row_number() over (order by {order}) as assay_rn",
                    i=i, p=p, keys=", ".join(keys), order=order),
-            sp.sql("{i}from (select {c}, count(*) as assay_n from {rel} group by {c} having count(*) > 1) as assay_g",
-                   i=i, c=listed, rel=rel),
+            sp.sql("{i}from (select {c}, count(*) as assay_n from {rel}{w} group by {c} having count(*) > 1) as assay_g",
+                   i=i, c=listed, rel=rel, w=where),
             ")",
         ]))
         q.joins.append(sp.sql("left join assay_k{n} as k{n} on k{n}.assay_rn = 1", n=n))
@@ -238,6 +247,19 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
     return desc
 
 
+def key_audit_proves(check: DeclaredCheck, entity: Entity) -> bool:
+    """Whether the entity's own blocking key audit judges exactly this check's key: a
+    ``key_uniqueness`` check over the entity key (in any order) of an entity without ``dedupe:``
+    (the entities that get that audit, on both targets)."""
+    return (check.kind == "key_uniqueness" and not entity.dedupe
+            and sorted(check.columns) == sorted(entity.key) and len(set(check.columns)) == len(check.columns))
+
+
+def proven_by_key_audit(entity: Entity) -> bool:
+    """Whether the measuring query has a cheaper form once the key audit has passed."""
+    return any(key_audit_proves(c, entity) for c in entity.declared_checks)
+
+
 def measure_rate(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str, Any]) -> None:
     """A rate threshold counts the entity's staged rows exactly as gold.mart_data_quality does
     (lower/mart.py): evaluated rows hold dedupe rank 1, quarantined ones are routed quarantined
@@ -281,13 +303,16 @@ def measure_increase(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict
 
 
 def measuring_query(entity: Entity, sp: Spelling, relation: str, staged: str | None = None,
-                    history: Optional[HistoryRelations] = None) -> tuple[str, list[dict[str, Any]]]:
+                    history: Optional[HistoryRelations] = None,
+                    key_proven: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks over ``relation`` (as the target
     names the freshly built table), and the descriptors naming the column of its row each check
     reads. Rate thresholds count ``staged`` (the entity's staged relation unless told); change
-    limits also read the entity's earlier runs where ``history`` says."""
+    limits also read the entity's earlier runs where ``history`` says. With ``key_proven`` (only
+    when the entity's key audit has passed on ``relation`` before this query runs), a check over
+    the entity key groups only the rows with a NULL key part (decision 1010)."""
     past = History(sp, entity.name, history) if history is not None else None
-    q = MeasuringQuery(sp, relation, staged or sp.staged(entity), past)
+    q = MeasuringQuery(sp, relation, staged or sp.staged(entity), past, key_proven)
     descriptors = [measure_check(check, n, entity, q) for n, check in enumerate(entity.declared_checks, 1)]
     q.finish()
     return q.sql(), descriptors

@@ -26,6 +26,7 @@ from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
 from ...lower.declared_checks import INCREASE_KINDS
 from ...lower.declared_checks import GAP_SCALE, column_type, continuity_domain, is_numeric, measuring_query
+from ...lower.declared_checks import proven_by_key_audit
 from ...lower.declared_checks import decimal_literal as lower_decimal
 from ...lower.history import HistoryRelations
 from .spelling import DbtSpelling, jstr, qi
@@ -129,10 +130,11 @@ def capture_macro(entity: Entity) -> str:
     ])
 
 
-def declared_query(entity: Entity) -> tuple[str, list[dict[str, Any]]]:
+def declared_query(entity: Entity, key_proven: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """The one measuring query of an entity's declared checks (Jinja SQL over ``candidate``)
-    and the descriptors that say which column of its row each check reads."""
-    return measuring_query(entity, SP, CANDIDATE, history=HISTORY)
+    and the descriptors that say which column of its row each check reads; ``key_proven``: the
+    form the materialization runs once the entity's key audit has passed (decision 1010)."""
+    return measuring_query(entity, SP, CANDIDATE, history=HISTORY, key_proven=key_proven)
 
 
 def _guard(which: str, real: str, empty: str) -> str:
@@ -167,16 +169,19 @@ def declared_macro(entity: Entity, project: Project) -> str:
     scan_bytes, time_seconds = project.budget_of(entity.name)
     if any(c.kind in INCREASE_KINDS for c in entity.declared_checks):
         lines.append("  {% set assay_history = assay.history_relations(" + jstr(project.schema("meta")) + ") %}")
+    lines += ["  {% set sql %}", sql, "  {% endset %}"]
+    proven = ""
+    if proven_by_key_audit(entity):
+        # Run instead of `sql` only by a materialization whose key audit passed on the candidate.
+        lines += ["  {% set key_proven_sql %}", declared_query(entity, key_proven=True)[0], "  {% endset %}"]
+        proven = ", 'key_proven_sql': key_proven_sql"
     lines += [
-        "  {% set sql %}",
-        sql,
-        "  {% endset %}",
         "  {{ return({'table': "
         + jstr(entity.name)
         + ", 'results_schema': "
         + jstr(project.schema("meta"))
         + f", 'budget': {{'scan_bytes': {scan_bytes}, 'time_seconds': {time_seconds}}}"
-        + ", 'sql': sql, 'checks': checks}) }}",
+        + ", 'sql': sql" + proven + ", 'checks': checks}) }}",
         "{% endmacro %}",
         "",
     ]
