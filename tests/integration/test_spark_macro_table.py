@@ -19,13 +19,20 @@ from tests.support.primitive_table import FAMILIES, OMITTED, TYPES, compare, jin
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
-SCHEMA = "macro_table"
 SPARK_TYPES = {"bigint": "bigint", "integer": "int", "varchar": "string", "boolean": "boolean", "date": "date",
                "timestamp": "timestamp", "decimal(10,2)": "decimal(10,2)"}
 
 
 def relation(name: str) -> str:
-    return f"`{SCHEMA}`.`{name}`"
+    """The input seed `name` as the Spark session's temporary view (written nowhere: no table, no
+    file, only the session's catalog)."""
+    return f"`macro_table_{name}`"
+
+
+def _literal(value) -> str:
+    from sqlglot import exp
+
+    return "NULL" if value is None else exp.Literal.string(value).sql(dialect="spark")
 
 
 @pytest.fixture(scope="module")
@@ -34,13 +41,14 @@ def warehouse():
     if reason:
         pytest.fail(reason)
     wh = spark.shared_warehouse()
-    # Every input seed as a typed table, as dbt's seed loader types it (`_seeds.yml`).
+    # Every input seed as a typed relation, as dbt's seed loader types it (`_seeds.yml`).
     for family in sorted(FAMILIES):
         name = f"{family}_input"
         columns, rows = seed(name)
-        wh.call("load", (SCHEMA, f"{name}_text", columns, rows, "parquet"))
         typed = ", ".join(f"cast(`{c}` as {SPARK_TYPES[TYPES[name][c]]}) as `{c}`" for c in columns)
-        wh.call("query", f"create table {relation(name)} using parquet as select {typed} from {relation(name + '_text')}")
+        values = ", ".join("(" + ", ".join(_literal(v) for v in r) + ")" for r in rows)
+        wh.call("query", f"create or replace temporary view {relation(name)} as select {typed} from values {values} "
+                         f"as v({', '.join(f'`{c}`' for c in columns)})")
     yield wh
     spark.close_all()
 
