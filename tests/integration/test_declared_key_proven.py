@@ -33,6 +33,7 @@ entities:
     checks:
       - {check_id: key_distinct, kind: key_uniqueness, enforcement: required, columns: [observed_at, station]}
       - {check_id: temp_distinct, kind: key_uniqueness, enforcement: advisory, columns: [temp_c]}
+      - {check_id: key_and_temp, kind: key_uniqueness, enforcement: advisory, columns: [temp_c, station, observed_at]}
       - {check_id: enough_rows, kind: row_expectation, enforcement: required, min_rows: 1, max_rows: 100}
 """
 MAPPING = """\
@@ -83,6 +84,8 @@ def test_the_proven_form_groups_only_null_key_parts(spec):
     assert "is null" not in full  # without the audit's word, the full count
     # temp_c is not the key: its check keeps the full count in both forms
     assert "from {{ candidate }} group by temp_c having" in proven
+    # a tuple holding the whole key repeats only where a key part is NULL, too
+    assert "where station is null or observed_at is null group by temp_c, station, observed_at" in proven
     macro = declared_macro(entity, load_project(spec))
     assert "'key_proven_sql': key_proven_sql" in macro
 

@@ -184,12 +184,15 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
         keys = [sp.sql("{} as {}key_{}", q.text(c), p, k) for k, c in enumerate(cols, 1)]
         order = ", ".join(sp.sql("{} nulls last", c) for c in cols)
         listed = ", ".join(cols)
-        # When the entity's key audit has passed on this relation, no key without a NULL part
-        # repeats; only keys with a NULL part (which that audit does not judge, and GROUP BY
-        # still puts together) can, so only those rows are grouped (decision 1010).
+        # When the entity's key audit has passed on this relation, no entity key without a NULL
+        # part repeats, so neither does any tuple holding it; only rows with a NULL key part
+        # (which that audit does not judge, and GROUP BY still puts together) can repeat, so only
+        # those rows are grouped (decision 1010).
         where = ""
         if q.key_proven and key_audit_proves(check, entity):
-            where = sp.sql(" where {}", sp.join("or", (sp.sql("{} is null", c) for c in cols)))
+            # A repeating group agrees on every key column, so its rows all have the NULL part.
+            key_parts = (sp.sql("{} is null", sp.ident(k)) for k in check.columns if k in entity.key)
+            where = sp.sql(" where {}", sp.join("or", key_parts))
         # GROUP BY puts NULL key parts together: a repeated (NULL, 'x') is a repeat (decision 0500).
         q.ctes.append("\n".join([
             sp.sql("assay_k{} as (", n),
@@ -248,11 +251,11 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
 
 
 def key_audit_proves(check: DeclaredCheck, entity: Entity) -> bool:
-    """Whether the entity's own blocking key audit judges exactly this check's key: a
-    ``key_uniqueness`` check over the entity key (in any order) of an entity without ``dedupe:``
-    (the entities that get that audit, on both targets)."""
-    return (check.kind == "key_uniqueness" and not entity.dedupe
-            and sorted(check.columns) == sorted(entity.key) and len(set(check.columns)) == len(check.columns))
+    """Whether the entity's own blocking key audit speaks for this check's columns: a
+    ``key_uniqueness`` check whose columns hold the whole entity key (in any order, other
+    columns beside it) of an entity without ``dedupe:`` (the entities that get that audit, on
+    both targets)."""
+    return check.kind == "key_uniqueness" and not entity.dedupe and bool(entity.key) and set(entity.key) <= set(check.columns)
 
 
 def proven_by_key_audit(entity: Entity) -> bool:
