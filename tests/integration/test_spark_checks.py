@@ -24,7 +24,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 # Rate thresholds (decision 0980) on an entity without rules: nothing is quarantined or flagged, so
 # both hold; what this proves is that Spark counts the staged relation inside the measuring query.
-THRESHOLDS = '    thresholds: {max_quarantine_rate: "0", max_flag_rate: 0, min_rows: 1, on_breach: fail}\n'
+# Change limits (decision 0981): what this proves is that Spark's measuring query reads the earlier
+# runs (mart, results, events) and skips the set-back one.
+THRESHOLDS = ('    thresholds: {max_quarantine_rate: "0", max_flag_rate: 0, min_rows: 1, on_breach: fail,\n'
+              '                 max_increase: {factor: "2", floor: 1}, max_volume_change: {factor: "3", floor: 100}}\n')
 SPARK_ENTITIES = ENTITIES.replace("    checks:\n      - {check_id: grain_unique", THRESHOLDS + "    checks:\n      - {check_id: grain_unique", 1)
 
 TOO_HOT = """/* assay
@@ -84,7 +87,7 @@ def test_pass_then_set_back_then_advisory_failure(project):
     assert results(project, first) == {
         "GRAIN_UNIQUE": (True, 4), "TEMP_PRESENT": (True, 4), "HUMIDITY_IN_RANGE": (True, 4), "HOURLY": (True, 4),
         "SEQ_STEPS": (True, 4), "ENOUGH_ROWS": (True, 4), "silver.reading/too_hot": (True, 0),
-        "QUARANTINE_RATE": (True, 4), "FLAG_RATE": (True, 4),
+        "QUARANTINE_RATE": (True, 4), "FLAG_RATE": (True, 4), "QUARANTINE_INCREASE": (True, 4), "VOLUME_CHANGE": (True, 4),
     }
     assert rate_measures(project, first) == {"QUARANTINE_RATE": {"evaluated": 4, "failing": 0, "rows": 4},
                                              "FLAG_RATE": {"evaluated": 4, "failing": 0, "rows": 4}}
@@ -113,7 +116,7 @@ def test_pass_then_set_back_then_advisory_failure(project):
     assert results(project, second) == {
         "GRAIN_UNIQUE": (False, 3), "TEMP_PRESENT": (False, 3), "HUMIDITY_IN_RANGE": (False, 3), "HOURLY": (True, 3),
         "SEQ_STEPS": (True, 3), "ENOUGH_ROWS": (True, 3), "silver.reading/too_hot": (False, 1),
-        "QUARANTINE_RATE": (True, 3), "FLAG_RATE": (True, 3),
+        "QUARANTINE_RATE": (True, 3), "FLAG_RATE": (True, 3), "QUARANTINE_INCREASE": (True, 3), "VOLUME_CHANGE": (True, 3),
     }
 
     # 3. Only advisory checks fail: the build publishes and the failures are recorded.
@@ -129,8 +132,18 @@ def test_pass_then_set_back_then_advisory_failure(project):
     assert results(project, third) == {
         "GRAIN_UNIQUE": (True, 3), "TEMP_PRESENT": (True, 3), "HUMIDITY_IN_RANGE": (True, 3), "HOURLY": (False, 3),
         "SEQ_STEPS": (False, 3), "ENOUGH_ROWS": (True, 3), "silver.reading/too_hot": (True, 0),
-        "QUARANTINE_RATE": (True, 3), "FLAG_RATE": (True, 3),
+        "QUARANTINE_RATE": (True, 3), "FLAG_RATE": (True, 3), "QUARANTINE_INCREASE": (True, 3), "VOLUME_CHANGE": (True, 3),
     }
+    changes = {r[0]: (r[1], json.loads(r[2])) for r in project.query(
+        "select check_id, passed, measures from assay_meta.assay_check_results "
+        f"where run_id = '{third}' and table_name = 'reading' and kind in ('quarantine_increase', 'volume_change')")}
+    # Build 2 was set back, so the previous successful run of build 3 is build 1; there is no run
+    # before that, so the volume (a load against the load before it) is not judged yet.
+    assert changes == {
+        "QUARANTINE_INCREASE": (True, {"evaluated": 3, "failing": 0, "previous_evaluated": 4, "previous_failing": 0,
+                                       "previous_run": first, "rows": 3}),
+        "VOLUME_CHANGE": (True, {"bronze": 3, "earlier_bronze": None, "earlier_run": None, "previous_bronze": 4,
+                                 "previous_run": first, "rows": 3})}
     # every run's results stay: the failing run's too
     runs = {r[0] for r in project.query("select distinct run_id from assay_meta.assay_check_results where table_name = 'reading'")}
     assert runs == {first, second, third}
