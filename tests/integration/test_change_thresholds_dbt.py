@@ -17,12 +17,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from assay.cli.main import cli
-from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
-from tests.support.items import COLS, bronze, checks, items_load, published, run_id, write_spec
+from tests.support.items import bronze, checks, published, run_id, write_spec
 
 pytestmark = pytest.mark.slow
 

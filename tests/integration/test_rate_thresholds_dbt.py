@@ -20,9 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli.main import cli
-from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
-from tests.support.items import COLS, bronze, checks, items_load, published, run_id, write_spec
+from tests.support.items import checks, one_load, published, run_id, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +70,7 @@ LOAD3 = [("a", "1"), ("x", "2"), ("x", "3"), ("x", "4"), ("c", "-1"), ("d", "2")
 
 class Thresholds:
     def test_fail_sets_back_and_warn_publishes(self, project):
-        project.load_bronze([Relation("raw_items", COLS, items_load("l1", LOAD1))])
+        project.load_bronze([one_load("l1", LOAD1)])
         proc = project.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
         run1 = run_id(project)
@@ -88,7 +87,7 @@ class Thresholds:
         assert before == ["i1", "i2", "i3", "i4", "i7", "i8"]
 
         # 2. a fail breach: set back, the previous version stays
-        project.load_bronze([Relation("raw_items", COLS, items_load("l2", LOAD2))])
+        project.load_bronze([one_load("l2", LOAD2)])
         proc = project.dbt("build")
         assert proc.returncode != 0, proc.stdout[-5000:]
         assert "QTY_RANGE_MIN_RATE" in proc.stdout
@@ -111,7 +110,7 @@ class Thresholds:
             (e[0], e[1], e[2], e[3]) for e in events], events
 
         # 3. a warn breach only: published, the failed advisory result recorded
-        project.load_bronze([Relation("raw_items", COLS, items_load("l3", LOAD3))])
+        project.load_bronze([one_load("l3", LOAD3)])
         proc = project.dbt("build")
         assert proc.returncode == 0, proc.stdout[-5000:]
         run3 = run_id(project)

@@ -15,7 +15,8 @@ import json
 
 import pytest
 
-from tests.integration.test_change_thresholds_dbt import LOAD1, LOAD2, LOAD3, _bronze, _spec
+from tests.integration.test_change_thresholds_dbt import ENTITIES, ITEMS, LOAD1, LOAD2, LOAD3
+from tests.support.items import bronze, write_spec
 from tests.support.sqlmeshfailures import AuditFailure, plan_fails
 
 pytestmark = pytest.mark.slow
@@ -29,9 +30,9 @@ def _results(project, run: str) -> dict:
 
 def test_first_plan_not_judged_warn_applies_fail_stops(tmp_path, engine):
     # DuckDB and PostgreSQL 18 (tests/conftest.py: the engines of a module that does not keep PG15)
-    project = engine.sqlmesh_project(tmp_path / "project", _spec(tmp_path), f"changes_sqlmesh_{engine.id}")
+    project = engine.sqlmesh_project(tmp_path / "project", write_spec(tmp_path, ENTITIES, ITEMS), f"changes_sqlmesh_{engine.id}")
     try:
-        project.load_bronze([_bronze(LOAD1)])
+        project.load_bronze([bronze(LOAD1)])
         plan1 = f"SQLMESH_PLAN: {project.plan().plan_id}"
         got = _results(project, plan1)
         assert got["QUARANTINE_INCREASE"] == ("quarantine_increase", "required", True, {
@@ -39,7 +40,7 @@ def test_first_plan_not_judged_warn_applies_fail_stops(tmp_path, engine):
             "rows": 7})
         assert got["VOLUME_CHANGE"][2] is True and got["NAME_NOT_X_INCREASE"][2] is True
 
-        project.load_bronze([_bronze(LOAD1, LOAD2)])
+        project.load_bronze([bronze(LOAD1, LOAD2)])
         plan2 = f"SQLMESH_PLAN: {project.plan().plan_id}"
         got = _results(project, plan2)
         assert got["NAME_NOT_X_INCREASE"] == ("rule_increase", "advisory", False, {
@@ -48,7 +49,7 @@ def test_first_plan_not_judged_warn_applies_fail_stops(tmp_path, engine):
         assert got["VOLUME_CHANGE"][3] == {"bronze": 16, "previous_bronze": 8, "earlier_bronze": None,
                                            "previous_run": plan1, "earlier_run": None, "rows": 7}
 
-        project.load_bronze([_bronze(LOAD1, LOAD2, LOAD3)])
+        project.load_bronze([bronze(LOAD1, LOAD2, LOAD3)])
         failures = plan_fails(project)
         audits = {(f.model_name, f.audit) for f in failures if isinstance(f, AuditFailure)}
         assert ("silver.item", "assay_check__quarantine_increase") in audits, failures

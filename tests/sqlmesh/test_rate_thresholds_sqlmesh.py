@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli.main import cli
-from tests.integration.test_rate_thresholds_dbt import LOAD1, LOAD2, LOAD3, _rows, _spec
+from tests.integration.test_rate_thresholds_dbt import ENTITIES, ITEMS, LOAD1, LOAD2, LOAD3
+from tests.support.items import one_load, write_spec
 from tests.support.sqlmeshfailures import AuditFailure, plan_fails
 
 pytestmark = pytest.mark.slow
@@ -39,16 +40,16 @@ def _results(project, run: str) -> dict:
 
 def test_fail_breach_stops_the_plan_and_warn_applies(tmp_path, engine):
     # DuckDB and PostgreSQL 18 (tests/conftest.py: the engines of a module that does not keep PG15)
-    project = engine.sqlmesh_project(tmp_path / "project", _spec(tmp_path), f"rates_sqlmesh_{engine.id}")
+    project = engine.sqlmesh_project(tmp_path / "project", write_spec(tmp_path, ENTITIES, ITEMS), f"rates_sqlmesh_{engine.id}")
     try:
-        project.load_bronze([_rows("l1", LOAD1)])
+        project.load_bronze([one_load("l1", LOAD1)])
         plan1 = f"SQLMESH_PLAN: {project.plan().plan_id}"
         got = _results(project, plan1)
         assert got["QUARANTINE_RATE"] == ("quarantine_rate", "advisory", True, {"evaluated": 8, "failing": 2, "rows": 6})
         assert got["QTY_RANGE_MIN_RATE"][1:3] == ("required", True)
         assert got["NAME_NOT_X_RATE"][2:] == (True, {"evaluated": 8, "failing": 2, "rows": 6})
 
-        project.load_bronze([_rows("l2", LOAD2)])
+        project.load_bronze([one_load("l2", LOAD2)])
         failures = plan_fails(project)
         audits = {(f.model_name, f.audit) for f in failures if isinstance(f, AuditFailure)}
         assert audits == {("silver.item", "assay_check__qty_range_min_rate")}, failures
@@ -62,7 +63,7 @@ def test_fail_breach_stops_the_plan_and_warn_applies(tmp_path, engine):
         assert got["QTY_RANGE_MIN_RATE"] == ("rule_rate", "required", False, {"evaluated": 8, "failing": 3, "rows": 5})
         assert got["QUARANTINE_RATE"][2] is False  # breached, advisory: its audit only warns
 
-        project.load_bronze([_rows("l3", LOAD3)])
+        project.load_bronze([one_load("l3", LOAD3)])
         warnings = _Warnings()
         logging.getLogger("sqlmesh").addHandler(warnings)
         try:
@@ -77,7 +78,7 @@ def test_fail_breach_stops_the_plan_and_warn_applies(tmp_path, engine):
 
         # A repeated key stops the plan at the staged model's key audit, before the entity: the
         # staged model's own recorder (decision 0921) counts the rates over the table it wrote.
-        repeated = _rows("l4", LOAD1)
+        repeated = one_load("l4", LOAD1)
         repeated.rows.append(["l4", "2026-02-04T08:00:00Z", "l4-9", "i1", "a", "1"])
         project.load_bronze([repeated])
         failures = plan_fails(project)

@@ -84,6 +84,11 @@ def items_load(load: str, rows: list[tuple[str, str]]) -> list[list[str]]:
             for n, (name, qty) in enumerate(rows, 1)]
 
 
+def one_load(load: str, rows: list[tuple[str, str]]) -> Relation:
+    """raw_items holding only load `l<k>` (bronze replaced by each load)."""
+    return Relation("raw_items", COLS, items_load(load, rows))
+
+
 def bronze(*loads: list[tuple[str, str]]) -> Relation:
     """raw_items holding every load given, in load order."""
     return Relation("raw_items", COLS, [r for k, load in enumerate(loads, 1) for r in items_load(f"l{k}", load)])
