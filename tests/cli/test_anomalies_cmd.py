@@ -167,3 +167,20 @@ def test_the_report_shows_the_anomalies_and_warns_on_the_latest(tmp_path):
     text = page.read_text()
     assert "Anomalies in the quality history" in text and 'class="anomalies"' in text
     assert "status_in_set failure_rate" in text and "up · latest" in text
+
+
+def test_the_report_runs_no_detector_while_no_run_can_be_judged(tmp_path, monkeypatch):
+    """With at most 7 runs per entity nothing can be judged: the report says so per entity from one
+    count, without the detector's rounds (on Spark about 20 s each)."""
+    from assay.anomalies import history
+
+    project, spec = _setup(tmp_path, synthetic.generate(7, 1, weekly=False))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the detector ran")
+
+    monkeypatch.setattr(history, "read_verdicts", refuse)
+    report = CliRunner().invoke(cli, ["report", "--json", "--project", str(project), "--spec", str(spec)])
+    assert report.exit_code == 0, report.output
+    shown = json.loads(report.stdout)["anomalies"]
+    assert (shown["available"], shown["flagged"], shown["thin"], shown["judged"]) == (True, [], {"orders": 7}, 0)

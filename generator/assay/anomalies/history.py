@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .detect import Verdict, detect, iso
-from .method import QUARANTINE_RATE, VOLUME
+from .method import METHOD, QUARANTINE_RATE, VOLUME
 
 MART = "mart_data_quality"
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -35,6 +35,28 @@ def read_verdicts(wh: Any, entities: tuple[str, ...] = ()) -> Optional[list[Verd
         return [tuple(r) for r in cur.fetchall()]
 
     return detect(query, wh.dialect, (gold, MART), results=results, entities=entities)
+
+
+def runs_recorded(wh: Any) -> Optional[dict[str, int]]:
+    """{entity: runs recorded in the mart}, or None without a mart. One cheap query: the report
+    asks it first, and runs the detector only when some entity has enough runs for a verdict (on
+    Spark a round of the detector costs about 20 s whatever the history's length)."""
+    gold = wh.project.schema("gold")
+    if not wh.reader.exists(gold, MART):
+        return None
+    rows = wh.reader.query(f"select entity, count(distinct run_id) from {wh.reader.relation(gold, MART)} group by entity")
+    return {str(entity): int(n) for entity, n in rows}
+
+
+def report_verdicts(wh: Any) -> tuple[Optional[list[Verdict]], dict[str, int]]:
+    """(the detector's verdicts, or [] when no entity has more runs than the method needs to judge
+    one, or None without a mart; the runs recorded per entity)."""
+    runs = runs_recorded(wh)
+    if runs is None:
+        return None, {}
+    if max(runs.values(), default=0) <= METHOD.min_history:
+        return [], runs
+    return read_verdicts(wh), runs
 
 
 def measure_of(v: Verdict) -> tuple[str, Optional[str]]:
@@ -89,11 +111,12 @@ def learnt_text(v: Verdict, plural) -> str:
     return plural(v.learnt_from or 0, "run")
 
 
-def summary(verdicts: Optional[list[Verdict]], plural) -> dict:
+def summary(verdicts: Optional[list[Verdict]], plural, runs: Optional[dict[str, int]] = None) -> dict:
     """What the report shows of the history: `flagged` (every anomalous run, oldest first, with the
     texts the page prints), `latest` ({entity: the measures its latest run is anomalous on}),
     `thin` ({entity: runs recorded} for entities whose latest run could not be judged: too little
-    history) and `judged` (runs judged in all). `verdicts` None: no history (`available` False)."""
+    history) and `judged` (runs judged in all). `verdicts` None: no history (`available` False);
+    `runs` (runs recorded per entity) names the thin entities the detector was not run for."""
     if verdicts is None:
         return {"available": False, "flagged": [], "latest": {}, "thin": {}, "judged": 0}
     latest = latest_of(verdicts)
@@ -108,7 +131,7 @@ def summary(verdicts: Optional[list[Verdict]], plural) -> dict:
             now_anomalous.setdefault(r["entity"], []).append(
                 f"{r['label']} {r['direction']} (observed {r['observed_text']}, band {r['band_text']}, "
                 f"learnt from {r['learnt_text']})")
-    thin = {}
+    thin = {entity: n for entity, n in sorted((runs or {}).items()) if entity not in {v.entity for v in verdicts}}
     for entity in sorted({v.entity for v in verdicts}):
         mine = [v for k, v in latest.items() if k[0] == entity]
         if mine and not any(v.judged for v in mine):

@@ -29,7 +29,7 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     `assay explain` command for each, open reject rows by age, the spec's owner, grain and
     descriptions, the latest check results, dbt's own test outcomes, and the runs whose volume or
     rates left the band learnt from earlier runs (the anomalies `assay anomalies` lists)."""
-    from ..anomalies.history import read_verdicts, summary
+    from ..anomalies.history import report_verdicts, summary
     from ..api import load_project
     from ..report.gather import Gatherer
     from ..report.html import render
@@ -51,7 +51,8 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
                                   "first)", project_kind(project_dir)):
                 options = (("--target", target) if target else ()) + (("--environment", environment) if environment else ())
                 tool = tool_results(wh.project, project_dir, project_kind(project_dir))
-                anomalies = summary(read_verdicts(wh), plural)
+                verdicts, runs = report_verdicts(wh)
+                anomalies = summary(verdicts, plural, runs)
                 data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation).gather(
                     now, explain_options=options, tool=tool, anomalies=anomalies)
         if as_json:
