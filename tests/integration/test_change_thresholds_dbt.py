@@ -19,7 +19,7 @@ import json
 import pytest
 
 from tests.support.dbtproject import make_project
-from tests.support.items import bronze, checks, published, run_id, write_spec
+from tests.support.items import MAPPING, fill, bronze, checks, published, run_id, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -42,21 +42,8 @@ entities:
       - {rule: expression, name: name_not_x, expr: "name <> 'x'", on_fail: flag,
          max_increase: {factor: "2", floor: 1, on_breach: warn}}
 """
-ITEMS = """\
-mapping_version: 1
-source: raw_items
-target: item
-key:
-  item_id: {from: "$.id"}
-fields:
-  name: {from: "$.name"}
-  qty:
-    from: "$.qty"
-    transform: [to_int]
-    quality:
-      - {rule: range, min: 0, on_fail: quarantine}
-unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
-"""
+# The shared item mapping (tests/support/items.py), its range rule without a limit.
+ITEMS = fill(MAPPING, range_limit='')
 
 
 # 8 rows: 1 quarantined, 1 flagged

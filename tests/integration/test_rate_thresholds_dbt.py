@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 from tests.support.dbtproject import make_project
-from tests.support.items import checks, one_load, published, run_id, write_spec
+from tests.support.items import MAPPING, fill, checks, one_load, published, run_id, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -42,21 +42,8 @@ entities:
     checks:
       - {check_id: enough_rows, kind: row_expectation, enforcement: advisory, min_rows: 1}
 """
-ITEMS = """\
-mapping_version: 1
-source: raw_items
-target: item
-key:
-  item_id: {from: "$.id"}
-fields:
-  name: {from: "$.name"}
-  qty:
-    from: "$.qty"
-    transform: [to_int]
-    quality:
-      - {rule: range, min: 0, on_fail: quarantine, max_rate: "0.25", on_breach: fail, min_rows: 4}
-unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
-"""
+# The shared item mapping (tests/support/items.py), its range rule with a rate limit.
+ITEMS = fill(MAPPING, range_limit=', max_rate: "0.25", on_breach: fail, min_rows: 4')
 
 
 # load 1: 8 rows, 2 quarantined (qty < 0) = 0.25 exactly, 2 flagged = 0.25 exactly: all pass
