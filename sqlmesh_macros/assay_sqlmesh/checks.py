@@ -50,6 +50,9 @@ RESULT_COLUMNS = (
 RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
 #: Declared checks that also read the entity's earlier runs (the mart, the results; decision 0981).
 INCREASE_KINDS = ("quarantine_increase", "rule_increase", "volume_change")
+#: Declared checks judged against the band learnt from earlier runs (decision 1020): they read the
+#: staged model and the history as change limits do.
+HISTORY_KINDS = (*INCREASE_KINDS, "anomaly")
 #: The parts of the measuring query that read a relation which may not exist yet, and what they
 #: read instead then (assay.lower.history): no earlier run.
 HISTORY_EMPTY = {
@@ -58,6 +61,8 @@ HISTORY_EMPTY = {
                 "CAST(NULL AS BIGINT) AS rows_deduped, CAST(NULL AS BIGINT) AS rows_failed, "
                 "CAST(NULL AS TIMESTAMP) AS run_started_at WHERE 1 = 0",
     "assay_hb": "SELECT CAST(NULL AS TEXT) AS run_id WHERE 1 = 0",
+    "assay_ax": "SELECT CAST(NULL AS TEXT) AS entity, CAST(NULL AS TEXT) AS measure, CAST(NULL AS TEXT) AS run_id, "
+                "CAST(NULL AS TEXT) AS since_run_id WHERE 1 = 0",
 }
 RESULT_TYPES = ("string", "string", "string", "int", "string", "string", "bool", "int", "string", "string", "timestamp")
 
@@ -377,11 +382,11 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     else:
         this_sql = _expanded(evaluator, measure, d)
         query = parse_one(this_sql, read=d)
-        if any(c["kind"] in RATE_KINDS + INCREASE_KINDS for c in descriptors):
+        if any(c["kind"] in RATE_KINDS + HISTORY_KINDS for c in descriptors):
             # A rate threshold counts the staged model by its name (decision 0980): the table this
             # plan wrote for it, not the virtual layer's view, which still shows the previous plan.
             query = evaluator.resolve_tables(query)
-        if any(c["kind"] in INCREASE_KINDS for c in descriptors):
+        if any(c["kind"] in HISTORY_KINDS for c in descriptors):
             query = _without_missing_history(adapter, query, d)
         timeout = seconds if d in SAVEPOINT_DIALECTS else None
         values, error = _try_fetchone(adapter, query.sql(dialect=d), d, timeout_seconds=timeout)

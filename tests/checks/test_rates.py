@@ -45,7 +45,7 @@ def test_every_threshold_problem_at_once_with_file_line_and_what_to_write(tmp_pa
         ("entities.yml", 16, "THRESHOLD_INVALID",
          "the thresholds mapping of entity item states max_rate, which is not a key of thresholds (a rule's own limit is "
          "max_rate, written on the rule); the accepted keys are max_quarantine_rate, max_flag_rate, min_rows, on_breach, "
-             "max_increase, max_volume_change"),
+             "max_increase, max_volume_change, anomaly"),
         ("entities.yml", 18, "THRESHOLD_INVALID",
          "expression rule name_not_x of entity item states no on_breach; write on_breach: fail (a breach sets the "
          "entity back: it is not published and the previous version stays) or on_breach: warn (recorded, "
@@ -66,7 +66,7 @@ def test_keys_without_a_rate_to_judge_are_refused(tmp_path):
     assert project is None
     messages = [m for *_rest, m in problems(diagnostics)]
     assert "the thresholds mapping of entity item states none of max_quarantine_rate, max_flag_rate, max_increase, " \
-           "max_volume_change; state at least one, or remove thresholds:" in messages
+           "max_volume_change, anomaly; state at least one, or remove thresholds:" in messages
     assert any(m.startswith("expression rule name_not_x of entity item states on_breach but no max_rate") for m in messages)
     # the range rule quarantines: its limit is fine
     assert not any("range rule" in m for m in messages), messages

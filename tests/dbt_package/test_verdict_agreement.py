@@ -31,11 +31,13 @@ COLUMNS = ["case_id", "check_json", "n_rows", "n_nulls", "n_values", "n_outside"
            "n_evaluated", "n_failing", "n_prev_evaluated", "n_prev_failing", "n_bronze", "n_prev_bronze",
            "n_earlier_bronze", "prev_run", "earlier_run",
            "first_value", "min_value", "max_value", "key_1", "key_2", "only_value", "gap_num", "gap_text",
-           "gap_from", "gap_to", "failing_rows", "outcome_json"]
+           "gap_from", "gap_to", "failing_rows", "outcome_json", "n_history", "n_learnt", "a_observed", "a_median",
+           "a_low", "a_high", "a_season", "a_run_date"]
 TYPES = {"case_id": "bigint", "check_json": "varchar", "gap_num": "decimal(38,6)", "failing_rows": "bigint",
          **{c: "bigint" for c in COLUMNS if c.startswith("n_")},
          **{c: "varchar" for c in ("first_value", "min_value", "max_value", "key_1", "key_2", "only_value",
-                                   "gap_text", "gap_from", "gap_to", "outcome_json", "prev_run", "earlier_run")}}
+                                   "gap_text", "gap_from", "gap_to", "outcome_json", "prev_run", "earlier_run",
+                                   "a_observed", "a_median", "a_low", "a_high", "a_season", "a_run_date")}}
 
 
 def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extra) -> dict:
@@ -72,6 +74,12 @@ def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extr
     elif kind == "volume_change":
         desc["counts"].update(bronze="n_bronze", previous_bronze="n_prev_bronze", earlier_bronze="n_earlier_bronze")
         desc["texts"].update(previous_run="prev_run", earlier_run="earlier_run")
+    elif kind == "anomaly":
+        desc["counts"].update(evaluated="n_evaluated", history="n_history", learnt_from="n_learnt")
+        if bounds["metric"] != "volume":
+            desc["counts"]["failing"] = "n_failing"
+        desc["texts"].update(observed="a_observed", median="a_median", low="a_low", high="a_high", season="a_season",
+                             run_date="a_run_date")
     elif kind == "sql":
         desc["enforcement"] = bounds["on_failure"]
     desc.update(extra)
@@ -200,6 +208,25 @@ CASES = [
           ("volume_one_earlier_run", "3", 4, "", 10, 1000, "r1", "", True),
           ("volume_first_run", "3", 4, "", "", 1000, "", "", True),
       ]],
+    # anomaly checks judged at build time (decision 1020): the engine's doubles recorded as text;
+    # at an edge passes, one ulp beyond fails; fewer earlier runs than min_history, or no observed
+    # value, is not judged (passed)
+    *[(name, _check("anomaly", [], [], {"metric": metric, "min_history": need, **({"rule": "name_ok"} if metric == "failure_rate" else {})}),
+       {"n_rows": 8, "n_evaluated": 8, "n_failing": 1, "n_history": history, "n_learnt": history, "a_observed": obs,
+        "a_median": "8.0", "a_low": low, "a_high": high, "a_season": "all", "a_run_date": "2026-02-18"}, expected)
+      for name, metric, need, history, obs, low, high, expected in [
+          ("anomaly_volume_at_high", "volume", 3, 3, "18.0", "-2.0", "18.0", True),
+          ("anomaly_volume_above", "volume", 3, 3, "19.0", "-2.0", "18.0", False),
+          ("anomaly_volume_at_low", "volume", 3, 5, "2.0", "2.0", "18.0", True),
+          ("anomaly_volume_below", "volume", 3, 5, "1.0", "2.0", "18.0", False),
+          ("anomaly_volume_not_enough_history", "volume", 3, 2, "1000.0", "2.0", "18.0", True),
+          ("anomaly_volume_first_run", "volume", 3, 0, "", "", "", True),
+          ("anomaly_rate_one_ulp_above", "quarantine_rate", 7, 7, "0.7500000000000001", "0.0", "0.75", False),
+          ("anomaly_rate_at_high", "quarantine_rate", 7, 7, "0.75", "0.0", "0.75", True),
+          ("anomaly_rate_float_sum_edge", "failure_rate", 7, 9, "0.3", "0.1", "0.30000000000000004", True),
+          ("anomaly_rate_exponent_above", "failure_rate", 7, 9, "1e-05", "0.0", "9e-06", False),
+          ("anomaly_rate_no_band", "failure_rate", 3, 3, "0.5", "", "", True),
+      ]],
     # SQL check files (002)
     ("sql_block_clean", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 0, "failing_rows": 0}, True),
     ("sql_block_rows", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 1, "failing_rows": 1}, False),
@@ -292,7 +319,7 @@ def test_every_kind_passes_and_fails() -> None:
         kinds[check["kind"]].add(expected)
     assert set(kinds) == {"row_expectation", "null_ceiling", "value_range", "key_uniqueness", "continuity", "sql",
                           "quarantine_rate", "flag_rate", "rule_rate", "quarantine_increase", "rule_increase",
-                          "volume_change"}
+                          "volume_change", "anomaly"}
     assert all(v == {True, False} for v in kinds.values()), kinds
 
 

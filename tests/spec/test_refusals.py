@@ -148,7 +148,7 @@ case(
         ("entity_orders.yaml", 15, "SPEC_GRAMMAR",
          "`on_fail` is not a key of entities.orders.quality[0]. A referential rule states "
          "`on_missing: unknown_member|quarantine|flag` instead; for an orphan that must stop "
-         "the run, write a `reconcile` check. Accepted keys: `max_increase`, `max_rate`, `min_rows`, `on_breach`, `on_missing`, `rule`, `via`."),
+         "the run, write a `reconcile` check. Accepted keys: `anomaly`, `max_increase`, `max_rate`, `min_rows`, `on_breach`, `on_missing`, `rule`, `via`."),
     ],
 )
 case(
@@ -1593,7 +1593,7 @@ case(
     [
         ("mapping_orders.yaml", 10, "SPEC_GRAMMAR",
          "`on_fial` is not a key of fields.amount.quality[0]. Did you mean `on_fail`? Accepted "
-         "keys: `max`, `max_increase`, `max_rate`, `min`, `min_rows`, `on_breach`, `on_fail`, `rule`."),
+         "keys: `anomaly`, `max`, `max_increase`, `max_rate`, `min`, `min_rows`, `on_breach`, `on_fail`, `rule`."),
     ],
 )
 case(

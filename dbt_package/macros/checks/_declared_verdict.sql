@@ -103,6 +103,25 @@
         {%- endif -%}
       {%- endif -%}
     {%- endif -%}
+  {%- elif kind == 'anomaly' -%}
+    {#- Judged at build time against the band the detector learnt from earlier runs (decision 1020):
+        the engine's doubles recorded as text, which read back exactly; an edge passes; fewer
+        eligible earlier runs than min_history, or no value (a first run, no rows), is not judged.
+        Twin of assay.checks.anomaly.anomaly_detail. -#}
+    {%- set what = (b['metric'] if b['metric'] != 'failure_rate' else 'rule ' ~ b.get('rule') ~ ' failure rate') -%}
+    {%- set history = m.get('history') or 0 -%}
+    {%- set needed = b.get('min_history') or 0 -%}
+    {%- if m.get('observed') is none or m.get('low') is none or m.get('high') is none or history < needed -%}
+      {%- set ok = true -%}
+      {%- set detail = what ~ ' not judged: ' ~ history ~ ' eligible earlier runs can be learnt from and ' ~ needed ~ ' are needed' -%}
+    {%- else -%}
+      {%- set observed = m['observed'] | float -%}
+      {%- set low = m['low'] | float -%}
+      {%- set high = m['high'] | float -%}
+      {%- set ok = low <= observed and observed <= high -%}
+      {%- set detail = what ~ ' ' ~ m['observed'] ~ ', ' ~ ('within' if ok else ('above' if observed > high else 'below'))
+          ~ ' the band [' ~ m['low'] ~ ', ' ~ m['high'] ~ '] learnt from ' ~ m.get('learnt_from') ~ ' earlier runs' -%}
+    {%- endif -%}
   {%- else -%}
     {{ exceptions.raise_compiler_error('assay: unknown declared check kind ' ~ kind ~ '; run `assay generate dbt` again.') }}
   {%- endif -%}

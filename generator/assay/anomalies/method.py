@@ -143,7 +143,7 @@ training as (
   join marked t on t.entity = j.entity and t.measure = j.measure
                and t.seq < j.seq and t.seq >= j.seq - __LOOKBACK__
   left join regime g on g.entity = j.entity and g.measure = j.measure and g.seq = j.seq
-  where j.observed is not null and t.observed is not null and t.failed = 0
+  where j.observed is not null and t.observed is not null and t.failed = 0 and __JUDGE_J__
     and t.seq >= coalesce(g.start_seq, 0)
     and (t.excluded = 0 or t.seq <= coalesce(g.detected_seq, 0))
 ),
@@ -214,6 +214,7 @@ clipped as (
          case when kind = 'rate' then greatest(low, 0) else low end as low,
          case when kind = 'rate' then least(high, 1) else high end as high
   from picked
+  where __JUDGE__
 )
 select entity, measure, kind, run_id, started_at, run_date, seq, failed, observed, history, season,
        learnt_from, centre, low, high,
@@ -254,21 +255,39 @@ def _blocked_sql(results: Optional[tuple[str, str]]) -> str:
             "where not passed and enforcement in ('required', 'block')")
 
 
+@dataclass(frozen=True)
+class Sources:
+    """Where a build-time anomaly check (assay.lower.anomaly) points the detector's query instead
+    of the mart and the state: names of relations (CTEs) the enclosing query defines, each
+    holding the columns the part it replaces selects, and the one run to judge."""
+
+    mart: str  # the mart's columns, the current run's rows included
+    blocked: str  # (run_id, entity) of runs that failed
+    state: str  # (entity, measure, run_id, since_run_id) of runs left out, as `State` spells them
+    judged_run: str  # a query returning the run id to judge (one row)
+
+
 def band_sql(dialect: str, mart: tuple[str, str], state: State = State(), *, method: Method = METHOD,
-             results: Optional[tuple[str, str]] = None, entities: Iterable[str] = ()) -> str:
+             results: Optional[tuple[str, str]] = None, entities: Iterable[str] = (),
+             sources: Optional[Sources] = None) -> str:
     """The query that answers, for every run of every measure of the mart at `mart` (schema, table),
     the band learnt from earlier eligible runs under `state`, in the engine's own spelling.
 
     `results` (schema, table) is the check results table, when it exists: a run whose blocking
     check failed there is never learnt from. `entities` limits the answer (empty: all entities).
+    With `sources`, the same text reads the relations it names instead of `mart`, `results` and
+    `state`, and answers for one run only (the build-time check; `mart` is then unused).
     """
     names = sorted(set(entities))
     where = "1 = 1" if not names else "entity in (" + ", ".join(_literal(n) for n in names) + ")"
     params = {
-        "__MART__": quote_relation("duckdb", *mart),
+        "__MART__": quote_relation("duckdb", *mart) if sources is None else sources.mart,
         "__ENTITY__": where,
-        "__BLOCKED__": _blocked_sql(results),
-        "__STATE__": _state_sql(state),
+        "__BLOCKED__": _blocked_sql(results) if sources is None else f"select run_id, entity from {sources.blocked}",
+        "__STATE__": _state_sql(state) if sources is None else (
+            f"select entity, measure, run_id, since_run_id from {sources.state}"),
+        "__JUDGE_J__": "1 = 1" if sources is None else f"j.run_id in ({sources.judged_run})",
+        "__JUDGE__": "1 = 1" if sources is None else f"run_id in ({sources.judged_run})",
         "__LOOKBACK__": str(method.lookback),
         "__RECENT__": str(method.recent_runs),
         "__WEEKDAY_DATES__": str(method.weekday_dates),

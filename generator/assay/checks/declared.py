@@ -119,6 +119,9 @@ class DeclaredCheck:
     #: A change limit (assay.checks.increases): the factor's exact decimal text and the floor.
     factor: Optional[str] = None
     floor: Optional[int] = None
+    #: An anomaly check (assay.checks.anomaly): the metric judged and the earlier runs it needs.
+    metric: Optional[str] = None
+    min_history: Optional[int] = None
 
 
 # --------------------------------------------------------------------------- helpers

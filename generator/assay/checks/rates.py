@@ -33,6 +33,7 @@ from . import Problem
 from .declared import DeclaredCheck
 from .quoted import decimal_text, shown
 from .increases import INCREASE_KINDS, validate_increase
+from .anomaly import ANOMALY_KIND, anomaly_check_id, validate_anomaly
 
 __all__ = [
     "RATE_KINDS",
@@ -57,10 +58,12 @@ ON_BREACH = ("fail", "warn")
 ENTITY_RATES = {"max_quarantine_rate": "quarantine_rate", "max_flag_rate": "flag_rate"}
 #: The change limits of an entity's ``thresholds:`` (assay.checks.increases) and their kinds.
 ENTITY_CHANGES = {"max_increase": "quarantine_increase", "max_volume_change": "volume_change"}
-ENTITY_KEYS = (*ENTITY_RATES, "min_rows", "on_breach", *ENTITY_CHANGES)
-RULE_KEYS = ("max_rate", "min_rows", "on_breach", "max_increase")
+ENTITY_KEYS = (*ENTITY_RATES, "min_rows", "on_breach", *ENTITY_CHANGES, "anomaly")
+RULE_KEYS = ("max_rate", "min_rows", "on_breach", "max_increase", "anomaly")
 #: Every kind a threshold lowers into, in the order their checks are placed.
-LIMIT_KINDS = (*RATE_KINDS, *INCREASE_KINDS)
+LIMIT_KINDS = (*RATE_KINDS, *INCREASE_KINDS, ANOMALY_KIND)
+#: The order of an entity's anomaly checks: its metrics, then rules by name.
+_ANOMALY_ORDER = ("volume", "quarantine_rate", "failure_rate")
 #: The most evaluated rows a min_rows may ask for: the largest BIGINT, so every engine holds it.
 MAX_MIN_ROWS = 2**63 - 1
 #: A rate as text: 0 or 1, with at most 18 decimal places (no sign, no exponent).
@@ -82,6 +85,9 @@ class RateLimit:
     #: A change limit (assay.checks.increases): the factor's exact decimal text and the floor.
     factor: Optional[str] = None
     floor: Optional[int] = None
+    #: An anomaly check (assay.checks.anomaly): the metric judged and the history it needs.
+    metric: Optional[str] = None
+    min_history: Optional[int] = None
 
 
 def parse_rate(value: Any) -> Optional[str]:
@@ -154,6 +160,12 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
             problems.extend(more)
             if found is not None:
                 changes[key] = found
+    anomaly = None
+    if "anomaly" in raw:
+        anomaly, more = validate_anomaly(raw["anomaly"], label=label, on_rule=False,
+                                         inherited_on_breach=raw.get("on_breach"),
+                                         line_of=lambda k: line_of(("anomaly",) if k is None else ("anomaly", k)))
+        problems.extend(more)
     rates = {}
     for key in ENTITY_RATES:
         if raw.get(key) is None:
@@ -164,9 +176,9 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
         else:
             rates[key] = text
     stated_rate = any(raw.get(k) is not None for k in ENTITY_RATES)
-    if not stated_rate and not any(k in raw for k in ENTITY_CHANGES):
-        add(f"{label} states none of max_quarantine_rate, max_flag_rate, max_increase, max_volume_change; state at "
-            "least one, or remove thresholds:")
+    if not stated_rate and not any(k in raw for k in (*ENTITY_CHANGES, "anomaly")):
+        add(f"{label} states none of max_quarantine_rate, max_flag_rate, max_increase, max_volume_change, anomaly; "
+            "state at least one, or remove thresholds:")
     min_rows = _min_rows(raw.get("min_rows"))
     if min_rows is None:
         add(_min_rows_problem(label, raw.get("min_rows")), ("min_rows",))
@@ -180,6 +192,9 @@ def validate_entity_thresholds(raw: Any, *, owner: str, line_of: Callable[[tuple
               if k in rates]
     limits += [RateLimit(ENTITY_CHANGES[k], "", 0, c["on_breach"], line_of((k,)), factor=c["factor"], floor=c["floor"])
                for k, c in changes.items()]
+    if anomaly is not None:
+        limits += [RateLimit(ANOMALY_KIND, "", 0, anomaly["on_breach"], anomaly["line"], metric=m,
+                             min_history=anomaly["min_history"]) for m in anomaly["metrics"]]
     return limits, []
 
 
@@ -189,16 +204,28 @@ def validate_rule_limits(values: Mapping[str, Any], *, label: str, disposition: 
     ``line_of(path)`` gives the line of ``()`` (the rule), ``(key,)`` or ``('max_increase', key)``.
 
     Returns the rule's limits (their rule name is set at resolution) and every problem."""
-    increase = values.get("max_increase")
-    rate_values = dict(values)
-    if increase is not None and values.get("max_rate") is None:
-        # on_breach then belongs to max_increase, which takes it when it states none
+    increase, anomaly = values.get("max_increase"), values.get("anomaly")
+    rate_values = {k: v for k, v in values.items() if k not in ("max_increase", "anomaly")}
+    if (increase is not None or anomaly is not None) and values.get("max_rate") is None:
+        # on_breach then belongs to max_increase or anomaly, which take it when they state none
         rate_values["on_breach"] = None
     limit, problems = validate_rule_threshold(rate_values, label=label, disposition=disposition,
                                               line_of=lambda key: line_of((key,) if key else ()))
     limits = [limit] if limit is not None else []
+    if anomaly is not None:
+        if disposition == "fail":
+            problems.append(Problem(THRESHOLD_INVALID, (
+                f"{label} fails the run on the first row it fires on (on_fail: fail), so its failure rate is never "
+                "recorded; remove anomaly, or make the rule quarantine or flag its rows"), line_of(("anomaly",))))
+        found, more = validate_anomaly(anomaly, label=label, on_rule=True, inherited_on_breach=values.get("on_breach"),
+                                       line_of=lambda k: line_of(("anomaly",) if k is None else ("anomaly", k)),
+                                       inherited_reported=values.get("max_rate") is not None)
+        problems.extend(more)
+        if found is not None:
+            limits.append(RateLimit(ANOMALY_KIND, "", 0, found["on_breach"], found["line"], metric="failure_rate",
+                                    min_history=found["min_history"]))
     if increase is None:
-        return limits, problems
+        return ([], problems) if problems else (limits, problems)
     if disposition == "fail":
         problems.append(Problem(THRESHOLD_INVALID, (
             f"{label} fails the run on the first row it fires on (on_fail: fail), so no increase is ever recorded; "
@@ -211,7 +238,7 @@ def validate_rule_limits(values: Mapping[str, Any], *, label: str, disposition: 
         return [], problems
     limits.append(RateLimit("rule_increase", "", 0, found["on_breach"], found["line"], factor=found["factor"],
                             floor=found["floor"]))
-    return limits, []
+    return sorted(limits, key=lambda l: LIMIT_KINDS.index(l.kind)), []
 
 
 def validate_rule_threshold(values: Mapping[str, Any], *, label: str, disposition: Optional[str],
@@ -256,6 +283,8 @@ def rate_check_id(limit: RateLimit) -> str:
         return f"{limit.rule}_rate".upper()
     if limit.kind == "rule_increase":
         return f"{limit.rule}_increase".upper()
+    if limit.kind == ANOMALY_KIND:
+        return anomaly_check_id(limit.metric or "", limit.rule)
     return limit.kind.upper()
 
 
@@ -264,6 +293,8 @@ def _limit_name(limit: RateLimit) -> str:
         return f"rule {limit.rule}'s max_rate"
     if limit.kind == "rule_increase":
         return f"rule {limit.rule}'s max_increase"
+    if limit.kind == ANOMALY_KIND:
+        return f"rule {limit.rule}'s anomaly" if limit.rule else f"anomaly metric {limit.metric}"
     return {"quarantine_increase": "max_increase", "volume_change": "max_volume_change"}.get(limit.kind, f"max_{limit.kind}")
 
 
@@ -271,7 +302,8 @@ def lower_rate_limits(limits: list[RateLimit], declared: tuple, *, owner: str) -
     """The declared checks of an entity's limits (entity rates first, then rules by name), and
     (limit, sentence) for each limit whose derived id another check already claims."""
     taken = {c.check_id: f"declared check {c.check_id} (line {c.line})" for c in declared}
-    ordered = sorted(limits, key=lambda l: (LIMIT_KINDS.index(l.kind), l.rule or ""))
+    ordered = sorted(limits, key=lambda l: (LIMIT_KINDS.index(l.kind), _ANOMALY_ORDER.index(l.metric) if l.metric else 0,
+                                            l.rule or ""))
     checks, clashes = [], []
     for limit in ordered:
         check_id = rate_check_id(limit)
@@ -289,5 +321,6 @@ def lower_rate_limits(limits: list[RateLimit], declared: tuple, *, owner: str) -
         checks.append(DeclaredCheck(check_id=check_id, kind=limit.kind, enforcement=enforcement,
                                     min_rows=limit.min_rows if limit.kind in RATE_KINDS else None,
                                     max_rate=limit.max_rate or None, rule=limit.rule, factor=limit.factor, floor=limit.floor,
+                                    metric=limit.metric, min_history=limit.min_history,
                                     blocking=enforcement == "required", line=limit.line))
     return checks, clashes

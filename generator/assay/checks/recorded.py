@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Union
 
+from .anomaly import ANOMALY_KIND, anomaly_detail
 from .increases import INCREASE_KINDS, increase_detail
 from .detail import (
     Verdict,
@@ -118,6 +119,9 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
     if kind in INCREASE_KINDS:
         # A change limit (decision 0981): this run's counts against the previous successful runs'.
         return increase_detail(kind, bounds, measures)
+    if kind == ANOMALY_KIND:
+        # Judged against the band the detector learnt from earlier runs (decision 1020).
+        return anomaly_detail(bounds, measures)
     if kind == "row_expectation":
         return row_expectation_detail(rows, min_rows=bounds.get("min_rows"), max_rows=bounds.get("max_rows"))
     if kind == "null_ceiling":

@@ -19,12 +19,13 @@ from typing import Any, Optional
 
 from ..checks.declared import DeclaredCheck
 from ..ir.model import Entity
+from .anomaly import Anomalies
 from .history import History, HistoryRelations
 from .spelling import Sql, Spelling
 
 NUMERIC_TYPES = ("int",)
 BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows", "max_rate", "rule",
-               "factor", "floor")
+               "factor", "floor", "metric", "min_history")
 RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
 #: Change limits (decision 0981): this run's staged counts against the mart's previous runs.
 INCREASE_KINDS = ("quarantine_increase", "rule_increase", "volume_change")
@@ -84,6 +85,7 @@ class MeasuringQuery:
         self.ctes: list[str] = []
         self.joins: list[str] = []
         self.outer: list[tuple[str, str]] = []
+        self.anomalies: Optional[Anomalies] = None
 
     def text(self, expr: str) -> str:
         return self.sp.cast(expr, "string", False)
@@ -127,6 +129,10 @@ class MeasuringQuery:
             self.ctes += self.history.ctes(self.sp.run_id())
             self.joins += self.history.joins()
             self.outer += self.history.outer()
+        if self.anomalies is not None and self.anomalies.used:
+            self.ctes += self.anomalies.ctes(self.sp.run_id())
+            self.joins += self.anomalies.joins()
+            self.outer += self.anomalies.outer()
 
     def _finish_staged(self) -> None:
         sp, i = self.sp, self.sp.indent
@@ -159,6 +165,8 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
         measure_rate(check, n, q, desc)
     elif check.kind in INCREASE_KINDS:
         measure_increase(check, n, q, desc)
+    elif check.kind == "anomaly":
+        measure_anomaly(check, n, q, desc)
     elif check.kind == "null_ceiling":
         c = sp.ident(check.columns[0])
         q.base.append((sp.sql("count(*) - count({})", c), f"{p}nulls"))
@@ -303,6 +311,20 @@ def measure_increase(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict
         desc["counts"].update(evaluated=evaluated, failing=failing,
                               previous_failing=q.history.rule_column(check.rule, f"m{n}_prev_failing"))
     desc["texts"].update(previous_run=prev["previous_run"])
+
+
+def measure_anomaly(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str, Any]) -> None:
+    """An anomaly check runs the detector's own query over the entity's earlier runs and this one
+    (assay.lower.anomaly) and records its answer for this run; the verdict is decided from the
+    recorded numbers (decision 1020)."""
+    if q.history is None:
+        raise ValueError(f"check {check.check_id} learns from earlier runs, and the target gave no history relations")
+    if q.anomalies is None:
+        q.anomalies = Anomalies(q.sp, q.history.entity, q.history, q.staged_count)
+    counts = q.anomalies.add(check, n)
+    columns = q.anomalies.columns(check.check_id)
+    desc["counts"].update(counts, **columns["counts"])
+    desc["texts"].update(columns["texts"])
 
 
 def measuring_query(entity: Entity, sp: Spelling, relation: str, staged: str | None = None,

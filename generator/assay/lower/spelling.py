@@ -153,6 +153,11 @@ class Spelling:
         """The id of the current run, as text."""
         raise NotImplementedError
 
+    def engine_sql(self, write) -> str:  # pragma: no cover - abstract
+        """A query assay writes per engine (``write(dialect)`` gives its text for a sqlglot
+        dialect: duckdb, postgres or spark), spelled so the engine that runs it reads its own."""
+        raise NotImplementedError
+
     # -- authored expressions --------------------------------------------------------------
     def authored(self, expr_text: str) -> str:
         """An authored expression, parsed by sqlglot and re-spelled in `expression_dialect`."""

@@ -41,6 +41,7 @@ class _RateLimit(Strict):
     min_rows: Optional[Any] = None
     on_breach: Optional[Any] = None
     max_increase: Optional[Any] = None  # a change limit (assay.checks.increases)
+    anomaly: Optional[Any] = None  # judged against the band learnt from earlier runs (assay.checks.anomaly)
 
 
 class _FieldRule(_RateLimit):

@@ -19,9 +19,8 @@ def _rule_limit(ctx: Context, file: str, rule, label: str, disposition) -> None:
     values = {k: getattr(rule, k) for k in RULE_KEYS}
     if all(v is None for v in values.values()):
         return
-    raw = rule.max_increase
-
     def line_of(path: tuple) -> int:
+        raw = getattr(rule, path[0]) if path else None
         if len(path) == 2 and isinstance(raw, dict):
             found = locate(raw, path[1:], 0, tolerant=False)[2]
             if found:

@@ -167,7 +167,7 @@ def declared_macro(entity: Entity, project: Project) -> str:
             lines += [f"  {{% set rows_sql %}}{rows}{{% endset %}}",
                       f"  {{% do checks[{n}].update({{'rows_sql': rows_sql}}) %}}"]
     scan_bytes, time_seconds = project.budget_of(entity.name)
-    if any(c.kind in INCREASE_KINDS for c in entity.declared_checks):
+    if any(c.kind in INCREASE_KINDS or c.kind == "anomaly" for c in entity.declared_checks):
         lines.append("  {% set assay_history = assay.history_relations(" + jstr(project.schema("meta")) + ") %}")
     lines += ["  {% set sql %}", sql, "  {% endset %}"]
     proven = ""

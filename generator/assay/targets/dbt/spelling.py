@@ -185,5 +185,11 @@ class DbtSpelling(Spelling):
     def run_id(self) -> str:
         return self.cast(call("string_literal", "invocation_id"), "string", False)
 
+    def engine_sql(self, write) -> str:
+        # One generated project runs on every adapter: the text is chosen when dbt renders it.
+        return ("{% if target.type == 'postgres' %}\n" + write("postgres")
+                + "\n{% elif target.type in ('spark', 'databricks') %}\n" + write("spark")
+                + "\n{% else %}\n" + write("duckdb") + "\n{% endif %}")
+
 
 DBT = DbtSpelling()

@@ -94,3 +94,7 @@ class SqlmeshSpelling(Spelling):
 
     def run_id(self) -> str:
         return self.call("run_id")
+
+    def engine_sql(self, write) -> str:
+        # SQLMesh writes the model dialect's text for the engine itself.
+        return write(self.dialect)
