@@ -1,5 +1,5 @@
-"""`assay plan OLD_SPEC [--spec DIR] [--project DIR] [--json]`: classify a spec change and print
-replay_scope and backfill_scope."""
+"""`assay plan OLD_SPEC [--spec DIR] [--project DIR] [--data] [--json]`: classify a spec change and print
+replay_scope and backfill_scope; with --data, what the next build and replay do to the data (decision 1020)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Optional
 import click
 
 from ..errors import AssayUsageError
-from .common import check_spec_dir, json_option, project_option, resolve_spec, spec_option
+from .common import Progress, check_spec_dir, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
 
 
 @click.command("plan")
@@ -19,10 +19,16 @@ from .common import check_spec_dir, json_option, project_option, resolve_spec, s
 @click.argument("new", metavar="[NEW_SPEC]", required=False, type=click.Path(file_okay=False, exists=True, path_type=Path))
 @spec_option("The new spec: the directory holding assay.yml (default: the one `assay generate` recorded for the project).")
 @project_option("The project whose recorded spec is the new one (default: the current directory).")
+@warehouse_options
+@click.option("--data", "with_data", is_flag=True,
+              help="Also run the next build and the replays in a throwaway copy of the warehouse and say, per entity and "
+                   "rule, what they would do to the rows there now; the warehouse itself is only read.")
 @json_option("Print the plan as JSON.")
-def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_dir: Path, as_json: bool) -> None:
+def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path],
+             target: Optional[str], with_data: bool, as_json: bool) -> None:
     """Compare OLD_SPEC (the spec as deployed, e.g. a checkout of the last release) with the project's
-    spec: what changed, what to replay, what to backfill."""
+    spec: what changed, what to replay, what to backfill; with --data, how many rows the next build
+    would newly quarantine, flag or fail, take out of the reject table, and bring back by replay."""
     from ..api import load_project
     from ..plan import plan
 
@@ -30,9 +36,23 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
         raise AssayUsageError("pass the new spec once: --spec DIR (a second positional NEW_SPEC means the same).")
     old_dir = check_spec_dir(old, given=True)
     new_dir = resolve_spec(new if new is not None else spec_dir, project_dir)
-    result = plan(load_project(old_dir), load_project(new_dir))
+    new_project = load_project(new_dir)
+    result = plan(load_project(old_dir), new_project)
+    data = None
+    if with_data:
+        from ..plandata import plan_data
+
+        replays = sum(1 for name in result.replay_scope if new_project.entity(name).has_reject)
+        with Progress("plan", 3 + replays + (1 if replays else 0), quiet=as_json) as progress:
+            data = plan_data(new_project, new_dir, project_dir, result, profiles_dir=profiles_dir, target=target,
+                             step=progress.step)
+    elif profiles_dir is not None or target is not None:
+        raise AssayUsageError("--profiles-dir and --target name the warehouse, which only `assay plan --data` reads; add --data.")
     if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True))
+        out = result.as_dict()
+        if data is not None:
+            out["data"] = data.as_dict()
+        click.echo(json.dumps(out, indent=2, sort_keys=True))
         return
     if not result.changes:
         click.echo("no changes")
@@ -40,6 +60,39 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
         click.echo(f"{c.classification:<12} {c.entity}: {c.kind} {c.detail}")
     click.echo("replay_scope: " + (", ".join(result.replay_scope) or "(none)"))
     click.echo("backfill_scope: " + (", ".join(result.backfill_scope) or "(none)"))
+    if data is not None:
+        for line in data_lines(data):
+            click.echo(line)
+
+
+def data_lines(data) -> list[str]:
+    """The text form of `assay plan --data`: one block per entity, one line per rule that the next build touches."""
+    lines = [f"next build (run in a copy of the {data.engine} warehouse): {'ok' if data.build_ok else 'FAILED'}"
+             + (f" ({data.build_summary})" if data.build_summary else "")]
+    for name, e in sorted(data.entities.items()):
+        r = e.routes
+        head = (f"{name}: {r.get('kept', 0)} kept, {r.get('quarantined', 0)} quarantined, {r.get('failed', 0)} failing, "
+                f"{r.get('deduped', 0)} deduped")
+        if e.published is False:
+            head += "; NOT published (a blocking check or a fail rule stops it; the previous version stays)"
+        lines.append(head)
+        left = e.leave_reject
+        leaving = left.get("admitted", 0) + left.get("deduped", 0)
+        lines.append(f"  reject table: {plural(e.newly_quarantined, 'row')} newly quarantined; {plural(leaving, 'open row')} "
+                     f"{'leaves' if leaving == 1 else 'leave'} it ({left.get('admitted', 0)} admitted, {left.get('deduped', 0)} deduped)")
+        for rule, counts in sorted((name, ri.as_dict(e.published)) for name, ri in e.rules.items()):
+            # a rule's failing rows by where they go: kept rows are flagged, diverted ones quarantined or failed
+            parts = [f"{counts[w]} {w} ({counts['newly_' + w]} newly)" for w in ("quarantined", "flagged", "failed") if counts[w]]
+            if parts:
+                lines.append(f"  {rule} ({counts['disposition']}): " + ", ".join(parts))
+        if e.replay is not None:
+            rp = e.replay
+            lines.append(f"  replay: would re-deliver {plural(rp['redelivered'], 'row')} ({rp['superseded']} superseded); "
+                         f"the build after it brings back {plural(rp.get('brought_back', 0), 'row')}, "
+                         f"{rp.get('still_quarantined', 0)} stay quarantined, {rp.get('deduped', 0)} deduped")
+    if data.replay_build_ok is False:
+        lines.append("the build after the replays FAILED")
+    return lines
 
 
 COMMANDS = (plan_cmd,)

@@ -1,0 +1,126 @@
+"""The sandbox `assay plan --data` runs the next build in (decision 1020).
+
+A sandbox is a throwaway copy of the dbt project and of the warehouse it builds into:
+- the project directory is copied (without dbt's `target/`, `logs/`, `dbt_packages/` and any
+  DuckDB file), dbt's manifest kept so the built schemas are known before the sandbox builds;
+- DuckDB: the database file (and its WAL) is copied beside it; the original is only read, as
+  bytes, never opened;
+- PostgreSQL: a new database on the same server, `assay_plan_<random>`, into which the tables of
+  the project's schemas are copied over a READ ONLY session of the warehouse database; it is
+  dropped when the sandbox closes. This needs CREATEDB and writes to the server (not to the
+  warehouse database): the command says so.
+The sandbox's profiles.yml holds the user's profile with the one output, pointed at the copy.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+import yaml
+
+from ..errors import ProjectError, WarehouseError
+
+_SKIP_DIRS = {"target", "logs", "dbt_packages", ".git", "__pycache__"}
+_DUCKDB_SUFFIXES = (".duckdb", ".duckdb.wal", ".db", ".db.wal")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A copy of a dbt project whose profile points at a copy of its warehouse."""
+
+    path: Path
+    engine: str  # duckdb | postgres
+    where: str  # what the copy is, for messages (a file, or a database on the server)
+
+
+def _ignore(directory: str, names: list[str]) -> set[str]:
+    return {n for n in names if n in _SKIP_DIRS or n.endswith(_DUCKDB_SUFFIXES)}
+
+
+def _copy_project(project_dir: Path, dest: Path) -> None:
+    shutil.copytree(project_dir, dest, ignore=_ignore, symlinks=True)
+    manifest = project_dir / "target" / "manifest.json"
+    if manifest.exists():
+        (dest / "target").mkdir(exist_ok=True)
+        shutil.copy2(manifest, dest / "target" / "manifest.json")
+
+
+def _write_profile(dest: Path, profile: str, target: str, output: dict) -> None:
+    text = yaml.safe_dump({profile: {"target": target, "outputs": {target: output}}}, sort_keys=True)
+    (dest / "profiles.yml").write_text(text, encoding="utf-8")
+
+
+def _duckdb_file(project_dir: Path, output: dict) -> Path:
+    path = Path(str(output.get("path", ":memory:")))
+    if str(path) == ":memory:":
+        raise WarehouseError("the profile's DuckDB `path` is :memory:, a warehouse no other process can read; "
+                             "point it at the database file the builds write.")
+    return path if path.is_absolute() else project_dir / path
+
+
+def _copy_duckdb(source: Path, dest_dir: Path) -> Path:
+    if not source.exists():
+        raise WarehouseError(f"the DuckDB file {source} does not exist: nothing has been built yet. Run `dbt build` "
+                             "with the spec as deployed first; `assay plan --data` compares a new spec with what that build holds.")
+    copy = dest_dir / "warehouse.duckdb"
+    shutil.copy2(source, copy)
+    wal = source.with_name(source.name + ".wal")
+    if wal.exists():
+        shutil.copy2(wal, copy.with_name(copy.name + ".wal"))
+    return copy
+
+
+@contextmanager
+def sandbox(project_dir: Path, schemas: list[str], *, profiles_dir: Optional[Path] = None,
+            target: Optional[str] = None) -> Iterator[Sandbox]:
+    """A sandbox of `project_dir` (see the module docstring), removed when the block ends, also on failure.
+
+    `schemas`: the schemas whose tables a PostgreSQL sandbox copies (the built bronze, silver, gold
+    and meta schemas); a DuckDB sandbox copies the whole file."""
+    from ..runtime.warehouse import profile_target
+
+    found = profile_target(project_dir, profiles_dir, target)
+    kind = found.output.get("type")
+    if kind not in ("duckdb", "postgres"):
+        raise WarehouseError(f"`assay plan --data` runs the next build in a copy of the warehouse, which it can make "
+                             f"for DuckDB and PostgreSQL; {found.describe()} is {kind!r}.")
+    root = Path(tempfile.mkdtemp(prefix="assay-plan-"))
+    try:
+        dest = root / "project"
+        _copy_project(Path(project_dir), dest)
+        output = dict(found.output)
+        if kind == "duckdb":
+            copy = _copy_duckdb(_duckdb_file(Path(project_dir), output), root)
+            output["path"] = str(copy)
+            _write_profile(dest, found.profile, found.target, output)
+            yield Sandbox(dest, kind, str(copy))
+            return
+        from .pgcopy import scratch_database
+
+        with scratch_database(output, schemas) as dbname:
+            output["dbname"] = dbname
+            output.pop("database", None)
+            _write_profile(dest, found.profile, found.target, output)
+            yield Sandbox(dest, kind, f"database {dbname} on {output.get('host')}:{output.get('port', 5432)}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def scratch_name() -> str:
+    """A database name no one else uses: `assay_plan_` and 12 random hex digits."""
+    return "assay_plan_" + secrets.token_hex(6)
+
+
+def refuse_unbuilt(missing: list[str]) -> None:
+    """A ProjectError when the last build left none of the relations the plan compares with."""
+    if missing:
+        raise ProjectError(
+            "nothing to compare with: the warehouse holds no " + ", ".join(missing)
+            + ". Run `dbt build` with the spec as deployed first; `assay plan --data` compares a new spec with what that build holds."
+        )

@@ -1,0 +1,129 @@
+"""`assay plan --data`: the pure comparison of two builds (plandata/measure.py), its text form, and
+the CLI's refusals before any dbt runs (decision 1020). The numbers against real builds are in
+tests/integration/test_plan_data_dbt.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assay.api import generate_dbt_project, load_project
+from assay.cli.main import cli
+from assay.cli.plan_cmd import data_lines
+from assay.plandata import DataPlan
+from assay.plandata.measure import Snapshot, entity_impact, rules_of
+from assay.scaffold import duckdb_profile, write_dbt_skeleton
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
+
+
+@pytest.fixture(scope="module")
+def order():
+    return load_project(EXAMPLE).entity("order")
+
+
+def test_failed_rules_read_as_a_set_from_an_array_or_a_delimited_string():
+    assert rules_of(["b", "a"]) == {"a", "b"}
+    assert rules_of("a,b") == {"a", "b"}
+    assert rules_of("") == set() and rules_of(None) == set()
+
+
+def test_rows_are_new_to_a_route_only_when_they_did_not_take_it_for_that_rule_before(order):
+    before = Snapshot(
+        staged={("raw_orders", "1"): ("quarantined", frozenset({"amount_range_min"})),
+                ("raw_orders", "2"): ("kept", frozenset()),
+                ("raw_orders", "3"): ("kept", frozenset({"amount_range_max"}))},
+        open_rejects=frozenset({"r1", "r9"}), built=True)
+    after = Snapshot(
+        staged={("raw_orders", "1"): ("quarantined", frozenset({"amount_range_min", "status_in_enum"})),
+                ("raw_orders", "2"): ("quarantined", frozenset({"amount_range_min"})),
+                ("raw_orders", "3"): ("kept", frozenset({"amount_range_max"})),
+                ("raw_orders", "4"): ("kept", frozenset({"amount_range_max"})),
+                ("raw_orders", "5"): ("deduped", frozenset())},
+        routes={"kept": 2, "quarantined": 2, "deduped": 1},
+        open_rejects=frozenset({"r1", "r2"}), resolved={"r9": "admitted"}, built=True)
+    impact = entity_impact(order, before, after)
+    rules = impact.as_dict()["rules"]
+    assert (rules["amount_range_min"]["quarantined"], rules["amount_range_min"]["newly_quarantined"]) == (2, 1)
+    assert (rules["status_in_enum"]["quarantined"], rules["status_in_enum"]["newly_quarantined"]) == (1, 1)
+    assert (rules["amount_range_max"]["flagged"], rules["amount_range_max"]["newly_flagged"]) == (2, 1)
+    assert impact.newly_quarantined == 1
+    assert impact.as_dict()["leave_reject"] == {"admitted": 1, "deduped": 0}
+    assert impact.as_dict()["routes"] == {"kept": 2, "quarantined": 2, "failed": 0, "deduped": 1}
+
+
+def test_an_entity_the_build_does_not_publish_reports_only_failing_rows(order):
+    after = Snapshot(staged={("raw_orders", "1"): ("failed", frozenset({"amount_range_min"}))}, built=True)
+    impact = entity_impact(order, Snapshot(), after)
+    impact.published = False
+    rule = impact.as_dict()["rules"]["amount_range_min"]
+    assert (rule["failed"], rule["newly_failed"], rule["quarantined"], rule["flagged"]) == (1, 1, None, None)
+
+
+def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
+    after = Snapshot(staged={("raw_orders", "1"): ("quarantined", frozenset({"amount_range_min"})),
+                             ("raw_orders", "2"): ("kept", frozenset({"amount_range_max"}))},
+                     routes={"kept": 1, "quarantined": 1}, open_rejects=frozenset({"r1"}), built=True)
+    impact = entity_impact(order, Snapshot(open_rejects=frozenset({"r0"}), built=True),
+                           Snapshot(**{**after.__dict__, "resolved": {"r0": "admitted"}}))
+    impact.published = True
+    impact.replay = {"in_bronze": 0, "redelivered": 2, "superseded": 1, "unrecoverable": 0, "brought_back": 1,
+                     "still_quarantined": 1, "deduped": 0}
+    lines = data_lines(DataPlan("duckdb", True, "Done. PASS=3", True, {"order": impact}))
+    assert lines == [
+        "next build (run in a copy of the duckdb warehouse): ok (Done. PASS=3)",
+        "order: 1 kept, 1 quarantined, 0 failing, 0 deduped",
+        "  reject table: 1 row newly quarantined; 1 open row leaves it (1 admitted, 0 deduped)",
+        "  amount_range_max (flag): 1 flagged (1 newly)",
+        "  amount_range_min (quarantine): 1 quarantined (1 newly)",
+        "  replay: would re-deliver 2 rows (1 superseded); the build after it brings back 1 row, 1 stay quarantined, 0 deduped",
+    ]
+
+
+def _project(tmp_path: Path, build: bool = False) -> Path:
+    proj = tmp_path / "proj"
+    write_dbt_skeleton(proj, "shop", duckdb_profile("shop", str(tmp_path / "warehouse.duckdb")))
+    assert not generate_dbt_project(EXAMPLE, proj).report.conflicts
+    if build:  # a warehouse file that no build has written to
+        import duckdb
+
+        duckdb.connect(str(tmp_path / "warehouse.duckdb")).close()
+    return proj
+
+
+def _plan(proj: Path, *extra: str):
+    return CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--project", str(proj), "--data", *extra])
+
+
+def test_no_warehouse_yet_is_a_clear_error(tmp_path):
+    res = _plan(_project(tmp_path))
+    assert res.exit_code == 1, res.output
+    assert "does not exist: nothing has been built yet" in res.output and "Traceback" not in res.output
+
+
+def test_a_warehouse_no_build_wrote_is_a_clear_error(tmp_path):
+    res = _plan(_project(tmp_path, build=True), "--json")
+    assert res.exit_code == 1, res.output
+    assert "nothing to compare with: the warehouse holds no silver.customer__staged" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_the_warehouse_options_need_data(tmp_path):
+    res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--target", "dev"])
+    assert res.exit_code == 3 and "add --data" in res.output
+
+
+def test_a_sqlmesh_project_is_refused_with_the_reason(tmp_path):
+    proj = tmp_path / "lake"
+    proj.mkdir()
+    (proj / "config.yaml").write_text("gateways: {}\n")
+    res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--project", str(proj), "--data"])
+    assert res.exit_code == 1 and "SQLMesh project" in res.output, res.output
+
+
+def test_without_data_the_json_has_no_data_part(tmp_path):
+    res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--json"])
+    assert res.exit_code == 0 and "data" not in json.loads(res.stdout)
