@@ -14,6 +14,8 @@ min_history: 3}`. Six builds, each loading 8 rows of the same 8 keys (deduped) u
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.support.dbtproject import make_project
@@ -113,6 +115,34 @@ class Anomalies:
         assert [tuple(e) for e in events] == [("TABLE_ROLLED_BACK", "VOLUME_ANOMALY")]
         assert run4 != run5 != run6
 
+        # the build-time checks judged as the detector (`assay anomalies`, its rounds) judges these runs,
+        # with the same min_history (the command's is the method's default, 7)
+        from dataclasses import replace
+
+        from assay.anomalies.detect import detect
+        from assay.anomalies.method import METHOD
+
+        conn = project.connect()
+        try:
+            def query(sql):
+                cur = conn.cursor()
+                cur.execute(sql)
+                return [tuple(r) for r in cur.fetchall()]
+
+            verdicts = detect(query, project.engine, ("gold", "mart_data_quality"), method=replace(METHOD, min_history=3),
+                              results=("assay_meta", "assay_check_results"))
+        finally:
+            conn.close()
+        # run 6 was set back: the mart (built after the entity) has no row of it, as for any failed build
+        assert {v.run_id for v in verdicts if v.anomalous} == {run5}
+        of_run5 = {v.measure: v for v in verdicts if v.run_id == run5}
+        for check, measure in (("VOLUME_ANOMALY", "(volume)"), ("QUARANTINE_RATE_ANOMALY", "(quarantine_rate)"),
+                               ("NAME_NOT_X_ANOMALY", "name_not_x")):
+            [(recorded, passed)] = project.query("select measures, passed from assay_meta.assay_check_results "
+                                                 f"where run_id = '{run5}' and check_id = '{check}'")
+            m, v = json.loads(recorded), of_run5[measure]
+            assert [float(m["observed"]), float(m["low"]), float(m["high"]), m["learnt_from"], bool(passed)] == \
+                [v.observed, v.low, v.high, v.learnt_from, not v.anomalous], (check, m, v)
 
 class TestAnomaliesDuckDB(Anomalies):
     @pytest.fixture

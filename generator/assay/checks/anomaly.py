@@ -87,7 +87,8 @@ def validate_anomaly(raw: Any, *, label: str, on_rule: bool, inherited_on_breach
         listed = raw.get("metrics")
         names = ", ".join(METRICS)
         if not isinstance(listed, list) or not listed:
-            what = "no metrics" if listed is None else f"metrics {shown(listed)}"
+            what = ("no metrics" if listed is None else "an empty list of metrics" if listed == []
+                    else f"metrics {shown(listed)}")
             add(f"{label} states {what} in anomaly; list the measures to judge against the band learnt from earlier "
                 f"runs, e.g. metrics: [volume, quarantine_rate] (accepted: {names}; a rule's failure rate is judged "
                 "by an anomaly mapping on the rule)", "metrics" if "metrics" in raw else None)
