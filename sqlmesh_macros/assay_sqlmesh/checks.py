@@ -61,8 +61,8 @@ HISTORY_EMPTY = {
                 "CAST(NULL AS BIGINT) AS rows_deduped, CAST(NULL AS BIGINT) AS rows_failed, "
                 "CAST(NULL AS TIMESTAMP) AS run_started_at WHERE 1 = 0",
     "assay_hb": "SELECT CAST(NULL AS TEXT) AS run_id WHERE 1 = 0",
-    "assay_ax": "SELECT CAST(NULL AS TEXT) AS entity, CAST(NULL AS TEXT) AS measure, CAST(NULL AS TEXT) AS run_id, "
-                "CAST(NULL AS TEXT) AS since_run_id WHERE 1 = 0",
+    "assay_ay": "SELECT CAST(NULL AS TEXT) AS measure, CAST(NULL AS TEXT) AS run_id, CAST(NULL AS BIGINT) AS direction "
+                "WHERE 1 = 0",
 }
 RESULT_TYPES = ("string", "string", "string", "int", "string", "string", "bool", "int", "string", "string", "timestamp")
 

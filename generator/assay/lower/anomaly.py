@@ -22,12 +22,13 @@ from typing import Any, Callable
 
 import sqlglot
 
-from ..anomalies.method import QUARANTINE_RATE, VOLUME, Sources, band_sql
+from ..anomalies.method import METHOD, QUARANTINE_RATE, VOLUME, Sources, band_sql
 from .history import MART_CTE, BLOCKED_CTE, History, sp_string
 from .spelling import Spelling, Sql
 
-#: The CTE the enclosing query adds for anomalous earlier runs (a target reads it as empty when
-#: the results table does not exist yet).
+#: The CTE of the left-out runs and level shifts, as the detector's `State` spells them; it is
+#: derived from `assay_ay`, the recorded results, which a target reads as empty when the results
+#: table does not exist yet.
 ANOMALOUS_CTE = "assay_ax"
 SOURCES = Sources(mart="assay_am", blocked="assay_ab", state=ANOMALOUS_CTE, judged_run="select run_id from assay_ar")
 #: The engines the detector's text is written for (assay.anomalies.method._WRITE).
@@ -104,16 +105,52 @@ class Anomalies:
         union = sp.sql("\n{}union all\n", i).join(parts)
         cases = " ".join(sp.sql("when {} then {}", sp_string(sp, c), sp_string(sp, m)) for c, m in self.checks)
         null = txt(sp.kw("null"))
-        real = sp.sql("{i}select {e} as entity, {m} as measure, {r} as run_id, {n} as since_run_id\n{i}from {rel}\n"
-                      "{i}where table_name = {name} and kind = 'anomaly' and {no} passed\n"
-                      "{i}{a} measures {no} like '%\"not_evaluated\":%'",
-                      i=i, e=entity, m=txt(sp.sql("case check_id {} end", cases)), r=txt("run_id"), n=null, rel=results,
-                      name=sp_string(sp, self.entity), no=sp.kw("not"), a=sp.kw("and"))
-        empty = sp.sql("{i}select {n} as entity, {n} as measure, {n} as run_id, {n} as since_run_id where 1 = 0", i=i, n=null)
+        no = sp.kw("not")
+        # Each recorded result of an anomaly check of the entity: its measure, and the direction of
+        # an anomaly (1 up, -1 down, 0 passed: normal or not judged). Only texts the check records
+        # can hold "up" or "down" (its `direction`), so a LIKE reads it whatever the JSON spacing.
+        real = sp.sql("{i}select {m} as measure, {r} as run_id,\n"
+                      "{i}{i}case when passed then 0 when measures like '%\"up\"%' then 1 "
+                      "when measures like '%\"down\"%' then -1 else 0 end as direction\n{i}from {rel}\n"
+                      "{i}where table_name = {name} and kind = 'anomaly' and measures {no} like '%\"not_evaluated\":%'",
+                      i=i, m=txt(sp.sql("case check_id {} end", cases)), r=txt("run_id"), rel=results,
+                      name=sp_string(sp, self.entity), no=no)
+        empty = sp.sql("{i}select {n} as measure, {n} as run_id, {z} as direction where 1 = 0", i=i, n=null, z=num("0"))
+        # The detector's sequential rule over those results (detect.next_state): an anomalous run is
+        # left out of later bands, and `shift_runs` anomalies in a row in one direction (failed runs
+        # skipped, anything else breaking the row) are a new level, learnt from its first run on.
+        # Rows of one direction are islands (a row number minus the row number within the
+        # direction); a level is detected at every `shift_runs`-th run of an island.
+        order = "order by r.run_started_at, y.run_id"
+        ordered = sp.sql(
+            "assay_az as (\n{i}select y.measure, y.run_id, y.direction, r.run_started_at,\n"
+            "{i}{i}row_number() over (partition by y.measure {o}) - row_number() over (partition by y.measure, "
+            "y.direction {o}) as island\n"
+            "{i}from assay_ay as y\n"
+            "{i}{j} join (select run_id, max(run_started_at) as run_started_at from {m} where rule = {row} group by run_id) "
+            "as r on r.run_id = y.run_id\n"
+            "{i}where y.run_id {no} in (select run_id from {b} where run_id is {no} null)\n"
+            "{i}{i}and y.run_id {no} in (select run_id from {m} where disposition = 'fail' and rows_failed > 0 "
+            "and run_id is {no} null)\n)",
+            i=i, o=order, j=sp.kw("inner"), m=MART_CTE, row=row, b=BLOCKED_CTE, no=no)
+        island = "partition by measure, direction, island order by run_started_at, run_id"
+        shifts = sp.sql(
+            "assay_aw as (\n{i}select measure, run_id, direction,\n"
+            "{i}{i}row_number() over ({w}) as place,\n"
+            "{i}{i}lag(run_id, {back}) over ({w}) as since_run_id\n"
+            "{i}from assay_az\n)", i=i, w=island, back=METHOD.shift_runs - 1)
+        state = sp.sql(
+            "{x} as (\n{i}select {e} as entity, measure, run_id, {n} as since_run_id from assay_ay where direction <> 0\n"
+            "{i}union all\n"
+            "{i}select {e}, measure, run_id, {since} from assay_aw where direction <> 0 and place % {k} = 0\n)",
+            x=ANOMALOUS_CTE, i=i, e=entity, n=null, since=txt("since_run_id"), k=METHOD.shift_runs)
         return [
             sp.sql("assay_am as (\n{}\n)", union),
             sp.sql("assay_ab as (\n{i}select run_id, {e} as entity from {b}\n)", i=i, e=entity, b=BLOCKED_CTE),
-            sp.sql("{x} as (\n{body}\n)", x=ANOMALOUS_CTE, body=guard("results", real, empty)),
+            sp.sql("assay_ay as (\n{body}\n)", body=guard("results", real, empty)),
+            ordered,
+            shifts,
+            state,
             sp.sql("assay_ar as (\n{i}select {r} as run_id\n)", i=i, r=txt(run_id)),
             sp.sql("assay_an as (\n{}\n)", sp.engine_sql(detector_sql)),
         ]
@@ -130,7 +167,11 @@ class Anomalies:
         out = []
         for k, _ in enumerate(self.checks, 1):
             a = f"an{k}"
+            # The direction a later build's level-shift rule reads (assay_ay); the verdict itself is
+            # decided from the numbers (assay.checks.anomaly).
+            up_down = sp.sql("case when {a}.observed > {a}.high then 'up' when {a}.observed < {a}.low then 'down' end", a=a)
             out += [(sp.cast(f"coalesce({a}.history, 0)", "int", False), f"assay_a{k}_history"),
+                    (sp.cast(up_down, "string", False), f"assay_a{k}_direction"),
                     (sp.cast(f"{a}.learnt_from", "int", False), f"assay_a{k}_learnt"),
                     *[(sp.cast(f"{a}.{c}", "string", False), f"assay_a{k}_{c}")
                       for c in ("observed", "centre", "low", "high", "season", "run_date")]]
@@ -140,6 +181,6 @@ class Anomalies:
         """The descriptor's counts and texts of one check (read by name from the row)."""
         k = next(i for i, (c, _m) in enumerate(self.checks, 1) if c == check_id)
         return {"counts": {"history": f"assay_a{k}_history", "learnt_from": f"assay_a{k}_learnt"},
-                "texts": {"observed": f"assay_a{k}_observed", "median": f"assay_a{k}_centre", "low": f"assay_a{k}_low",
+                "texts": {"direction": f"assay_a{k}_direction", "observed": f"assay_a{k}_observed", "median": f"assay_a{k}_centre", "low": f"assay_a{k}_low",
                           "high": f"assay_a{k}_high", "season": f"assay_a{k}_season", "run_date": f"assay_a{k}_run_date"}}
 
