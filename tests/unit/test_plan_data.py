@@ -127,3 +127,23 @@ def test_a_sqlmesh_project_is_refused_with_the_reason(tmp_path):
 def test_without_data_the_json_has_no_data_part(tmp_path):
     res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--json"])
     assert res.exit_code == 0 and "data" not in json.loads(res.stdout)
+
+
+def test_the_sandbox_copy_keeps_packages_relinked_and_leaves_out_builds(tmp_path):
+    from assay.plandata.sandbox import _copy_project
+
+    proj = tmp_path / "proj"
+    (proj / "assay_packages" / "assay").mkdir(parents=True)
+    (proj / "dbt_packages").mkdir()
+    (proj / "dbt_packages" / "assay").symlink_to(proj / "assay_packages" / "assay", target_is_directory=True)
+    (proj / "target").mkdir()
+    (proj / "target" / "manifest.json").write_text("{}")
+    (proj / "target" / "run_results.json").write_text("{}")
+    (proj / "warehouse.duckdb").write_bytes(b"x")
+    (proj / "dbt_project.yml").write_text("name: x\n")
+    _copy_project(proj, tmp_path / "copy")
+    copy = tmp_path / "copy"
+    assert (copy / "dbt_packages" / "assay").resolve() == (copy / "assay_packages" / "assay").resolve()
+    assert (proj / "dbt_packages" / "assay").resolve() == (proj / "assay_packages" / "assay").resolve()
+    assert sorted(p.name for p in (copy / "target").iterdir()) == ["manifest.json"]
+    assert not (copy / "warehouse.duckdb").exists() and (copy / "dbt_project.yml").exists()

@@ -3,8 +3,8 @@
 Decision 1020: the numbers come from the real next build, run in a sandbox (plandata/sandbox.py),
 never from a re-spelling of the pipeline. In the sandbox assay
 1. reads what the last build left (each entity's staged relation and reject table),
-2. generates the NEW spec into the project copy and runs `dbt deps` and `dbt build`, exactly as
-   the user's next build would,
+2. generates the NEW spec into the project copy and runs `dbt build` (after `dbt deps` only when
+   the project has no installed packages), exactly as the user's next build would,
 3. reads again and compares (plandata/measure.py): per entity and per rule, the rows newly
    quarantined, flagged or failing, and the open reject rows the build resolves,
 4. runs `assay replay` for each entity of the plan's replay_scope, parents first, and one more
@@ -53,10 +53,36 @@ def _published(results: list[dict], entity: str) -> Optional[bool]:
     return None
 
 
+# dbt reads these from the environment before its flags; in the sandbox they would point it at the
+# user's own project, profile, artifacts or logs (DBT_TARGET_PATH: it would overwrite the manifest).
+_DBT_PLACES = ("DBT_TARGET_PATH", "DBT_LOG_PATH", "DBT_PROFILES_DIR", "DBT_PROJECT_DIR", "DBT_PACKAGES_INSTALL_PATH")
+
+
+def _sandbox_dbt(project_dir: Path, *args: str):
+    """`dbt <args>` in the sandbox, as runtime.dbt.run_dbt runs it, with none of the environment
+    variables that name another place."""
+    import os
+    import subprocess
+
+    from ..runtime.dbt import dbt_executable, stop_child
+
+    env = {k: v for k, v in os.environ.items() if k not in _DBT_PLACES}
+    env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    env.setdefault("DBT_USE_COLORS", "false")
+    cmd = [dbt_executable(), *args, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
+    with subprocess.Popen(cmd, cwd=project_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            out, err = proc.communicate()
+        except KeyboardInterrupt:
+            stop_child(proc)
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def _run(path: Path, *args: str):
     from ..runtime.dbt import run_dbt_step
 
-    run = run_dbt_step(path, *args)
+    run = run_dbt_step(path, *args, run=_sandbox_dbt)
     if not run.ok and not run.checks_failed():
         raise ProjectError(f"the next build could not run (`dbt {' '.join(args)}` in a copy of the project with the new "
                            "spec): " + " | ".join(run.error_lines(12)))
@@ -92,7 +118,8 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
                                + ", ".join(result.report.conflicts + result.report.modified)
                                + "); resolve that first, as `assay generate` says.")
         step("running the next build in the sandbox (dbt build)")
-        _run(sb.path, "deps")
+        if not (sb.path / "dbt_packages").is_dir():
+            _run(sb.path, "deps")
         build = _run(sb.path, "build")
         entities: dict[str, EntityImpact] = {}
         with open_warehouse(new, sb.path, profiles_dir=sb.path, read_only=False) as wh:

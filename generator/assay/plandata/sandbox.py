@@ -1,8 +1,10 @@
 """The sandbox `assay plan --data` runs the next build in (decision 1020).
 
 A sandbox is a throwaway copy of the dbt project and of the warehouse it builds into:
-- the project directory is copied (without dbt's `target/`, `logs/`, `dbt_packages/` and any
-  DuckDB file), dbt's manifest kept so the built schemas are known before the sandbox builds;
+- the project directory is copied (without dbt's `target/`, `logs/` and any DuckDB file), dbt's
+  manifest kept so the built schemas are known before the sandbox builds; the installed packages
+  are kept too (`dbt deps` may need a network the build does not), a link into the project
+  (dbt's install of a `local:` package, e.g. assay's own) re-pointed into the copy;
 - DuckDB: the database file (and its WAL) is copied beside it; the original is only read, as
   bytes, never opened;
 - PostgreSQL: a new database on the same server, `assay_plan_<random>`, into which the tables of
@@ -26,7 +28,7 @@ import yaml
 
 from ..errors import ProjectError, WarehouseError
 
-_SKIP_DIRS = {"target", "logs", "dbt_packages", ".git", "__pycache__"}
+_SKIP_DIRS = {"target", "logs", ".git", "__pycache__"}
 _DUCKDB_SUFFIXES = (".duckdb", ".duckdb.wal", ".db", ".db.wal")
 
 
@@ -43,8 +45,26 @@ def _ignore(directory: str, names: list[str]) -> set[str]:
     return {n for n in names if n in _SKIP_DIRS or n.endswith(_DUCKDB_SUFFIXES)}
 
 
+def _relink_packages(project_dir: Path, dest: Path) -> None:
+    packages = dest / "dbt_packages"
+    if not packages.is_dir():
+        return
+    home = project_dir.resolve()
+    for link in sorted(packages.iterdir()):
+        if not link.is_symlink():
+            continue
+        points = Path(link.parent / link.readlink()).resolve() if not link.readlink().is_absolute() else link.readlink()
+        try:
+            inside = points.relative_to(home)
+        except ValueError:
+            continue  # a package outside the project is the same for the copy
+        link.unlink()
+        link.symlink_to(dest / inside, target_is_directory=True)
+
+
 def _copy_project(project_dir: Path, dest: Path) -> None:
     shutil.copytree(project_dir, dest, ignore=_ignore, symlinks=True)
+    _relink_packages(Path(project_dir), dest)
     manifest = project_dir / "target" / "manifest.json"
     if manifest.exists():
         (dest / "target").mkdir(exist_ok=True)
