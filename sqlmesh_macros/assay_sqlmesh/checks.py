@@ -50,7 +50,7 @@ RESULT_COLUMNS = (
 RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
 #: Declared checks that also read the entity's earlier runs (the mart, the results; decision 0981).
 INCREASE_KINDS = ("quarantine_increase", "rule_increase", "volume_change")
-#: Declared checks judged against the band learnt from earlier runs (decision 1020): they read the
+#: Declared checks judged against the band learnt from earlier runs (decision 1030): they read the
 #: staged model and the history as change limits do.
 HISTORY_KINDS = (*INCREASE_KINDS, "anomaly")
 #: The parts of the measuring query that read a relation which may not exist yet, and what they

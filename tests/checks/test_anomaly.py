@@ -1,4 +1,4 @@
-"""Anomaly checks at build time (decision 1020): validation, lowering, and the sentence decided
+"""Anomaly checks at build time (decision 1030): validation, lowering, and the sentence decided
 from the recorded numbers (the Jinja twin is held equal in tests/dbt_package/test_verdict_agreement.py)."""
 
 from __future__ import annotations

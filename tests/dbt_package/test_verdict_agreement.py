@@ -208,7 +208,7 @@ CASES = [
           ("volume_one_earlier_run", "3", 4, "", 10, 1000, "r1", "", True),
           ("volume_first_run", "3", 4, "", "", 1000, "", "", True),
       ]],
-    # anomaly checks judged at build time (decision 1020): the engine's doubles recorded as text;
+    # anomaly checks judged at build time (decision 1030): the engine's doubles recorded as text;
     # at an edge passes, one ulp beyond fails; fewer earlier runs than min_history, or no observed
     # value, is not judged (passed)
     *[(name, _check("anomaly", [], [], {"metric": metric, "min_history": need, **({"rule": "name_ok"} if metric == "failure_rate" else {})}),

@@ -1,4 +1,4 @@
-"""Anomalies judged at build time (issue 20 item 3, decision 1020) on real dbt builds.
+"""Anomalies judged at build time (issue 20 item 3, decision 1030) on real dbt builds.
 
 One entity, `item`, opts in with `thresholds: {anomaly: {metrics: [volume, quarantine_rate],
 on_breach: fail, min_history: 3}}`, and its flag rule with `anomaly: {on_breach: warn,
@@ -97,6 +97,15 @@ class Anomalies:
             "loaded 8 rows since the previous run, within the band [-2, 18] learnt from 3 earlier runs (median 8)")
         before = published(project)
         assert len(before) == 7
+        # the report lists the result with the latest checks, its sentence as `assay checks` prints it
+        from click.testing import CliRunner
+
+        from assay.cli.main import cli
+
+        report = CliRunner().invoke(cli, ["report", "--json", "--project", str(project.path),
+                                          "--spec", str(project.path.parent / "spec")])
+        assert report.exit_code == 0, report.output
+        assert "NAME_NOT_X_ANOMALY" in report.stdout and json.dumps(want)[1:-1] in report.stdout
 
         # 6. a volume spike (fail): set back, the previous version stays
         loads.append(VOLUME_SPIKE)

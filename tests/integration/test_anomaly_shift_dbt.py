@@ -1,4 +1,4 @@
-"""A level shift at build time (decision 1020): three anomalies in a row in one direction, as the
+"""A level shift at build time (decision 1030): three anomalies in a row in one direction, as the
 results table recorded them, are a new level, and the next build learns from its first run on, as
 `assay anomalies` does (decision 0950). DuckDB and PostgreSQL.
 

@@ -1,4 +1,4 @@
-"""Anomalies judged at build time on the SQLMesh target (issue 20 item 3, decision 1020).
+"""Anomalies judged at build time on the SQLMesh target (issue 20 item 3, decision 1030).
 
 The spec of tests/integration/test_anomaly_checks_dbt.py. The mart model depends on the entity's
 last node, so the recorder's measuring query reads the earlier plans' rows only. On the first
@@ -68,5 +68,7 @@ def test_history_then_a_spike_stops_the_plan(tmp_path, engine):
         assert verdict_of(kind, {"bounds": {"metric": "quarantine_rate", "min_history": 3}}, measures).detail == want
         assert got["NAME_NOT_X_ANOMALY"][1:3] == ("advisory", False), got["NAME_NOT_X_ANOMALY"]
         assert got["VOLUME_ANOMALY"][2] is True  # 2 earlier loads: not judged
+        # the stopped plan wrote no mart row: later builds learn from the three published plans only
+        assert sorted(r for (r,) in project.query("select distinct run_id from gold.mart_data_quality")) == sorted(plans)
     finally:
         project.close()

@@ -104,7 +104,7 @@
       {%- endif -%}
     {%- endif -%}
   {%- elif kind == 'anomaly' -%}
-    {#- Judged at build time against the band the detector learnt from earlier runs (decision 1020):
+    {#- Judged at build time against the band the detector learnt from earlier runs (decision 1030):
         the engine's doubles recorded as text, which read back exactly; an edge passes; fewer
         eligible earlier runs than min_history, or no value (a first run, no rows), is not judged.
         Twin of assay.checks.anomaly.anomaly_detail. -#}

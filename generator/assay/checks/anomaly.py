@@ -1,6 +1,6 @@
 """Anomalies judged at build time (issue 20, item 3): the band `assay anomalies` learns, as a check.
 
-Two places of the spec opt in (docs/anomalies.md "As a check at build time", decision 1020)::
+Two places of the spec opt in (docs/anomalies.md "As a check at build time", decision 1030)::
 
     entities:
       order:

@@ -120,7 +120,7 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
         # A change limit (decision 0981): this run's counts against the previous successful runs'.
         return increase_detail(kind, bounds, measures)
     if kind == ANOMALY_KIND:
-        # Judged against the band the detector learnt from earlier runs (decision 1020).
+        # Judged against the band the detector learnt from earlier runs (decision 1030).
         return anomaly_detail(bounds, measures)
     if kind == "row_expectation":
         return row_expectation_detail(rows, min_rows=bounds.get("min_rows"), max_rows=bounds.get("max_rows"))

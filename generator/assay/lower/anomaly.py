@@ -1,4 +1,4 @@
-"""A build-time anomaly check's part of the measuring query (decision 1020).
+"""A build-time anomaly check's part of the measuring query (decision 1030).
 
 The detector's one SQL text (assay.anomalies.method.band_sql) is run inside the entity's
 measuring query, over relations this module defines as CTEs:

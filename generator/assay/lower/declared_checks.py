@@ -316,7 +316,7 @@ def measure_increase(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict
 def measure_anomaly(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str, Any]) -> None:
     """An anomaly check runs the detector's own query over the entity's earlier runs and this one
     (assay.lower.anomaly) and records its answer for this run; the verdict is decided from the
-    recorded numbers (decision 1020)."""
+    recorded numbers (decision 1030)."""
     if q.history is None:
         raise ValueError(f"check {check.check_id} learns from earlier runs, and the target gave no history relations")
     if q.anomalies is None:
