@@ -177,6 +177,7 @@ def story(tmp_path_factory, engine):
                      for name in out["plan"]["replay_scope"]}
     out["replay_build"] = project.dbt("build").returncode
     out["final"] = _state(project)
+    out.update(project=project, old=str(old), new=str(new))
     return out
 
 
@@ -248,3 +249,23 @@ def test_what_replay_brings_back_equals_the_real_replay(story):
         assert said["brought_back"] == len(back) - len(earlier), entity
     # s2 and s3 aged out and are green: both come back (s3 wins A from s1 again)
     assert story["plan"]["data"]["entities"]["item"]["replay"]["brought_back"] == 2
+
+
+def test_a_postgres_login_without_createdb_is_told_so(story, tmp_path):
+    project = story["project"]
+    if project.engine != "postgres":
+        pytest.skip("the scratch database is PostgreSQL's")
+    from assay.scaffold import postgres_profile
+
+    role = "plan_reader"
+    project.query(f"drop role if exists {role}; create role {role} login password 'pw' nocreatedb; select 1")
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    pg = project.pg
+    (profiles / "profiles.yml").write_text(postgres_profile("assay_it", pg["host"], pg["port"], role, "pw", pg["dbname"]))
+    printed = _fingerprint(project)
+    res = CliRunner().invoke(cli, ["plan", story["old"], "--spec", story["new"], "--project", str(project.path), "--data",
+                                   "--profiles-dir", str(profiles)])
+    assert res.exit_code == 1, res.output
+    assert "needs a login that may CREATE DATABASE" in res.output and "Traceback" not in res.output
+    assert printed == _fingerprint(project)
