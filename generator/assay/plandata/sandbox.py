@@ -88,7 +88,9 @@ def _copy_duckdb(source: Path, dest_dir: Path) -> Path:
     if not source.exists():
         raise WarehouseError(f"the DuckDB file {source} does not exist: nothing has been built yet. Run `dbt build` "
                              "with the spec as deployed first; `assay plan --data` compares a new spec with what that build holds.")
-    copy = dest_dir / "warehouse.duckdb"
+    # the same file name: DuckDB names the catalog after it, and views (SQLMesh's, a user's) name the catalog
+    (dest_dir / "db").mkdir()
+    copy = dest_dir / "db" / source.name
     shutil.copy2(source, copy)
     wal = source.with_name(source.name + ".wal")
     if wal.exists():
