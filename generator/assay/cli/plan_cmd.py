@@ -34,6 +34,8 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
 
     if new is not None and spec_dir is not None:
         raise AssayUsageError("pass the new spec once: --spec DIR (a second positional NEW_SPEC means the same).")
+    if not with_data and (profiles_dir is not None or target is not None):
+        raise AssayUsageError("--profiles-dir and --target name the warehouse, which only `assay plan --data` reads; add --data.")
     old_dir = check_spec_dir(old, given=True)
     new_dir = resolve_spec(new if new is not None else spec_dir, project_dir)
     new_project = load_project(new_dir)
@@ -46,8 +48,6 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
         with Progress("plan", 3 + replays + (1 if replays else 0), quiet=as_json) as progress:
             data = plan_data(new_project, new_dir, project_dir, result, profiles_dir=profiles_dir, target=target,
                              step=progress.step)
-    elif profiles_dir is not None or target is not None:
-        raise AssayUsageError("--profiles-dir and --target name the warehouse, which only `assay plan --data` reads; add --data.")
     if as_json:
         out = result.as_dict()
         if data is not None:
@@ -80,7 +80,7 @@ def data_lines(data) -> list[str]:
         leaving = left.get("admitted", 0) + left.get("deduped", 0)
         lines.append(f"  reject table: {plural(e.newly_quarantined, 'row')} newly quarantined; {plural(leaving, 'open row')} "
                      f"{'leaves' if leaving == 1 else 'leave'} it ({left.get('admitted', 0)} admitted, {left.get('deduped', 0)} deduped)")
-        for rule, counts in sorted((name, ri.as_dict(e.published)) for name, ri in e.rules.items()):
+        for rule, counts in sorted((rule_name, ri.as_dict(e.published)) for rule_name, ri in e.rules.items()):
             # a rule's failing rows by where they go: kept rows are flagged, diverted ones quarantined or failed
             parts = [f"{counts[w]} {w} ({counts['newly_' + w]} newly)" for w in ("quarantined", "flagged", "failed") if counts[w]]
             if parts:
