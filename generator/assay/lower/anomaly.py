@@ -7,8 +7,11 @@ measuring query, over relations this module defines as CTEs:
   0981) and this run's rows, counted from the staged relation exactly as the mart counts them;
 - ``assay_ab``: the runs that failed (the history's ``assay_hb``: a ``fail`` rule is seen by the
   detector in the mart rows themselves);
-- ``assay_ax``: the runs an anomaly check of the entity recorded as anomalous, left out of the
-  measure's band as the detector's sequential pass leaves them out;
+- ``assay_ay`` (the entity's recorded anomaly results, with their direction), ``assay_az`` and
+  ``assay_aw`` (those of runs that did not fail, in order, in rows of one direction) and
+  ``assay_ax``, the detector's state: a run recorded as anomalous is left out of the measure's
+  later bands, and every ``shift_runs``-th anomaly in a row in one direction is a level shift,
+  as the detector's sequential pass (detect.next_state) decides them;
 - ``assay_ar``: this run's id, the only run judged.
 
 ``assay_an`` is the detector's answer for this run, one row per measure; each check reads its
@@ -31,8 +34,6 @@ from .spelling import Spelling, Sql
 #: table does not exist yet.
 ANOMALOUS_CTE = "assay_ax"
 SOURCES = Sources(mart="assay_am", blocked="assay_ab", state=ANOMALOUS_CTE, judged_run="select run_id from assay_ar")
-#: The engines the detector's text is written for (assay.anomalies.method._WRITE).
-ENGINES = ("duckdb", "postgres", "spark")
 
 
 def measure_of(metric: str, rule: str | None) -> str:
