@@ -116,12 +116,19 @@ def test_the_warehouse_options_need_data(tmp_path):
     assert res.exit_code == 3 and "add --data" in res.output
 
 
-def test_a_sqlmesh_project_is_refused_with_the_reason(tmp_path):
+def test_a_sqlmesh_project_on_another_gateway_than_a_duckdb_file_is_refused_with_the_reason(tmp_path):
     proj = tmp_path / "lake"
     proj.mkdir()
-    (proj / "config.yaml").write_text("gateways: {}\n")
+    from assay.api_sqlmesh import postgres_config
+
+    (proj / "config.yaml").write_text(postgres_config("localhost", 5432, "u", "p", "d"))
     res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--project", str(proj), "--data"])
-    assert res.exit_code == 1 and "SQLMesh project" in res.output, res.output
+    assert res.exit_code == 1 and "copies a DuckDB gateway" in res.output and "Traceback" not in res.output, res.output
+
+
+def test_execution_time_is_a_sqlmesh_plans(tmp_path):
+    res = _plan(_project(tmp_path, build=True), "--execution-time", "2026-03-01")
+    assert res.exit_code == 3 and "--execution-time is the time of a SQLMesh plan" in res.output, res.output
 
 
 def test_without_data_the_json_has_no_data_part(tmp_path):

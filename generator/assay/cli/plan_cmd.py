@@ -23,9 +23,12 @@ from .common import Progress, check_spec_dir, json_option, plural, project_optio
 @click.option("--data", "with_data", is_flag=True,
               help="Also run the next build and the replays in a throwaway copy of the warehouse and say, per entity and "
                    "rule, what they would do to the rows there now; the warehouse itself is only read.")
+@click.option("--execution-time", type=click.DateTime(), default=None,
+              help="With --data on a SQLMesh project: the time of the next `sqlmesh plan` (default: now), as `sqlmesh plan "
+                   "--execution-time` takes it; the run after it is at the next tick of the models' cron.")
 @json_option("Print the plan as JSON.")
 def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path],
-             target: Optional[str], with_data: bool, as_json: bool) -> None:
+             target: Optional[str], with_data: bool, execution_time, as_json: bool) -> None:
     """Compare OLD_SPEC (the spec as deployed, e.g. a checkout of the last release) with the project's
     spec: what changed, what to replay, what to backfill; with --data, how many rows the next build
     would newly quarantine, flag or fail, take out of the reject table, and bring back by replay."""
@@ -34,8 +37,9 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
 
     if new is not None and spec_dir is not None:
         raise AssayUsageError("pass the new spec once: --spec DIR (a second positional NEW_SPEC means the same).")
-    if not with_data and (profiles_dir is not None or target is not None):
-        raise AssayUsageError("--profiles-dir and --target name the warehouse, which only `assay plan --data` reads; add --data.")
+    if not with_data and (profiles_dir is not None or target is not None or execution_time is not None):
+        raise AssayUsageError("--profiles-dir, --target and --execution-time are about the warehouse, which only "
+                              "`assay plan --data` reads; add --data.")
     old_dir = check_spec_dir(old, given=True)
     new_dir = resolve_spec(new if new is not None else spec_dir, project_dir)
     new_project = load_project(new_dir)
@@ -47,7 +51,7 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
         replays = sum(1 for name in result.replay_scope if new_project.entity(name).has_reject)
         with Progress("plan", 3 + replays + (1 if replays else 0), quiet=as_json) as progress:
             data = plan_data(new_project, new_dir, project_dir, result, profiles_dir=profiles_dir, target=target,
-                             step=progress.step)
+                             execution_time=execution_time, step=progress.step)
     if as_json:
         out = result.as_dict()
         if data is not None:

@@ -28,7 +28,7 @@ import yaml
 
 from ..errors import ProjectError, WarehouseError
 
-_SKIP_DIRS = {"target", "logs", ".git", "__pycache__"}
+_SKIP_DIRS = {"target", "logs", ".git", "__pycache__", ".cache"}
 _DUCKDB_SUFFIXES = (".duckdb", ".duckdb.wal", ".db", ".db.wal")
 
 
@@ -39,6 +39,7 @@ class Sandbox:
     path: Path
     engine: str  # duckdb | postgres
     where: str  # what the copy is, for messages (a file, or a database on the server)
+    dialect: str = ""  # a SQLMesh project's model dialect
 
 
 def _ignore(directory: str, names: list[str]) -> set[str]:
@@ -130,6 +131,34 @@ def sandbox(project_dir: Path, schemas: list[str], *, profiles_dir: Optional[Pat
             output.pop("database", None)
             _write_profile(dest, found.profile, found.target, output)
             yield Sandbox(dest, kind, f"database {dbname} on {output.get('host')}:{output.get('port', 5432)}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None) -> Iterator[Sandbox]:
+    """A sandbox of a SQLMesh project on a DuckDB gateway: the project and the database file (which
+    holds SQLMesh's state beside the tables) copied, the copy's config.yaml pointed at the copy."""
+    from ..runtime.sqlmesh_gateway import _load_config, _local_file, config_file, gateway_target
+
+    path = config_file(project_dir)
+    found = gateway_target(project_dir, gateway)
+    config = _load_config(project_dir, path)
+    unsupported = (path.suffix == ".py" or found.kind != "duckdb" or not found.settings.get("database")
+                   or config.get_gateway(gateway).state_connection is not None)
+    if unsupported:
+        raise WarehouseError(f"`assay plan --data` on a SQLMesh project copies a DuckDB gateway whose `database:` file "
+                             f"holds the tables and SQLMesh's state, named in config.yaml; {found.describe()} is not one "
+                             "(decision 1020). Without --data the plan still classifies the change.")
+    root = Path(tempfile.mkdtemp(prefix="assay-plan-"))
+    try:
+        dest = root / "project"
+        _copy_project(Path(project_dir), dest)
+        copy = _copy_duckdb(_local_file(Path(project_dir), str(found.settings["database"])), root)
+        raw = yaml.safe_load((dest / path.name).read_text(encoding="utf-8"))
+        raw["gateways"][found.gateway]["connection"]["database"] = str(copy)
+        (dest / path.name).write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+        yield Sandbox(dest, "duckdb", str(copy), str(config.model_defaults.dialect or "duckdb"))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

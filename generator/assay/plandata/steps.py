@@ -1,0 +1,166 @@
+"""The next build, as each target runs it, in a sandbox (decision 1020).
+
+- dbt: `assay generate dbt` of the new spec, `dbt build` (after `dbt deps` only when no package
+  is installed); after the replays, `dbt build` again.
+- SQLMesh: `assay generate sqlmesh` of the new spec, `sqlmesh plan --auto-apply` at the plan's
+  execution time, then `sqlmesh run` at the next tick of the models' cron, when the forward-only
+  reject tables take the change in (docs/sqlmesh.md, "Rule changes"); after the replays, `sqlmesh
+  run` at the tick after that. SQLMesh runs in this process, its console silenced (the plan's
+  output is assay's).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ..errors import ProjectError
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one build step did: whether it passed, dbt's summary line, each entity's publication."""
+
+    ok: bool
+    summary: str = ""
+    results: tuple = ()  # dbt's node results of the run
+    otherwise: Optional[bool] = None  # what `published` says of an entity the results do not name
+
+    def published(self, entity: str) -> Optional[bool]:
+        """Whether the build published `entity`: dbt's result of its model or snapshot; on SQLMesh
+        every entity is published when the plan and run passed, none when the plan failed (it is
+        applied whole or not at all), and a failed run does not say which."""
+        for r in self.results:
+            uid = str(r.get("unique_id", ""))
+            if uid.split(".")[0] in ("model", "snapshot") and uid.rsplit(".", 1)[-1] == entity:
+                return r.get("status") == "success"
+        return self.otherwise
+
+
+# dbt reads these from the environment before its flags; in the sandbox they would point it at the
+# user's own project, profile, artifacts or logs (DBT_TARGET_PATH: it would overwrite the manifest).
+_DBT_PLACES = ("DBT_TARGET_PATH", "DBT_LOG_PATH", "DBT_PROFILES_DIR", "DBT_PROJECT_DIR", "DBT_PACKAGES_INSTALL_PATH")
+
+
+def _sandbox_dbt(project_dir: Path, *args: str):
+    """`dbt <args>` in the sandbox, as runtime.dbt.run_dbt runs it, with none of the environment
+    variables that name another place."""
+    from ..runtime.dbt import dbt_executable, stop_child
+
+    env = {k: v for k, v in os.environ.items() if k not in _DBT_PLACES}
+    env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+    env.setdefault("DBT_USE_COLORS", "false")
+    cmd = [dbt_executable(), *args, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
+    with subprocess.Popen(cmd, cwd=project_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            out, err = proc.communicate()
+        except KeyboardInterrupt:
+            stop_child(proc)
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+class DbtSteps:
+    """The next build of a dbt project."""
+
+    def _run(self, path: Path, *args: str):
+        from ..runtime.dbt import run_dbt_step
+
+        run = run_dbt_step(path, *args, run=_sandbox_dbt)
+        if not run.ok and not run.checks_failed():
+            raise ProjectError(f"the next build could not run (`dbt {' '.join(args)}` in a copy of the project with the new "
+                               "spec): " + " | ".join(run.error_lines(12)))
+        return run
+
+    def generate(self, spec_dir: Path, path: Path, project) -> None:
+        """Write the new spec into the sandbox's project, as `assay generate dbt` would."""
+        from ..api import generate_dbt_project
+
+        _refused(generate_dbt_project(spec_dir, path, project=project).report)
+        if not (path / "dbt_packages").is_dir():
+            self._run(path, "deps")
+
+    def build(self, path: Path) -> Outcome:
+        """`dbt build` of the new spec."""
+        run = self._run(path, "build")
+        return Outcome(run.ok, run.summary(), tuple(run.results))
+
+    def rebuild(self, path: Path) -> Outcome:
+        """The build after the replays."""
+        return self.build(path)
+
+
+class SqlmeshSteps:
+    """The next plan and run of a SQLMesh project (see the module docstring)."""
+
+    def __init__(self, execution_time: Optional[dt.datetime], dialect: str):
+        self.plan_time = execution_time or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        self.dialect = dialect
+        self._ticks = 0
+
+    def generate(self, spec_dir: Path, path: Path, project) -> None:
+        """Write the new spec into the sandbox's project, as `assay generate sqlmesh` would."""
+        from ..api_sqlmesh import generate_sqlmesh_project
+
+        _refused(generate_sqlmesh_project(spec_dir, path, dialect=self.dialect).report)
+
+    def _tick(self, path: Path) -> dt.datetime:
+        from croniter import croniter
+
+        from ..runtime.sqlmesh_gateway import _load_config
+
+        cron = getattr(getattr(_load_config(path, path), "model_defaults", None), "cron", None) or "@daily"
+        at = self.plan_time
+        for _ in range(self._ticks + 1):
+            at = croniter(cron, at).get_next(dt.datetime)
+        self._ticks += 1
+        return at
+
+    def _context(self, path: Path, work):
+        from sqlmesh import Context
+        from sqlmesh.core.console import NoopConsole, get_console, set_console
+
+        before = get_console()
+        set_console(NoopConsole())
+        ctx = None
+        try:
+            ctx = Context(paths=str(path))
+            return work(ctx)
+        finally:
+            if ctx is not None:
+                ctx.close()  # DuckDB: the readers open the file next, and one process holds it once
+            set_console(before)
+
+    def build(self, path: Path) -> Outcome:
+        """`sqlmesh plan --auto-apply`, then `sqlmesh run` at the next tick."""
+        def work(ctx):
+            try:
+                ctx.plan(auto_apply=True, no_prompts=True, execution_time=self.plan_time)
+            except Exception as exc:  # a failing blocking audit fails the whole plan, nothing applied
+                if "Plan application failed" not in str(exc):
+                    raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
+                                       f"new spec): {str(exc).splitlines()[0]}") from None
+                return Outcome(False, "sqlmesh plan: a blocking audit failed; nothing was applied", otherwise=False)
+            status = ctx.run(execution_time=self._tick(path))
+            ok = bool(getattr(status, "is_success", status))
+            return Outcome(ok, "sqlmesh plan and run: ok" if ok else "sqlmesh run: an audit failed", otherwise=True if ok else None)
+        return self._context(path, work)
+
+    def rebuild(self, path: Path) -> Outcome:
+        """`sqlmesh run` at the tick after (it judges the replayed rows)."""
+        def work(ctx):
+            status = ctx.run(execution_time=self._tick(path))
+            ok = bool(getattr(status, "is_success", status))
+            return Outcome(ok, "sqlmesh run: ok" if ok else "sqlmesh run: an audit failed")
+        return self._context(path, work)
+
+
+def _refused(report) -> None:
+    if report.refused:
+        raise ProjectError("`assay generate` would refuse to write the new spec into the project ("
+                           + ", ".join(list(report.conflicts) + list(report.modified))
+                           + "); resolve that first, as `assay generate` says.")

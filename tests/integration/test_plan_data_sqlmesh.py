@@ -1,0 +1,137 @@
+"""`assay plan OLD NEW --data` on a SQLMesh project (DuckDB gateway) against the real next plan,
+run and replay (issue 20 item 4, decision 1020).
+
+The `item` story of test_plan_data_dbt.py on SQLMesh, with its clock pinned: two daily plans with
+the OLD spec, then `assay plan --data --execution-time <the last plan's day>`; the warehouse file
+must be unchanged. Then for real, as docs/sqlmesh.md orders a rule change: `assay generate
+sqlmesh`, `sqlmesh plan` that same day, `sqlmesh run` at the next interval (the forward-only
+reject table takes the change in), `assay replay` for the plan's replay_scope, `sqlmesh run` at
+the interval after. Every number is compared with the real tables, read by this module's own
+queries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
+from tests.integration.test_plan_data_dbt import DAYS, ITEM_COLS, ITEMS, NEW_ITEMS, _rules
+from tests.support.corpus import Relation
+from tests.support.engines import ENGINES, Engine
+from tests.support.runners import RUNNERS
+
+pytestmark = pytest.mark.slow
+
+ENTITIES = """\
+spec_version: 1
+entities:
+  item:
+    grain: one row per item, latest delivery wins
+    key: [item_id]
+    fields:
+      item_id: {type: string, required: true}
+      size: {type: int}
+      colour: {type: string}
+      note: {type: string}
+    dedupe: {keep: latest_by, field: _ingested_at, tie_break: [_load_id]}
+    quarantine: {retention: 3650d}
+"""
+RULES = ["colour_in_set", "note_length_max", "size_coercible", "size_range"]
+
+
+def _spec(path, items: str):
+    path.mkdir(parents=True)
+    (path / "entities.yml").write_text(ENTITIES)
+    (path / "items.yml").write_text(items)
+    return path
+
+
+def _state(project) -> dict:
+    rejects = project.query("select reject_id, _source_row_id, resolved_at is null, resolution, failed_rules, disposition "
+                            "from silver.item__reject")
+    rows = project.query("select _source_row_id, _load_id, _quality_flags from silver.item")
+    return {
+        "open": {r[0]: (r[1], _rules(r[4]), r[5]) for r in rejects if r[2]},
+        "resolved": {r[0]: r[3] for r in rejects if not r[2]},
+        "kept": {r[0]: (r[1], _rules(r[2])) for r in rows},
+        "bronze": {r[0] for r in project.query('select _source_row_id from bronze."raw_items"')},
+    }
+
+
+def _cli(*args: str) -> dict:
+    res = CliRunner().invoke(cli, list(args))
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.fixture(scope="module")
+def story(tmp_path_factory):
+    # DuckDB only: a SQLMesh sandbox copies a DuckDB gateway's file (decision 1020)
+    engine = Engine(next(e for e in ENGINES if e.id == "duckdb"))
+    runner = RUNNERS["sqlmesh"]
+    root = tmp_path_factory.mktemp("plan_data_sqlmesh")
+    old, new = _spec(root / "old", ITEMS), _spec(root / "new", NEW_ITEMS)
+    project = runner.project(engine, root / "proj", old, "plan_data")
+    runner.start_clock(project, dt.datetime(2026, 3, 1))
+    try:
+        for rows in DAYS:
+            project.load_bronze([Relation("raw_items", ITEM_COLS, [list(r) for r in rows])])
+            assert runner.build(project).ok
+        out = {"before": _state(project)}
+        project.close()  # DuckDB: one process holds the file once
+        db = project.path / "warehouse.duckdb"
+        printed = hashlib.sha256(db.read_bytes()).hexdigest()
+        day = project.clock.strftime("%Y-%m-%d %H:%M:%S")
+        out["plan"] = _cli("plan", str(old), "--spec", str(new), "--project", str(project.path), "--data", "--json",
+                           "--execution-time", day)
+        out["unchanged"] = printed == hashlib.sha256(db.read_bytes()).hexdigest()
+        # the real next plan (that same day) and run (the next interval), the replays, the run after
+        assert runner.respec(project, new).ok
+        out["after"] = _state(project)
+        project.close()
+        out["replay"] = {name: _cli("replay", name, "--spec", str(new), "--project", str(project.path), "--json")
+                         for name in out["plan"]["replay_scope"]}
+        assert project.run()
+        out["final"] = _state(project)
+        yield out
+    finally:
+        runner.close(project)
+
+
+def test_plan_leaves_the_warehouse_unchanged(story):
+    assert story["unchanged"]
+    assert story["plan"]["data"]["build"]["ok"] is True and story["plan"]["replay_scope"] == ["item"]
+
+
+def test_reject_table_and_rule_numbers_equal_the_real_plan_and_run(story):
+    before, after = story["before"], story["after"]
+    said = story["plan"]["data"]["entities"]["item"]
+    newly = set(after["open"]) - set(before["open"])
+    leaving = [after["resolved"][rid] for rid in before["open"] if rid in after["resolved"]]
+    assert said["newly_quarantined"] == len(newly) == 2
+    assert said["leave_reject"] == {"admitted": leaving.count("admitted"), "deduped": leaving.count("deduped")}
+    assert said["leave_reject"]["admitted"] == 1
+    for rule in RULES:
+        diverted = {srid for srid, fr, _ in after["open"].values() if rule in fr and srid in after["bronze"]}
+        was = {srid for srid, fr, _ in before["open"].values() if rule in fr}
+        flagged = {srid for srid, (_load, fl) in after["kept"].items() if rule in fl}
+        had = {srid for srid, (_load, fl) in before["kept"].items() if rule in fl}
+        got = said["rules"][rule]
+        assert (got["quarantined"], got["newly_quarantined"]) == (len(diverted), len(diverted - was)), rule
+        assert (got["flagged"], got["newly_flagged"]) == (len(flagged), len(flagged - had)), rule
+    assert (said["rules"]["size_range"]["quarantined"], said["rules"]["size_range"]["newly_quarantined"]) == (3, 2)
+
+
+def test_what_replay_brings_back_equals_the_real_replay_and_run(story):
+    said = story["plan"]["data"]["entities"]["item"]["replay"]
+    real = story["replay"]["item"]
+    assert said["redelivered"] == sum(real["redelivered"].values()) == 2
+    assert said["superseded"] == real["superseded"] and said["in_bronze"] == real["in_bronze"]
+    back = [srid for srid, (load, _fl) in story["final"]["kept"].items() if load == "__replay__"]
+    earlier = [srid for srid, (load, _fl) in story["after"]["kept"].items() if load == "__replay__"]
+    assert said["brought_back"] == len(back) - len(earlier) == 2
