@@ -3,12 +3,13 @@
 Decision 1020: the numbers come from the real next build, run in a sandbox (plandata/sandbox.py),
 never from a re-spelling of the pipeline. In the sandbox assay
 1. reads what the last build left (each entity's staged relation and reject table),
-2. generates the NEW spec into the project copy and runs `dbt build` (after `dbt deps` only when
-   the project has no installed packages), exactly as the user's next build would,
+2. generates the NEW spec into the project copy and runs the next build as the user would
+   (plandata/steps.py: `dbt build`; on SQLMesh `sqlmesh plan`, then `sqlmesh run` at the next
+   interval, when the forward-only reject tables take the change in),
 3. reads again and compares (plandata/measure.py): per entity and per rule, the rows newly
    quarantined, flagged or failing, and the open reject rows the build resolves,
-4. runs `assay replay` for each entity of the plan's replay_scope, parents first, and one more
-   `dbt build`, and counts what the replayed rows became (kept: brought back),
+4. runs `assay replay` for each entity of the plan's replay_scope, parents first, and the build
+   after it, and counts what the replayed rows became (kept: brought back),
 then throws the sandbox away. The user's warehouse is only read.
 """
 
