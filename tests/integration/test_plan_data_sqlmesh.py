@@ -1,13 +1,13 @@
 """`assay plan OLD NEW --data` on a SQLMesh project (DuckDB gateway) against the real next plan,
 run and replay (issue 20 item 4, decision 1020).
 
-The `item` story of test_plan_data_dbt.py on SQLMesh, with its clock pinned: two daily plans with
-the OLD spec, then `assay plan --data --execution-time <the last plan's day>`; the warehouse file
-must be unchanged. Then for real, as docs/sqlmesh.md orders a rule change: `assay generate
-sqlmesh`, `sqlmesh plan` that same day, `sqlmesh run` at the next interval (the forward-only
-reject table takes the change in), `assay replay` for the plan's replay_scope, `sqlmesh run` at
-the interval after. Every number is compared with the real tables, read by this module's own
-queries.
+The `item` story of test_plan_data_dbt.py on SQLMesh with a DuckDB gateway, its clock pinned: two
+daily plans with the OLD spec, then `assay plan --data --execution-time <the last plan's day>`;
+the warehouse file must be unchanged (its bytes, SQLMesh's state included). Then for real, as
+docs/sqlmesh.md orders a rule change: `assay generate sqlmesh`, `sqlmesh plan` that same day,
+`sqlmesh run` at the next interval (the forward-only reject table takes the change in), `assay
+replay` for the plan's replay_scope, `sqlmesh run` at the interval after. Every number is compared
+with the real tables, read by this module's own queries.
 """
 
 from __future__ import annotations
@@ -69,14 +69,19 @@ def _cli(*args: str) -> dict:
     return json.loads(res.stdout)
 
 
+def _fingerprint(project) -> str:
+    return hashlib.sha256((project.path / "warehouse.duckdb").read_bytes()).hexdigest()
+
+
 @pytest.fixture(scope="module")
 def story(tmp_path_factory):
-    # DuckDB only: a SQLMesh sandbox copies a DuckDB gateway's file (decision 1020)
+    # DuckDB only: on PostgreSQL SQLMesh's state names the database as the catalog of every
+    # table, so a scratch database beside it cannot stand in for it (decision 1020)
     engine = Engine(next(e for e in ENGINES if e.id == "duckdb"))
     runner = RUNNERS["sqlmesh"]
-    root = tmp_path_factory.mktemp("plan_data_sqlmesh")
+    root = tmp_path_factory.mktemp(f"plan_data_sqlmesh_{engine.id}")
     old, new = _spec(root / "old", ITEMS), _spec(root / "new", NEW_ITEMS)
-    project = runner.project(engine, root / "proj", old, "plan_data")
+    project = runner.project(engine, root / "proj", old, f"plan_data_{engine.id}")
     runner.start_clock(project, dt.datetime(2026, 3, 1))
     try:
         for rows in DAYS:
@@ -84,12 +89,11 @@ def story(tmp_path_factory):
             assert runner.build(project).ok
         out = {"before": _state(project)}
         project.close()  # DuckDB: one process holds the file once
-        db = project.path / "warehouse.duckdb"
-        printed = hashlib.sha256(db.read_bytes()).hexdigest()
+        printed = _fingerprint(project)
         day = project.clock.strftime("%Y-%m-%d %H:%M:%S")
         out["plan"] = _cli("plan", str(old), "--spec", str(new), "--project", str(project.path), "--data", "--json",
                            "--execution-time", day)
-        out["unchanged"] = printed == hashlib.sha256(db.read_bytes()).hexdigest()
+        out["unchanged"] = printed == _fingerprint(project)
         # the real next plan (that same day) and run (the next interval), the replays, the run after
         assert runner.respec(project, new).ok
         out["after"] = _state(project)

@@ -116,14 +116,13 @@ def test_the_warehouse_options_need_data(tmp_path):
     assert res.exit_code == 3 and "add --data" in res.output
 
 
-def test_a_sqlmesh_project_on_another_gateway_than_a_duckdb_file_is_refused_with_the_reason(tmp_path):
+def test_a_sqlmesh_project_whose_gateway_cannot_be_copied_is_refused_with_the_reason(tmp_path):
     proj = tmp_path / "lake"
     proj.mkdir()
-    from assay.api_sqlmesh import postgres_config
-
-    (proj / "config.yaml").write_text(postgres_config("localhost", 5432, "u", "p", "d"))
+    (proj / "config.yaml").write_text("gateways:\n  local:\n    connection:\n      type: duckdb\n      catalogs:\n"
+                                      "        warehouse: w.duckdb\ndefault_gateway: local\nmodel_defaults:\n  dialect: duckdb\n")
     res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--project", str(proj), "--data"])
-    assert res.exit_code == 1 and "copies a DuckDB gateway" in res.output and "Traceback" not in res.output, res.output
+    assert res.exit_code == 1 and "is not one (decision 1020)" in res.output and "Traceback" not in res.output, res.output
 
 
 def test_execution_time_is_a_sqlmesh_plans(tmp_path):

@@ -3,9 +3,10 @@
 The warehouse database is read over a READ ONLY session (`COPY (SELECT ...) TO STDOUT`); the copy
 is written into a new database on the same server, created here and dropped when the block ends.
 CREATE DATABASE and DROP DATABASE go through a second session of the same login: they write the
-server's catalog, never a table of the warehouse database. Views (and materialized views) are
-copied as tables of their rows: a bronze relation may be a view over a schema the sandbox lacks,
-and dbt replaces its own views when it builds.
+server's catalog, never a table of the warehouse database. Tables are copied first, then views
+as views (their own definition, `pg_get_viewdef`), so a tool that replaces its views (SQLMesh's
+virtual layer, dbt) finds views; a view whose definition does not hold in the copy (it reads a
+schema the copy lacks) becomes a table of its rows, as do materialized views.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Iterator
 from ..errors import WarehouseError
 
 _RELATIONS = """
-select c.relname, a.attname, format_type(a.atttypid, a.atttypmod)
+select c.relname, c.relkind, case when c.relkind = 'v' then pg_get_viewdef(c.oid, true) end, a.attname, format_type(a.atttypid, a.atttypmod)
 from pg_class c
 join pg_namespace n on n.oid = c.relnamespace
 join pg_attribute a on a.attrelid = c.oid
@@ -29,7 +30,7 @@ order by c.relname, a.attnum
 def _connect(output: dict, dbname: str, read_only: bool):
     import psycopg2
 
-    conn = psycopg2.connect(host=output["host"], port=output.get("port", 5432), user=output["user"],
+    conn = psycopg2.connect(host=output["host"], port=output.get("port") or 5432, user=output["user"],
                             password=str(output.get("password") or ""), dbname=dbname, connect_timeout=10)
     conn.set_session(readonly=True if read_only else None, autocommit=True)
     return conn
@@ -39,33 +40,52 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _copy_rows(src, dst, target: str, cols: list[tuple[str, str]]) -> None:
+    dst.execute(f"create table {target} (" + ", ".join(f"{_q(c)} {t}" for c, t in cols) + ")")
+    names = ", ".join(_q(c) for c, _ in cols)
+    with tempfile.TemporaryFile(mode="w+b") as buf:
+        src.copy_expert(f"copy (select {names} from {target}) to stdout", buf)
+        buf.seek(0)
+        dst.copy_expert(f"copy {target} ({names}) from stdin", buf)
+
+
 def copy_schemas(source, dest, schemas: list[str]) -> int:
-    """Copy every table and view of `schemas` from `source` into `dest` as tables; the tables copied."""
+    """Copy every table and view of `schemas` from `source` into `dest` (see the module
+    docstring); the relations copied."""
     src, dst = source.cursor(), dest.cursor()
-    copied = 0
+    relations: dict[tuple[str, str], dict] = {}
     for schema in sorted(set(schemas)):
         src.execute(_RELATIONS, (schema,))
-        tables: dict[str, list[tuple[str, str]]] = {}
-        for rel, col, typ in src.fetchall():
-            tables.setdefault(rel, []).append((col, typ))
-        if not tables:
-            continue
+        for rel, kind, view, col, typ in src.fetchall():
+            found = relations.setdefault((schema, rel), {"kind": kind, "view": view, "cols": []})
+            found["cols"].append((col, typ))
+    for schema in sorted({s for s, _ in relations}):
         dst.execute(f"create schema if not exists {_q(schema)}")
-        for rel, cols in sorted(tables.items()):
-            target = f"{_q(schema)}.{_q(rel)}"
-            dst.execute(f"create table {target} (" + ", ".join(f"{_q(c)} {t}" for c, t in cols) + ")")
-            names = ", ".join(_q(c) for c, _ in cols)
-            with tempfile.TemporaryFile(mode="w+b") as buf:
-                src.copy_expert(f"copy (select {names} from {target}) to stdout", buf)
-                buf.seek(0)
-                dst.copy_expert(f"copy {target} ({names}) from stdin", buf)
-            copied += 1
-    return copied
+    views = []
+    for (schema, rel), found in sorted(relations.items()):
+        if found["kind"] == "v":
+            views.append((schema, rel, found))
+        else:
+            _copy_rows(src, dst, f"{_q(schema)}.{_q(rel)}", found["cols"])
+    # a view may read another view: define the ones that hold, again, until no more do
+    while views:
+        waiting = []
+        for schema, rel, found in views:
+            try:
+                dst.execute(f"create view {_q(schema)}.{_q(rel)} as {found['view']}")
+            except Exception:  # the driver's refusal: it reads what is not (yet) in the copy
+                waiting.append((schema, rel, found))
+        if len(waiting) == len(views):
+            for schema, rel, found in waiting:
+                _copy_rows(src, dst, f"{_q(schema)}.{_q(rel)}", found["cols"])
+            break
+        views = waiting
+    return len(relations)
 
 
 @contextmanager
 def scratch_database(output: dict, schemas: list[str]) -> Iterator[str]:
-    """The name of a new database holding a copy of `schemas`' tables; dropped when the block ends."""
+    """The name of a new database holding a copy of `schemas`' relations; dropped when the block ends."""
     from .sandbox import scratch_name
 
     dbname = output.get("dbname") or output.get("database")

@@ -137,28 +137,32 @@ def sandbox(project_dir: Path, schemas: list[str], *, profiles_dir: Optional[Pat
 
 @contextmanager
 def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None) -> Iterator[Sandbox]:
-    """A sandbox of a SQLMesh project on a DuckDB gateway: the project and the database file (which
-    holds SQLMesh's state beside the tables) copied, the copy's config.yaml pointed at the copy."""
+    """A sandbox of a SQLMesh project on a DuckDB gateway: the project and the `database:` file
+    (which holds SQLMesh's state beside the tables) copied, the copy's config.yaml pointed at it."""
     from ..runtime.sqlmesh_gateway import _load_config, _local_file, config_file, gateway_target
 
     path = config_file(project_dir)
     found = gateway_target(project_dir, gateway)
     config = _load_config(project_dir, path)
-    unsupported = (path.suffix == ".py" or found.kind != "duckdb" or not found.settings.get("database")
-                   or config.get_gateway(gateway).state_connection is not None)
+    duck = found.kind == "duckdb" and bool(found.settings.get("database"))
+    # PostgreSQL: SQLMesh's state names every physical table with the database as its catalog, and a
+    # scratch database beside the warehouse would be another catalog, which PostgreSQL cannot read across
+    unsupported = path.suffix == ".py" or not duck or config.get_gateway(gateway).state_connection is not None
     if unsupported:
-        raise WarehouseError(f"`assay plan --data` on a SQLMesh project copies a DuckDB gateway whose `database:` file "
-                             f"holds the tables and SQLMesh's state, named in config.yaml; {found.describe()} is not one "
-                             "(decision 1020). Without --data the plan still classifies the change.")
+        raise WarehouseError(f"`assay plan --data` on a SQLMesh project copies a DuckDB `database:` file that holds the "
+                             f"tables and SQLMesh's state, named in config.yaml; {found.describe()} is not one (decision "
+                             "1020). Without --data the plan still classifies the change.")
+    dialect = str(config.model_defaults.dialect or found.kind)
     root = Path(tempfile.mkdtemp(prefix="assay-plan-"))
     try:
         dest = root / "project"
         _copy_project(Path(project_dir), dest)
+        config_path = dest / path.name
+        raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
         copy = _copy_duckdb(_local_file(Path(project_dir), str(found.settings["database"])), root)
-        raw = yaml.safe_load((dest / path.name).read_text(encoding="utf-8"))
         raw["gateways"][found.gateway]["connection"]["database"] = str(copy)
-        (dest / path.name).write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-        yield Sandbox(dest, "duckdb", str(copy), str(config.model_defaults.dialect or "duckdb"))
+        config_path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+        yield Sandbox(dest, "duckdb", str(copy), dialect)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
