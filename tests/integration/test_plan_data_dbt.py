@@ -188,7 +188,7 @@ def test_plan_leaves_the_warehouse_unchanged(story):
 
 def test_the_plan_names_the_scope_and_the_build(story):
     plan = story["plan"]
-    assert plan["replay_scope"] == ["item", "tag"]
+    assert plan["replay_scope"] == ["item", "tag"] and plan["data"]["target"] == "dbt"
     # the tag's fail rule stops the next build, for real and in the plan
     assert story["build"] != 0 and plan["data"]["build"]["ok"] is False
     assert plan["data"]["entities"]["tag"]["published"] is False and plan["data"]["entities"]["item"]["published"] is True

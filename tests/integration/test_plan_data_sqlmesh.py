@@ -110,6 +110,7 @@ def story(tmp_path_factory):
 def test_plan_leaves_the_warehouse_unchanged(story):
     assert story["unchanged"]
     assert story["plan"]["data"]["build"]["ok"] is True and story["plan"]["replay_scope"] == ["item"]
+    assert (story["plan"]["data"]["target"], story["plan"]["data"]["engine"]) == ("sqlmesh", "duckdb")
 
 
 def test_reject_table_and_rule_numbers_equal_the_real_plan_and_run(story):

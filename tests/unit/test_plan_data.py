@@ -74,7 +74,7 @@ def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
                      "still_quarantined": 1, "deduped": 0}
     lines = data_lines(DataPlan("duckdb", True, "Done. PASS=3", True, {"order": impact}))
     assert lines == [
-        "next build (run in a copy of the duckdb warehouse): ok (Done. PASS=3)",
+        "next build (dbt build, in a copy of the duckdb warehouse): ok (Done. PASS=3)",
         "order: 1 kept, 1 quarantined, 0 failing, 0 deduped",
         "  reject table: 1 row newly quarantined; 1 open row leaves it (1 admitted, 0 deduped)",
         "  amount_range_max (flag): 1 flagged (1 newly)",

@@ -71,7 +71,8 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
 
 def data_lines(data) -> list[str]:
     """The text form of `assay plan --data`: one block per entity, one line per rule that the next build touches."""
-    lines = [f"next build (run in a copy of the {data.engine} warehouse): {'ok' if data.build_ok else 'FAILED'}"
+    build = "sqlmesh plan, then run" if data.target == "sqlmesh" else "dbt build"
+    lines = [f"next build ({build}, in a copy of the {data.engine} warehouse): {'ok' if data.build_ok else 'FAILED'}"
              + (f" ({data.build_summary})" if data.build_summary else "")]
     for name, e in sorted(data.entities.items()):
         r = e.routes

@@ -37,10 +37,12 @@ class DataPlan:
     build_summary: str
     replay_build_ok: Optional[bool]  # the build after the replays (None: nothing was replayed)
     entities: dict = field(default_factory=dict)  # name -> EntityImpact
+    target: str = "dbt"  # dbt | sqlmesh
 
     def as_dict(self) -> dict:
         return {
             "engine": self.engine,
+            "target": self.target,
             "build": {"ok": self.build_ok, "summary": self.build_summary},
             "replay_build": None if self.replay_build_ok is None else {"ok": self.replay_build_ok},
             "entities": {name: e.as_dict() for name, e in sorted(self.entities.items())},
@@ -102,4 +104,5 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
                     gone = {r: now.get(r, 0) - already[name].get(r, 0) for r in ("kept", "quarantined", "failed", "deduped")}
                     entities[name].replay.update({"brought_back": gone["kept"], "deduped": gone["deduped"],
                                                   "still_quarantined": gone["quarantined"] + gone["failed"]})
-        return DataPlan(sb.engine, build.ok, build.summary, None if again is None else again.ok, entities)
+        return DataPlan(sb.engine, build.ok, build.summary, None if again is None else again.ok, entities,
+                        target="sqlmesh" if sqlmesh else "dbt")
