@@ -125,6 +125,16 @@ def test_a_sqlmesh_project_whose_gateway_cannot_be_copied_is_refused_with_the_re
     assert res.exit_code == 1 and "is not one (decision 1020)" in res.output and "Traceback" not in res.output, res.output
 
 
+def test_profiles_dir_is_refused_on_a_sqlmesh_project(tmp_path):
+    proj = tmp_path / "lake"
+    proj.mkdir()
+    (proj / "config.yaml").write_text("gateways:\n  local:\n    connection:\n      type: duckdb\n      database: w.duckdb\n"
+                                      "default_gateway: local\nmodel_defaults:\n  dialect: duckdb\n")
+    res = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--spec", str(EXAMPLE), "--project", str(proj), "--data",
+                                   "--profiles-dir", str(tmp_path)])
+    assert res.exit_code == 3 and "--profiles-dir (a dbt option) does not apply" in res.output, res.output
+
+
 def test_execution_time_is_a_sqlmesh_plans(tmp_path):
     res = _plan(_project(tmp_path, build=True), "--execution-time", "2026-03-01")
     assert res.exit_code == 3 and "--execution-time is the time of a SQLMesh plan" in res.output, res.output

@@ -64,6 +64,9 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
     sqlmesh = project_kind(project_dir) == SQLMESH
     if not sqlmesh and execution_time is not None:
         raise AssayUsageError("--execution-time is the time of a SQLMesh plan; a dbt project's next build has none.")
+    if sqlmesh and profiles_dir is not None:
+        raise AssayUsageError(f"{project_dir} is a SQLMesh project: its warehouse is its gateway, so --profiles-dir (a dbt "
+                              "option) does not apply; pass --target GATEWAY to pick another gateway.")
     built = built_project(new, project_dir, profiles_dir=profiles_dir, target=target)
     schemas = sorted({built.schema(role) for role in ROLES})
     step("copying the warehouse into a sandbox")
