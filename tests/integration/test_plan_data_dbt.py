@@ -4,9 +4,11 @@ One warehouse per engine (DuckDB, PostgreSQL 18), built twice with the OLD spec:
 - `item` (dedupe latest_by): day 1 quarantines s2 and s3 (colour green) and s6 (size 0); day 2's
   bronze no longer holds s2 and s3 (aged out, their reject rows stay open) and brings s7 (green,
   quarantined) and s8 (a long note: flagged);
-- `tag`: t2 (code c) is quarantined.
+- `tag`: t2 (code c) is quarantined;
+- `feed` (`materialized: incremental`): f2 (kind z) is quarantined on day 1; day 2 brings nothing new.
 The NEW spec relaxes `colour_in_set` (green is a colour), tightens `size_range` (max 10 -> 5) and
-`note_length_max` (5 -> 3, still a flag), and turns `tag`'s `code_in_set` into a `fail` rule.
+`note_length_max` (5 -> 3, still a flag), turns `tag`'s `code_in_set` into a `fail` rule and
+relaxes `feed`'s `kind_in_set` (z is a kind), which the incremental build does not re-judge.
 
 `assay plan --data --json` runs; the warehouse must be unchanged afterwards (the DuckDB file's
 bytes; every table's row count and checksum on PostgreSQL). Then the same steps are taken for
@@ -49,6 +51,15 @@ entities:
       tag_id: {type: string, required: true}
       code: {type: string}
     quarantine: {retention: 3650d}
+  feed:
+    grain: one row per feed entry, built incrementally
+    key: [feed_id]
+    materialized: incremental
+    fields:
+      feed_id: {type: string, required: true}
+      kind: {type: string}
+    dedupe: {keep: latest_by, field: _ingested_at, tie_break: [_load_id]}
+    quarantine: {retention: 3650d}
 """
 ITEMS = """\
 mapping_version: 1
@@ -85,6 +96,20 @@ fields:
       - {rule: in_set, values: [a, b], on_fail: quarantine}
 unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
+FEEDS = """\
+mapping_version: 1
+source: raw_feeds
+target: feed
+key:
+  feed_id: {from: "$.id"}
+fields:
+  kind:
+    from: "$.kind"
+    quality:
+      - {rule: in_set, values: [x, y], on_fail: quarantine}
+unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+"""
+NEW_FEEDS = FEEDS.replace("values: [x, y]", "values: [x, y, z]")
 NEW_ITEMS = (ITEMS.replace("values: [red, blue]", "values: [red, blue, green]")
              .replace("min: 1, max: 10", "min: 1, max: 5").replace("max: 5, on_fail: flag", "max: 3, on_fail: flag"))
 NEW_TAGS = TAGS.replace("values: [a, b], on_fail: quarantine", "values: [a, b], on_fail: fail")
@@ -99,16 +124,19 @@ S6 = ["l1", "2026-03-01T08:00:00Z", "s6", "E", "0", "red", "ok"]
 S7 = ["l2", "2026-03-02T08:00:00Z", "s7", "F", "1", "green", "ok"]
 S8 = ["l2", "2026-03-02T08:00:00Z", "s8", "G", "7", "red", "toolong"]
 TAG_COLS = ["_load_id", "_ingested_at", "_source_row_id", "id", "code"]
+FEED_ROWS = [["l1", "2026-03-01T08:00:00Z", "f1", "F1", "x"], ["l1", "2026-03-01T08:00:00Z", "f2", "F2", "z"]]
 TAG_ROWS = [["l1", "2026-03-01T08:00:00Z", "t1", "T1", "a"], ["l1", "2026-03-01T08:00:00Z", "t2", "T2", "c"]]
 DAYS = [[S1, S2, S3, S4, S5, S6], [S1, S4, S5, S6, S7, S8]]
-RULES = {"item": ["colour_in_set", "note_length_max", "size_coercible", "size_range"], "tag": ["code_in_set"]}
+RULES = {"item": ["colour_in_set", "note_length_max", "size_coercible", "size_range"], "tag": ["code_in_set"],
+         "feed": ["kind_in_set"]}
 
 
-def _spec(path, items: str, tags: str):
+def _spec(path, items: str, tags: str, feeds: str = FEEDS):
     path.mkdir(parents=True)
     (path / "entities.yml").write_text(ENTITIES)
     (path / "items.yml").write_text(items)
     (path / "tags.yml").write_text(tags)
+    (path / "feeds.yml").write_text(feeds)
     return path
 
 
@@ -120,7 +148,7 @@ def _state(project) -> dict:
     """What the real tables say, per entity: open and resolved reject rows, their rules and
     disposition, the published rows' flags and load ids, and bronze's source row ids."""
     out = {}
-    for entity, source in (("item", "raw_items"), ("tag", "raw_tags")):
+    for entity, source in (("item", "raw_items"), ("tag", "raw_tags"), ("feed", "raw_feeds")):
         rejects = project.query(f"select reject_id, _source_row_id, resolved_at is null, resolution, failed_rules, disposition "
                                 f"from silver.{entity}__reject")
         rows = project.query(f"select _source_row_id, _load_id, _quality_flags from silver.{entity}")
@@ -154,11 +182,12 @@ def story(tmp_path_factory, engine):
     if engine.id == "pg15":
         pytest.skip("PostgreSQL 18 covers the PostgreSQL sandbox")
     root = tmp_path_factory.mktemp(f"plan_data_{engine.id}")
-    old, new = _spec(root / "old", ITEMS, TAGS), _spec(root / "new", NEW_ITEMS, NEW_TAGS)
+    old, new = _spec(root / "old", ITEMS, TAGS), _spec(root / "new", NEW_ITEMS, NEW_TAGS, NEW_FEEDS)
     project = engine.dbt_project(root / "proj", old, f"plan_data_{engine.id}")
     for rows in DAYS:
         project.load_bronze([Relation("raw_items", ITEM_COLS, [list(r) for r in rows]),
-                             Relation("raw_tags", TAG_COLS, [list(r) for r in TAG_ROWS])])
+                             Relation("raw_tags", TAG_COLS, [list(r) for r in TAG_ROWS]),
+                             Relation("raw_feeds", TAG_COLS[:3] + ["id", "kind"], [list(r) for r in FEED_ROWS])])
         project.dbt("build", check=True)
     out = {"before": _state(project)}
     printed = _fingerprint(project)
@@ -188,7 +217,7 @@ def test_plan_leaves_the_warehouse_unchanged(story):
 
 def test_the_plan_names_the_scope_and_the_build(story):
     plan = story["plan"]
-    assert plan["replay_scope"] == ["item", "tag"] and plan["data"]["target"] == "dbt"
+    assert plan["replay_scope"] == ["feed", "item", "tag"] and plan["data"]["target"] == "dbt"
     # the tag's fail rule stops the next build, for real and in the plan
     assert story["build"] != 0 and plan["data"]["build"]["ok"] is False
     assert plan["data"]["entities"]["tag"]["published"] is False and plan["data"]["entities"]["item"]["published"] is True
@@ -196,7 +225,7 @@ def test_the_plan_names_the_scope_and_the_build(story):
 
 def test_newly_quarantined_and_leaving_rows_equal_the_real_build(story):
     before, after = story["before"], story["after"]
-    for entity in ("item", "tag"):
+    for entity in ("item", "tag", "feed"):
         said = story["plan"]["data"]["entities"][entity]
         newly = set(after[entity]["open"]) - set(before[entity]["open"])
         leaving = [after[entity]["resolved"][rid] for rid in before[entity]["open"] if rid in after[entity]["resolved"]]
@@ -205,6 +234,10 @@ def test_newly_quarantined_and_leaving_rows_equal_the_real_build(story):
     # the story's own numbers: s4 and s8 go in (size), s7 comes out (green), t2 fails
     assert story["plan"]["data"]["entities"]["item"]["newly_quarantined"] == 2
     assert story["plan"]["data"]["entities"]["item"]["leave_reject"] == {"admitted": 1, "deduped": 0}
+    # the incremental entity's next build reads no new bronze row, so f2 (now a valid kind) stays
+    # quarantined: the plan says what that build does, not what a full rebuild would
+    assert story["plan"]["data"]["entities"]["feed"]["leave_reject"] == {"admitted": 0, "deduped": 0}
+    assert story["plan"]["data"]["entities"]["feed"]["rules"]["kind_in_set"]["quarantined"] == 1
 
 
 def test_each_rules_numbers_equal_the_real_build(story):
@@ -239,7 +272,7 @@ def test_each_rules_numbers_equal_the_real_build(story):
 
 
 def test_what_replay_brings_back_equals_the_real_replay(story):
-    for entity in ("item", "tag"):
+    for entity in ("item", "tag", "feed"):
         said = story["plan"]["data"]["entities"][entity]["replay"]
         real = story["replay"][entity]
         assert said["redelivered"] == sum(real["redelivered"].values()), entity
