@@ -215,6 +215,11 @@ def test_plan_leaves_the_warehouse_unchanged(story):
     assert story["scratch_left"] == []
 
 
+def test_the_plan_prints_counts_and_names_never_a_value(story):
+    said = json.dumps(story["plan"])
+    assert not [v for v in ("toolong", "abcd", "green", "2026-03-0") if v in said]
+
+
 def test_the_plan_names_the_scope_and_the_build(story):
     plan = story["plan"]
     assert plan["replay_scope"] == ["feed", "item", "tag"] and plan["data"]["target"] == "dbt"
