@@ -4,7 +4,7 @@
   written beside it, then swapped in (assay._swap_in). Same rows and values as
   default__reject_resolution_sql's UPDATE.
 -#}
-{% macro _resolve_rejects_by_swap(reject, staged, mappings) %}
+{% macro _resolve_rejects_by_swap(reject, resolving) %}
   {%- set stored = adapter.get_relation(database=reject.database, schema=reject.schema, identifier=reject.identifier) -%}
   {%- if stored is none -%}{{ return(none) }}{%- endif -%}
   {%- set cols = adapter.get_columns_in_relation(stored) | map(attribute='name') | list -%}
@@ -27,7 +27,7 @@
   {%- set resolved -%}
 select {{ out | join(', ') }}
 from {{ stored }} as r
-left join ({{ assay._resolving_rejects(staged, mappings) }}) as s
+left join ({{ assay._resolving_rejects(resolving) }}) as s
   on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation
   {%- endset -%}
   {% call statement('assay_resolve_rejects_beside') -%}

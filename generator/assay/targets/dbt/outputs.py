@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from ...lower.outputs import diverted_select, kept_query
-from .spelling import DBT, call, jstr, qi_jinja, sql_type
+from ...lower.outputs import kept_query
+from ...lower.rejects import Prior, reject_query, resolving_query
+from .spelling import DBT, jstr, qi_jinja
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
 from .kept import EVENTS_MODEL, has_checks, snapshot_gate
 from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
-INDENT = "    "
 
 
 def _ref(name: str) -> str:
@@ -87,11 +87,10 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
         lines += [
             "",
             f"{{% macro default__{resolve_macro_name(entity)}() %}}",
-            "  {{ return(assay.reject_resolution_sql(ref("
-            + jstr(reject_name(entity))
-            + "), ref("
-            + jstr(staged_name(entity))
-            + f"), {mappings})) }}}}",
+            "  {% set resolving %}",
+            resolving_query(DBT, entity),
+            "  {% endset %}",
+            "  {{ return(assay.reject_resolution_sql(ref(" + jstr(reject_name(entity)) + "), resolving)) }}",
             "{% endmacro %}",
             "",
         ]
@@ -105,52 +104,25 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
     return "\n".join(lines)
 
 
+def _incremental(when: str, otherwise: str) -> str:
+    """Text that holds only where the reject table exists already (dbt's incremental run)."""
+    if not otherwise:
+        return "{% if assay.keyed_is_incremental() %}" + when + "{% endif %}"
+    return "{% if assay.keyed_is_incremental() %}" + when + "{% else %}" + otherwise + "{% endif %}"
+
+
 def reject_sql(entity: Entity, project: Project, header: str) -> str:
-    """The reject table: incremental on reject_id, history kept across full refreshes and rule changes."""
-    diverted = [diverted_select(DBT, entity, m) for m in entity.mappings]
-    now = call("run_timestamp")
-    ts = sql_type("timestamp")
-    txt = sql_type("string")
-    carried = ["reject_id", "entity", "mapping", "source_relation", "_source_row_id", "_load_id"]
-    lines = [
-        header,
+    """The reject table: incremental on reject_id, history kept across full refreshes and rule changes.
+
+    The rows are `lower.rejects.reject_query`'s; open rejects this build admits or dedupes are
+    resolved by the entity's materialization after it publishes (`audits_macro`), never here: a
+    build whose audits refuse to publish must not mark rows as admitted."""
+    config = (
         "{{ config(materialized=assay.keyed_materialization(), unique_key='reject_id', incremental_strategy='delete+insert', "
-        "schema=" + jstr(project.schema("silver")) + ", full_refresh=false, on_schema_change='append_new_columns', tags=['assay', 'assay_reject']) }}",
-        "",
-        "with diverted as (",
-        f"\n{INDENT}union all\n".join(diverted),
-        ")",
-        "",
-        "{% if assay.keyed_is_incremental() %}",
-        ", prior as (",
-        f"{INDENT}select reject_id, first_seen from {{{{ this }}}}",
-        ")",
-        "{% endif %}",
-        "",
-        "-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.",
-        "-- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so",
-        "-- each reject_id appears at most once here.",
-        "-- Open rejects that this build admits or dedupes are resolved by the entity's materialization",
-        "-- after it publishes (assay.reject_resolution_sql), never before: a build whose audits refuse",
-        "-- to publish must not mark rows as admitted.",
-        "select",
-        ",\n".join(f"{INDENT}d.{c}" for c in carried) + ",",
-        f"{INDENT}{{% if assay.keyed_is_incremental() %}}coalesce(p.first_seen, d._ingested_at){{% else %}}d._ingested_at{{% endif %}} as first_seen,",
-        f"{INDENT}d._ingested_at as last_seen,",
-        f"{INDENT}d.failed_rules,",
-        f"{INDENT}d.disposition,",
-        f"{INDENT}d.key_values,",
-        f"{INDENT}d.raw,",
-        f"{INDENT}cast(null as {ts}) as resolved_at,",
-        f"{INDENT}cast(null as {txt}) as resolution,",
-        f"{INDENT}{now} as last_evaluated_at",
-        "from diverted as d",
-        "{% if assay.keyed_is_incremental() %}",
-        "left join prior as p on p.reject_id = d.reject_id",
-        "{% endif %}",
-        "",
-    ]
-    return "\n".join(lines)
+        "schema=" + jstr(project.schema("silver")) + ", full_refresh=false, on_schema_change='append_new_columns', tags=['assay', 'assay_reject']) }}"
+    )
+    query = reject_query(DBT, entity, Prior("{{ this }}", _incremental), resolve=False)
+    return "\n".join([header, config, "", query])
 
 
 def _history_config(entity: Entity, project: Project, **extra) -> dict:

@@ -11,14 +11,14 @@ table that has not caught up yet.
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from ...lower.outputs import diverted_select, kept_query, reject_id
+from ...lower.outputs import kept_query
+from ...lower.rejects import COLUMNS as REJECT_COLUMNS, Prior, reject_query
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
 from .project_files import flag_audit_name
 from .checks import audit_names, model_tail
 
-INDENT = "  "
 # Flag-array column type per model dialect (the macros' flags_type, which this package cannot
 # import without importing SQLMesh).
 FLAGS_TYPE = {
@@ -129,52 +129,18 @@ def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str
 
 
 def _reject_columns(low: SqlmeshSpelling) -> list[str]:
-    flags = FLAGS_TYPE.get(low.dialect, "TEXT")
-    cols = [
-        ("reject_id", "TEXT"),
-        ("entity", "TEXT"),
-        ("mapping", "TEXT"),
-        ("source_relation", "TEXT"),
-        ("_source_row_id", "TEXT"),
-        ("_load_id", "TEXT"),
-        ("first_seen", "TIMESTAMP"),
-        ("last_seen", "TIMESTAMP"),
-        ("failed_rules", flags),
-        ("disposition", "TEXT"),
-        ("key_values", "TEXT"),
-        ("raw", "TEXT"),
-        ("resolved_at", "TIMESTAMP"),
-        ("resolution", "TEXT"),
-        ("last_evaluated_at", "TIMESTAMP"),
-    ]
-    return [f"{n} {t}" for n, t in cols]
-
-
-CARRIED = ("reject_id", "entity", "mapping", "source_relation", "_source_row_id", "_load_id")
+    types = {"string": "TEXT", "timestamp": "TIMESTAMP", "flags": FLAGS_TYPE.get(low.dialect, "TEXT")}
+    return [f"{n} {types[t]}" for n, t in REJECT_COLUMNS]
 
 
 def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
     """The reject table: merged on reject_id, forward-only so rule changes never rebuild it.
 
-    The query reads the table's previous state (a self-reference, hence the declared columns:
-    SQLMesh creates the table empty before the first run), so first_seen stays where it was,
-    last_seen follows the delivery, rules are re-stamped, and an open reject row whose bronze row
-    is now kept or deduped is resolved rather than deleted. A source row delivered several times
-    speaks through its latest delivery only (decision 0014), so each reject_id appears once.
+    The rows are `lower.rejects.reject_query`'s, resolution included: the query reads the
+    table's previous state (a self-reference, hence the declared columns: SQLMesh creates the
+    table empty before the first run), and the model runs after the entity it depends on.
     """
-    staged = naming.staged(project, entity)
     this = naming.reject(project, entity)
-    diverted, routes = [], []
-    for m in entity.mappings:
-        diverted.append(diverted_select(low, entity, m))
-        rid = reject_id(low, m)
-        # Only the latest delivery of a source row speaks for it: a superseded one never resolves.
-        routes.append(
-            f"{INDENT}SELECT {rid} AS reject_id, s._route FROM {staged} AS s WHERE s._mapping = {low.lit(m.name)} AND s._delivery_rank = 1"
-        )
-    ts_null = low.cast("NULL", "timestamp", False)
-    txt_null = low.cast("NULL", "string", False)
-    now = "@assay_run_timestamp()"
     block = model_block(
         name=this,
         kind="INCREMENTAL_BY_UNIQUE_KEY (unique_key reject_id, forward_only TRUE)",
@@ -186,54 +152,4 @@ def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         columns=_reject_columns(low),
         audits=[_conservation(entity, project, low, on_reject=True)],
     )
-    lines = [
-        header,
-        block,
-        "",
-        "WITH diverted AS (",
-        f"\n{INDENT}UNION ALL\n".join(diverted),
-        "),",
-        "",
-        "prior AS (",
-        f"{INDENT}SELECT * FROM {this}",
-        "),",
-        "",
-        "routes AS (",
-        f"\n{INDENT}UNION ALL\n".join(routes),
-        ")",
-        "",
-        "-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped",
-        "SELECT",
-        ",\n".join(f"{INDENT}d.{c}" for c in CARRIED) + ",",
-        f"{INDENT}COALESCE(p.first_seen, d._ingested_at) AS first_seen,",
-        f"{INDENT}d._ingested_at AS last_seen,",
-        f"{INDENT}d.failed_rules,",
-        f"{INDENT}d.disposition,",
-        f"{INDENT}d.key_values,",
-        f"{INDENT}d.raw,",
-        f"{INDENT}{ts_null} AS resolved_at,",
-        f"{INDENT}{txt_null} AS resolution,",
-        f"{INDENT}{now} AS last_evaluated_at",
-        "FROM diverted AS d",
-        "LEFT JOIN prior AS p ON p.reject_id = d.reject_id",
-        "",
-        "UNION ALL",
-        "",
-        "-- open rejects this build admitted or deduped: resolved, never deleted",
-        "SELECT",
-        ",\n".join(f"{INDENT}p.{c}" for c in CARRIED) + ",",
-        f"{INDENT}p.first_seen,",
-        f"{INDENT}p.last_seen,",
-        f"{INDENT}p.failed_rules,",
-        f"{INDENT}p.disposition,",
-        f"{INDENT}p.key_values,",
-        f"{INDENT}p.raw,",
-        f"{INDENT}{now} AS resolved_at,",
-        f"{INDENT}CASE WHEN r._route = 'deduped' THEN 'deduped' ELSE 'admitted' END AS resolution,",
-        f"{INDENT}{now} AS last_evaluated_at",
-        "FROM prior AS p",
-        "INNER JOIN routes AS r ON r.reject_id = p.reject_id",
-        "WHERE p.resolved_at IS NULL AND r._route IN ('kept', 'deduped')",
-        "",
-    ]
-    return "\n".join(lines)
+    return "\n".join([header, block, "", reject_query(low, entity, Prior(this), resolve=True)])

@@ -7,5 +7,13 @@
 
 
 {% macro default__assay_resolve__customer() %}
-  {{ return(assay.reject_resolution_sql(ref("customer__reject"), ref("customer__staged"), [["raw_customers", "raw_customers", source('bronze', "raw_customers")]])) }}
+  {% set resolving %}
+select
+    case s._mapping when 'raw_customers' then 'raw_customers' end as source_relation,
+    s._source_row_id,
+    case when s._route = 'deduped' then 'deduped' else 'admitted' end as resolution
+from {{ ref("customer__staged") }} as s
+where s._delivery_rank = 1 and s._route in ('kept', 'deduped')
+  {% endset %}
+  {{ return(assay.reject_resolution_sql(ref("customer__reject"), resolving)) }}
 {% endmacro %}

@@ -7,7 +7,15 @@
 
 
 {% macro default__assay_resolve__order() %}
-  {{ return(assay.reject_resolution_sql(ref("order__reject"), ref("order__staged"), [["raw_orders", "raw_orders", source('bronze', "raw_orders")]])) }}
+  {% set resolving %}
+select
+    case s._mapping when 'raw_orders' then 'raw_orders' end as source_relation,
+    s._source_row_id,
+    case when s._route = 'deduped' then 'deduped' else 'admitted' end as resolution
+from {{ ref("order__staged") }} as s
+where s._delivery_rank = 1 and s._route in ('kept', 'deduped')
+  {% endset %}
+  {{ return(assay.reject_resolution_sql(ref("order__reject"), resolving)) }}
 {% endmacro %}
 
 

@@ -20,19 +20,15 @@ with diverted as (
         and cast(b._load_id as {{ assay.sql_type("string") }}) = s._load_id
     where s._mapping = 'raw_orders' and s._route in ('quarantined', 'failed')
 )
-
 {% if assay.keyed_is_incremental() %}
 , prior as (
-    select reject_id, first_seen from {{ this }}
+    select * from {{ this }}
 )
 {% endif %}
 
 -- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.
 -- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so
 -- each reject_id appears at most once here.
--- Open rejects that this build admits or dedupes are resolved by the entity's materialization
--- after it publishes (assay.reject_resolution_sql), never before: a build whose audits refuse
--- to publish must not mark rows as admitted.
 select
     d.reject_id,
     d.entity,
@@ -50,6 +46,4 @@ select
     cast(null as {{ assay.sql_type("string") }}) as resolution,
     {{ assay.run_timestamp() }} as last_evaluated_at
 from diverted as d
-{% if assay.keyed_is_incremental() %}
-left join prior as p on p.reject_id = d.reject_id
-{% endif %}
+{% if assay.keyed_is_incremental() %}left join prior as p on p.reject_id = d.reject_id{% endif %}

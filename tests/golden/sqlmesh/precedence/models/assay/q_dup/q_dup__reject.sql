@@ -46,17 +46,24 @@ WITH diverted AS (
     ON @assay_cast(bronze_row._source_row_id, 'string') = s._source_row_id
     AND @assay_cast(bronze_row._load_id, 'string') = s._load_id
   WHERE s._mapping = 'q__dups' AND s._route IN ('quarantined', 'failed')
-),
-
-prior AS (
-  SELECT * FROM silver.q_dup__reject
-),
-
-routes AS (
-  SELECT @assay_reject_id('q__dups', s._source_row_id) AS reject_id, s._route FROM silver.q_dup__staged AS s WHERE s._mapping = 'q__dups' AND s._delivery_rank = 1
 )
 
--- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped
+, prior AS (
+  SELECT * FROM silver.q_dup__reject
+)
+
+, resolving AS (
+  SELECT
+    CASE s._mapping WHEN 'q__dups' THEN 'q__dups' END AS source_relation,
+    s._source_row_id,
+    CASE WHEN s._route = 'deduped' THEN 'deduped' ELSE 'admitted' END AS resolution
+  FROM silver.q_dup__staged AS s
+  WHERE s._delivery_rank = 1 AND s._route IN ('kept', 'deduped')
+)
+
+-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.
+-- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so
+-- each reject_id appears at most once here.
 SELECT
   d.reject_id,
   d.entity,
@@ -93,8 +100,8 @@ SELECT
   p.key_values,
   p.raw,
   @assay_run_timestamp() AS resolved_at,
-  CASE WHEN r._route = 'deduped' THEN 'deduped' ELSE 'admitted' END AS resolution,
+  r.resolution,
   @assay_run_timestamp() AS last_evaluated_at
 FROM prior AS p
-INNER JOIN routes AS r ON r.reject_id = p.reject_id
-WHERE p.resolved_at IS NULL AND r._route IN ('kept', 'deduped')
+INNER JOIN resolving AS r ON r.source_relation = p.source_relation AND r._source_row_id = p._source_row_id
+WHERE p.resolved_at IS NULL

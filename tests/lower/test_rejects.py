@@ -1,0 +1,153 @@
+"""Reject history and resolution are decided once (lower/rejects.py) and hold on a real engine.
+
+The same decision reaches the engine two ways: SQLMesh's model resolves in its own query
+(`resolve=True`), dbt's model does not and the package stamps `resolving_query`'s rows after the
+entity publishes. Both are run here on DuckDB over one story and must leave the same table.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import duckdb
+
+from assay.lower.rejects import Prior, reject_query, resolving_query
+from assay.lower.spelling import Spelling, Sql
+
+NOW = "timestamp '2026-01-03 00:00:00'"
+
+
+class _Duck(Spelling):
+    """Plain DuckDB SQL, no templating: the parts a target spells, nothing decided."""
+
+    def ident(self, name):
+        return name
+
+    def string(self, value):
+        return "'" + value.replace("'", "''") + "'"
+
+    def cast(self, expr, assay_type, safe):
+        return f"cast({expr} as {'timestamp' if assay_type == 'timestamp' else 'varchar'})"
+
+    def call(self, macro, *args):
+        if macro == "run_timestamp":
+            return NOW
+        assert macro == "reject_id", macro
+        source, row = args
+        return f"md5({self.string(source)} || '|' || {row.text if isinstance(row, Sql) else row})"
+
+    def json_object(self, pairs):
+        return "json_object(" + ", ".join(f"{self.string(k)}, {v}" for k, v in pairs) + ")::varchar"
+
+    def row_json(self, alias, redact):
+        return f"to_json({alias})::varchar"
+
+    def bronze(self, source):
+        return f"bronze_{source}"
+
+    def staged(self, entity):
+        return "staged"
+
+
+ENTITY = SimpleNamespace(name="item", key=("item_id",), redact=(), mappings=(SimpleNamespace(name="m", source="src"),))
+COLUMNS = ("reject_id", "first_seen", "last_seen", "failed_rules", "resolved_at", "resolution", "last_evaluated_at")
+
+
+def _story() -> duckdb.DuckDBPyConnection:
+    """Four source rows with an open reject row each, and this build's staged routes.
+
+    r1 is diverted again by a newer delivery; r2's latest delivery is kept; r3's latest delivery
+    lost its key; r4's newer delivery is kept but an older one is superseded (`deduped`, rank 2)
+    and must not resolve anything beyond what the latest says; r5 is newly diverted."""
+    con = duckdb.connect()
+    con.execute(
+        """
+        create table staged as select * from (values
+          ('m', 'r1', 'L2', timestamp '2026-01-02', 'i1', 1, 'quarantined', ['rule_a']),
+          ('m', 'r2', 'L2', timestamp '2026-01-02', 'i2', 1, 'kept', []::varchar[]),
+          ('m', 'r3', 'L2', timestamp '2026-01-02', 'i3', 1, 'deduped', []::varchar[]),
+          ('m', 'r4', 'L1', timestamp '2026-01-01', 'i4', 2, 'deduped', []::varchar[]),
+          ('m', 'r4', 'L2', timestamp '2026-01-02', 'i4', 1, 'quarantined', ['rule_b']),
+          ('m', 'r5', 'L2', timestamp '2026-01-02', 'i5', 1, 'failed', ['rule_c'])
+        ) as t(_mapping, _source_row_id, _load_id, _ingested_at, item_id, _delivery_rank, _route, _failed_rules)
+        """
+    )
+    con.execute(
+        "create table bronze_src as select _source_row_id, _load_id, item_id from staged"
+    )
+    con.execute(
+        f"""
+        create table item__reject as select
+          md5('src|' || id) as reject_id, 'item' as entity, 'm' as mapping, 'src' as source_relation,
+          id as _source_row_id, 'L1' as _load_id, timestamp '2026-01-01' as first_seen,
+          timestamp '2026-01-01' as last_seen, ['old'] as failed_rules, 'quarantine' as disposition,
+          '{{}}' as key_values, '{{}}' as raw, cast(null as timestamp) as resolved_at,
+          cast(null as varchar) as resolution, timestamp '2026-01-01' as last_evaluated_at
+        from (values ('r1'), ('r2'), ('r3'), ('r4')) as v(id)
+        """
+    )
+    return con
+
+
+def _table(con) -> dict:
+    rows = con.execute(f"select {', '.join(COLUMNS)} from item__reject order by _source_row_id").fetchall()
+    return {r[0]: r[1:] for r in rows}
+
+
+def _upsert(con, query: str) -> None:
+    """What both tools do with the query's rows: replace the rows of the same reject_id."""
+    con.execute(f"create temp table fresh as {query}")
+    con.execute("delete from item__reject where reject_id in (select reject_id from fresh)")
+    con.execute("insert into item__reject by name select * from fresh")
+    con.execute("drop table fresh")
+
+
+def test_history_and_resolution_on_duckdb():
+    con = _story()
+    sp = _Duck()
+    _upsert(con, reject_query(sp, ENTITY, Prior("item__reject"), resolve=True))
+    got = {con.execute(f"select md5('src|{k}')").fetchone()[0]: k for k in ("r1", "r2", "r3", "r4", "r5")}
+    table = {got[k]: v for k, v in _table(con).items()}
+    t1, t2, now = "2026-01-01 00:00:00", "2026-01-02 00:00:00", "2026-01-03 00:00:00"
+    as_text = {k: tuple(str(x) if x is not None else None for x in v) for k, v in table.items()}
+    # first_seen sticky, last_seen follows the delivery, rules re-stamped, still open
+    assert as_text["r1"] == (t1, t2, "['rule_a']", None, None, now)
+    # admitted / deduped by this build's latest delivery: resolved, history untouched
+    assert as_text["r2"] == (t1, t1, "['old']", now, "admitted", now)
+    assert as_text["r3"] == (t1, t1, "['old']", now, "deduped", now)
+    # the superseded earlier delivery speaks for nothing: the latest one diverts it again
+    assert as_text["r4"] == (t1, t2, "['rule_b']", None, None, now)
+    # newly diverted: first seen now
+    assert as_text["r5"] == (t2, t2, "['rule_c']", None, None, now)
+
+
+def test_resolving_after_publishing_leaves_the_same_table():
+    """dbt's way (model without resolution, then the package's UPDATE over `resolving_query`)
+    and SQLMesh's way (resolution inside the model's query) give one table."""
+    sp = _Duck()
+    in_query = _story()
+    _upsert(in_query, reject_query(sp, ENTITY, Prior("item__reject"), resolve=True))
+    after = _story()
+    _upsert(after, reject_query(sp, ENTITY, Prior("item__reject", lambda when, otherwise: when), resolve=False))
+    # the default__reject_resolution_sql UPDATE of the dbt package, spelled for this test
+    after.execute(
+        f"""
+        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW}
+        from ({resolving_query(sp, ENTITY)}) as s
+        where item__reject.resolved_at is null
+          and s._source_row_id = item__reject._source_row_id and s.source_relation = item__reject.source_relation
+        """
+    )
+    assert _table(after) == _table(in_query)
+    assert sorted(r[4] for r in _table(after).values() if r[4]) == ["admitted", "deduped"]
+
+
+def test_a_first_build_has_no_prior():
+    """dbt's first build: the table does not exist, so nothing is read from it."""
+    sp = _Duck()
+    con = _story()
+    query = reject_query(sp, ENTITY, Prior("no_such_table", lambda when, otherwise: otherwise), resolve=False)
+    assert "no_such_table" not in query
+    rows = con.execute(f"select _source_row_id, first_seen, last_seen from ({query}) order by 1").fetchall()
+    assert [r[0] for r in rows] == ["r1", "r4", "r5"]
+    assert all(r[1] == r[2] for r in rows)
