@@ -79,8 +79,12 @@ def test_the_measuring_query_runs_the_detectors_own_text(tmp_path: Path) -> None
     [item] = project.entities
     macro = declared_macro(item, project)
     # dbt: one project for every adapter; the detector's text for the engine dbt runs on
-    for dialect in ("postgres", "spark", "duckdb"):
-        assert detector_sql(dialect) in macro
+    from assay.targets.dbt.spelling import ADAPTER_DIALECTS
+
+    for adapter, dialect in ADAPTER_DIALECTS.items():
+        assert f'target.type == "{adapter}" %}}\n' + detector_sql(dialect) in macro
+    # an adapter with no spelling is refused when dbt renders the query, never handed another engine's SQL
+    assert "{% else %}{{ exceptions.raise_compiler_error('assay writes this query for the adapters bigquery, " in macro
     assert "assay.history_relations(" in macro
     [statement] = post_statements(item, project, SqlmeshSpelling("duckdb", project))
     assert all(line.strip() in statement for line in detector_sql("duckdb").splitlines())

@@ -15,6 +15,11 @@ import re
 from ...lower.spelling import Raw, Spelling, Sql, is_simple
 from .naming import model_name, staged_name
 
+#: dbt adapter name -> the sqlglot dialect a query assay writes per engine is spelled in
+#: (`engine_sql`): the engines the package dispatches to (assay.engine_types).
+ADAPTER_DIALECTS = {"bigquery": "bigquery", "databricks": "databricks", "duckdb": "duckdb", "postgres": "postgres",
+                    "redshift": "redshift", "snowflake": "snowflake", "spark": "spark", "trino": "trino"}
+
 
 def qi(name: str) -> str:
     """A column identifier: bare when every engine reads it as is, else quoted by the adapter."""
@@ -186,10 +191,16 @@ class DbtSpelling(Spelling):
         return self.cast(call("string_literal", "invocation_id"), "string", False)
 
     def engine_sql(self, write) -> str:
-        # One generated project runs on every adapter: the text is chosen when dbt renders it.
-        return ("{% if target.type == 'postgres' %}\n" + write("postgres")
-                + "\n{% elif target.type in ('spark', 'databricks') %}\n" + write("spark")
-                + "\n{% else %}\n" + write("duckdb") + "\n{% endif %}")
+        # One generated project runs on every adapter: the text is chosen when dbt renders it,
+        # by dbt's adapter name, one branch per engine of the table; another adapter is refused
+        # with the reason rather than handed another engine's SQL.
+        branches = []
+        for n, (adapter, dialect) in enumerate(sorted(ADAPTER_DIALECTS.items())):
+            branches.append(("{% if " if n == 0 else "{% elif ") + f"target.type == {jstr(adapter)} %}}\n" + write(dialect))
+        names = ", ".join(sorted(ADAPTER_DIALECTS))
+        refuse = ("{{ exceptions.raise_compiler_error('assay writes this query for the adapters " + names
+                  + "; target type ' ~ target.type ~ ' has none') }}")
+        return "\n".join(branches) + "\n{% else %}" + refuse + "{% endif %}"
 
 
 DBT = DbtSpelling()
