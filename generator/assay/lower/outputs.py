@@ -1,7 +1,7 @@
 """The two outputs of the staged relation: the kept rows (the entity) and the diverted rows (rejects).
 
-What each output selects is decided here; how it is kept over time (dbt incremental merge,
-SQLMesh forward-only model with its own resolution step) stays with the target.
+What each output selects is decided here; the reject rows' history and resolution across builds
+in `rejects.py`; only the tool's way of keeping a table over time stays with the target.
 """
 
 from __future__ import annotations
