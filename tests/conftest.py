@@ -232,6 +232,33 @@ def pytest_collection_modifyitems(config, items):
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)
 
 
+# The test files whose Spark work runs in the worker's shared Spark process (tests/support/spark.py,
+# `shared_warehouse`). The scheduler below sends them to ONE worker as one unit, so the run starts
+# one such JVM, not one per worker, and every file after the first finds its JIT warm. A Spark file
+# missing here still works; it only starts a JVM in the other worker.
+SHARED_SPARK_FILES = frozenset({
+    "tests/integration/test_spark_checks.py", "tests/integration/test_spark_corpus.py",
+    "tests/integration/test_spark_freshness.py", "tests/integration/test_spark_macro_table.py",
+    "tests/integration/test_spark_multiload.py", "tests/integration/test_spark_type2.py",
+    "tests/security/test_inert_spark.py",
+})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, except that the shared-Spark files are one unit (SHARED_SPARK_FILES)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedSparkTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return "shared Spark files" if path in SHARED_SPARK_FILES else path
+
+    return SharedSparkTogether(config, log)
+
+
 # --- where the time went: each module's total, printed after pytest's own slowest tests ---------
 
 _MODULE_SECONDS: dict = {}
