@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -47,21 +45,10 @@ _DBT_PLACES = ("DBT_TARGET_PATH", "DBT_LOG_PATH", "DBT_PROFILES_DIR", "DBT_PROJE
 
 
 def _sandbox_dbt(project_dir: Path, *args: str):
-    """`dbt <args>` in the sandbox, as runtime.dbt.run_dbt runs it, with none of the environment
-    variables that name another place."""
-    from ..runtime.dbt import dbt_executable, stop_child
+    """`dbt <args>` in the sandbox, with none of the environment variables that name another place."""
+    from ..runtime.dbt import run_dbt
 
-    env = {k: v for k, v in os.environ.items() if k not in _DBT_PLACES}
-    env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
-    env.setdefault("DBT_USE_COLORS", "false")
-    cmd = [dbt_executable(), *args, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
-    with subprocess.Popen(cmd, cwd=project_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        try:
-            out, err = proc.communicate()
-        except KeyboardInterrupt:
-            stop_child(proc)
-            raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return run_dbt(project_dir, *args, unset=_DBT_PLACES)
 
 
 class DbtSteps:

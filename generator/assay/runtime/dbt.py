@@ -97,14 +97,15 @@ class DbtRun:
         return _ANSI.sub("", done[-1]).split("  ", 1)[-1].strip() if done else ""
 
 
-def run_dbt(project_dir: Path, *args: str, capture: bool = True) -> subprocess.CompletedProcess:
+def run_dbt(project_dir: Path, *args: str, capture: bool = True, unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """`dbt <args>` in a project whose profiles.yml sits beside dbt_project.yml.
 
     The project directory is made absolute first: dbt runs with that directory as its working
-    directory, where a relative `--project-dir` would no longer point at it.
+    directory, where a relative `--project-dir` would no longer point at it. `unset` names
+    environment variables dbt must not see (they would point it at another place).
     """
     project_dir = Path(project_dir).resolve()
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     env.setdefault("DBT_USE_COLORS", "false")
     cmd = [dbt_executable(), *args, "--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
