@@ -244,7 +244,7 @@ SHARED_SPARK_FILES = frozenset({
 })
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: pytest runs without xdist too (-p no:xdist)
 def pytest_xdist_make_scheduler(config, log):
     """`--dist loadfile`, except that the shared-Spark files are one unit (SHARED_SPARK_FILES)."""
     if config.getvalue("dist") != "loadfile":
