@@ -2,8 +2,8 @@
 # environment they run in, with this checkout installed into it.
 #
 #   assay_venv EXTRA   sets ASSAY_ROOT (this checkout), VENV (ASSAY_VENV or <checkout>/.venv,
-#                      created when missing) and exports PYTHONPATH so that this checkout's code
-#                      is the code that runs.
+#                      created when missing, by ASSAY_PYTHON or else the `python3` on PATH) and
+#                      exports PYTHONPATH so that this checkout's code is the code that runs.
 #
 # The checkout is installed into the environment (editable, with EXTRA) unless the environment
 # already holds an editable install of another checkout: re-pointing that install would silently
@@ -15,7 +15,7 @@ assay_venv() {
   ASSAY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   VENV="${ASSAY_VENV:-$ASSAY_ROOT/.venv}"
   if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV"
+    "${ASSAY_PYTHON:-python3}" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
   fi
   local installed_from
