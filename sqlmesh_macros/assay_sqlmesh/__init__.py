@@ -20,8 +20,6 @@ from sqlmesh.core.macros import macro
 from . import audits, casts, checks, flags, json_text, temporal, text
 from ._core import AssayMacroError, dialect_of
 from .audits import (
-    assay_conservation_count_violations,
-    assay_conservation_violations,
     assay_coverage_violations,
     assay_fail_rule_violations,
     assay_freshness_violations,

@@ -265,9 +265,6 @@ def test_audit_queries_return_the_violations(con):
         "create or replace table rej as select 'raw' as source_relation, 'r3' as _source_row_id, 'l1' as _load_id, NULL::timestamp as resolved_at "
         "union all select 'raw', 'r1', 'l1', NULL::timestamp"
     )
-    conservation = render_sql("@assay_conservation_violations(e, s, rej, (('m', 'raw', bronze.raw)))")
-    # r1 placed twice (entity and an open reject), r4 nowhere; both deliveries of r2 deduped once each
-    assert sorted(con.execute(conservation).fetchall()) == [("raw", "r1", "l1", 2), ("raw", "r4", "l1", 0)]
     assert con.execute(render_sql("@assay_fail_rule_violations(e, 'x', _quality_flags)")).fetchall() != []
     con.execute("create or replace table keys as select * from (values ('a', 1), ('a', 1), (NULL, 1), (NULL, 1)) v(k1, k2)")
     assert con.execute(render_sql("@assay_key_uniqueness_violations(keys, (k1, k2))")).fetchall() == [("a", 1, 2)]
@@ -315,7 +312,6 @@ SAMPLES = [
 ]
 QUERIES = [
     "@assay_ingestion_metadata_violations(bronze.raw)",
-    "@assay_conservation_violations(silver.o, silver.o__staged, silver.o__reject, (('o', 'raw', bronze.raw), ('p', 'raw2', bronze.raw2)))",
     "@assay_fail_rule_violations(silver.o, 'r', _quality_flags)",
     "@assay_key_uniqueness_violations(silver.o, (a, \"value\"), TRUE)",
     "@assay_freshness_violations(bronze.raw, 6)",

@@ -26,7 +26,7 @@ SIMPLE_IDENT = re.compile(r"[a-z_][a-z0-9_]*")  # with fullmatch: `$` would pass
 
 # Every keyword and portable function name a lowering template writes; only these change case.
 KEYWORDS = frozenset(
-    """abs all and as asc by case coalesce count desc distinct else end false from group having in
+    """abs all and as asc by case coalesce count desc distinct else end exists false from group having in
     inner is join lag last left length lower max min not null nullif nulls on or order over partition
     right round row_number select split_part substr sum then trim true union upper when where
     with""".split()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
+from ...lower.audits import Audited, entity_audits
 from ...lower.outputs import kept_query
 from ...lower.rejects import Prior, reject_query, resolving_query
-from .spelling import DBT, jstr, qi_jinja
+from .spelling import DBT, jstr
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
 from .kept import EVENTS_MODEL, has_checks, snapshot_gate
-from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
+from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name
 
 
 
@@ -61,27 +62,17 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
 
 def audits_macro(entity: Entity, header: str, project: Project | None = None) -> str:
     """The blocking audits the `assay_entity` materialization runs on the candidate before publishing."""
-    mappings = "[" + ", ".join(f"[{jstr(m.name)}, {jstr(m.source)}, source('bronze', {jstr(m.source)})]" for m in entity.mappings) + "]"
     lines = [
         header,
         f"{{% macro default__{audits_macro_name(entity)}(candidate) %}}",
         "  {% set audits = [] %}",
     ]
-    reject = f"ref({jstr(reject_name(entity))})" if entity.has_reject else "none"
-    # An incremental ledger outlives the bronze rows it processed, which the count form assumes it does not.
-    conservation = "conservation_violations" if entity.materialized == "incremental" else "conservation_count_violations"
-    lines.append(
-        "  {% do audits.append({'name': 'conservation', 'sql': assay." + conservation + "(candidate, "
-        f"ref({jstr(staged_name(entity))}), {reject}, {mappings})}}) %}}"
-    )
-    if not entity.dedupe:
-        keys = "[" + ", ".join(qi_jinja(k) for k in entity.key) + "]"
-        lines.append(f"  {{% do audits.append({{'name': 'key_unique', 'sql': assay.key_uniqueness_violations(candidate, {keys})}}) %}}")
-    for rule in entity.rules:
-        if rule.disposition == "fail":
-            lines.append(
-                f"  {{% do audits.append({{'name': {jstr('fail_rule__' + rule.name)}, 'sql': assay.fail_rule_violations(candidate, {jstr(rule.name)}, '_quality_flags')}}) %}}"
-            )
+    reject = "{{ ref(" + jstr(reject_name(entity)) + ") }}" if entity.has_reject else None
+    # Blocking ones only: the materialization stops on every audit it runs; flags are the mart's to count.
+    blocking = [a for a in entity_audits(DBT, entity, Audited("{{ candidate }}", reject)) if a.blocking]
+    for n, audit in enumerate(blocking):
+        lines += [f"  {{% set audit_{n} %}}", audit.sql.rstrip("\n"), "  {% endset %}"]
+        lines.append(f"  {{% do audits.append({{'name': {jstr(audit.name)}, 'sql': audit_{n}}}) %}}")
     lines += ["  {{ return(audits) }}", "{% endmacro %}", ""]
     if entity.has_reject:
         lines += [

@@ -10,12 +10,15 @@ table that has not caught up yet.
 
 from __future__ import annotations
 
+import re
+
 from ...ir.model import Entity, Project
+from ...lower.audits import FLAG_PREFIX, Audit, Audited, entity_audits as lowered_audits
 from ...lower.outputs import kept_query
 from ...lower.rejects import COLUMNS as REJECT_COLUMNS, Prior, reject_query
 from . import naming
 from .spelling import SqlmeshSpelling
-from .modelblock import audit_call, model_block
+from .modelblock import model_block
 from .project_files import flag_audit_name
 from .checks import audit_names, model_tail
 
@@ -49,37 +52,30 @@ def _column_descriptions(entity: Entity, low: SqlmeshSpelling) -> list[str]:
     return out
 
 
-def mappings_arg(entity: Entity, project: Project, low: SqlmeshSpelling) -> str:
-    items = [f"({low.lit(m.name)}, {low.lit(m.source)}, {naming.bronze(project, m.source)})" for m in entity.mappings]
-    return "(" + ", ".join(items) + ")"
+def _audit_name(entity: Entity, audit: Audit) -> str:
+    """The SQLMesh name of a lowered audit: `assay_<name>`, a flag rule's its own (decision 0933)."""
+    if audit.name.startswith(FLAG_PREFIX):
+        return flag_audit_name(entity, audit.name[len(FLAG_PREFIX):])
+    return "assay_" + re.sub(r"[^a-z0-9_]", "_", audit.name.lower())
 
 
-def _conservation(entity: Entity, project: Project, low: SqlmeshSpelling, on_reject: bool) -> str:
-    staged = naming.staged(project, entity)
-    if on_reject:
-        return audit_call("assay_conservation", entity=naming.admitted(project, entity), staged=staged, mappings=mappings_arg(entity, project, low))
-    if not all({"_source_row_id", "_load_id"} <= set(m.bronze_columns) for m in entity.mappings):
-        # No delivery identity to match bronze rows by (an entity that needs no ingestion
-        # metadata): the law is checked from counts.
-        return audit_call("assay_conservation_counts", staged=staged, mappings=mappings_arg(entity, project, low))
-    return audit_call("assay_conservation_no_reject", staged=staged, mappings=mappings_arg(entity, project, low))
+def _inline(entity: Entity, audits: list[Audit], low: SqlmeshSpelling) -> str:
+    """The model file's AUDIT blocks (inline audits: each query is the lowered one, unchanged)."""
+    blocks = []
+    for a in audits:
+        props = [f"name {_audit_name(entity, a)}", f"dialect {low.dialect}", f"blocking {'TRUE' if a.blocking else 'FALSE'}"]
+        blocks.append("AUDIT (\n  " + ",\n  ".join(props) + "\n);\n" + a.sql.rstrip("\n") + ";\n")
+    return "\n".join(blocks)
 
 
-def entity_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> list[str]:
-    """Blocking audits on the finished rows, non-blocking ones for the flags they carry."""
-    audits = []
-    flags_col = "_quality_flags" if entity.opted_in else None
-    for r in entity.rules:
-        if r.disposition == "fail" and flags_col:
-            audits.append(audit_call("assay_fail_rule", rule_name=low.lit(r.name)))
-    if not entity.dedupe:
-        audits.append(audit_call("assay_key_unique", columns="(" + ", ".join(low.qi(k) for k in entity.key) + ")"))
+def _lowered(entity: Entity, project: Project, low: SqlmeshSpelling) -> tuple[list[Audit], list[Audit]]:
+    """The entity's audits (lower.audits) split by the model that runs them: the entity model, and
+    the reject model, which holds this build's reject rows only once it has run after the entity."""
     if not entity.has_reject:
-        audits.append(_conservation(entity, project, low, on_reject=False))
-    for r in entity.rules:
-        if r.disposition == "flag" and flags_col:
-            audits.append(flag_audit_name(entity, r))  # its own audit: SQLMesh's warning names the rule
-    return audits
+        return lowered_audits(low, entity, Audited("@this_model")), []
+    on_entity = [a for a in lowered_audits(low, entity, Audited("@this_model")) if a.name != "conservation"]
+    on_reject = [a for a in lowered_audits(low, entity, Audited(naming.admitted(project, entity), "@this_model")) if a.name == "conservation"]
+    return on_entity, on_reject
 
 
 def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
@@ -89,6 +85,7 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
     clean row, which a merge by key would keep.
     """
     type2 = entity.scd == "type2"
+    audits = _lowered(entity, project, low)[0]
     name = naming.current(project, entity) if type2 else naming.entity_model(project, entity)
     description = f"{entity.name}: {entity.grain}" if not type2 else f"Kept rows of {entity.name} in this build; the SCD type 2 model versions them."
     block = model_block(
@@ -100,13 +97,15 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         tags="(assay)",
         grants=None if type2 else _grants(entity, low),
         column_descriptions=_column_descriptions(entity, low),
-        audits=entity_audits(entity, project, low) + audit_names(entity),
+        audits=[_audit_name(entity, a) for a in audits] + audit_names(entity),
     )
     query = kept_query(low, entity)
     tail = model_tail(entity, project, low)
     if tail:
         # Checks (000, 002): recorded by post-statements, judged by one inline audit each.
         query = query.rstrip().rstrip(";") + ";\n\n" + tail
+    if audits:
+        query = query.rstrip().rstrip(";") + ";\n\n" + _inline(entity, audits, low)
     return "\n".join([header, block, "", query])
 
 
@@ -141,6 +140,7 @@ def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
     table empty before the first run), and the model runs after the entity it depends on.
     """
     this = naming.reject(project, entity)
+    audits = _lowered(entity, project, low)[1]
     block = model_block(
         name=this,
         kind="INCREMENTAL_BY_UNIQUE_KEY (unique_key reject_id, forward_only TRUE)",
@@ -150,6 +150,7 @@ def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         tags="(assay, assay_reject)",
         depends_on=f"({naming.admitted(project, entity)})",
         columns=_reject_columns(low),
-        audits=[_conservation(entity, project, low, on_reject=True)],
+        audits=[_audit_name(entity, a) for a in audits],
     )
-    return "\n".join([header, block, "", reject_query(low, entity, Prior(this), resolve=True)])
+    query = reject_query(low, entity, Prior(this), resolve=True).rstrip("\n") + ";\n\n" + _inline(entity, audits, low)
+    return "\n".join([header, block, "", query])

@@ -7,20 +7,18 @@ from typing import Optional
 
 import yaml
 
-from ...ir.model import Entity, Project, Rule
+from ...ir.model import Entity, Project
 from . import naming
 from .spelling import SqlmeshSpelling
 
 # (name, blocking, defaults, body). Each body is one call of an assay_sqlmesh macro that returns
-# the violating rows; the model that attaches an audit may still override `blocking`.
+# the violating rows; the model that attaches an audit may still override `blocking`. These are
+# the audits of staged models, bronze and cross-entity checks; an entity's own audits are inline
+# in its models, their queries lowered once for both targets (assay.lower.audits).
 AUDITS = (
     ("assay_ingestion_metadata", True, None, "@assay_ingestion_metadata_violations(@source)"),
     ("assay_fail_rule", True, "flags_column = _quality_flags", "@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)"),
-    ("assay_flag_rule", False, "flags_column = _quality_flags", "@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)"),
     ("assay_key_unique", True, "kept_only = FALSE", "@assay_key_uniqueness_violations(@this_model, @columns, @kept_only)"),
-    ("assay_conservation", True, None, "@assay_conservation_violations(@entity, @staged, @this_model, @mappings)"),
-    ("assay_conservation_no_reject", True, None, "@assay_conservation_violations(@this_model, @staged, NULL, @mappings)"),
-    ("assay_conservation_counts", True, None, "@assay_conservation_count_violations(@this_model, @staged, NULL, @mappings)"),
     ("assay_freshness_warn", False, None, "@assay_freshness_violations(@source, @max_age_hours)"),
     ("assay_freshness_error", False, None, "@assay_freshness_violations(@source, @max_age_hours)"),
     ("assay_coverage", True, "min_children = 1", "@assay_coverage_violations(@parent, @child, @pairs, @min_children)"),
@@ -34,24 +32,17 @@ AUDITS = (
 )
 
 
-def flag_audit_name(entity: Entity, rule: Rule) -> str:
+def flag_audit_name(entity: Entity, rule_name: str) -> str:
     """The non-blocking audit of one flag rule, named after it: SQLMesh's warning names only the
     audit (`'<audit>' audit error: N rows failed`), so a shared audit would hide which rule fired."""
-    return "assay_flag__" + re.sub(r"[^a-z0-9_]", "_", f"{entity.name}__{rule.name}".lower())
-
-
-def flag_audits(project: Optional[Project]) -> list[tuple[str, bool, str, str]]:
-    """(name, blocking, defaults, body) of every flag rule's own audit (entities in the quality system)."""
-    generic = next(a for a in AUDITS if a[0] == "assay_flag_rule")
-    return [(flag_audit_name(e, r), False, f"rule_name = '{r.name}', {generic[2]}", generic[3])
-            for e in (project.entities if project is not None else ()) if e.opted_in
-            for r in e.rules if r.disposition == "flag"]
+    return "assay_flag__" + re.sub(r"[^a-z0-9_]", "_", f"{entity.name}__{rule_name}".lower())
 
 
 def audits_sql(low: SqlmeshSpelling, header: str, project: Optional[Project] = None) -> str:
-    """audits/assay.sql: one AUDIT block per reusable audit, and one per flag rule of `project`."""
+    """audits/assay.sql: one AUDIT block per reusable audit. An entity's own audits (lower.audits)
+    are inline in its models; `project` is accepted for callers that pass it."""
     blocks = [header]
-    for name, blocking, defaults, body in (*AUDITS, *flag_audits(project)):
+    for name, blocking, defaults, body in AUDITS:
         props = [f"name {name}", f"dialect {low.dialect}", f"blocking {'TRUE' if blocking else 'FALSE'}"]
         if defaults:
             props.append(f"defaults ({defaults})")

@@ -15,41 +15,12 @@ AUDIT (
 SELECT * FROM (@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)) AS assay_violations;
 
 AUDIT (
-  name assay_flag_rule,
-  dialect duckdb,
-  blocking FALSE,
-  defaults (flags_column = _quality_flags)
-);
-SELECT * FROM (@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)) AS assay_violations;
-
-AUDIT (
   name assay_key_unique,
   dialect duckdb,
   blocking TRUE,
   defaults (kept_only = FALSE)
 );
 SELECT * FROM (@assay_key_uniqueness_violations(@this_model, @columns, @kept_only)) AS assay_violations;
-
-AUDIT (
-  name assay_conservation,
-  dialect duckdb,
-  blocking TRUE
-);
-SELECT * FROM (@assay_conservation_violations(@entity, @staged, @this_model, @mappings)) AS assay_violations;
-
-AUDIT (
-  name assay_conservation_no_reject,
-  dialect duckdb,
-  blocking TRUE
-);
-SELECT * FROM (@assay_conservation_violations(@this_model, @staged, NULL, @mappings)) AS assay_violations;
-
-AUDIT (
-  name assay_conservation_counts,
-  dialect duckdb,
-  blocking TRUE
-);
-SELECT * FROM (@assay_conservation_count_violations(@this_model, @staged, NULL, @mappings)) AS assay_violations;
 
 AUDIT (
   name assay_freshness_warn,
@@ -79,11 +50,3 @@ AUDIT (
   blocking TRUE
 );
 SELECT * FROM (@assay_reconcile_violations(@left_relation, @left_column, @left_agg, @left_by, @right_relation, @right_column, @right_agg, @right_by, @tolerance)) AS assay_violations;
-
-AUDIT (
-  name assay_flag__q_code__code_flag_unique,
-  dialect duckdb,
-  blocking FALSE,
-  defaults (rule_name = 'code_flag_unique', flags_column = _quality_flags)
-);
-SELECT * FROM (@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)) AS assay_violations;

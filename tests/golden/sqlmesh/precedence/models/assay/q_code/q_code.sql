@@ -6,8 +6,8 @@ MODEL (
   description 'q_code: one row per code specimen',
   tags (assay),
   audits (
-    assay_fail_rule(rule_name := 'code_fail_unique'),
-    assay_key_unique(columns := (code_id)),
+    assay_key_unique,
+    assay_fail_rule__code_fail_unique,
     assay_flag__q_code__code_flag_unique
   )
 );
@@ -24,4 +24,33 @@ SELECT
   _failed_rules AS _quality_flags,
   @assay_quality_ok(_failed_rules) AS _quality_ok
 FROM silver.q_code__staged
-WHERE _route = 'kept'
+WHERE _route = 'kept';
+
+AUDIT (
+  name assay_key_unique,
+  dialect duckdb,
+  blocking TRUE
+);
+SELECT code_id, COUNT(*) AS occurrences
+FROM @this_model
+WHERE code_id IS NOT NULL
+GROUP BY code_id
+HAVING COUNT(*) > 1;
+
+AUDIT (
+  name assay_fail_rule__code_fail_unique,
+  dialect duckdb,
+  blocking TRUE
+);
+SELECT *
+FROM @this_model
+WHERE @assay_flags_contain(_quality_flags, 'code_fail_unique');
+
+AUDIT (
+  name assay_flag__q_code__code_flag_unique,
+  dialect duckdb,
+  blocking FALSE
+);
+SELECT *
+FROM @this_model
+WHERE @assay_flags_contain(_quality_flags, 'code_flag_unique');

@@ -6,8 +6,8 @@ MODEL (
   description 'q_dup: one row per group',
   tags (assay),
   audits (
-    assay_fail_rule(rule_name := 'note_coercible'),
-    assay_key_unique(columns := (group_id))
+    assay_key_unique,
+    assay_fail_rule__note_coercible
   )
 );
 
@@ -22,4 +22,24 @@ SELECT
   _failed_rules AS _quality_flags,
   @assay_quality_ok(_failed_rules) AS _quality_ok
 FROM silver.q_dup__staged
-WHERE _route = 'kept'
+WHERE _route = 'kept';
+
+AUDIT (
+  name assay_key_unique,
+  dialect duckdb,
+  blocking TRUE
+);
+SELECT group_id, COUNT(*) AS occurrences
+FROM @this_model
+WHERE group_id IS NOT NULL
+GROUP BY group_id
+HAVING COUNT(*) > 1;
+
+AUDIT (
+  name assay_fail_rule__note_coercible,
+  dialect duckdb,
+  blocking TRUE
+);
+SELECT *
+FROM @this_model
+WHERE @assay_flags_contain(_quality_flags, 'note_coercible');

@@ -6,7 +6,7 @@ MODEL (
   description 'q_line: one row per (order, line) after dedupe',
   tags (assay),
   audits (
-    assay_fail_rule(rule_name := 'amount_range_min')
+    assay_fail_rule__amount_range_min
   )
 );
 
@@ -24,4 +24,13 @@ SELECT
   _failed_rules AS _quality_flags,
   @assay_quality_ok(_failed_rules) AS _quality_ok
 FROM silver.q_line__staged
-WHERE _route = 'kept'
+WHERE _route = 'kept';
+
+AUDIT (
+  name assay_fail_rule__amount_range_min,
+  dialect duckdb,
+  blocking TRUE
+);
+SELECT *
+FROM @this_model
+WHERE @assay_flags_contain(_quality_flags, 'amount_range_min');

@@ -1,0 +1,229 @@
+"""The audits of an entity, decided once for both targets (reference 001, decision 1060).
+
+Which audits an entity gets, their names, the form of the conservation law and the SQL of every
+audit are decided here and spelled through a `Spelling`. A target only says where its tool runs
+an audit and how the query names what it reads there (`Audited`): dbt judges the candidate
+inside the `assay_entity` materialization, after the reject model has written this build's
+diverted rows; SQLMesh judges the conservation law on the reject model, which runs after the
+entity (on the entity itself when there is no reject table).
+
+The conservation law: every bronze row (one delivery of a source row) is in exactly one place,
+the entity, the dedupe count (key losers and superseded deliveries) or an open reject row that
+describes a delivery this build diverts. An open reject row this build resolves (its source
+row's latest delivery is now kept or a key's loser) describes no diverted delivery, so it is
+never a placement, whether the tool stamps the resolution before the audit (SQLMesh) or after
+it (dbt); a reject row whose bronze row aged out is history, never a placement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.model import Entity
+from .spelling import Spelling, Sql
+
+COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
+ROW = "row"  # the staged relation outlives bronze (an incremental ledger): delivery by delivery
+FAIL_PREFIX = "fail_rule__"  # + the rule's name: a blocking audit per fail rule
+FLAG_PREFIX = "flag_rule__"  # + the rule's name: an advisory audit per flag rule
+
+
+@dataclass(frozen=True)
+class Audited:
+    """What a target's audit query reads, as the query names it there.
+
+    `entity` is the entity's rows under audit (dbt: the candidate; SQLMesh: the model itself, or
+    the published entity from the reject model); `reject` the reject table as this build wrote
+    it, None for an entity without one."""
+
+    entity: str
+    reject: str | None = None
+
+
+@dataclass(frozen=True)
+class Audit:
+    """One audit: its name, whether a violation stops the build, the conservation form, its SQL."""
+
+    name: str
+    blocking: bool
+    sql: str
+    form: str | None = None  # COUNT or ROW for the conservation audit, else None
+
+
+def conservation_form(entity: Entity) -> str:
+    """The form of the law an entity's conservation audit takes (decision 1060)."""
+    return ROW if entity.materialized == "incremental" else COUNT
+
+
+def _source_case(sp: Spelling, entity: Entity, alias: str) -> str:
+    """The source relation of a staged row, from its mapping."""
+    prefix = f"{alias}." if alias else ""
+    return sp.sql("case {}_mapping ", prefix) + "".join(
+        sp.sql("when {} then {} ", sp.string(m.name), sp.string(m.source)) for m in entity.mappings
+    ) + sp.kw("end")
+
+
+def _sources(entity: Entity) -> list[str]:
+    """The bronze relations of an entity, each once (several mappings may read one)."""
+    return sorted({m.source for m in entity.mappings})
+
+
+def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
+    """The open reject rows that place a delivery: those describing a delivery this build diverts."""
+    i = sp.indent
+    return "\n".join(
+        [
+            sp.sql("{}select r.source_relation, r._source_row_id, r._load_id", i),
+            sp.sql("{}from {} as r", i, reject),
+            sp.sql("{}where r.resolved_at is null", i),
+            sp.sql("{}and exists (", i * 2),
+            sp.sql("{}select 1 from {} as s", i * 3, sp.staged(entity)),
+            sp.sql("{}where s._route in ('quarantined', 'failed')", i * 3),
+            sp.sql("{}and s._source_row_id = r._source_row_id", i * 4),
+            sp.sql("{}and s._load_id = r._load_id", i * 4),
+            sp.sql("{}and r.source_relation = {}", i * 4, _source_case(sp, entity, "s")),
+            f"{i * 2})",
+        ]
+    )
+
+
+def _open_rejects_cte(sp: Spelling, entity: Entity, where: Audited) -> list[str]:
+    """`, assay_open_rejects as (...)`, or nothing for an entity without a reject table."""
+    if where.reject is None:
+        return []
+    return [sp.sql(", assay_open_rejects as ("), _open_rejects(sp, entity, where.reject), ")"]
+
+
+def conservation_count_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
+    """The law by totals: one row (the counts) when it is broken, none when it holds.
+
+    Holds when bronze = entity + open rejects + deduped, the staged relation holds one row per
+    bronze row, the entity holds exactly the kept rows, and the open rejects are exactly the
+    diverted deliveries. The staged relation is read once for all its counts."""
+    i = sp.indent
+    bronze = " + ".join(sp.sql("(select count(*) from {})", sp.bronze(s)) for s in _sources(entity))
+    lines = [
+        sp.sql("with assay_staged as ("),
+        sp.sql("{}select", i),
+        sp.sql("{}count(*) as staged_rows,", i * 2),
+        sp.sql("{}count(case when _route = 'kept' then 1 end) as kept_rows,", i * 2),
+        sp.sql("{}count(case when _route = 'deduped' then 1 end) as deduped_rows,", i * 2),
+        sp.sql("{}count(case when _route in ('quarantined', 'failed') then 1 end) as diverted_rows", i * 2),
+        sp.sql("{}from {}", i, sp.staged(entity)),
+        ")",
+        *_open_rejects_cte(sp, entity, where),
+        sp.sql(", assay_counts as ("),
+        sp.sql("{}select", i),
+        sp.sql("{}{} as bronze_rows,", i * 2, bronze),
+        sp.sql("{}st.staged_rows,", i * 2),
+        sp.sql("{}st.kept_rows,", i * 2),
+        sp.sql("{}st.deduped_rows,", i * 2),
+        sp.sql("{}st.diverted_rows,", i * 2),
+        sp.sql("{}(select count(*) from {}) as entity_rows,", i * 2, where.entity),
+        sp.sql("{}{} as open_rejects", i * 2, sp.sql("(select count(*) from assay_open_rejects)") if where.reject else "0"),
+        sp.sql("{}from assay_staged as st", i),
+        ")",
+        sp.sql("select *"),
+        sp.sql("from assay_counts"),
+        sp.sql("where bronze_rows <> entity_rows + open_rejects + deduped_rows"),
+        sp.sql("{}or staged_rows <> bronze_rows", i),
+        sp.sql("{}or entity_rows <> kept_rows", i),
+        sp.sql("{}or open_rejects <> diverted_rows", i),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def conservation_row_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
+    """The law delivery by delivery: the bronze deliveries placed zero or several times.
+
+    A delivery is (source relation, `_source_row_id`, `_load_id`), which the ingestion audit
+    keeps unique; only bronze deliveries are judged, so ledger rows that outlived bronze are not."""
+    i = sp.indent
+    ids = lambda src, *where_: sp.sql(  # noqa: E731 - one placement branch
+        "{}select {} as source_relation, _source_row_id as source_row_id, _load_id as load_id from {}", i, src, " ".join(where_)
+    ).rstrip()
+    bronze = sp.sql("\n{}union all\n", i).join(
+        # bronze ids may be of any type; the staged relation and the reject table hold them as text
+        sp.sql("{}select {} as source_relation, {} as source_row_id, {} as load_id from {}", i, sp.string(s),
+               sp.cast("_source_row_id", "string", False), sp.cast("_load_id", "string", False), sp.bronze(s))
+        for s in _sources(entity)
+    )
+    case = _source_case(sp, entity, "")
+    placed = [ids(case, where.entity), ids(case, sp.staged(entity), sp.sql("where _route = 'deduped'"))]
+    if where.reject is not None:
+        placed.append(ids("source_relation", "assay_open_rejects"))
+    lines = [
+        sp.sql("with assay_bronze as ("),
+        bronze,
+        ")",
+        *_open_rejects_cte(sp, entity, where),
+        sp.sql(", assay_placed as ("),
+        sp.sql("\n{}union all\n", i).join(placed),
+        ")",
+        sp.sql(", assay_placements as ("),
+        sp.sql("{}select source_relation, source_row_id, load_id, count(*) as placements", i),
+        sp.sql("{}from assay_placed", i),
+        sp.sql("{}group by source_relation, source_row_id, load_id", i),
+        ")",
+        sp.sql("select b.source_relation, b.source_row_id, b.load_id, coalesce(c.placements, 0) as placements"),
+        sp.sql("from assay_bronze as b"),
+        sp.sql("left join assay_placements as c"),
+        sp.sql("{}on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id and c.load_id = b.load_id", i),
+        sp.sql("where coalesce(c.placements, 0) <> 1"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def conservation_sql(sp: Spelling, entity: Entity, where: Audited, form: str | None = None) -> str:
+    """The conservation audit's query in `form` (default: the entity's, `conservation_form`)."""
+    form = form or conservation_form(entity)
+    return (conservation_row_sql if form == ROW else conservation_count_sql)(sp, entity, where)
+
+
+def key_unique_sql(sp: Spelling, entity: Entity, relation: str) -> str:
+    """Keys that repeat among the rows (a row with a NULL key part is no identity)."""
+    cols = [sp.ident(k) for k in entity.key]
+    listed = ", ".join(cols)
+    return "\n".join(
+        [
+            sp.sql("select {}, count(*) as occurrences", listed),
+            sp.sql("from {}", relation),
+            sp.sql("where {}", sp.join("and", (sp.sql("{} is not null", c) for c in cols))),
+            sp.sql("group by {}", listed),
+            sp.sql("having count(*) > 1"),
+            "",
+        ]
+    )
+
+
+def flagged_sql(sp: Spelling, relation: str, rule_name: str) -> str:
+    """The rows whose quality flags name `rule_name`."""
+    return "\n".join(
+        [
+            sp.sql("select *"),
+            sp.sql("from {}", relation),
+            sp.sql("where {}", sp.call("flags_contain", Sql("_quality_flags"), rule_name)),
+            "",
+        ]
+    )
+
+
+def entity_audits(sp: Spelling, entity: Entity, where: Audited) -> list[Audit]:
+    """The audits an entity gets, in the order they run; the same list on both targets.
+
+    Blocking: the conservation law, key uniqueness (entities without `dedupe:`, where nothing
+    else makes the key unique), one per `fail` rule on the finished rows (a fail rule that
+    fired routes its row away, so a finished row carrying one is a bug). Advisory (never
+    blocking): one per `flag` rule, the rows it flagged. A target whose tool has no advisory
+    channel for a build (dbt: the mart's counts say it) spells only the blocking ones."""
+    audits = [Audit("conservation", True, conservation_sql(sp, entity, where), conservation_form(entity))]
+    if not entity.dedupe:
+        audits.append(Audit("key_unique", True, key_unique_sql(sp, entity, where.entity)))
+    if entity.opted_in:
+        for rule in entity.rules:
+            if rule.disposition == "fail":
+                audits.append(Audit(FAIL_PREFIX + rule.name, True, flagged_sql(sp, where.entity, rule.name)))
+        for rule in entity.rules:
+            if rule.disposition == "flag":
+                audits.append(Audit(FLAG_PREFIX + rule.name, False, flagged_sql(sp, where.entity, rule.name)))
+    return audits

@@ -1,0 +1,267 @@
+"""The entity audits are decided once (lower/audits.py) and find what they must on a real engine.
+
+Small stories on DuckDB: a conserved build gives no violation in either form of the conservation
+law, and a lost row, a duplicated row, a missing reject row, a duplicate key and a finished row
+carrying a fail rule each give the expected count. The same queries spelled by each target (the
+SQLMesh spelling expanded by the real `assay_sqlmesh` macros, the dbt spelling rendered by a real
+dbt run-operation over the same tables) find the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import duckdb
+import pytest
+
+from assay.lower.audits import COUNT, ROW, Audited, conservation_sql, entity_audits, key_unique_sql
+from assay.lower.spelling import Spelling, Sql
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class _Duck(Spelling):
+    """Plain DuckDB SQL, no templating: the parts a target spells, nothing decided."""
+
+    def ident(self, name):
+        return name
+
+    def string(self, value):
+        return "'" + value.replace("'", "''") + "'"
+
+    def cast(self, expr, assay_type, safe):
+        assert assay_type == "string" and not safe
+        return f"cast({expr} as varchar)"
+
+    def call(self, macro, *args):
+        assert macro == "flags_contain", macro
+        flags, rule = args
+        return f"list_contains({flags.text if isinstance(flags, Sql) else flags}, {self.string(rule)})"
+
+    def bronze(self, source):
+        return f"bronze_{source}"
+
+    def staged(self, entity):
+        return "staged"
+
+
+def _entity(**changes):
+    rules = (SimpleNamespace(name="must_hold", disposition="fail"), SimpleNamespace(name="looks_odd", disposition="flag"))
+    base = dict(name="item", key=("item_id",), dedupe=None, materialized="table", opted_in=True, has_reject=True, rules=rules,
+                mappings=(SimpleNamespace(name="m", source="src"),), declared_checks=(), sql_checks=())
+    return SimpleNamespace(**{**base, **changes})
+
+
+ENTITY = _entity()
+
+
+def _story(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
+    """One build that conserves every bronze row.
+
+    r1 kept; r2 delivered twice (L1 superseded, L2 quarantined: an open reject of L2); r3 and r7
+    keys' losers; r4 kept now, its open reject row (of an earlier delivery that aged out of bronze) the
+    build is about to resolve (dbt stamps it after publishing); r5 failed, with its open reject;
+    r9 an open reject whose bronze row aged out (history); r6 a resolved reject."""
+    con = duckdb.connect(path)
+    con.execute(
+        """
+        create table staged as select * from (values
+          ('m', 'r1', 'L1', 1, 'kept', 'i1', []::varchar[]),
+          ('m', 'r2', 'L1', 2, 'deduped', 'i2', []::varchar[]),
+          ('m', 'r2', 'L2', 1, 'quarantined', 'i2', ['q_rule']),
+          ('m', 'r3', 'L1', 1, 'deduped', 'i1', []::varchar[]),
+          ('m', 'r7', 'L1', 1, 'deduped', 'i4', []::varchar[]),
+          ('m', 'r4', 'L1', 1, 'kept', 'i4', ['looks_odd']),
+          ('m', 'r5', 'L1', 1, 'failed', 'i5', ['must_hold'])
+        ) as t(_mapping, _source_row_id, _load_id, _delivery_rank, _route, item_id, _failed_rules)
+        """
+    )
+    con.execute("create table bronze_src as select _source_row_id, _load_id from staged")
+    con.execute(
+        "create table entity as select item_id, _mapping, _source_row_id, _load_id, _failed_rules as _quality_flags "
+        "from staged where _route = 'kept'"
+    )
+    con.execute(
+        """
+        create table reject as select * from (values
+          ('src', 'r2', 'L2', cast(null as timestamp)),
+          ('src', 'r4', 'L0', cast(null as timestamp)),
+          ('src', 'r5', 'L1', cast(null as timestamp)),
+          ('src', 'r9', 'L1', cast(null as timestamp)),
+          ('src', 'r6', 'L1', timestamp '2026-01-01')
+        ) as t(source_relation, _source_row_id, _load_id, resolved_at)
+        """
+    )
+    return con
+
+
+# Each way of breaking a build, and what it leaves broken: (conservation violations in the count
+# form, in the row form, repeated keys, rows carrying the fail rule).
+BREAKS = {
+    "conserved": ([], (0, 0, 0, 0)),
+    "resolved before the audit (SQLMesh's order)": (["update reject set resolved_at = now() where _source_row_id = 'r4'"], (0, 0, 0, 0)),
+    "a kept row lost": (["delete from entity where _source_row_id = 'r4'"], (1, 1, 0, 0)),
+    "a kept row written twice": (["insert into entity select * from entity where _source_row_id = 'r1'"], (1, 1, 1, 0)),
+    "a diverted row without its reject": (["delete from reject where _source_row_id = 'r5'"], (1, 1, 0, 0)),
+    "a diverted row also kept": (["insert into entity select item_id, _mapping, _source_row_id, _load_id, [] from staged where _source_row_id = 'r5'"], (1, 1, 0, 0)),
+    "two kept rows of one key": (["update entity set item_id = 'i1' where _source_row_id = 'r4'"], (0, 0, 1, 0)),
+    "a finished row carrying a fail rule": (["update entity set _quality_flags = ['must_hold'] where _source_row_id = 'r4'"], (0, 0, 0, 1)),
+}
+
+
+def _counts(con, sp: Spelling, entity, render=lambda sql: sql) -> tuple:
+    where = Audited("entity", "reject")
+    n = lambda sql: con.execute(f"select count(*) from ({render(sql)}) as v").fetchone()[0]  # noqa: E731
+    audits = {a.name: a for a in entity_audits(sp, entity, where)}
+    return (
+        n(conservation_sql(sp, entity, where, COUNT)),
+        n(conservation_sql(sp, entity, where, ROW)),
+        n(audits["key_unique"].sql),
+        n(audits["fail_rule__must_hold"].sql),
+    )
+
+
+@pytest.mark.parametrize("label", list(BREAKS))
+def test_each_audit_finds_what_breaks_the_build(label):
+    statements, expected = BREAKS[label]
+    con = _story()
+    for s in statements:
+        con.execute(s)
+    assert _counts(con, _Duck(), ENTITY) == expected
+
+
+def test_the_row_form_names_the_misplaced_deliveries():
+    con = _story()
+    con.execute("delete from entity where _source_row_id = 'r4'")
+    con.execute("insert into entity select * from entity where _source_row_id = 'r1'")
+    rows = con.execute(conservation_sql(_Duck(), ENTITY, Audited("entity", "reject"), ROW)).fetchall()
+    assert sorted(rows) == [("src", "r1", "L1", 2), ("src", "r4", "L1", 0)]
+
+
+def test_an_entity_without_a_reject_table():
+    """No reject table: every diverted row breaks the law (there is nowhere to put it)."""
+    entity = _entity(opted_in=False, has_reject=False, rules=())
+    con = _story()
+    where = Audited("entity")
+    for form, broken in ((COUNT, 1), (ROW, 2)):  # the row form names both diverted deliveries
+        assert con.execute(f"select count(*) from ({conservation_sql(_Duck(), entity, where, form)})").fetchone()[0] == broken
+    con.execute("delete from staged where _route in ('quarantined', 'failed')")
+    con.execute("delete from bronze_src where _source_row_id = 'r5' or (_source_row_id = 'r2' and _load_id = 'L2')")
+    for form in (COUNT, ROW):
+        assert con.execute(f"select count(*) from ({conservation_sql(_Duck(), entity, where, form)})").fetchone()[0] == 0
+    assert [a.name for a in entity_audits(_Duck(), entity, where)] == ["conservation", "key_unique"]
+
+
+def test_the_list_is_decided_once():
+    """Which audits an entity gets and the form of its law: the same for every spelling."""
+    where = Audited("entity", "reject")
+    names = lambda e: [(a.name, a.blocking, a.form) for a in entity_audits(_Duck(), e, where)]  # noqa: E731
+    assert names(ENTITY) == [("conservation", True, COUNT), ("key_unique", True, None),
+                             ("fail_rule__must_hold", True, None), ("flag_rule__looks_odd", False, None)]
+    assert names(_entity(dedupe=SimpleNamespace(field="x")))[1][0] == "fail_rule__must_hold"  # dedupe: no key audit
+    assert names(_entity(materialized="incremental"))[0] == ("conservation", True, ROW)  # the ledger outlives bronze
+
+
+def test_a_null_key_part_is_no_identity():
+    con = _story()
+    con.execute("update entity set item_id = null")
+    assert con.execute(key_unique_sql(_Duck(), ENTITY, "entity")).fetchall() == []
+
+
+# --------------------------------------------------------------------------- the targets' spellings
+
+
+def _sqlmesh_spelling():
+    from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+
+    class Story(SqlmeshSpelling):
+        def bronze(self, source):
+            return f"bronze_{source}"
+
+        def staged(self, entity):
+            return "staged"
+
+    return Story("duckdb")
+
+
+@pytest.mark.parametrize("label", list(BREAKS))
+def test_the_sqlmesh_spelling_finds_the_same(label):
+    from assay_sqlmesh import render_sql
+
+    statements, expected = BREAKS[label]
+    con = _story()
+    for s in statements:
+        con.execute(s)
+    assert _counts(con, _sqlmesh_spelling(), ENTITY, render_sql) == expected
+
+
+DBT_PROJECT = """name: story
+version: '0.1.0'
+config-version: 2
+profile: story
+models:
+  story:
+    +materialized: view
+"""
+
+SHOW = """
+{% macro show_audits() %}
+  {%- for entity in ['item', 'ledger'] -%}
+    {%- set audits_of = context.get('default__assay_audits__' ~ entity) -%}
+    {%- for candidate in var('candidates') -%}
+      {%- for audit in audits_of(api.Relation.create(schema='main', identifier=candidate)) -%}
+        {%- set n = run_query('select count(*) from (' ~ audit['sql'] ~ ') as v').columns[0].values()[0] -%}
+        {%- do print('AUDIT ' ~ entity ~ ' ' ~ candidate ~ ' ' ~ audit['name'] ~ ' ' ~ n) -%}
+      {%- endfor -%}
+    {%- endfor -%}
+  {%- endfor -%}
+{% endmacro %}
+"""
+
+
+@pytest.mark.slow
+def test_the_dbt_spelling_finds_the_same(tmp_path: Path):
+    """The generated audits macros (a full-rebuild entity: the count form; an incremental one:
+    the row form), rendered and run by dbt over the story, one candidate per break of the entity."""
+    from assay.targets.dbt.outputs import audits_macro
+    from tests.support import dbtserver
+
+    con = _story(str(tmp_path / "story.duckdb"))
+    candidates = {}
+    for label, (statements, expected) in BREAKS.items():
+        if all(s.startswith(("delete from entity", "insert into entity", "update entity")) for s in statements):
+            name = f"entity_{len(candidates)}"
+            con.execute(f"create table {name} as select * from entity")
+            for s in statements:
+                con.execute(re.sub(r"\bentity\b", name, s))
+            candidates[name] = expected
+    con.close()
+    (tmp_path / "dbt_project.yml").write_text(DBT_PROJECT)
+    (tmp_path / "profiles.yml").write_text(
+        "story:\n  target: duckdb\n  outputs:\n    duckdb:\n      type: duckdb\n"
+        f"      path: {json.dumps(str(tmp_path / 'story.duckdb'))}\n")
+    (tmp_path / "packages.yml").write_text(f"packages:\n  - local: {json.dumps(str(REPO / 'dbt_package'))}\n")
+    (tmp_path / "models").mkdir()
+    for entity in ("item", "ledger"):
+        (tmp_path / "models" / f"{entity}__staged.sql").write_text("select * from main.staged")
+        (tmp_path / "models" / f"{entity}__reject.sql").write_text("select * from main.reject")
+    (tmp_path / "models" / "sources.yml").write_text(
+        "sources:\n  - name: bronze\n    schema: main\n    tables:\n      - name: src\n        identifier: bronze_src\n")
+    (tmp_path / "macros").mkdir()
+    macros = audits_macro(ENTITY, "") + audits_macro(_entity(name="ledger", materialized="incremental"), "") + SHOW
+    (tmp_path / "macros" / "audits.sql").write_text(macros)
+    for args in (["deps"], ["run"], ["run-operation", "show_audits", "--vars", json.dumps({"candidates": sorted(candidates)})]):
+        proc = dbtserver.in_project(tmp_path, *args, check=True)
+    found: dict = {}
+    for line in proc.stdout.splitlines():
+        if "AUDIT " in line:
+            entity, candidate, name, n = line.split("AUDIT ", 1)[1].split()
+            found.setdefault((entity, candidate), {})[name] = int(n)
+    assert len(found) == 2 * len(candidates) and len(candidates) >= 5
+    for candidate, (count_form, row_form, keys, fail) in candidates.items():
+        # dbt's list holds the blocking audits only
+        assert found[("item", candidate)] == {"conservation": count_form, "key_unique": keys, "fail_rule__must_hold": fail}, candidate
+        assert found[("ledger", candidate)] == {"conservation": row_form, "key_unique": keys, "fail_rule__must_hold": fail}, candidate
