@@ -258,6 +258,46 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
     return desc
 
 
+def _key_match(cols: list[str]) -> str:
+    # NULL key parts repeat like any other value (decision 0501), so the join says so.
+    return " and ".join(f"assay_r.{c} is not distinct from assay_d.{c}" for c in cols)
+
+
+def failing_rows_query(check: DeclaredCheck, entity: Entity, sp: Spelling, relation: str) -> Optional[str]:
+    """The rows of ``relation`` a failing check found, for ``assay check rows`` (decision 0532):
+    the null rows of a null ceiling, the rows outside a numeric range, every row of a repeated
+    key, the rows at both ends of each gap above a continuity ceiling. None for a check with no
+    rows to show (``row_expectation``, a range over a type with no order, continuity over text,
+    the rates, change limits and anomalies, which judge counts)."""
+    types = [column_type(entity, c) for c in check.columns]
+    if check.kind == "null_ceiling":
+        return f"select * from {relation} where {sp.ident(check.columns[0])} is null"
+    if check.kind == "value_range":
+        if not is_numeric(types[0]):
+            return None
+        c = sp.ident(check.columns[0])
+        return (f"select * from {relation} where {c} < {decimal_literal(sp, check.min_value)} "
+                f"or {c} > {decimal_literal(sp, check.max_value)}")
+    if check.kind == "key_uniqueness":
+        cols = [sp.ident(c) for c in check.columns]
+        return (f"select assay_r.* from {relation} as assay_r join (select {', '.join(cols)} from "
+                f"{relation} group by {', '.join(cols)} having count(*) > 1) as assay_d on {_key_match(cols)}")
+    if check.kind == "continuity":
+        domain = continuity_domain(types[0])
+        if domain is None:
+            return None
+        c = sp.ident(check.columns[0])
+        # The gap is measured as the measuring query measures it, so the rows shown are the
+        # ends of exactly the gaps the check counted.
+        gap = sp.call("continuity_gap", Sql("assay_lo"), Sql("assay_hi"), domain)
+        ceiling = int(check.max_gap_seconds) * GAP_SCALE[domain]
+        return (f"select * from {relation} where {c} in (with assay_g as (select assay_lo, assay_hi from "
+                f"(select lag(assay_v) over (order by assay_v) as assay_lo, assay_v as assay_hi from (select distinct {c} "
+                f"as assay_v from {relation} where {c} is not null) as assay_d) as assay_p where assay_lo is not null "
+                f"and {gap} > {ceiling}) select assay_lo from assay_g union all select assay_hi from assay_g)")
+    return None
+
+
 def key_audit_proves(check: DeclaredCheck, entity: Entity) -> bool:
     """Whether the entity's own blocking key audit speaks for this check's columns: a
     ``key_uniqueness`` check whose columns hold the whole entity key (in any order, other

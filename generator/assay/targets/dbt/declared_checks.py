@@ -25,8 +25,8 @@ from typing import Any, Optional
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
 from ...lower.declared_checks import INCREASE_KINDS
-from ...lower.declared_checks import GAP_SCALE, column_type, continuity_domain, is_numeric, measuring_query
-from ...lower.declared_checks import proven_by_key_audit
+from ...lower.declared_checks import measuring_query
+from ...lower.declared_checks import failing_rows_query, proven_by_key_audit
 from ...lower.declared_checks import decimal_literal as lower_decimal
 from ...lower.history import HistoryRelations
 from .spelling import DbtSpelling, jstr, qi
@@ -66,42 +66,9 @@ def jinja_literal(value: Any) -> str:
     raise TypeError(f"no Jinja literal for {type(value).__name__}")
 
 
-def _key_match(cols: list[str]) -> str:
-    # NULL key parts repeat like any other value (decision 0501), so the join says so.
-    return " and ".join(f"assay_r.{c} is not distinct from assay_d.{c}" for c in cols)
-
-
 def rows_query(check: DeclaredCheck, entity: Entity) -> Optional[str]:
-    """The rows of the candidate a failing check found (Jinja SQL over ``candidate``), for
-    ``assay check rows`` (decision 0532); None for a check with no rows to show
-    (``row_expectation``, a range over a type with no order, continuity over text)."""
-    types = [column_type(entity, c) for c in check.columns]
-    if check.kind == "null_ceiling":
-        c = qi(check.columns[0])
-        return f"select * from {{{{ candidate }}}} where {c} is null"
-    if check.kind == "value_range":
-        if not is_numeric(types[0]):
-            return None
-        c = qi(check.columns[0])
-        return (f"select * from {{{{ candidate }}}} where {c} < {decimal_literal(check.min_value)} "
-                f"or {c} > {decimal_literal(check.max_value)}")
-    if check.kind == "key_uniqueness":
-        cols = [qi(c) for c in check.columns]
-        return (f"select assay_r.* from {{{{ candidate }}}} as assay_r join (select {', '.join(cols)} from "
-                f"{{{{ candidate }}}} group by {', '.join(cols)} having count(*) > 1) as assay_d on {_key_match(cols)}")
-    if check.kind == "continuity":
-        domain = continuity_domain(types[0])
-        if domain is None:
-            return None
-        c = qi(check.columns[0])
-        gap = "{{ assay.continuity_gap('assay_lo', 'assay_hi', " + jstr(domain) + ") }}"
-        ceiling = int(check.max_gap_seconds) * GAP_SCALE[domain]
-        # Both ends of every gap above the ceiling.
-        return (f"select * from {{{{ candidate }}}} where {c} in (with assay_g as (select assay_lo, assay_hi from "
-                f"(select lag(assay_v) over (order by assay_v) as assay_lo, assay_v as assay_hi from (select distinct {c} "
-                f"as assay_v from {{{{ candidate }}}} where {c} is not null) as assay_d) as assay_p where assay_lo is not null "
-                f"and {gap} > {ceiling}) select assay_lo from assay_g union all select assay_hi from assay_g)")
-    return None
+    """The rows of the candidate a failing check found (``lower``'s query over ``candidate``)."""
+    return failing_rows_query(check, entity, SP, CANDIDATE)
 
 
 def redacted_columns(entity: Entity) -> list[str]:
