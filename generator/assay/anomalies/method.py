@@ -62,6 +62,15 @@ class State:
     shifts: frozenset = frozenset()  # {(entity, measure, detected_run_id, since_run_id)}
 
 
+# Spark inlines every reference to a CTE (analysing, planning and running it again for each), so
+# the text is a chain, not a tree: every CTE is read once, except `regimed` (the one self-join that
+# pairs a judged run with its earlier runs) and `grouped` (the MAD needs the median joined back;
+# PostgreSQL has no median over a window). Hence the run's counts are window aggregates over the
+# mart's rows, each mart row yields its measures through a two-row cross join, the state's marks
+# are joined once (a level shift's first run found by partitioning on the shift), and the judged
+# run's own columns ride along as the pair of the run with itself. Decision 1030 has the numbers.
+# `seq` is never null; `nulls first` is spelt out so that sqlglot writes no NULLS clause for
+# BigQuery, whose window aggregates refuse one.
 _SQL = """
 with mart as (
   select entity, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped,
@@ -72,133 +81,155 @@ with mart as (
 blocked as (
   __BLOCKED__
 ),
-runs as (
-  select entity, run_id, min(run_started_at) as started_at, min(run_date) as run_date,
-         sum(case when rule = '(entity)' then rows_evaluated else 0 end) as evaluated,
-         sum(case when rule = '(entity)' then rows_evaluated + rows_deduped else 0 end) as bronze,
-         sum(case when rule = '(entity)' then rows_quarantined else 0 end) as quarantined,
-         max(case when rule = '(entity)' then 1 else 0 end) as accounted,
-         max(case when disposition = 'fail' and rows_failed > 0 then 1 else 0 end) as rule_failed
-  from mart
-  group by entity, run_id
-),
-facts as (
-  select r.entity, r.run_id, r.started_at, r.run_date, r.evaluated, r.quarantined,
-         cast(r.bronze - lag(r.bronze) over (partition by r.entity order by r.started_at, r.run_id) as double) as loaded,
-         case when r.rule_failed = 1 or b.run_id is not null then 1 else 0 end as failed
-  from runs r
-  left join (select distinct run_id, entity from blocked) b on b.run_id = r.run_id and b.entity = r.entity
-  where r.accounted = 1
-),
-series as (
-  select entity, '(volume)' as measure, 'volume' as kind, run_id, started_at, run_date, failed,
-         loaded as observed, evaluated
-  from facts
-  union all
-  select entity, '(quarantine_rate)', 'rate', run_id, started_at, run_date, failed,
-         cast(quarantined as double) / nullif(evaluated, 0), evaluated
-  from facts
-  union all
-  select m.entity, m.rule, 'rate', f.run_id, f.started_at, f.run_date, f.failed,
-         cast(m.rows_failed as double) / nullif(f.evaluated, 0), f.evaluated
+per_run as (
+  select m.entity, m.rule, m.rows_failed, m.run_id,
+         min(m.run_started_at) over (partition by m.entity, m.run_id) as started_at,
+         min(m.run_date) over (partition by m.entity, m.run_id) as run_date,
+         sum(case when m.rule = '(entity)' then m.rows_evaluated else 0 end) over (partition by m.entity, m.run_id) as evaluated,
+         sum(case when m.rule = '(entity)' then m.rows_evaluated + m.rows_deduped else 0 end)
+           over (partition by m.entity, m.run_id) as bronze,
+         sum(case when m.rule = '(entity)' then m.rows_quarantined else 0 end) over (partition by m.entity, m.run_id) as quarantined,
+         max(case when m.rule = '(entity)' then 1 else 0 end) over (partition by m.entity, m.run_id) as accounted,
+         max(case when m.disposition = 'fail' and m.rows_failed > 0 then 1 else 0 end)
+           over (partition by m.entity, m.run_id) as rule_failed
   from mart m
-  join facts f on f.entity = m.entity and f.run_id = m.run_id
-  where m.rule <> '(entity)'
+),
+measured as (
+  select p.entity, p.run_id, p.started_at, p.run_date, p.evaluated, p.bronze,
+         case when p.rule <> '(entity)' then p.rule when k.part = 1 then '(volume)' else '(quarantine_rate)' end as measure,
+         case when p.rule = '(entity)' and k.part = 1 then 'volume' else 'rate' end as kind,
+         case when p.rule_failed = 1 or b.run_id is not null then 1 else 0 end as failed,
+         cast(case when p.rule = '(entity)' then p.quarantined else p.rows_failed end as double) / nullif(p.evaluated, 0) as rate
+  from per_run p
+  cross join (select 1 as part union all select 2 as part) k
+  left join (select distinct run_id, entity from blocked) b on b.run_id = p.run_id and b.entity = p.entity
+  where p.accounted = 1 and (k.part = 1 or p.rule = '(entity)')
 ),
 numbered as (
-  select s.*,
-         row_number() over (partition by s.entity, s.measure order by s.started_at, s.run_id) as seq,
-         dense_rank() over (order by s.entity, s.measure) as series,
-         extract(dow from s.run_date) as weekday
-  from series s
+  select entity, measure, kind, run_id, started_at, run_date, failed, evaluated,
+         case when kind = 'volume'
+              then cast(bronze - lag(bronze) over (partition by entity, measure order by started_at, run_id) as double)
+              else rate end as observed,
+         row_number() over (partition by entity, measure order by started_at, run_id) as seq,
+         dense_rank() over (order by entity, measure) as series,
+         extract(dow from run_date) as weekday
+  from measured
 ),
 state as (
   __STATE__
 ),
-marked as (
-  select n.*, case when x.run_id is null then 0 else 1 end as excluded
-  from numbered n
-  left join (select distinct entity, measure, run_id from state where since_run_id is null) x
-    on x.entity = n.entity and x.measure = n.measure and x.run_id = n.run_id
-),
-shifts as (
-  select d.entity, d.measure, d.seq as detected_seq, s.seq as start_seq
+marks as (
+  select x.entity, x.measure, case when k.part = 2 then x.since_run_id else x.run_id end as run_id,
+         case when x.since_run_id is null then 'left_out' when k.part = 1 then 'detected' else 'since' end as role,
+         x.run_id as shift, x.since_run_id as since
   from state x
-  join numbered d on d.entity = x.entity and d.measure = x.measure and d.run_id = x.run_id
-  join numbered s on s.entity = x.entity and s.measure = x.measure and s.run_id = x.since_run_id
+  cross join (select 1 as part union all select 2 as part) k
+  where k.part = 1 or x.since_run_id is not null
 ),
-regime as (
-  select j.entity, j.measure, j.seq, max(h.start_seq) as start_seq, max(h.detected_seq) as detected_seq
-  from numbered j
-  join shifts h on h.entity = j.entity and h.measure = j.measure and h.detected_seq < j.seq
-  group by j.entity, j.measure, j.seq
+tagged as (
+  select n.*, k.role,
+         min(case when k.role = 'since' then n.seq end) over (partition by n.entity, n.measure, k.shift, k.since) as since_seq
+  from numbered n
+  left join marks k on k.entity = n.entity and k.measure = n.measure and k.run_id = n.run_id
+),
+marked as (
+  select entity, measure, kind, run_id, started_at, run_date, failed, evaluated, observed, seq, series, weekday,
+         max(case when role = 'left_out' then 1 else 0 end) as excluded,
+         max(case when role = 'detected' and since_seq is not null then seq end) as detected_seq,
+         max(case when role = 'detected' then since_seq end) as start_seq
+  from tagged
+  group by entity, measure, kind, run_id, started_at, run_date, failed, evaluated, observed, seq, series, weekday
+),
+regimed as (
+  select entity, measure, kind, run_id, started_at, run_date, failed, evaluated, observed, seq, series, weekday, excluded,
+         max(start_seq) over (partition by series order by seq nulls first rows between unbounded preceding and 1 preceding)
+           as regime_start,
+         max(detected_seq) over (partition by series order by seq nulls first rows between unbounded preceding and 1 preceding)
+           as regime_detected
+  from marked
 ),
 training as (
-  select j.entity, j.measure, j.seq as judged_seq, t.observed, t.run_date,
+  select j.series, j.seq, t.seq as t_seq, t.observed as t_observed, t.run_date as t_run_date,
+         case when t.seq = j.seq then 1 else 0 end as itself,
          case when t.weekday = j.weekday then 1 else 0 end as same_day,
-         row_number() over (partition by j.series, j.seq order by t.seq desc) as recency,
-         dense_rank() over (partition by j.series, j.seq, case when t.weekday = j.weekday then 1 else 0 end
+         t.entity, t.measure, t.kind, t.run_id, t.started_at, t.failed, t.evaluated,
+         row_number() over (partition by j.series, j.seq, case when t.seq = j.seq then 1 else 0 end
+                            order by t.seq desc) as recency,
+         dense_rank() over (partition by j.series, j.seq, case when t.seq = j.seq then 2 when t.weekday = j.weekday then 1 else 0 end
                             order by t.run_date desc) as day_recency
-  from marked j
-  join marked t on t.entity = j.entity and t.measure = j.measure
-               and t.seq < j.seq and t.seq >= j.seq - __LOOKBACK__
-  left join regime g on g.entity = j.entity and g.measure = j.measure and g.seq = j.seq
-  where j.observed is not null and t.observed is not null and t.failed = 0 and __JUDGE_J__
-    and t.seq >= coalesce(g.start_seq, 0)
-    and (t.excluded = 0 or t.seq <= coalesce(g.detected_seq, 0))
+  from regimed j
+  join regimed t on t.series = j.series and t.seq <= j.seq and t.seq >= j.seq - __LOOKBACK__
+  where __JUDGE_J__
+    and (t.seq = j.seq
+         or (j.observed is not null and t.observed is not null and t.failed = 0
+             and t.seq >= coalesce(j.regime_start, 0)
+             and (t.excluded = 0 or t.seq <= coalesce(j.regime_detected, 0))))
 ),
 grouped as (
-  select entity, measure, judged_seq, 'all' as grp, observed, run_date
-  from training where recency <= __RECENT__
-  union all
-  select entity, measure, judged_seq, 'day', observed, run_date
-  from training where same_day = 1 and day_recency <= __WEEKDAY_DATES__
+  select series, seq, t_observed, t_run_date, itself, entity, measure, kind, run_id, started_at, failed, evaluated,
+         case when itself = 0 and recency <= __RECENT__ then 1 else 0 end as in_all,
+         case when itself = 0 and same_day = 1 and day_recency <= __WEEKDAY_DATES__ then 1 else 0 end as in_day
+  from training
+  where itself = 1 or recency <= __RECENT__ or (same_day = 1 and day_recency <= __WEEKDAY_DATES__)
 ),
 centres as (
-  select entity, measure, judged_seq, grp, median(observed) as centre, count(*) as runs,
-         count(distinct run_date) as dates
+  select series, seq,
+         median(case when in_all = 1 then t_observed end) as a_centre,
+         median(case when in_day = 1 then t_observed end) as d_centre
   from grouped
-  group by entity, measure, judged_seq, grp
+  group by series, seq
 ),
 spreads as (
-  select c.entity, c.measure, c.judged_seq, c.grp, c.centre, c.runs, c.dates,
-         median(abs(g.observed - c.centre)) as mad
-  from centres c
-  join grouped g on g.entity = c.entity and g.measure = c.measure and g.judged_seq = c.judged_seq and g.grp = c.grp
-  group by c.entity, c.measure, c.judged_seq, c.grp, c.centre, c.runs, c.dates
+  select max(case when g.itself = 1 then g.entity end) as entity, max(case when g.itself = 1 then g.measure end) as measure,
+         max(case when g.itself = 1 then g.kind end) as kind, max(case when g.itself = 1 then g.run_id end) as run_id,
+         max(case when g.itself = 1 then g.started_at end) as started_at,
+         max(case when g.itself = 1 then g.t_run_date end) as run_date, g.seq,
+         max(case when g.itself = 1 then g.failed end) as failed, max(case when g.itself = 1 then g.t_observed end) as observed,
+         max(case when g.itself = 1 then g.evaluated end) as evaluated, c.a_centre, c.d_centre,
+         nullif(count(case when g.in_all = 1 then 1 end), 0) as a_runs,
+         median(case when g.in_all = 1 then abs(g.t_observed - c.a_centre) end) as a_mad,
+         nullif(count(case when g.in_day = 1 then 1 end), 0) as d_runs,
+         count(distinct case when g.in_day = 1 then g.t_run_date end) as d_dates,
+         median(case when g.in_day = 1 then abs(g.t_observed - c.d_centre) end) as d_mad
+  from grouped g
+  join centres c on c.series = g.series and c.seq = g.seq
+  group by g.series, g.seq, c.a_centre, c.d_centre
 ),
 bands as (
   select s.*,
-         greatest(__SIGMAS__ * __MAD_TO_SIGMA__ * s.mad,
-                  case when n.kind = 'volume'
-                       then greatest(__VOLUME_FLOOR__ * abs(s.centre), __VOLUME_FLOOR_ROWS__)
-                       else greatest(__RATE_FLOOR__, __RATE_FLOOR_RELATIVE__ * s.centre,
-                                     __RATE_FLOOR_ROWS__ / cast(n.evaluated as double)) end) as half
+         case when s.a_runs is not null then
+           greatest(__SIGMAS__ * __MAD_TO_SIGMA__ * s.a_mad,
+                    case when s.kind = 'volume'
+                         then greatest(__VOLUME_FLOOR__ * abs(s.a_centre), __VOLUME_FLOOR_ROWS__)
+                         else greatest(__RATE_FLOOR__, __RATE_FLOOR_RELATIVE__ * s.a_centre,
+                                       __RATE_FLOOR_ROWS__ / cast(s.evaluated as double)) end) end as a_half,
+         case when s.d_runs is not null then
+           greatest(__SIGMAS__ * __MAD_TO_SIGMA__ * s.d_mad,
+                    case when s.kind = 'volume'
+                         then greatest(__VOLUME_FLOOR__ * abs(s.d_centre), __VOLUME_FLOOR_ROWS__)
+                         else greatest(__RATE_FLOOR__, __RATE_FLOOR_RELATIVE__ * s.d_centre,
+                                       __RATE_FLOOR_ROWS__ / cast(s.evaluated as double)) end) end as d_own_half
   from spreads s
-  join numbered n on n.entity = s.entity and n.measure = s.measure and n.seq = s.judged_seq
 ),
 day_bands as (
-  select d.*,
-         case when d.dates >= __SEASONAL_DATES__ then d.half
-              else greatest(d.half, coalesce(a.half * abs(d.centre) / nullif(abs(a.centre), 0), d.half)) end as band_half
-  from bands d
-  left join bands a on a.entity = d.entity and a.measure = d.measure and a.judged_seq = d.judged_seq and a.grp = 'all'
-  where d.grp = 'day'
+  select b.*,
+         case when b.d_runs is null then null
+              when b.d_dates >= __SEASONAL_DATES__ then b.d_own_half
+              else greatest(b.d_own_half, coalesce(b.a_half * abs(b.d_centre) / nullif(abs(b.a_centre), 0), b.d_own_half))
+              end as d_half
+  from bands b
 ),
 judged as (
-  select n.entity, n.measure, n.kind, n.run_id, n.started_at, n.run_date, n.seq, n.failed, n.observed,
-         coalesce(a.runs, 0) as history,
-         case when d.dates >= __SEASONAL_DATES__ then 'weekday'
-              when d.runs is null or a.runs is null then 'all'
-              when n.observed between a.centre - a.half and a.centre + a.half then 'all'
-              when n.observed between d.centre - d.band_half and d.centre + d.band_half then 'weekday'
-              when abs(n.observed - a.centre) <= abs(n.observed - d.centre) then 'all'
+  select entity, measure, kind, run_id, started_at, run_date, seq, failed, observed,
+         coalesce(a_runs, 0) as history,
+         case when d_runs is not null and d_dates >= __SEASONAL_DATES__ then 'weekday'
+              when d_runs is null or a_runs is null then 'all'
+              when observed between a_centre - a_half and a_centre + a_half then 'all'
+              when observed between d_centre - d_half and d_centre + d_half then 'weekday'
+              when abs(observed - a_centre) <= abs(observed - d_centre) then 'all'
               else 'weekday' end as season,
-         a.runs as a_runs, a.centre as a_centre, a.half as a_half,
-         d.runs as d_runs, d.centre as d_centre, d.band_half as d_half
-  from numbered n
-  left join bands a on a.entity = n.entity and a.measure = n.measure and a.judged_seq = n.seq and a.grp = 'all'
-  left join day_bands d on d.entity = n.entity and d.measure = n.measure and d.judged_seq = n.seq
+         a_runs, a_centre, a_half, d_runs, d_centre, d_half
+  from day_bands
 ),
 picked as (
   select entity, measure, kind, run_id, started_at, run_date, seq, failed, observed, history, season,
@@ -214,7 +245,6 @@ clipped as (
          case when kind = 'rate' then greatest(low, 0) else low end as low,
          case when kind = 'rate' then least(high, 1) else high end as high
   from picked
-  where __JUDGE__
 )
 select entity, measure, kind, run_id, started_at, run_date, seq, failed, observed, history, season,
        learnt_from, centre, low, high,
@@ -287,7 +317,6 @@ def band_sql(dialect: str, mart: tuple[str, str], state: State = State(), *, met
         "__STATE__": _state_sql(state) if sources is None else (
             f"select entity, measure, run_id, since_run_id from {sources.state}"),
         "__JUDGE_J__": "1 = 1" if sources is None else f"j.run_id in ({sources.judged_run})",
-        "__JUDGE__": "1 = 1" if sources is None else f"run_id in ({sources.judged_run})",
         "__LOOKBACK__": str(method.lookback),
         "__RECENT__": str(method.recent_runs),
         "__WEEKDAY_DATES__": str(method.weekday_dates),
