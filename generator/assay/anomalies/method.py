@@ -63,12 +63,13 @@ class State:
 
 
 # Spark inlines every reference to a CTE (analysing, planning and running it again for each), so
-# the text is a chain, not a tree: every CTE is read once, except `regimed` (the one self-join that
-# pairs a judged run with its earlier runs) and `grouped` (the MAD needs the median joined back;
-# PostgreSQL has no median over a window). Hence the run's counts are window aggregates over the
-# mart's rows, each mart row yields its measures through a two-row cross join, the state's marks
-# are joined once (a level shift's first run found by partitioning on the shift), and the judged
-# run's own columns ride along as the pair of the run with itself. Decision 1030 has the numbers.
+# the text is a chain, not a tree: every CTE is read once, except `regimed` (the series with its
+# marks: paired with itself once, and read once more for the judged runs' own columns, which are
+# too costly for DuckDB to carry through the pairs' windows) and `grouped` (the MAD needs the
+# median joined back; PostgreSQL has no median over a window). Hence the run's counts are window
+# aggregates over the mart's rows, each mart row yields its measures through a two-row cross join,
+# and the state's marks are joined once (a level shift's first run found by partitioning on the
+# shift). Decision 1030 has the numbers.
 # `seq` is never null; `nulls first` is spelt out so that sqlglot writes no NULLS clause for
 # BigQuery, whose window aggregates refuse one.
 _SQL = """
@@ -149,28 +150,23 @@ regimed as (
   from marked
 ),
 training as (
-  select j.series, j.seq, t.seq as t_seq, t.observed as t_observed, t.run_date as t_run_date,
-         case when t.seq = j.seq then 1 else 0 end as itself,
+  select j.series, j.seq, t.observed as t_observed, t.run_date as t_run_date,
          case when t.weekday = j.weekday then 1 else 0 end as same_day,
-         t.entity, t.measure, t.kind, t.run_id, t.started_at, t.failed, t.evaluated,
-         row_number() over (partition by j.series, j.seq, case when t.seq = j.seq then 1 else 0 end
-                            order by t.seq desc) as recency,
-         dense_rank() over (partition by j.series, j.seq, case when t.seq = j.seq then 2 when t.weekday = j.weekday then 1 else 0 end
+         row_number() over (partition by j.series, j.seq order by t.seq desc) as recency,
+         dense_rank() over (partition by j.series, j.seq, case when t.weekday = j.weekday then 1 else 0 end
                             order by t.run_date desc) as day_recency
   from regimed j
-  join regimed t on t.series = j.series and t.seq <= j.seq and t.seq >= j.seq - __LOOKBACK__
-  where __JUDGE_J__
-    and (t.seq = j.seq
-         or (j.observed is not null and t.observed is not null and t.failed = 0
-             and t.seq >= coalesce(j.regime_start, 0)
-             and (t.excluded = 0 or t.seq <= coalesce(j.regime_detected, 0))))
+  join regimed t on t.series = j.series and t.seq < j.seq and t.seq >= j.seq - __LOOKBACK__
+  where __JUDGE_J__ and j.observed is not null and t.observed is not null and t.failed = 0
+    and t.seq >= coalesce(j.regime_start, 0)
+    and (t.excluded = 0 or t.seq <= coalesce(j.regime_detected, 0))
 ),
 grouped as (
-  select series, seq, t_observed, t_run_date, itself, entity, measure, kind, run_id, started_at, failed, evaluated,
-         case when itself = 0 and recency <= __RECENT__ then 1 else 0 end as in_all,
-         case when itself = 0 and same_day = 1 and day_recency <= __WEEKDAY_DATES__ then 1 else 0 end as in_day
+  select series, seq, t_observed, t_run_date,
+         case when recency <= __RECENT__ then 1 else 0 end as in_all,
+         case when same_day = 1 and day_recency <= __WEEKDAY_DATES__ then 1 else 0 end as in_day
   from training
-  where itself = 1 or recency <= __RECENT__ or (same_day = 1 and day_recency <= __WEEKDAY_DATES__)
+  where recency <= __RECENT__ or (same_day = 1 and day_recency <= __WEEKDAY_DATES__)
 ),
 centres as (
   select series, seq,
@@ -180,12 +176,7 @@ centres as (
   group by series, seq
 ),
 spreads as (
-  select max(case when g.itself = 1 then g.entity end) as entity, max(case when g.itself = 1 then g.measure end) as measure,
-         max(case when g.itself = 1 then g.kind end) as kind, max(case when g.itself = 1 then g.run_id end) as run_id,
-         max(case when g.itself = 1 then g.started_at end) as started_at,
-         max(case when g.itself = 1 then g.t_run_date end) as run_date, g.seq,
-         max(case when g.itself = 1 then g.failed end) as failed, max(case when g.itself = 1 then g.t_observed end) as observed,
-         max(case when g.itself = 1 then g.evaluated end) as evaluated, c.a_centre, c.d_centre,
+  select g.series, g.seq, c.a_centre, c.d_centre,
          nullif(count(case when g.in_all = 1 then 1 end), 0) as a_runs,
          median(case when g.in_all = 1 then abs(g.t_observed - c.a_centre) end) as a_mad,
          nullif(count(case when g.in_day = 1 then 1 end), 0) as d_runs,
@@ -196,20 +187,23 @@ spreads as (
   group by g.series, g.seq, c.a_centre, c.d_centre
 ),
 bands as (
-  select s.*,
+  select r.entity, r.measure, r.kind, r.run_id, r.started_at, r.run_date, r.seq, r.failed, r.observed,
+         s.a_centre, s.d_centre, s.a_runs, s.a_mad, s.d_runs, s.d_dates, s.d_mad,
          case when s.a_runs is not null then
            greatest(__SIGMAS__ * __MAD_TO_SIGMA__ * s.a_mad,
-                    case when s.kind = 'volume'
+                    case when r.kind = 'volume'
                          then greatest(__VOLUME_FLOOR__ * abs(s.a_centre), __VOLUME_FLOOR_ROWS__)
                          else greatest(__RATE_FLOOR__, __RATE_FLOOR_RELATIVE__ * s.a_centre,
-                                       __RATE_FLOOR_ROWS__ / cast(s.evaluated as double)) end) end as a_half,
+                                       __RATE_FLOOR_ROWS__ / cast(r.evaluated as double)) end) end as a_half,
          case when s.d_runs is not null then
            greatest(__SIGMAS__ * __MAD_TO_SIGMA__ * s.d_mad,
-                    case when s.kind = 'volume'
+                    case when r.kind = 'volume'
                          then greatest(__VOLUME_FLOOR__ * abs(s.d_centre), __VOLUME_FLOOR_ROWS__)
                          else greatest(__RATE_FLOOR__, __RATE_FLOOR_RELATIVE__ * s.d_centre,
-                                       __RATE_FLOOR_ROWS__ / cast(s.evaluated as double)) end) end as d_own_half
-  from spreads s
+                                       __RATE_FLOOR_ROWS__ / cast(r.evaluated as double)) end) end as d_own_half
+  from regimed r
+  left join spreads s on s.series = r.series and s.seq = r.seq
+  where __JUDGE_R__
 ),
 day_bands as (
   select b.*,
@@ -317,6 +311,7 @@ def band_sql(dialect: str, mart: tuple[str, str], state: State = State(), *, met
         "__STATE__": _state_sql(state) if sources is None else (
             f"select entity, measure, run_id, since_run_id from {sources.state}"),
         "__JUDGE_J__": "1 = 1" if sources is None else f"j.run_id in ({sources.judged_run})",
+        "__JUDGE_R__": "1 = 1" if sources is None else f"r.run_id in ({sources.judged_run})",
         "__LOOKBACK__": str(method.lookback),
         "__RECENT__": str(method.recent_runs),
         "__WEEKDAY_DATES__": str(method.weekday_dates),
