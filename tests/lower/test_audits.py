@@ -18,34 +18,10 @@ import duckdb
 import pytest
 
 from assay.lower.audits import COUNT, ROW, Audited, conservation_sql, entity_audits, key_unique_sql
-from assay.lower.spelling import Spelling, Sql
+from assay.lower.spelling import Spelling
+from tests.lower.duck_spelling import DuckSpelling
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-class _Duck(Spelling):
-    """Plain DuckDB SQL, no templating: the parts a target spells, nothing decided."""
-
-    def ident(self, name):
-        return name
-
-    def string(self, value):
-        return "'" + value.replace("'", "''") + "'"
-
-    def cast(self, expr, assay_type, safe):
-        assert assay_type == "string" and not safe
-        return f"cast({expr} as varchar)"
-
-    def call(self, macro, *args):
-        assert macro == "flags_contain", macro
-        flags, rule = args
-        return f"list_contains({flags.text if isinstance(flags, Sql) else flags}, {self.string(rule)})"
-
-    def bronze(self, source):
-        return f"bronze_{source}"
-
-    def staged(self, entity):
-        return "staged"
 
 
 def _entity(**changes):
@@ -130,14 +106,14 @@ def test_each_audit_finds_what_breaks_the_build(label):
     con = _story()
     for s in statements:
         con.execute(s)
-    assert _counts(con, _Duck(), ENTITY) == expected
+    assert _counts(con, DuckSpelling(), ENTITY) == expected
 
 
 def test_the_row_form_names_the_misplaced_deliveries():
     con = _story()
     con.execute("delete from entity where _source_row_id = 'r4'")
     con.execute("insert into entity select * from entity where _source_row_id = 'r1'")
-    rows = con.execute(conservation_sql(_Duck(), ENTITY, Audited("entity", "reject"), ROW)).fetchall()
+    rows = con.execute(conservation_sql(DuckSpelling(), ENTITY, Audited("entity", "reject"), ROW)).fetchall()
     assert sorted(rows) == [("src", "r1", "L1", 2), ("src", "r4", "L1", 0)]
 
 
@@ -147,18 +123,18 @@ def test_an_entity_without_a_reject_table():
     con = _story()
     where = Audited("entity")
     for form, broken in ((COUNT, 1), (ROW, 2)):  # the row form names both diverted deliveries
-        assert con.execute(f"select count(*) from ({conservation_sql(_Duck(), entity, where, form)})").fetchone()[0] == broken
+        assert con.execute(f"select count(*) from ({conservation_sql(DuckSpelling(), entity, where, form)})").fetchone()[0] == broken
     con.execute("delete from staged where _route in ('quarantined', 'failed')")
     con.execute("delete from bronze_src where _source_row_id = 'r5' or (_source_row_id = 'r2' and _load_id = 'L2')")
     for form in (COUNT, ROW):
-        assert con.execute(f"select count(*) from ({conservation_sql(_Duck(), entity, where, form)})").fetchone()[0] == 0
-    assert [a.name for a in entity_audits(_Duck(), entity, where)] == ["conservation", "key_unique"]
+        assert con.execute(f"select count(*) from ({conservation_sql(DuckSpelling(), entity, where, form)})").fetchone()[0] == 0
+    assert [a.name for a in entity_audits(DuckSpelling(), entity, where)] == ["conservation", "key_unique"]
 
 
 def test_the_list_is_decided_once():
     """Which audits an entity gets and the form of its law: the same for every spelling."""
     where = Audited("entity", "reject")
-    names = lambda e: [(a.name, a.blocking, a.form) for a in entity_audits(_Duck(), e, where)]  # noqa: E731
+    names = lambda e: [(a.name, a.blocking, a.form) for a in entity_audits(DuckSpelling(), e, where)]  # noqa: E731
     assert names(ENTITY) == [("conservation", True, COUNT), ("key_unique", True, None),
                              ("fail_rule__must_hold", True, None), ("flag_rule__looks_odd", False, None)]
     assert names(_entity(dedupe=SimpleNamespace(field="x")))[1][0] == "fail_rule__must_hold"  # dedupe: no key audit
@@ -168,7 +144,7 @@ def test_the_list_is_decided_once():
 def test_a_null_key_part_is_no_identity():
     con = _story()
     con.execute("update entity set item_id = null")
-    assert con.execute(key_unique_sql(_Duck(), ENTITY, "entity")).fetchall() == []
+    assert con.execute(key_unique_sql(DuckSpelling(), ENTITY, "entity")).fetchall() == []
 
 
 # --------------------------------------------------------------------------- the targets' spellings

@@ -12,41 +12,7 @@ from types import SimpleNamespace
 import duckdb
 
 from assay.lower.rejects import Prior, reject_query, resolving_query
-from assay.lower.spelling import Spelling, Sql
-
-NOW = "timestamp '2026-01-03 00:00:00'"
-
-
-class _Duck(Spelling):
-    """Plain DuckDB SQL, no templating: the parts a target spells, nothing decided."""
-
-    def ident(self, name):
-        return name
-
-    def string(self, value):
-        return "'" + value.replace("'", "''") + "'"
-
-    def cast(self, expr, assay_type, safe):
-        return f"cast({expr} as {'timestamp' if assay_type == 'timestamp' else 'varchar'})"
-
-    def call(self, macro, *args):
-        if macro == "run_timestamp":
-            return NOW
-        assert macro == "reject_id", macro
-        source, row = args
-        return f"md5({self.string(source)} || '|' || {row.text if isinstance(row, Sql) else row})"
-
-    def json_object(self, pairs):
-        return "json_object(" + ", ".join(f"{self.string(k)}, {v}" for k, v in pairs) + ")::varchar"
-
-    def row_json(self, alias, redact):
-        return f"to_json({alias})::varchar"
-
-    def bronze(self, source):
-        return f"bronze_{source}"
-
-    def staged(self, entity):
-        return "staged"
+from tests.lower.duck_spelling import NOW, DuckSpelling
 
 
 ENTITY = SimpleNamespace(name="item", key=("item_id",), redact=(), mappings=(SimpleNamespace(name="m", source="src"),))
@@ -104,7 +70,7 @@ def _upsert(con, query: str) -> None:
 
 def test_history_and_resolution_on_duckdb():
     con = _story()
-    sp = _Duck()
+    sp = DuckSpelling()
     _upsert(con, reject_query(sp, ENTITY, Prior("item__reject"), resolve=True))
     got = {con.execute(f"select md5('src|{k}')").fetchone()[0]: k for k in ("r1", "r2", "r3", "r4", "r5")}
     table = {got[k]: v for k, v in _table(con).items()}
@@ -124,7 +90,7 @@ def test_history_and_resolution_on_duckdb():
 def test_resolving_after_publishing_leaves_the_same_table():
     """dbt's way (model without resolution, then the package's UPDATE over `resolving_query`)
     and SQLMesh's way (resolution inside the model's query) give one table."""
-    sp = _Duck()
+    sp = DuckSpelling()
     in_query = _story()
     _upsert(in_query, reject_query(sp, ENTITY, Prior("item__reject"), resolve=True))
     after = _story()
@@ -144,7 +110,7 @@ def test_resolving_after_publishing_leaves_the_same_table():
 
 def test_a_first_build_has_no_prior():
     """dbt's first build: the table does not exist, so nothing is read from it."""
-    sp = _Duck()
+    sp = DuckSpelling()
     con = _story()
     query = reject_query(sp, ENTITY, Prior("no_such_table", lambda when, otherwise: otherwise), resolve=False)
     assert "no_such_table" not in query

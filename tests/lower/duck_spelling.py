@@ -1,0 +1,49 @@
+"""Plain DuckDB SQL as a `Spelling`, no templating: the parts a target spells and nothing it
+decides, so the tests of `lower/` can run a lowered query on DuckDB as it is."""
+
+from __future__ import annotations
+
+from assay.lower.spelling import Spelling, Sql
+
+#: What `run_timestamp` is in these tests: a fixed instant, so a story's stamps are known.
+NOW = "timestamp '2026-01-03 00:00:00'"
+
+
+def _text(arg) -> str:
+    return arg.text if isinstance(arg, Sql) else arg
+
+
+class DuckSpelling(Spelling):
+    """The DuckDB spelling of the few engine primitives the lowered reject and audit queries call."""
+
+    def ident(self, name):
+        return name
+
+    def string(self, value):
+        return "'" + value.replace("'", "''") + "'"
+
+    def cast(self, expr, assay_type, safe):
+        assert assay_type in ("string", "timestamp") and not safe, (assay_type, safe)
+        return f"cast({expr} as {'timestamp' if assay_type == 'timestamp' else 'varchar'})"
+
+    def call(self, macro, *args):
+        if macro == "run_timestamp":
+            return NOW
+        if macro == "reject_id":
+            source, row = args
+            return f"md5({self.string(source)} || '|' || {_text(row)})"
+        assert macro == "flags_contain", macro
+        flags, rule = args
+        return f"list_contains({_text(flags)}, {self.string(rule)})"
+
+    def json_object(self, pairs):
+        return "json_object(" + ", ".join(f"{self.string(k)}, {v}" for k, v in pairs) + ")::varchar"
+
+    def row_json(self, alias, redact):
+        return f"to_json({alias})::varchar"
+
+    def bronze(self, source):
+        return f"bronze_{source}"
+
+    def staged(self, entity):
+        return "staged"
