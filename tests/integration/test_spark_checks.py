@@ -170,7 +170,8 @@ def test_anomalies_on_spark_give_duckdbs_verdicts(project):
     a spike and a drop; and finds the injected events without a false alarm. The Spark process
     is this module's (no JVM of its own). Spark runs the round at the state DuckDB's rounds settled
     on and must settle there too: the rounds are Python, the same on every engine, and a Spark
-    round costs about 20 s (Spark re-plans each reference to a common table expression)."""
+    round costs about 5 to 10 s (2 to 3 s of it planning; 40 to 50 s before the text became a chain
+    of CTEs each read about once, decision 1030: Spark re-plans each reference to a CTE)."""
     import duckdb
 
     from assay.anomalies import synthetic
@@ -180,7 +181,7 @@ def test_anomalies_on_spark_give_duckdbs_verdicts(project):
     from assay.anomalies.synthetic import MART_COLUMNS, Event
     from assay.runtime.spark_conn import to_spark
 
-    # Short on purpose: Spark's cost grows with runs x earlier runs (about 30 s a round at 45 runs).
+    # Short on purpose: Spark's cost grows with runs x earlier runs.
     history = synthetic.generate(
         24, 3, weekly=True, failed_runs=(9,),
         events=(Event(VOLUME, 12, "spike", 3.0), Event(QUARANTINE_RATE, 18, "spike", 3.0), Event(VOLUME, 22, "drop", 0.25)))
