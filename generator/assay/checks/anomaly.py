@@ -27,12 +27,12 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import Problem
 from .detail import Verdict, _number_text, _quote
+from .limit_mapping import LimitProblems
 from .quoted import shown
 
 __all__ = ["ANOMALY_KIND", "METRICS", "ANOMALY_KEYS", "RULE_ANOMALY_KEYS", "validate_anomaly", "anomaly_check_id",
            "anomaly_detail", "MIN_HISTORY_RANGE"]
 
-THRESHOLD_INVALID = "THRESHOLD_INVALID"
 ANOMALY_KIND = "anomaly"
 #: The entity's metrics, and the measure each is in the detector's answer (a rule's is its name).
 METRICS = {"volume": "(volume)", "quarantine_rate": "(quarantine_rate)"}
@@ -66,22 +66,14 @@ def validate_anomaly(raw: Any, *, label: str, on_rule: bool, inherited_on_breach
     mapping). Returns ``{'metrics', 'on_breach', 'min_history', 'line'}`` or None, and every problem."""
     from ..anomalies.method import METHOD
 
-    problems: list[Problem] = []
     keys = RULE_ANOMALY_KEYS if on_rule else ANOMALY_KEYS
     example = "anomaly: {on_breach: warn}" if on_rule else "anomaly: {metrics: [volume, quarantine_rate], on_breach: warn}"
-
-    def add(message: str, at: Optional[str] = None) -> None:
-        problems.append(Problem(THRESHOLD_INVALID, message, line_of(at)))
-
-    if not isinstance(raw, Mapping):
-        add(f"{label} states anomaly {shown(raw)}; write it as a mapping, e.g. {example}")
+    found = LimitProblems(line_of)
+    problems, add = found.problems, found.add
+    hint = lambda k: (" (a rule's anomaly judges that rule's failure rate; the entity's metrics are listed in its "  # noqa: E731
+                      "thresholds: anomaly)" if on_rule and k == "metrics" else "")
+    if found.opened(raw, label=label, key="anomaly", keys=keys, how=f"as a mapping, e.g. {example}", hint=hint) is None:
         return None, problems
-    for k in raw:
-        if k not in keys:
-            hint = (" (a rule's anomaly judges that rule's failure rate; the entity's metrics are listed in its "
-                    "thresholds: anomaly)" if on_rule and k == "metrics" else "")
-            add(f"{label} states anomaly.{k}, which is not a key of anomaly{hint}; the accepted keys are "
-                f"{', '.join(keys)}", k)
     metrics: list[str] = []
     if not on_rule:
         listed = raw.get("metrics")

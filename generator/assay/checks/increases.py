@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from . import Problem
 from .detail import Verdict, _number_text, _quote
+from .limit_mapping import LimitProblems
 from .quoted import decimal_text, shown
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
     "increase_detail",
 ]
 
-THRESHOLD_INVALID = "THRESHOLD_INVALID"
 INCREASE_KINDS = ("quarantine_increase", "rule_increase", "volume_change")
 INCREASE_KEYS = ("factor", "floor", "on_breach")
 #: A factor as text: a decimal of at least 1, at most 18 digits before and after the point.
@@ -76,19 +76,11 @@ def validate_increase(raw: Any, *, key: str, label: str, inherited_on_breach: An
     (None: the mapping); ``inherited_reported`` says the enclosing ``on_breach``, when invalid, is
     already reported where it is written (so it is not reported twice). Returns ``{'factor', 'floor', 'on_breach', 'line'}`` or None, and every
     problem."""
-    problems: list[Problem] = []
     example = f'{key}: {{factor: "2", floor: 50, on_breach: fail}}'
-
-    def add(message: str, at: Optional[str] = None) -> None:
-        problems.append(Problem(THRESHOLD_INVALID, message, line_of(at)))
-
-    if not isinstance(raw, Mapping):
-        add(f"{label} states {key} {shown(raw)}; write it as a mapping with a factor and a floor, e.g. {example}")
+    found = LimitProblems(line_of)
+    problems, add = found.problems, found.add
+    if found.opened(raw, label=label, key=key, keys=INCREASE_KEYS, how=f"as a mapping with a factor and a floor, e.g. {example}") is None:
         return None, problems
-    for k in raw:
-        if k not in INCREASE_KEYS:
-            add(f"{label} states {key}.{k}, which is not a key of {key}; the accepted keys are "
-                f"{', '.join(INCREASE_KEYS)}", k)
     factor = parse_factor(raw.get("factor"))
     if factor is None:
         what = "no factor" if raw.get("factor") is None else f"factor {shown(raw.get('factor'))}"

@@ -34,6 +34,7 @@ from .declared import DeclaredCheck
 from .quoted import decimal_text, shown
 from .increases import INCREASE_KINDS, validate_increase
 from .anomaly import ANOMALY_KIND, anomaly_check_id, validate_anomaly
+from .limit_mapping import THRESHOLD_INVALID
 
 __all__ = [
     "RATE_KINDS",
@@ -51,7 +52,6 @@ __all__ = [
     "lower_rate_limits",
 ]
 
-THRESHOLD_INVALID = "THRESHOLD_INVALID"
 RATE_KINDS = ("quarantine_rate", "flag_rate", "rule_rate")
 ON_BREACH = ("fail", "warn")
 #: The keys of an entity's ``thresholds:`` and the rate kind each maximum lowers into.
