@@ -1,9 +1,13 @@
-"""`assay plan OLD NEW --data` on a SQLMesh project (DuckDB gateway) against the real next plan,
-run and replay (issue 20 item 4, decision 1020).
+"""`assay plan OLD NEW --data` on a SQLMesh project (DuckDB and PostgreSQL 18 gateways) against the
+real next plan, run and replay (issue 20 item 4, decision 1020).
 
-The `item` story of test_plan_data_dbt.py on SQLMesh with a DuckDB gateway, its clock pinned: two
-daily plans with the OLD spec, then `assay plan --data --execution-time <the last plan's day>`;
-the warehouse file must be unchanged (its bytes, SQLMesh's state included). Then for real, as
+The `item` story of test_plan_data_dbt.py on SQLMesh, its clock pinned: two daily plans with the
+OLD spec, then `assay plan --data --execution-time <the last plan's day>`; the warehouse must be
+unchanged (DuckDB: the file's bytes; PostgreSQL: every table's row count and checksum, SQLMesh's
+state tables included) and, on PostgreSQL, the scratch database gone. On PostgreSQL the sandbox
+moves SQLMesh's state to the scratch database's catalog: there its own plan must see nothing
+changed with the OLD spec, and with the NEW spec exactly the snapshots, versions, categories and
+missing intervals of the real plan. Then for real, as
 docs/sqlmesh.md orders a rule change: `assay generate sqlmesh`, `sqlmesh plan` that same day,
 `sqlmesh run` at the next interval (the forward-only reject table takes the change in), `assay
 replay` for the plan's replay_scope, `sqlmesh run` at the interval after. Every number is compared
@@ -21,8 +25,8 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 from tests.integration.test_plan_data_dbt import DAYS, ENTITIES as DBT_ENTITIES, ITEM_COLS, ITEMS, NEW_ITEMS, _rules
+from tests.integration.test_plan_data_dbt import _fingerprint as _tables_fingerprint
 from tests.support.corpus import Relation
-from tests.support.engines import ENGINES, Engine
 from tests.support.runners import RUNNERS
 
 pytestmark = pytest.mark.slow
@@ -57,15 +61,52 @@ def _cli(*args: str) -> dict:
     return json.loads(res.stdout)
 
 
-def _fingerprint(project) -> str:
-    return hashlib.sha256((project.path / "warehouse.duckdb").read_bytes()).hexdigest()
+def _fingerprint(project) -> object:
+    if project.engine == "duckdb":
+        return hashlib.sha256((project.path / "warehouse.duckdb").read_bytes()).hexdigest()
+    return _tables_fingerprint(project)
+
+
+def _shape(plan) -> dict:
+    """A plan's changes, its models named without their catalog (the sandbox's is another)."""
+    from sqlglot import exp
+
+    def name(fqn: str) -> str:
+        table = exp.to_table(fqn)
+        return f"{table.db}.{table.name}"
+    diff = plan.context_diff
+    return {
+        "added": sorted(map(name, diff.added)), "removed": sorted(name(s.name) for s in diff.removed_snapshots.values()),
+        "modified": sorted(map(name, diff.modified_snapshots)),
+        "new": sorted((name(s.name), s.version, str(s.change_category), s.is_forward_only) for s in plan.new_snapshots),
+        "missing": sorted((name(i.snapshot_id.name), i.intervals) for i in plan.missing_intervals),
+    }
+
+
+def _sandbox_plans(project, new, day) -> dict:
+    """The sandbox's own `sqlmesh plan` (not applied) with the OLD spec, then with the NEW one."""
+    from sqlmesh import Context
+
+    from assay.api_sqlmesh import generate_sqlmesh_project
+    from assay.plandata.sandbox import sqlmesh_sandbox
+
+    out = {}
+    with sqlmesh_sandbox(project.path, None, ("bronze", "silver", "gold")) as sb:
+        for spec in ("old", "new"):
+            if spec == "new":
+                assert not generate_sqlmesh_project(new, sb.path, dialect=project.dialect).report.conflicts
+            ctx = Context(paths=str(sb.path))
+            try:
+                out[spec] = _shape(ctx.plan(no_prompts=True, execution_time=day))
+            finally:
+                ctx.close()
+    return out
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory):
-    # DuckDB only: on PostgreSQL SQLMesh's state names the database as the catalog of every
-    # table, so a scratch database beside it cannot stand in for it (decision 1020)
-    engine = Engine(next(e for e in ENGINES if e.id == "duckdb"))
+def story(tmp_path_factory, engine):
+    if engine.id == "pg15":
+        pytest.skip("PostgreSQL 18 covers the PostgreSQL sandbox")
     runner = RUNNERS["sqlmesh"]
     root = tmp_path_factory.mktemp(f"plan_data_sqlmesh_{engine.id}")
     old, new = _spec(root / "old", ITEMS), _spec(root / "new", NEW_ITEMS)
@@ -78,18 +119,26 @@ def story(tmp_path_factory):
         out = {"before": _state(project)}
         project.close()  # DuckDB: one process holds the file once
         printed = _fingerprint(project)
+        if engine.kind == "postgres":
+            out["sandbox"] = _sandbox_plans(project, new, project.clock)
         day = project.clock.strftime("%Y-%m-%d %H:%M:%S")
         out["plan"] = _cli("plan", str(old), "--spec", str(new), "--project", str(project.path), "--data", "--json",
                            "--execution-time", day)
         out["unchanged"] = printed == _fingerprint(project)
+        # the scratch databases of a PostgreSQL plan are dropped when the plan ends
+        out["scratch_left"] = [] if engine.kind == "duckdb" else project.query(
+            "select datname from pg_database where datname like 'assay_plan_%'")
         # the real next plan (that same day) and run (the next interval), the replays, the run after
-        assert runner.respec(project, new).ok
+        real = runner.respec(project, new)
+        assert real.ok
+        out["real_plan"] = _shape(real.details["same_day"].details["plan"])
         out["after"] = _state(project)
         project.close()
         out["replay"] = {name: _cli("replay", name, "--spec", str(new), "--project", str(project.path), "--json")
                          for name in out["plan"]["replay_scope"]}
         assert project.run()
         out["final"] = _state(project)
+        out["engine"] = engine.kind
         yield out
     finally:
         runner.close(project)
@@ -97,8 +146,18 @@ def story(tmp_path_factory):
 
 def test_plan_leaves_the_warehouse_unchanged(story):
     assert story["unchanged"]
+    assert story["scratch_left"] == []
     assert story["plan"]["data"]["build"]["ok"] is True and story["plan"]["replay_scope"] == ["item"]
-    assert (story["plan"]["data"]["target"], story["plan"]["data"]["engine"]) == ("sqlmesh", "duckdb")
+    assert (story["plan"]["data"]["target"], story["plan"]["data"]["engine"]) == ("sqlmesh", story["engine"])
+
+
+def test_the_sandbox_plan_sees_only_what_the_new_spec_changes(story):
+    if story["engine"] != "postgres":
+        pytest.skip("only a PostgreSQL sandbox moves SQLMesh's state to another catalog")
+    old, new = story["sandbox"]["old"], story["sandbox"]["new"]
+    assert old == {"added": [], "removed": [], "modified": [], "new": [], "missing": []}
+    assert new == story["real_plan"]
+    assert "silver.item__staged" in new["modified"] and new["added"] == new["removed"] == []
 
 
 def test_reject_table_and_rule_numbers_equal_the_real_plan_and_run(story):

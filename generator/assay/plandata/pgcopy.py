@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator, Optional
 
 from ..errors import WarehouseError
 
@@ -84,8 +84,11 @@ def copy_schemas(source, dest, schemas: list[str]) -> int:
 
 
 @contextmanager
-def scratch_database(output: dict, schemas: list[str]) -> Iterator[str]:
-    """The name of a new database holding a copy of `schemas`' relations; dropped when the block ends."""
+def scratch_database(output: dict, schemas: list[str], *, more: Optional[Callable[[str], list[str]]] = None) -> Iterator[str]:
+    """The name of a new database holding a copy of `schemas`' relations; dropped when the block ends.
+
+    `more(name)`, when given, reads the copy of `schemas` (e.g. SQLMesh's state) and names the
+    schemas to copy after them; those are copied in one pass, so that their views find their tables."""
     from .sandbox import scratch_name
 
     dbname = output.get("dbname") or output.get("database")
@@ -105,6 +108,8 @@ def scratch_database(output: dict, schemas: list[str]) -> Iterator[str]:
             dest = _connect(output, name, read_only=False)
             try:
                 copy_schemas(source, dest, schemas)
+                if more is not None:
+                    copy_schemas(source, dest, sorted(set(more(name)) - set(schemas)))
             finally:
                 source.close()
                 dest.close()

@@ -12,6 +12,11 @@ A sandbox is a throwaway copy of the dbt project and of the warehouse it builds 
   dropped when the sandbox closes. This needs CREATEDB and writes to the server (not to the
   warehouse database): the command says so.
 The sandbox's profiles.yml holds the user's profile with the one output, pointed at the copy.
+
+A SQLMesh project's sandbox (`sqlmesh_sandbox`) is the project copied with its config.yaml's
+gateway pointed at the copy: on DuckDB the `database:` file (SQLMesh's state is in it); on
+PostgreSQL a scratch database as above, holding SQLMesh's state schema too, moved to the scratch
+database's catalog (plandata/sqlmesh_state.py).
 """
 
 from __future__ import annotations
@@ -136,22 +141,23 @@ def sandbox(project_dir: Path, schemas: list[str], *, profiles_dir: Optional[Pat
 
 
 @contextmanager
-def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None) -> Iterator[Sandbox]:
-    """A sandbox of a SQLMesh project on a DuckDB gateway: the project and the `database:` file
-    (which holds SQLMesh's state beside the tables) copied, the copy's config.yaml pointed at it."""
+def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None, schemas: tuple = ()) -> Iterator[Sandbox]:
+    """A sandbox of a SQLMesh project, the copy's config.yaml pointed at a copy of the warehouse:
+    - DuckDB gateway: the `database:` file, which holds SQLMesh's state beside the tables, copied;
+    - PostgreSQL gateway: a scratch database on the same server holding SQLMesh's state, moved to
+      the scratch database's catalog, and the schemas it names and `schemas` (plandata/sqlmesh_state.py)."""
     from ..runtime.sqlmesh_gateway import _load_config, _local_file, config_file, gateway_target
 
     path = config_file(project_dir)
     found = gateway_target(project_dir, gateway)
     config = _load_config(project_dir, path)
     duck = found.kind == "duckdb" and bool(found.settings.get("database"))
-    # PostgreSQL: SQLMesh's state names every physical table with the database as its catalog, and a
-    # scratch database beside the warehouse would be another catalog, which PostgreSQL cannot read across
-    unsupported = path.suffix == ".py" or not duck or config.get_gateway(gateway).state_connection is not None
+    unsupported = path.suffix == ".py" or not (duck or found.kind == "postgres") \
+        or config.get_gateway(gateway).state_connection is not None
     if unsupported:
-        raise WarehouseError(f"`assay plan --data` on a SQLMesh project copies a DuckDB `database:` file that holds the "
-                             f"tables and SQLMesh's state, named in config.yaml; {found.describe()} is not one (decision "
-                             "1020). Without --data the plan still classifies the change.")
+        raise WarehouseError(f"`assay plan --data` on a SQLMesh project copies the gateway's warehouse with SQLMesh's "
+                             f"state in it (a DuckDB `database:` file, or a PostgreSQL database), named in config.yaml; "
+                             f"{found.describe()} is not one (decision 1020). Without --data the plan still classifies the change.")
     dialect = str(config.model_defaults.dialect or found.kind)
     root = Path(tempfile.mkdtemp(prefix="assay-plan-"))
     try:
@@ -159,10 +165,23 @@ def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None) -> Iterato
         _copy_project(Path(project_dir), dest)
         config_path = dest / path.name
         raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-        copy = _copy_duckdb(_local_file(Path(project_dir), str(found.settings["database"])), root)
-        raw["gateways"][found.gateway]["connection"]["database"] = str(copy)
-        config_path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-        yield Sandbox(dest, "duckdb", str(copy), dialect)
+
+        def point(database: str) -> None:
+            raw["gateways"][found.gateway]["connection"]["database"] = database
+            config_path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+
+        if duck:
+            copy = _copy_duckdb(_local_file(Path(project_dir), str(found.settings["database"])), root)
+            point(str(copy))
+            yield Sandbox(dest, "duckdb", str(copy), dialect)
+            return
+        from .sqlmesh_state import scratch_state
+
+        gw = config.get_gateway(gateway)
+        (root / "cache").mkdir()
+        with scratch_state(gw.connection, gw.state_schema or "sqlmesh", list(schemas), root / "cache") as dbname:
+            point(dbname)
+            yield Sandbox(dest, "postgres", f"database {dbname} on {found.settings.get('host')}:{found.settings.get('port')}", dialect)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
