@@ -91,16 +91,25 @@ def _sandbox_plans(project, new, day) -> dict:
     from assay.plandata.sandbox import sqlmesh_sandbox
 
     out = {}
-    with sqlmesh_sandbox(project.path, None, ("bronze", "silver", "gold")) as sb:
-        for spec in ("old", "new"):
-            if spec == "new":
-                assert not generate_sqlmesh_project(new, sb.path, dialect=project.dialect).report.conflicts
-            ctx = Context(paths=str(sb.path))
-            try:
-                out[spec] = _shape(ctx.plan(no_prompts=True, execution_time=day))
-            finally:
-                ctx.close()
+    try:
+        with sqlmesh_sandbox(project.path, None, ("bronze", "silver", "gold")) as sb:
+            for spec in ("old", "new"):
+                if spec == "new":
+                    assert not generate_sqlmesh_project(new, sb.path, dialect=project.dialect).report.conflicts
+                ctx = Context(paths=str(sb.path))
+                try:
+                    out[spec] = _shape(ctx.plan(no_prompts=True, execution_time=day))
+                finally:
+                    ctx.close()
+            # left by an exception: the scratch database must be dropped on failure too (`scratch_left`)
+            raise _Leave()
+    except _Leave:
+        pass
     return out
+
+
+class _Leave(Exception):
+    pass
 
 
 @pytest.fixture(scope="module")

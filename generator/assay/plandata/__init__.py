@@ -70,7 +70,8 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
     built = built_project(new, project_dir, profiles_dir=profiles_dir, target=target)
     schemas = sorted({built.schema(role) for role in ROLES})
     step("copying the warehouse into a sandbox")
-    made = sqlmesh_sandbox(project_dir, target, tuple(schemas)) if sqlmesh else sandbox(project_dir, schemas, profiles_dir=profiles_dir, target=target)
+    made = (sqlmesh_sandbox(project_dir, target, tuple(schemas)) if sqlmesh
+            else sandbox(project_dir, schemas, profiles_dir=profiles_dir, target=target))
     with made as sb:
         steps = SqlmeshSteps(execution_time, sb.dialect) if sqlmesh else DbtSteps()
         # a sandbox's own profile (dbt) or config (SQLMesh) points at the copy

@@ -157,7 +157,8 @@ def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None, schemas: t
     if unsupported:
         raise WarehouseError(f"`assay plan --data` on a SQLMesh project copies the gateway's warehouse with SQLMesh's "
                              f"state in it (a DuckDB `database:` file, or a PostgreSQL database), named in config.yaml; "
-                             f"{found.describe()} is not one (decision 1020). Without --data the plan still classifies the change.")
+                             f"{found.describe()} is not one (decision 1020). Without --data the plan still classifies "
+                             "the change.")
     dialect = str(config.model_defaults.dialect or found.kind)
     root = Path(tempfile.mkdtemp(prefix="assay-plan-"))
     try:
@@ -181,7 +182,8 @@ def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None, schemas: t
         (root / "cache").mkdir()
         with scratch_state(gw.connection, gw.state_schema or "sqlmesh", list(schemas), root / "cache") as dbname:
             point(dbname)
-            yield Sandbox(dest, "postgres", f"database {dbname} on {found.settings.get('host')}:{found.settings.get('port')}", dialect)
+            where = f"database {dbname} on {found.settings.get('host')}:{found.settings.get('port')}"
+            yield Sandbox(dest, "postgres", where, dialect)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

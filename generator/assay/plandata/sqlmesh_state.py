@@ -63,7 +63,8 @@ def _moved_infos(infos, old: str, new: str, fingerprints: dict) -> t.Optional[li
         return None
     out = []
     for info in infos:
-        moved = {**info, "name": _moved_name(info["name"], old, new), "parents": _reidentified(info.get("parents"), old, new, fingerprints)}
+        moved = {**info, "name": _moved_name(info["name"], old, new),
+                 "parents": _reidentified(info.get("parents"), old, new, fingerprints)}
         moved["fingerprint"] = fingerprints.get((info["name"], _identifier(info["fingerprint"])), info["fingerprint"])
         out.append(moved)
     return out
