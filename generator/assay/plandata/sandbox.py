@@ -180,7 +180,7 @@ def sqlmesh_sandbox(project_dir: Path, gateway: Optional[str] = None, schemas: t
 
         gw = config.get_gateway(gateway)
         (root / "cache").mkdir()
-        with scratch_state(gw.connection, gw.state_schema or "sqlmesh", list(schemas), root / "cache") as dbname:
+        with scratch_state(gw.connection, gw.state_schema, list(schemas), root / "cache") as dbname:
             point(dbname)
             where = f"database {dbname} on {found.settings.get('host')}:{found.settings.get('port')}"
             yield Sandbox(dest, "postgres", where, dialect)

@@ -168,15 +168,17 @@ def _state_sync(connection, database: str, schema: str, cache: Path):
 
 
 @contextmanager
-def scratch_state(connection, state_schema: str, schemas: list[str], cache: Path) -> t.Iterator[str]:
+def scratch_state(connection, state_schema: t.Optional[str], schemas: list[str], cache: Path) -> t.Iterator[str]:
     """The name of a scratch database on the gateway's server (plandata/pgcopy.py) holding the
     warehouse's SQLMesh state, moved to the scratch database's catalog, the schemas its
     environments name (the views' and the physical tables') and `schemas`; dropped when the block
-    ends, also on failure. `connection`: the gateway's SQLMesh connection config (PostgreSQL)."""
+    ends, also on failure. `connection`: the gateway's SQLMesh connection config (PostgreSQL);
+    `state_schema`: the gateway's (an empty one puts the state tables on the search path, `public`)."""
     from sqlglot import exp
 
     from .pgcopy import scratch_database
 
+    state_schema = state_schema or None
     settings = connection.model_dump()
     output = {**settings, "dbname": settings["database"]}
     catalogs: set = set()
@@ -190,7 +192,7 @@ def scratch_state(connection, state_schema: str, schemas: list[str], cache: Path
         catalogs.update(exp.to_table(s.name).catalog for s in infos)
         return [*schemas, *{s.physical_schema for s in infos}, *{exp.to_table(s.name).db for s in infos}]
 
-    with scratch_database(output, [state_schema], more=more) as name:
+    with scratch_database(output, [state_schema or "public"], more=more) as name:
         if len(catalogs) > 1:
             raise WarehouseError(f"SQLMesh's state names models in more than one catalog ({', '.join(sorted(catalogs))}); "
                                  "`assay plan --data` copies one PostgreSQL database (decision 1020).")
