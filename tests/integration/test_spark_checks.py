@@ -255,13 +255,6 @@ def _literal(value) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-# Both entities' measuring queries now run the detector and end at about the same time; two
-# INSERTs into the parquet results table at once race in Hadoop's file committer (one job's commit
-# removes `_temporary` under the other: "Mkdirs failed to create .../assay_check_results/_temporary/
-# ..."), which failed build 4 here. A Spark target issue outside this test; one dbt thread here.
-ONE_AT_A_TIME = ("--threads", "1")
-
-
 def _seed_history(project, entity: str, last: str, bronze: list[int]) -> None:
     """Runs of `entity` after its last real run `last`, one per entry of `bronze` (the bronze rows
     it saw, all evaluated, none deduped or quarantined): copies of that run's mart row, a
@@ -327,7 +320,7 @@ def test_anomaly_checks_warn_publishes_fail_sets_back(project):
     # 4. reading: 93 bronze rows, a load of 60, above [0, 20]: `warn`, recorded as not passed,
     #    published. station: a load of 0, inside [-10, 10].
     project.load_bronze([STATIONS, _hourly("a", 93)])
-    proc = project.dbt("build", *ONE_AT_A_TIME)
+    proc = project.dbt("build")
     assert proc.returncode == 0, proc.stdout[-5000:]
     fourth = run_id(project)
     assert published(project) == [f"a{i:03d}" for i in range(93)]
@@ -344,7 +337,7 @@ def test_anomaly_checks_warn_publishes_fail_sets_back(project):
     stations_before = [r[0] for r in project.query("select station_id from silver.station order by station_id")]
     assert stations_before == ["A", "B"]
     project.load_bronze([_stations(13), _hourly("b", 98)])
-    proc = project.dbt("build", *ONE_AT_A_TIME)
+    proc = project.dbt("build")
     assert proc.returncode != 0
     assert dbtresults.not_ok(project) == {"model.assay_it.station": "error", "model.assay_it.mart_data_quality": "skipped"}
     volume = "loaded 11 rows since the previous run, above the band [-10, 10] learnt from 5 earlier runs (median 0)"
@@ -359,3 +352,67 @@ def test_anomaly_checks_warn_publishes_fail_sets_back(project):
                                  "(median 10)"),
         "station": (False, volume),
     }
+
+
+# Issue 18 (decision 1080): on parquet every INSERT INTO a table goes through Hadoop's file
+# committer at the table's directory, and two at once shared its one `_temporary` directory: the
+# first to commit removed it under the other ("Mkdirs failed to create .../_temporary/...",
+# "chmod: cannot access .../_temporary/..."). The nodes below do what the entities and check tasks
+# do when they finish together under dbt's two threads: record check results, keep a failing
+# check's rows and append events, through the package's own macros, each into the one shared
+# table of its kind. Without the package's table options this failed 5 runs of 5 (also when the
+# same ALTER set an unrelated option instead, so it is the options, not the statement's timing).
+RACE_NODES = 4
+RACE_MATERIALIZATION = """{% materialization assay_race, default %}
+  {%- set table = this.identifier -%}
+  {%- set check = {'check_id': 'RACE', 'position': 1, 'kind': 'row_count', 'enforcement': 'advisory',
+                   'columns': [], 'types': {}, 'bounds': {}} -%}
+  {%- for i in range(2) -%}
+    {%- do assay._record_check_results(none, 'assay_meta', table, [{'check': check, 'passed': true, 'measures': {'rows': i}}]) -%}
+  {%- endfor -%}
+  {%- set rows = assay._ensure_check_rows(none, 'assay_meta') -%}
+  {%- do assay._insert_check_rows(rows, {'run_id': assay.string_literal(invocation_id), 'table_name': assay.string_literal(table),
+                                         'check_id': \"'RACE'\"}, \"select 'r' as assay_j\") -%}
+  {%- do assay._record_events(none, 'assay_meta', [{'type': 'RACE', 'table': table, 'why': 'issue 18'}]) -%}
+  {%- call statement('main') -%}select 1{%- endcall -%}
+  {{ return({'relations': []}) }}
+{% endmaterialization %}
+{% materialization assay_race_tables, default %}
+  {#- the three tables exist before the racing nodes start, as the generated meta models make them -#}
+  {%- do assay._ensure_check_results(none, 'assay_meta') -%}
+  {%- do assay._ensure_check_rows(none, 'assay_meta') -%}
+  {%- do assay._record_events(none, 'assay_meta', [{'type': 'RACE', 'table': 'setup', 'why': 'setup'}]) -%}
+  {%- call statement('main') -%}select 1{%- endcall -%}
+  {{ return({'relations': []}) }}
+{% endmaterialization %}
+"""
+
+
+def test_nodes_recording_at_once_share_no_committer_directory(project):
+    macro = project.path / "macros" / "assay_race.sql"
+    models = project.path / "models" / "assay_race"
+    models.mkdir(parents=True)
+    macro.write_text(RACE_MATERIALIZATION)
+    (models / "assay_race_tables.sql").write_text("{{ config(materialized='assay_race_tables') }}\nselect 1\n")
+    for n in range(RACE_NODES):
+        (models / f"assay_race_{n}.sql").write_text(
+            "{{ config(materialized='assay_race') }}\n-- depends_on: {{ ref('assay_race_tables') }}\nselect 1\n")
+    try:
+        proc = project.dbt("run", "--select", "assay_race")
+    finally:
+        for f in models.iterdir():
+            f.unlink()
+        models.rmdir()
+        macro.unlink()
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    rid = run_id(project)
+    where = f"where run_id = '{rid}' and table_name like 'assay_race_%'"
+    recorded = project.query(f"select table_name, row_count from assay_meta.assay_check_results {where} order by 1, 2")
+    assert recorded == sorted((f"assay_race_{n}", i) for n in range(RACE_NODES) for i in range(2))
+    kept = project.query(f"select table_name, row_number, row_json from assay_meta.assay_check_rows {where} order by 1")
+    assert kept == [(f"assay_race_{n}", 1, "r") for n in range(RACE_NODES)]
+    events = project.query(f"select table_name from assay_meta.assay_events {where} and event_type = 'RACE' order by 1")
+    assert events == [(f"assay_race_{n}",) for n in range(RACE_NODES)]
+    # each task's own attempt directory goes when it commits; the shared one is never removed
+    pending = project.warehouse.directory / "spark-warehouse" / "assay_meta.db" / "assay_check_results" / "_temporary"
+    assert [p.name for p in pending.glob("*/_temporary/*")] == []

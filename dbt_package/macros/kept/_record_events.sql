@@ -11,6 +11,7 @@
       create table if not exists {{ relation }} as {{ assay.events_select() }}
     {%- endcall %}
   {%- endif -%}
+  {%- do assay._shared_append_table(relation) -%}
   {% call statement('assay_record_events') -%}
     {#- SELECT ... UNION ALL rather than VALUES: Spark refuses uuid() (nondeterministic) in VALUES. -#}
     insert into {{ relation }} (event_id, event_type, run_id, table_name, check_name, why, row_count, cutoff, occurred_at)
