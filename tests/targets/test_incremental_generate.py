@@ -106,10 +106,19 @@ def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(file
     tree, assay = render(files[STAGED], incremental=True)
     assert ctes(tree) == ["extracted", "held", "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
     assert [args for name, args in assay.calls if name == "incremental_window_start"] == [(THIS, 2)]
-    extracted = cte(tree, "extracted").sql()
-    # Already processed = the same delivery: mapping, _source_row_id, _load_id and _ingested_at.
-    assert "l._mapping = x._mapping AND l._source_row_id = x._source_row_id AND l._load_id = x._load_id" in extracted
-    assert "l._ingested_at = x._ingested_at" in extracted
+    extracted = cte(tree, "extracted")
+    # Already processed = the same delivery: mapping, _source_row_id, _load_id and _ingested_at,
+    # compared on bronze's own rows, below the transforms: only new rows are transformed.
+    bronze_select = next(s for s in extracted.find_all(exp.Select)
+                         if (s.args.get("from") or s.args.get("from_")).this.sql() == "bronze.raw_orders AS b")
+    unprocessed = bronze_select.args["where"].sql()
+    assert unprocessed.startswith("WHERE NOT EXISTS(SELECT 1 FROM silver.orders__staged AS l WHERE l._mapping = 'raw_orders' "
+                                  "AND l._source_row_id = CAST(b._source_row_id AS TEXT) AND l._load_id = CAST(b._load_id AS TEXT) "
+                                  "AND (l._ingested_at = ASSAY_INGESTION_TIMESTAMP()"), unprocessed
+    assert "TRIM(CAST(b.id AS TEXT)) AS order_id" in bronze_select.sql()
+    # A full build reads all of bronze.
+    full, _ = render(files[STAGED], incremental=False)
+    assert not any(s.args.get("where") for s in cte(full, "extracted").find_all(exp.Select))
     prior = cte(tree, "prior").sql()
     # Every stored delivery of a source row delivered again, so the delivery order sees them all...
     assert "OR (l._delivery_rank = 1" in prior

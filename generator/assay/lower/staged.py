@@ -14,6 +14,7 @@ A source row may be delivered several times (decision 0014): only its latest del
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Optional
 
 from ..ir.model import Entity, Mapping, Project
 from .fields import lower_field
@@ -26,19 +27,26 @@ DELIVERY_ORDER = "_ingested_at desc nulls last, _load_id desc nulls last"
 LATEST = "_delivery_rank = 1"
 
 
-def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping) -> str:
-    """One mapping's bronze rows as entity columns, lineage and coercion markers."""
+def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter: Optional[Callable[[dict], str]] = None) -> str:
+    """One mapping's bronze rows as entity columns, lineage and coercion markers.
+
+    `bronze_filter`, given the lineage expressions over bronze (`_mapping`, `_source_row_id`,
+    `_load_id`, `_ingested_at`), returns the text that follows `from <bronze> as b` (a `where`
+    clause, possibly templated): it filters bronze's own rows before any transform runs, so a
+    build that reads a few new rows does not transform all of bronze first.
+    """
     i = sp.indent
     # Ingestion metadata is required only where dedupe or quarantine reads it; a mapping that
     # does not name a metadata column gets NULL lineage there rather than a broken query.
     named = set(mapping.bronze_columns)
     null = sp.kw("null")
-    cols = [sp.sql("{} as _mapping", sp.string(mapping.name))]
+    lineage = {"_mapping": sp.string(mapping.name)}
     for name in ("_source_row_id", "_load_id"):
-        cols.append(sp.sql("{} as {}", sp.cast(f"b.{name}" if name in named else null, "string", False), name))
+        lineage[name] = sp.cast(f"b.{name}" if name in named else null, "string", False)
     # an instant: an offset is converted to UTC, so deliveries order by when they happened
-    ingested = sp.call("ingestion_timestamp", Sql("b._ingested_at")) if "_ingested_at" in named else sp.cast(null, "timestamp", False)
-    cols.append(sp.sql("{} as _ingested_at", ingested))
+    lineage["_ingested_at"] = (sp.call("ingestion_timestamp", Sql("b._ingested_at")) if "_ingested_at" in named
+                               else sp.cast(null, "timestamp", False))
+    cols = [sp.sql("{} as {}", value, name) for name, value in lineage.items()]
     markers = []
     for column in entity.columns:
         src = mapping.source_for(column.name)
@@ -49,7 +57,8 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping) -> str:
         cols.append(sp.sql("{} as {}", value, sp.ident(column.name)))
         markers.append(sp.sql("{} as _c__{}", marker or sp.kw("false"), column.name))
     body = (",\n" + i * 2).join(cols + markers)
-    return sp.sql("{i}select\n{i}{i}{body}\n{i}from {src} as b", i=i, body=body, src=sp.bronze(mapping.source))
+    filtered = bronze_filter(lineage) if bronze_filter else ""
+    return sp.sql("{i}select\n{i}{i}{body}\n{i}from {src} as b{filtered}", i=i, body=body, src=sp.bronze(mapping.source), filtered=filtered)
 
 
 def delivery_rank(sp: Spelling, entity: Entity) -> str:

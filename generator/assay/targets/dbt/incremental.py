@@ -54,12 +54,33 @@ def _indent(text: str, by: str) -> str:
     return "\n".join(by + line if line else line for line in text.split("\n"))
 
 
+def _unprocessed(lineage: dict) -> str:
+    """On an incremental run, only the bronze rows not yet in the ledger under the same `_load_id`
+    and `_ingested_at`.
+
+    It filters bronze itself (the lineage expressions are over bronze's columns), so only new
+    rows are transformed: comparing the extracted rows instead made every build transform all of
+    bronze before the anti-join threw most of it away."""
+    return "\n".join(
+        [
+            f"\n{INDENT}{{% if assay.keyed_is_incremental() %}}",
+            f"{INDENT}where not exists (",
+            f"{INDENT * 2}select 1 from {{{{ this }}}} as l",
+            f"{INDENT * 2}where l._mapping = {lineage['_mapping']} and l._source_row_id = {lineage['_source_row_id']}"
+            f" and l._load_id = {lineage['_load_id']}",
+            f"{INDENT * 3}and (l._ingested_at = {lineage['_ingested_at']} or (l._ingested_at is null and {lineage['_ingested_at']} is null))",
+            f"{INDENT})",
+            f"{INDENT}{{% endif %}}",
+        ]
+    )
+
+
 def _extracted(entity: Entity, project: Project) -> str:
     """New bronze rows of every mapping, each marked late or not; already processed rows are skipped."""
     window_start = call("incremental_window_start", "this", str(lag_hours(entity)))
     parts = []
     for m in entity.mappings:
-        inner = _indent(mapping_select(DBT, entity, m), INDENT)
+        inner = _indent(mapping_select(DBT, entity, m, bronze_filter=_unprocessed), INDENT)
         parts.append(
             "\n".join(
                 [
@@ -70,13 +91,6 @@ def _extracted(entity: Entity, project: Project) -> str:
                     f"{INDENT}from (",
                     inner,
                     f"{INDENT}) as x",
-                    f"{INDENT}{{% if assay.keyed_is_incremental() %}}",
-                    f"{INDENT}where not exists (",
-                    f"{INDENT * 2}select 1 from {{{{ this }}}} as l",
-                    f"{INDENT * 2}where l._mapping = x._mapping and l._source_row_id = x._source_row_id and l._load_id = x._load_id",
-                    f"{INDENT * 3}and (l._ingested_at = x._ingested_at or (l._ingested_at is null and x._ingested_at is null))",
-                    f"{INDENT})",
-                    f"{INDENT}{{% endif %}}",
                 ]
             )
         )

@@ -1,0 +1,131 @@
+"""Incremental cost: a load that adds a small fraction of new rows to a large bronze, built
+incrementally, against a full build of the same entity, side by side in one run.
+
+Target (issue 18, item 4): an incremental build after a load that adds 1% to a 10M-row bronze
+costs at most 10% of a full build of the same entity, with the reject, mart and history steps
+bounded the same way.
+
+    python benchmarks/incremental.py --rows 10000000 --added 0.01
+
+One DuckDB file, the pipeline spec (benchmarks/specs/pipeline) declared `materialized:
+incremental`. Steps, each a `dbt build --threads 1` timed by dbt's own per-node execution times
+(run_results.json, so dbt's start-up counts against neither side):
+1. the first build over N bronze rows (a full build: the ledger is created);
+2. a load of N x ADDED rows appended to bronze (new deliveries: about 2% of them re-deliver an
+   existing key, as bronze does), then an incremental build;
+3. the same bronze rebuilt with `--full-refresh` (what a full build of that bronze costs).
+The ratio is step 2 over step 3, per node and in total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+from assay.api import generate_dbt_project
+from assay.runtime.dbt import run_dbt
+from assay.scaffold import duckdb_profile, write_dbt_skeleton
+
+PIPELINE_SPEC = Path(__file__).parent / "specs" / "pipeline"
+
+# The pipeline benchmark's rows (benchmarks/pipeline.py), numbered from `start`: one load per
+# call, its instants after every earlier load's.
+ROWS = """
+insert into bronze.raw_sales
+select
+  '{load}' as _load_id,
+  (timestamp '{day}' + to_seconds(i % 86400))::varchar || 'Z' as _ingested_at,
+  'r' || i::varchar as _source_row_id,
+  -- about 2% of keys repeat (re-deliveries of an earlier key)
+  'S' || (case when i % 50 = 0 then i - {redeliver} else i end)::varchar as sale_id,
+  ' st' || (i % 97)::varchar || ' ' as store,
+  case when i % 211 = 0 then 'bad' else 'ABC-' || lpad((i % 10000)::varchar, 4, '0') end as sku,
+  case when i % 307 = 0 then 'x' else (1 + i % 20)::varchar end as qty,
+  case when i % 401 = 0 then '12,50' else (i % 1000)::varchar || '.99' end as price,
+  (i % 5)::varchar || '.00' as discount,
+  '2026-01-0' || (1 + i % 9)::varchar || 'T10:00:00Z' as ts,
+  case i % 4 when 0 then 'Web' when 1 then 'store' when 2 then 'PHONE' else 'fax' end as channel,
+  'u' || i::varchar || '@example.com' as email
+from range({start}, {stop}) t(i)
+"""
+BRONZE_TABLE = """
+create table bronze.raw_sales (_load_id varchar, _ingested_at varchar, _source_row_id varchar,
+  sale_id varchar, store varchar, sku varchar, qty varchar, price varchar, discount varchar,
+  ts varchar, channel varchar, email varchar)
+"""
+
+
+def incremental_spec(dest: Path) -> Path:
+    """The pipeline spec with its entity declared incremental (what the benchmark measures)."""
+    shutil.copytree(PIPELINE_SPEC, dest)
+    entities = dest / "entities.yml"
+    text = entities.read_text()
+    marker = "    grain: one row per sale, latest delivery wins\n"
+    assert marker in text, "benchmarks/specs/pipeline/entities.yml changed: update incremental.py"
+    entities.write_text(text.replace(marker, marker + "    materialized: incremental\n"))
+    return dest
+
+
+def build(work: Path, *args: str) -> dict[str, float]:
+    """One `dbt build --threads 1`; each node's execution time by unique id."""
+    proc = run_dbt(work, "build", "--threads", "1", *args)
+    if proc.returncode != 0:
+        raise SystemExit(proc.stdout[-4000:])
+    results = json.loads((work / "target" / "run_results.json").read_text())["results"]
+    return {r["unique_id"]: r["execution_time"] for r in results if not r["unique_id"].startswith("operation.")}
+
+
+def load(work: Path, load_id: str, day: str, start: int, stop: int) -> None:
+    con = duckdb.connect(str(work / "bench.duckdb"))
+    try:
+        # A re-delivery repeats a key of the previous load's range (or of this load, first load).
+        con.execute(ROWS.format(load=load_id, day=day, start=start, stop=stop, redeliver=1 if start == 0 else start // 2))
+    finally:
+        con.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--added", type=float, default=0.01, help="the new load's size, a fraction of --rows")
+    ap.add_argument("--keep", help="keep the benchmark project in this directory")
+    args = ap.parse_args()
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="assay-bench-inc-"))
+    work.mkdir(parents=True, exist_ok=True)
+    added = max(1, int(args.rows * args.added))
+    try:
+        write_dbt_skeleton(work, "bench", duckdb_profile("bench", "bench.duckdb"))
+        generate_dbt_project(incremental_spec(work / "spec"), work)
+        con = duckdb.connect(str(work / "bench.duckdb"))
+        con.execute("create schema if not exists bronze")
+        con.execute(BRONZE_TABLE)
+        con.close()
+        load(work, "l1", "2026-01-01", 0, args.rows)
+        assert run_dbt(work, "deps").returncode == 0
+        first = build(work)
+        load(work, "l2", "2026-01-02", args.rows, args.rows + added)
+        incremental = build(work)
+        full = build(work, "--full-refresh")
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"bronze: {args.rows:,} rows, then a load of {added:,} ({args.added:.1%})")
+        print(f"{'node':58} {'first':>8} {'incr.':>8} {'full':>8} {'incr./full':>10}")
+        for uid in sorted(full, key=lambda u: -full[u]):
+            ratio = incremental.get(uid, 0.0) / full[uid] if full[uid] else float("nan")
+            print(f"{uid:58} {first.get(uid, 0.0):8.2f} {incremental.get(uid, 0.0):8.2f} {full[uid]:8.2f} {ratio:10.2f}")
+        total_inc, total_full = sum(incremental.values()), sum(full.values())
+        print(f"{'total':58} {sum(first.values()):8.2f} {total_inc:8.2f} {total_full:8.2f} {total_inc / total_full:10.2f}")
+        print(f"ratio: incremental build / full build = {total_inc / total_full:.2f}x (target <= 0.10x)")
+        print(f"peak RSS of dbt's processes: {peak:,.0f} MiB")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
