@@ -92,7 +92,7 @@ def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
       method: session
       host: NA
       schema: {schema}
-      threads: 1
+      threads: 2
       server_side_parameters:
         spark.master: "local[2]"
         spark.driver.memory: "3g"

@@ -33,7 +33,7 @@ def test_init_spark_writes_a_session_profile_with_absolute_paths_and_the_loader(
     assert result.exit_code == 0, result.output
     project = (tmp_path / "shop").resolve()
     output = yaml.safe_load((project / "profiles.yml").read_text())["shop"]["outputs"]["dev"]
-    assert (output["type"], output["method"], output["threads"]) == ("spark", "session", 1)
+    assert (output["type"], output["method"], output["threads"]) == ("spark", "session", 2)
     params = output["server_side_parameters"]
     # Absolute, under the project: dbt, the loader and assay find one warehouse from any directory.
     assert params["spark.sql.warehouse.dir"] == f"{project}/spark/warehouse"
