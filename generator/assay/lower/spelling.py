@@ -112,9 +112,12 @@ class Spelling:
         """A call of a package macro; `Sql` arguments are SQL text, `Raw` ones already spelled, `str` and `int` constants."""
         raise NotImplementedError
 
-    def coercion_failed(self, before: str, after: str) -> str:  # pragma: no cover - abstract
-        """TRUE when a present value did not survive a cast."""
-        raise NotImplementedError
+    def coercion_failed(self, before: str, after: str) -> str:
+        """The coercion marker of one casting step, decided here for every target (issue 18): TRUE
+        when there was a value and the cast made it NULL. Plain SQL every engine reads alike, so no
+        target spells it again (the SQLMesh macro `@assay_coercion_failed` stays for users' own
+        models, unused by generated ones)."""
+        return self.sql("({} is not null and {} is null)", before, after)
 
     def json_extract_text(self, expr: str, keys) -> str:  # pragma: no cover - abstract
         """The text at a key path inside a JSON value."""

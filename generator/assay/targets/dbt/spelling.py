@@ -160,9 +160,6 @@ class DbtSpelling(Spelling):
     def call(self, macro: str, *args) -> str:
         return call(macro, *(self._arg(a) for a in args))
 
-    def coercion_failed(self, before: str, after: str) -> str:
-        return f"({before} is not null and {after} is null)"
-
     def json_extract_text(self, expr: str, keys) -> str:
         return call("json_extract_text", jexpr(expr), jstr_list(keys))
 

@@ -64,9 +64,6 @@ class SqlmeshSpelling(Spelling):
     def call(self, macro: str, *args) -> str:
         return f"@assay_{macro}(" + ", ".join(self._arg(a) for a in args) + ")"
 
-    def coercion_failed(self, before: str, after: str) -> str:
-        return self.call("coercion_failed", Sql(before), Sql(after))
-
     def json_extract_text(self, expr: str, keys) -> str:
         return self.call("json_extract_text", Sql(expr), *(str(k) for k in keys))
 

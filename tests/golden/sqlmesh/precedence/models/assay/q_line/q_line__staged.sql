@@ -24,9 +24,9 @@ WITH extracted AS (
     @assay_cast(b.code, 'string') AS code,
     @assay_cast(b.status, 'string') AS status,
     FALSE AS _c__order_id,
-    @assay_coercion_failed(@assay_cast(b.line_no, 'string'), @assay_try_cast(@assay_cast(b.line_no, 'string'), 'int')) AS _c__line_no,
-    @assay_coercion_failed(@assay_cast(b.order_date, 'string'), @assay_parse_date(@assay_cast(b.order_date, 'string'), 'ISO8601')) AS _c__order_date,
-    @assay_coercion_failed(@assay_cast(b.amount, 'string'), @assay_try_cast(@assay_cast(b.amount, 'string'), 'decimal(38,9)')) AS _c__amount,
+    (@assay_cast(b.line_no, 'string') IS NOT NULL AND @assay_try_cast(@assay_cast(b.line_no, 'string'), 'int') IS NULL) AS _c__line_no,
+    (@assay_cast(b.order_date, 'string') IS NOT NULL AND @assay_parse_date(@assay_cast(b.order_date, 'string'), 'ISO8601') IS NULL) AS _c__order_date,
+    (@assay_cast(b.amount, 'string') IS NOT NULL AND @assay_try_cast(@assay_cast(b.amount, 'string'), 'decimal(38,9)') IS NULL) AS _c__amount,
     FALSE AS _c__code,
     FALSE AS _c__status
   FROM bronze.q__lines AS b
