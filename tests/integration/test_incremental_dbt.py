@@ -479,6 +479,84 @@ def test_rows_bronze_no_longer_holds_stay_in_the_incremental_entity(history):
     assert not {k for k in inc.placements if k[1].startswith("a")}  # judged over the bronze that remains
 
 
+# --------------------------------------------------------------------------- a refused incremental build
+
+CHECK = ('    checks:\n      - {check_id: amount_in_range, kind: value_range, enforcement: required, columns: [amount],'
+         ' min_value: "0", max_value: "1000"}\n')
+REFUSED_LOADS = [
+    [customer("k1", "C-1", "10:00", "l1"), order("a1", "A1", "10:00", "l1"), order("a2", "A2", "10:00", "l1", amount="x"),
+     order("a3", "A3", "10:00", "l1")],
+    [order("b1", "A1", "11:00", "l2", status="paid"), order("b2", "A4", "11:00", "l2")],
+    # A5 breaks the required check; A2's correction and A3's eviction must not be published with it
+    [order("c1", "A5", "12:00", "l3", amount="2000.00"), order("c2", "A2", "12:00", "l3"),
+     order("c3", "A3", "12:00", "l3", amount="-5")],
+    [order("d1", "A5", "13:00", "l4", amount="20.00")],
+]
+ENTITY_ROWS = "select * from silver.orders order by _source_row_id"
+LEDGER_KEPT = ("select order_id, customer_id, status, amount, quantity, _mapping, _source_row_id, _load_id, _ingested_at"
+               " from silver.orders__staged where _route = 'kept' order by _source_row_id")
+
+
+def checked_spec(dst: Path) -> Path:
+    shutil.copytree(SPEC, dst)
+    path = dst / "entities.yaml"
+    marker = "    quarantine: {retention: 30d}\n"
+    assert marker in path.read_text()
+    path.write_text(path.read_text().replace(marker, marker + CHECK, 1))  # the first one is orders'
+    return dst
+
+
+def _refused_build_story(project: DbtProject) -> None:
+    """Decision 1090: a build that publishes only what changed refuses exactly as a full re-publish does."""
+    bronze, runs = Bronze(), []
+    for n, deliveries in enumerate(REFUSED_LOADS):
+        bronze.deliver(deliveries)
+        project.load_bronze(bronze.relations())
+        before = project.query(ENTITY_ROWS) if n else None
+        build = dbt_build(project)
+        runs.append(_run_id(project))
+        main = next(project.path.glob("target/run/*/models/assay/orders/orders.sql")).read_text().lower()
+        if n != 2:
+            assert build.returncode == 0, build.stdout
+            # the entity is the ledger's kept rows, also after the refused build's changes (self-healing)
+            cols = [c for c in LEDGER_KEPT.split(" from ")[0].removeprefix("select ").split(", ")]
+            assert project.query(f"select {', '.join(cols)} from silver.orders order by _source_row_id") == project.query(LEDGER_KEPT)
+            # after the first build, only the changes are published: the candidate was a view
+            assert ("create view" in main) == (n > 0), main
+            continue
+        assert build.returncode == 1 and "CHECK_FAILED: AMOUNT_IN_RANGE" in build.stdout, build.stdout
+        assert "create view" in main, main
+        # the published entity is exactly as it was, every column, row for row
+        assert project.query(ENTITY_ROWS) == before
+        # the candidate is kept as a table holding the rows that failed, and the changes refused with them
+        kind = project.query("select table_type from information_schema.tables where table_schema = 'silver' "
+                             "and table_name = 'orders__assay_candidate'")
+        assert kind == [("BASE TABLE",)]
+        candidate = dict(project.query("select _source_row_id, amount from silver.orders__assay_candidate"))
+        assert candidate == {"b1": Decimal("10.00"), "b2": Decimal("10.00"), "c1": Decimal("2000.00"), "c2": Decimal("10.00")}
+        # every check result is recorded, and the set-back
+        results = project.query("select run_id, passed from assay_meta.assay_check_results "
+                                "where table_name = 'orders' and check_id = 'AMOUNT_IN_RANGE'")
+        assert sorted(results) == sorted([(runs[0], True), (runs[1], True), (runs[2], False)])
+        events = project.query(f"select event_type, why from assay_meta.assay_events where run_id = '{runs[2]}' "
+                               "and table_name = 'orders' order by event_type")
+        assert ("TABLE_ROLLED_BACK", "previous_version_kept") in events, events
+        # nothing resolved: A2's correction was not published
+        assert project.query("select resolved_at from silver.orders__reject where _source_row_id = 'a2'") == [(None,)]
+    assert project.query("select _source_row_id from silver.orders order by 1") == [("b1",), ("b2",), ("c2",), ("d1",)]
+    assert project.query("select resolution from silver.orders__reject where _source_row_id = 'a2'") == [("deduped",)]
+
+
+def test_a_refused_incremental_build_leaves_the_published_entity_as_it_was(tmp_path):
+    _refused_build_story(make_project(tmp_path / "refused", checked_spec(tmp_path / "spec")))
+
+
+@pytest.mark.postgres
+def test_a_refused_incremental_build_leaves_the_published_entity_as_it_was_on_postgres(tmp_path, postgres_database):
+    spec = checked_spec(tmp_path / "spec")
+    _refused_build_story(make_project(tmp_path / "refused", spec, "postgres", postgres_database("incremental_refused")))
+
+
 # --------------------------------------------------------------------------- runs last: it changes the spec
 
 

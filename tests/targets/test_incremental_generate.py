@@ -206,7 +206,12 @@ def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(
     assert sorted(full) == sorted(files)
     body = lambda text: text.split("\n", 1)[1]  # noqa: E731  (line 1 names the spec fingerprint)
     changed = {rel for rel in files if body(files[rel]) != body(full[rel])}
-    assert changed == {STAGED, "models/assay/orders/_orders.yml", "macros/assay/audits/orders.sql"}
+    assert changed == {STAGED, "models/assay/orders/_orders.yml", "macros/assay/audits/orders.sql", "models/assay/orders/orders.sql"}
+    # The entity carries the ledger's _processed_at and names its ledger: it publishes only what
+    # changed since its newest row (decision 1090).
+    entity, full_entity = files["models/assay/orders/orders.sql"], full["models/assay/orders/orders.sql"]
+    assert body(entity) == body(full_entity).replace(", tags=['assay']", ", tags=['assay'], assay_ledger=\"orders__staged\"").replace(
+        " as _quality_ok\n", " as _quality_ok,\n    _processed_at\n")
     # The ledger outlives bronze rows, so the audit places bronze rows one by one instead of counting.
     audit, full_audit = files["macros/assay/audits/orders.sql"], full["macros/assay/audits/orders.sql"]
     assert "left join assay_placements as c" in audit and "left join assay_placements" not in full_audit

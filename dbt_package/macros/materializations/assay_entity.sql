@@ -20,6 +20,12 @@
   existing mark as it is. Every state change is one event (CHECK_FAILED, TABLE_ROLLED_BACK,
   TABLE_KEPT, TABLE_KEPT_CLEARED).
 
+  An incremental entity on an engine with transactions (DuckDB, PostgreSQL) does not copy the
+  whole entity: its candidate is a view of the published rows with the ledger's changes since the
+  last publish applied, audited and checked as above; publishing deletes and inserts those changes
+  in one transaction; a failing candidate is written down as a table for inspection
+  (assay._entity_changes, decision 1090).
+
   The audits come from a macro the generator writes into the project,
   `default__<config assay_audits>(candidate)`, returning a list of
   {'name': ..., 'sql': <query returning the violating rows>}.
@@ -37,8 +43,11 @@
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}
 
+  {#- An incremental entity on DuckDB or PostgreSQL: the candidate is a view of the published rows
+      with this build's changes applied, and publishing applies them in one transaction (decision 1090). -#}
+  {%- set changes = assay._entity_changes(target_relation, existing_relation, candidate, sql) -%}
   {% call statement('main') -%}
-    {{ get_create_table_as_sql(False, candidate, sql) }}
+    {% if changes is none %}{{ get_create_table_as_sql(False, candidate, sql) }}{% else %}{{ changes['candidate'] }}{% endif %}
   {%- endcall %}
 
   {%- set failures = assay._run_entity_audits(candidate, config.get('assay_audits')) -%}
@@ -71,6 +80,7 @@
   {%- set events = assay._check_failed_events(entity, failures, report) -%}
   {% if failures | length > 0 %}
     {# Keep the candidate: its rows are the evidence of what failed. A mark stays as it is (decision 0513). #}
+    {%- if changes is not none -%}{%- do assay._keep_candidate_rows(candidate) -%}{%- endif -%}
     {%- do events.append({'type': 'TABLE_ROLLED_BACK', 'table': entity, 'check': failures[0].split(': ', 1)[0],
                           'why': 'previous_version_kept' if existing_relation is not none else 'not_published'}) -%}
     {%- if meta_schema -%}{%- do assay._record_events(candidate.database, meta_schema, events) -%}{%- endif -%}
@@ -78,11 +88,18 @@
     {{ exceptions.raise_compiler_error('CHECK_FAILED: ' ~ (failures | join('; ')) ~ '. ' ~ target_relation ~ ' was not published; the failing candidate is ' ~ candidate ~ '.') }}
   {% endif %}
 
-  {% if existing_relation is not none %}
-    {{ adapter.rename_relation(existing_relation, backup) }}
+  {% if changes is not none %}
+    {#- One transaction: readers see the previous version until the commit below. -#}
+    {% call statement('assay_publish_removed') -%}{{ changes['delete'] }}{%- endcall %}
+    {% call statement('assay_publish_added') -%}{{ changes['insert'] }}{%- endcall %}
+    {% do adapter.drop_relation(candidate.incorporate(type='view')) %}
+  {% else %}
+    {% if existing_relation is not none %}
+      {{ adapter.rename_relation(existing_relation, backup) }}
+    {% endif %}
+    {{ adapter.rename_relation(candidate, target_relation) }}
+    {% do create_indexes(target_relation) %}
   {% endif %}
-  {{ adapter.rename_relation(candidate, target_relation) }}
-  {% do create_indexes(target_relation) %}
 
   {#- Only now that the candidate is published may open rejects be marked admitted or deduped. -#}
   {%- set resolution = assay._entity_resolution_sql(config.get('assay_audits')) -%}

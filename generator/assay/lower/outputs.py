@@ -11,14 +11,18 @@ from .spelling import Spelling, Sql
 from .staged import LINEAGE
 
 
-def kept_query(sp: Spelling, entity: Entity, staged: str | None = None) -> str:
+def kept_query(sp: Spelling, entity: Entity, staged: str | None = None, processed_at: bool = False) -> str:
     """The entity's rows: the staged rows routed `kept`, with the quality flags of an opted-in entity.
 
     `staged` names the staged relation when it is not the staged model itself (SQLMesh's staged
-    model measuring the entity's checks over its own rows, decision 0921)."""
+    model measuring the entity's checks over its own rows, decision 0921). `processed_at` carries
+    the ledger's `_processed_at` along (an incremental entity publishes what changed since it,
+    decision 1090)."""
     cols = [sp.ident(c.name) for c in entity.columns] + list(LINEAGE)
     if entity.opted_in:
         cols += [sp.sql("_failed_rules as _quality_flags"), sp.sql("{} as _quality_ok", sp.call("quality_ok", Sql("_failed_rules")))]
+    if processed_at:
+        cols.append("_processed_at")
     return "\n".join(
         [
             sp.sql("select"),

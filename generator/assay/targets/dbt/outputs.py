@@ -10,7 +10,7 @@ from .spelling import DBT, jstr
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
 from .kept import EVENTS_MODEL, has_checks, snapshot_gate
-from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name
+from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
 
 
 
@@ -40,6 +40,7 @@ def _grants(entity: Entity) -> str | None:
 def entity_sql(entity: Entity, project: Project, header: str) -> str:
     """The published entity (type 1) or the kept rows a type-2 snapshot versions."""
     deps = []
+    incremental = entity.materialized == "incremental"
     if entity.has_reject:
         deps.append(f"-- depends_on: {_ref(reject_name(entity))}")
     for m in entity.mappings:
@@ -56,8 +57,10 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         assay_checked="true" if has_checks(entity) else None,
         tags="['assay']",
         grants=_grants(entity) if entity.scd == "type1" else None,
+        # An incremental entity publishes only the ledger rows written since its last publish (decision 1090).
+        assay_ledger=jstr(staged_name(entity)) if incremental else None,
     )
-    return "\n".join([header, config, *deps, "", kept_query(DBT, entity)])
+    return "\n".join([header, config, *deps, "", kept_query(DBT, entity, processed_at=incremental)])
 
 
 def audits_macro(entity: Entity, header: str, project: Project | None = None) -> str:
