@@ -20,17 +20,13 @@ The ratio is step 2 over step 3, per node and in total.
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import shutil
-import tempfile
 from pathlib import Path
 
 import duckdb
 
-from assay.api import generate_dbt_project
-from assay.runtime.dbt import run_dbt
-from assay.scaffold import duckdb_profile, write_dbt_skeleton
+from benchproject import build_times, generated_project, workdir
 
 PIPELINE_SPEC = Path(__file__).parent / "specs" / "pipeline"
 
@@ -72,17 +68,8 @@ def incremental_spec(dest: Path) -> Path:
     return dest
 
 
-def build(work: Path, *args: str) -> dict[str, float]:
-    """One `dbt build --threads 1`; each node's execution time by unique id."""
-    proc = run_dbt(work, "build", "--threads", "1", *args)
-    if proc.returncode != 0:
-        raise SystemExit(proc.stdout[-4000:])
-    results = json.loads((work / "target" / "run_results.json").read_text())["results"]
-    return {r["unique_id"]: r["execution_time"] for r in results if not r["unique_id"].startswith("operation.")}
-
-
-def load(work: Path, load_id: str, day: str, start: int, stop: int) -> None:
-    con = duckdb.connect(str(work / "bench.duckdb"))
+def load(db: Path, load_id: str, day: str, start: int, stop: int) -> None:
+    con = duckdb.connect(str(db))
     try:
         # A re-delivery repeats a key of the previous load's range (or of this load, first load).
         con.execute(ROWS.format(load=load_id, day=day, start=start, stop=stop, redeliver=1 if start == 0 else start // 2))
@@ -96,22 +83,18 @@ def main() -> None:
     ap.add_argument("--added", type=float, default=0.01, help="the new load's size, a fraction of --rows")
     ap.add_argument("--keep", help="keep the benchmark project in this directory")
     args = ap.parse_args()
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="assay-bench-inc-"))
-    work.mkdir(parents=True, exist_ok=True)
     added = max(1, int(args.rows * args.added))
-    try:
-        write_dbt_skeleton(work, "bench", duckdb_profile("bench", "bench.duckdb"))
-        generate_dbt_project(incremental_spec(work / "spec"), work)
-        con = duckdb.connect(str(work / "bench.duckdb"))
+    with workdir(args.keep, "assay-bench-inc-") as work:
+        db = generated_project(work, incremental_spec(work / "spec"))
+        con = duckdb.connect(str(db))
         con.execute("create schema if not exists bronze")
         con.execute(BRONZE_TABLE)
         con.close()
-        load(work, "l1", "2026-01-01", 0, args.rows)
-        assert run_dbt(work, "deps").returncode == 0
-        first = build(work)
-        load(work, "l2", "2026-01-02", args.rows, args.rows + added)
-        incremental = build(work)
-        full = build(work, "--full-refresh")
+        load(db, "l1", "2026-01-01", 0, args.rows)
+        first = build_times(work)
+        load(db, "l2", "2026-01-02", args.rows, args.rows + added)
+        incremental = build_times(work)
+        full = build_times(work, "--full-refresh")
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(f"bronze: {args.rows:,} rows, then a load of {added:,} ({args.added:.1%})")
         print(f"{'node':58} {'first':>8} {'incr.':>8} {'full':>8} {'incr./full':>10}")
@@ -122,9 +105,6 @@ def main() -> None:
         print(f"{'total':58} {sum(first.values()):8.2f} {total_inc:8.2f} {total_full:8.2f} {total_inc / total_full:10.2f}")
         print(f"ratio: incremental build / full build = {total_inc / total_full:.2f}x (target <= 0.10x)")
         print(f"peak RSS of dbt's processes: {peak:,.0f} MiB")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,16 +13,11 @@ start-up is not counted against either side.
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import duckdb
 
-from assay.api import generate_dbt_project
-from assay.runtime.dbt import run_dbt
-from assay.scaffold import duckdb_profile, write_dbt_skeleton
+from benchproject import build_times, generated_project, workdir
 
 SPEC = Path(__file__).parent / "specs" / "pipeline"
 
@@ -68,12 +63,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--keep", help="keep the benchmark project in this directory")
     args = ap.parse_args()
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="assay-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        write_dbt_skeleton(work, "bench", duckdb_profile("bench", "bench.duckdb"))
-        generate_dbt_project(SPEC, work)
-        db = work / "bench.duckdb"
+    with workdir(args.keep, "assay-bench-") as work:
+        db = generated_project(work, SPEC)
         con = duckdb.connect(str(db))
         con.execute("create schema if not exists bronze")
         con.execute(BRONZE.format(rows=args.rows))
@@ -85,27 +76,17 @@ def main() -> None:
         )
         con.close()
         (work / "models" / "bench").mkdir(parents=True, exist_ok=True)
-        (work / "models" / "bench" / "baseline_ctas.sql").write_text(BASELINE)
         (work / "models" / "bench" / "_baseline.yml").write_text(BASELINE_SOURCE.replace("name: bronze", "name: bench_bronze"))
         (work / "models" / "bench" / "baseline_ctas.sql").write_text(BASELINE.replace("source('bronze'", "source('bench_bronze'"))
-        assert run_dbt(work, "deps").returncode == 0
-        # One thread: nodes do not overlap, so each node's time is its own.
-        proc = run_dbt(work, "build", "--threads", "1")
-        if proc.returncode != 0:
-            raise SystemExit(proc.stdout[-4000:])
-        results = json.loads((work / "target" / "run_results.json").read_text())["results"]
-        nodes = {r["unique_id"]: r["execution_time"] for r in results}
+        nodes = build_times(work)
         baseline = nodes.pop("model.bench.baseline_ctas")
-        assay = sum(v for k, v in nodes.items() if not k.startswith("operation."))
+        assay = sum(nodes.values())
         print(f"rows: {args.rows:,}")
         print(f"baseline CTAS (plain casts, clean bronze): {baseline:.2f} s")
         for uid, secs in sorted(nodes.items(), key=lambda kv: -kv[1]):
             print(f"  {uid}: {secs:.2f} s")
         print(f"assay entity + reject + mart + audits: {assay:.2f} s")
         print(f"ratio: {assay / baseline:.2f}x (target <= 1.6x)")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,10 +23,8 @@ from click.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parent))
 from pipeline import BRONZE, SPEC  # noqa: E402  (the same bronze shape as the pipeline benchmark)
 
-from assay.api import generate_dbt_project  # noqa: E402
+from benchproject import build_times, generated_project, workdir  # noqa: E402
 from assay.cli.main import cli  # noqa: E402
-from assay.runtime.dbt import run_dbt  # noqa: E402
-from assay.scaffold import duckdb_profile, write_dbt_skeleton  # noqa: E402
 
 GROW_MART = """
 insert into gold.mart_data_quality
@@ -56,22 +52,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=365)
     ap.add_argument("--keep", help="keep the benchmark project in this directory")
     args = ap.parse_args()
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="assay-report-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    try:
-        db = work / "bench.duckdb"
-        write_dbt_skeleton(work, "bench", duckdb_profile("bench", str(db)))
-        generate_dbt_project(SPEC, work)
+    with workdir(args.keep, "assay-report-bench-") as work:
+        db = generated_project(work, SPEC)
         con = duckdb.connect(str(db))
         con.execute("create schema if not exists bronze")
         con.execute(BRONZE.format(rows=args.rows))
         con.close()
-        assert run_dbt(work, "deps").returncode == 0
-        proc = run_dbt(work, "build", "--threads", "1")
-        if proc.returncode != 0:
-            raise SystemExit(proc.stdout[-4000:])
-        results = json.loads((work / "target" / "run_results.json").read_text())["results"]
-        build = sum(r["execution_time"] for r in results if not r["unique_id"].startswith("operation."))
+        build = sum(build_times(work).values())
         con = duckdb.connect(str(db))
         con.execute(GROW_MART.format(runs=args.runs))
         mart_rows = con.execute("select count(*) from gold.mart_data_quality").fetchone()[0]
@@ -90,9 +77,6 @@ def main() -> None:
         print(f"dbt build (execution time of every node): {build:.2f} s")
         print(f"assay report (HTML, {page.stat().st_size / 1024:.0f} KiB): {html_s:.2f} s  -> {html_s / build:.2f}x the build")
         print(f"assay report --json: {json_s:.2f} s  -> {json_s / build:.2f}x the build")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
