@@ -381,3 +381,111 @@ def test_readers_sql_is_spelled_for_spark_with_the_catalog_view():
         "SELECT COUNT(*) FROM assay_information_schema_tables WHERE table_schema = ? AND table_name = ?")
     # DuckDB sorts NULLs last ascending, Spark first: sqlglot keeps DuckDB's order.
     assert to_spark("select a from t order by a") == "SELECT a FROM t ORDER BY a NULLS LAST"
+
+
+# --- `assay plan OLD --data` on Spark (decision 1020): the sandbox's numbers are the real build's ---
+
+def _spark_rows(project: Path) -> dict:
+    """Every table of the warehouse (views aside): its rows, sorted, through the module's held Spark."""
+    conn, _ = connect(project, read_only=True)
+    cur = conn.cursor()
+    cur.execute("select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE'")
+    out = {}
+    for schema, name in sorted(cur.fetchall()):
+        cur.execute(f'select * from "{schema}"."{name}"')
+        out[f"{schema}.{name}"] = sorted(repr(r) for r in cur.fetchall())
+    return out
+
+
+def _files(directory: Path) -> dict:
+    import hashlib
+
+    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def _order_state(project: Path) -> dict:
+    """The real tables of order: open and resolved reject rows, published rows' flags and load ids."""
+    conn, _ = connect(project, read_only=True)
+    cur = conn.cursor()
+    cur.execute('select reject_id, _source_row_id, resolved_at is null, resolution, failed_rules from "silver"."order__reject"')
+    rejects = cur.fetchall()
+    cur.execute('select _source_row_id, _load_id, _quality_flags from "silver"."order"')
+    kept = {r[0]: (r[1], set(_names(r[2])) - {""} if r[2] is not None else set()) for r in cur.fetchall()}
+    return {"open": {r[0]: (r[1], set(_names(r[4]))) for r in rejects if r[2]},
+            "resolved": {r[0]: r[3] for r in rejects if not r[2]}, "kept": kept}
+
+
+@spark
+def test_plan_data_runs_the_next_build_and_replay_in_a_copy_and_says_what_they_then_do(held, tmp_path):
+    import shutil
+
+    from assay.runtime.spark_conn import _HELD, _key
+
+    project, _ = held
+    child = _HELD[_key(project, None, None)]
+    old = tmp_path / "deployed"
+    old.mkdir()
+    shutil.copy(project / "assay.yml", old / "assay.yml")
+    shutil.copytree(project / "spec", old / "spec")
+    # o-005 (status 'shipped', quarantined by status_in_enum) ages out of bronze: only a replay brings it back
+    conn, _ = connect(project, read_only=True)
+    cur = conn.cursor()
+    for sql in ('create table "bronze"."raw_orders_kept" as select * from "bronze"."raw_orders" where _source_row_id <> \'o-005\'',
+                'truncate table "bronze"."raw_orders"',
+                'insert into "bronze"."raw_orders" select * from "bronze"."raw_orders_kept"',
+                'drop table "bronze"."raw_orders_kept"'):
+        cur.execute(sql)
+    # The change: an unknown status is only flagged now; an amount above 10000 is quarantined
+    orders = project / "spec" / "orders.yml"
+    text = orders.read_text()
+    orders.write_text(text.replace("{rule: in_enum, on_fail: quarantine}", "{rule: in_enum, on_fail: flag}")
+                      .replace("{rule: range, max: 10000, on_fail: flag}", "{rule: range, max: 10000, on_fail: quarantine}"))
+    files, rows, before = _files(project / "spark" / "warehouse"), _spark_rows(project), _order_state(project)
+
+    result = _run(project, "plan", str(old), "--data", "--json")
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.stdout)
+    # Nothing of the warehouse changed: its files byte for byte, every table's rows
+    assert _files(project / "spark" / "warehouse") == files
+    assert _spark_rows(project) == rows
+    data = plan["data"]
+    assert (data["engine"], data["target"], data["build"]["ok"], plan["replay_scope"]) == ("spark", "dbt", True, ["order"])
+
+    # The real next build and replay, as a user runs them (on the module's Spark)
+    assert _run(project, "generate", "dbt").exit_code == 0
+    assert child.dbt(project, "build").returncode == 0
+    after = _order_state(project)
+    replayed = _replay(project)
+    assert child.dbt(project, "build").returncode == 0
+    final = _order_state(project)
+
+    said = data["entities"]["order"]
+    newly = set(after["open"]) - set(before["open"])
+    leaving = [after["resolved"][rid] for rid in before["open"] if rid in after["resolved"]]
+    assert said["newly_quarantined"] == len(newly) == 1  # o-008, amount 12000
+    assert said["leave_reject"] == {"admitted": leaving.count("admitted"), "deduped": 0} == {"admitted": 0, "deduped": 0}
+    assert [srid for srid, _ in newly_rows(after, newly)] == ["o-008"]
+    for rule in ("amount_range_max", "status_in_enum", "discount_not_above_amount"):
+        quarantined = {srid for srid, fr in after["open"].values() if rule in fr}
+        was = {srid for srid, fr in before["open"].values() if rule in fr}
+        flagged = {srid for srid, (_load, fl) in after["kept"].items() if rule in fl}
+        had = {srid for srid, (_load, fl) in before["kept"].items() if rule in fl}
+        got = said["rules"][rule]
+        assert (got["flagged"], got["newly_flagged"]) == (len(flagged), len(flagged - had)), rule
+        # o-005 is no longer in bronze: its open reject row stays until replay; the build judged only bronze's rows
+        in_bronze = quarantined - ({"o-005"} if rule == "status_in_enum" else set())
+        assert (got["quarantined"], got["newly_quarantined"]) == (len(in_bronze), len(in_bronze - was)), rule
+    assert said["rules"]["amount_range_max"]["newly_quarantined"] == 1
+    # replay re-delivers o-005 and the build after it keeps it, flagged now
+    assert said["replay"]["redelivered"] == sum(replayed["redelivered"].values()) == 1
+    assert (said["replay"]["superseded"], said["replay"]["in_bronze"]) == (replayed["superseded"], replayed["in_bronze"])
+    back = [srid for srid, (load, _fl) in final["kept"].items() if load == "__replay__"]
+    earlier = [srid for srid, (load, _fl) in after["kept"].items() if load == "__replay__"]
+    assert said["replay"]["brought_back"] == len(back) - len(earlier) == 1
+    assert final["kept"]["o-005"] == ("__replay__", {"status_in_enum"})
+
+
+def newly_rows(state: dict, ids: set) -> list:
+    """(source row id, rules) of the reject rows `ids`, sorted."""
+    return sorted(state["open"][rid] for rid in ids)

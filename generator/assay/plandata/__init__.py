@@ -16,6 +16,7 @@ then throws the sandbox away. The user's warehouse is only read.
 from __future__ import annotations
 
 import datetime as dt
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -72,8 +73,14 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
     step("copying the warehouse into a sandbox")
     made = (sqlmesh_sandbox(project_dir, target, tuple(schemas)) if sqlmesh
             else sandbox(project_dir, schemas, profiles_dir=profiles_dir, target=target))
-    with made as sb:
-        steps = SqlmeshSteps(execution_time, sb.dialect) if sqlmesh else DbtSteps()
+    with made as sb, ExitStack() as stack:
+        run = None
+        if sb.engine == "spark":
+            from .sparkcopy import spark_session
+
+            # ONE Spark for the builds, the replays and the reads (decision 0841): a JVM start is ~20 s
+            run = stack.enter_context(spark_session(sb.path, sb.relocation)).dbt
+        steps = SqlmeshSteps(execution_time, sb.dialect) if sqlmesh else DbtSteps(run)
         # a sandbox's own profile (dbt) or config (SQLMesh) points at the copy
         where = {} if sqlmesh else {"profiles_dir": sb.path}
         with open_warehouse(new, sb.path, **where) as wh:

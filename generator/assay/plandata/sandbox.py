@@ -10,7 +10,10 @@ A sandbox is a throwaway copy of the dbt project and of the warehouse it builds 
 - PostgreSQL: a new database on the same server, `assay_plan_<random>`, into which the tables of
   the project's schemas are copied over a READ ONLY session of the warehouse database; it is
   dropped when the sandbox closes. This needs CREATEDB and writes to the server (not to the
-  warehouse database): the command says so.
+  warehouse database): the command says so;
+- Spark (dbt-spark `session`, Derby metastore): the warehouse directory and the metastore copied
+  as files, the copied metastore's locations moved under the copy when the sandbox's Spark starts
+  (plandata/sparkcopy.py).
 The sandbox's profiles.yml holds the user's profile with the one output, pointed at the copy.
 
 A SQLMesh project's sandbox (`sqlmesh_sandbox`) is the project copied with its config.yaml's
@@ -45,6 +48,7 @@ class Sandbox:
     engine: str  # duckdb | postgres
     where: str  # what the copy is, for messages (a file, or a database on the server)
     dialect: str = ""  # a SQLMesh project's model dialect
+    relocation: Optional[dict] = None  # Spark: what the sandbox's Spark moves in its metastore (sparkcopy.py)
 
 
 def _ignore(directory: str, names: list[str]) -> set[str]:
@@ -68,8 +72,14 @@ def _relink_packages(project_dir: Path, dest: Path) -> None:
         link.symlink_to(dest / inside, target_is_directory=True)
 
 
-def _copy_project(project_dir: Path, dest: Path) -> None:
-    shutil.copytree(project_dir, dest, ignore=_ignore, symlinks=True)
+def _copy_project(project_dir: Path, dest: Path, skip: tuple = ()) -> None:
+    skipped = {Path(p).resolve() for p in skip}
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        # `skip`: what is copied apart (a Spark warehouse and metastore inside the project)
+        return _ignore(directory, names) | {n for n in names if (Path(directory) / n).resolve() in skipped}
+
+    shutil.copytree(project_dir, dest, ignore=ignore, symlinks=True)
     _relink_packages(Path(project_dir), dest)
     manifest = project_dir / "target" / "manifest.json"
     if manifest.exists():
@@ -115,14 +125,27 @@ def sandbox(project_dir: Path, schemas: list[str], *, profiles_dir: Optional[Pat
 
     found = profile_target(project_dir, profiles_dir, target)
     kind = found.output.get("type")
-    if kind not in ("duckdb", "postgres"):
+    if kind not in ("duckdb", "postgres", "spark"):
         raise WarehouseError(f"`assay plan --data` runs the next build in a copy of the warehouse, which it can make "
-                             f"for DuckDB and PostgreSQL; {found.describe()} is {kind!r}.")
+                             f"for DuckDB, PostgreSQL and Spark (a Derby metastore); {found.describe()} is {kind!r}.")
+    spark_dirs: tuple = ()
+    if kind == "spark":
+        from .sparkcopy import spark_places
+
+        spark_dirs = spark_places(found.output, found.describe())
     root = Path(tempfile.mkdtemp(prefix="assay-plan-"))
     try:
         dest = root / "project"
-        _copy_project(Path(project_dir), dest)
+        _copy_project(Path(project_dir), dest, skip=spark_dirs)
         output = dict(found.output)
+        if kind == "spark":
+            from .sparkcopy import copy_spark
+
+            output, relocation = copy_spark(output, found.describe(), root / "spark")
+            _write_profile(dest, found.profile, found.target, output)
+            yield Sandbox(dest, kind, f"{root / 'spark'} (a copy of {spark_dirs[0]} and its metastore)",
+                          relocation=relocation)
+            return
         if kind == "duckdb":
             copy = _copy_duckdb(_duckdb_file(Path(project_dir), output), root)
             output["path"] = str(copy)

@@ -52,12 +52,16 @@ def _sandbox_dbt(project_dir: Path, *args: str):
 
 
 class DbtSteps:
-    """The next build of a dbt project."""
+    """The next build of a dbt project; `run(path, *args)` runs dbt (default: the CLI; on Spark the
+    sandbox's Spark child, which runs dbt on the Spark it holds)."""
+
+    def __init__(self, run=None):
+        self._dbt = run or _sandbox_dbt
 
     def _run(self, path: Path, *args: str):
         from ..runtime.dbt import run_dbt_step
 
-        run = run_dbt_step(path, *args, run=_sandbox_dbt)
+        run = run_dbt_step(path, *args, run=self._dbt)
         if not run.ok and not run.checks_failed():
             raise ProjectError(f"the next build could not run (`dbt {' '.join(args)}` in a copy of the project with the new "
                                "spec): " + " | ".join(run.error_lines(12)))

@@ -17,6 +17,8 @@ does not have, is answered by a temporary view the child builds from the catalog
 from __future__ import annotations
 
 import atexit
+import importlib
+import json
 import os
 import pickle
 import struct
@@ -36,8 +38,9 @@ START_TIMEOUT = 300  # seconds for the JVM to start on a loaded machine
 STOP_TIMEOUT = 60
 
 # The writing commands whose only writes are INSERTs, which Spark's parquet tables take: `replay`
-# appends rows to bronze (decision 0840, amended).
-APPENDING = frozenset({"replay"})
+# appends rows to bronze (decision 0840, amended); `plan --data` builds and replays only in its
+# sandbox's copy of the warehouse, the only Spark it connects to (decision 1020).
+APPENDING = frozenset({"replay", "plan"})
 # Why every other writing command is refused on Spark, and what to do instead; connect() picks the
 # sentence by the running command's name.
 WRITES_REFUSED = {
@@ -107,10 +110,12 @@ def to_spark(sql: str) -> str:
 class SparkChild:
     """The child process holding Spark for one project; `run(sql, params)` -> (columns, rows)."""
 
-    def __init__(self, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str):
+    def __init__(self, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str,
+                 before: Optional[tuple[str, Any]] = None):
         self.describe = describe
         self._log = tempfile.TemporaryFile(mode="w+b")
-        args = [sys.executable, "-m", "assay.runtime.spark_conn", str(project_dir), str(profiles_dir or ""), target or ""]
+        args = [sys.executable, "-m", "assay.runtime.spark_conn", str(project_dir), str(profiles_dir or ""), target or "",
+                json.dumps(before) if before else ""]
         self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
                                       cwd=project_dir)
         _RUNNING.add(self)
@@ -254,16 +259,19 @@ def _key(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str])
 
 
 @contextmanager
-def held_session(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> Iterator[SparkChild]:
+def held_session(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None,
+                 before: Optional[tuple[str, Any]] = None) -> Iterator[SparkChild]:
     """One child Spark for every command run in this process inside the block, instead of one per
     command: for a caller that runs several commands in a row (a notebook, a test module, the Spark
     demo's loader, dbt steps and counts), which would otherwise pay a JVM start per command. The
-    metastore is held until the block ends; the block gets the child (`dbt`, `load_bronze`)."""
+    metastore is held until the block ends; the block gets the child (`dbt`, `load_bronze`).
+    `before`: ("module:function", arg), called in the child as function(spark, arg) before Spark
+    opens the metastore (`assay plan --data` moves its copied metastore's locations, decision 1020)."""
     from .warehouse import profile_target
 
     key = _key(project_dir, profiles_dir, target)
     describe = profile_target(Path(project_dir), profiles_dir, target).describe()
-    child = SparkChild(Path(project_dir).resolve(), profiles_dir, target, describe)
+    child = SparkChild(Path(project_dir).resolve(), profiles_dir, target, describe, before)
     _HELD[key] = child
     try:
         yield child
@@ -399,6 +407,10 @@ def _serve(argv: list[str]) -> int:
         for key, value in session_settings(Path(project), Path(profiles) if profiles else None, _target).items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
+        if len(argv) > 3 and argv[3]:
+            where, arg = json.loads(argv[3])
+            module, name = where.split(":")
+            getattr(importlib.import_module(module), name)(spark, arg)
         # Open the metastore now: Spark connects to it lazily, and a metastore another process holds
         # should fail the connection (with the hint of _answer), not the command's first question.
         spark.sql("show databases").collect()
