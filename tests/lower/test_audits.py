@@ -241,3 +241,54 @@ def test_the_dbt_spelling_finds_the_same(tmp_path: Path):
         # dbt's list holds the blocking audits only
         assert found[("item", candidate)] == {"conservation": count_form, "key_unique": keys, "fail_rule__must_hold": fail}, candidate
         assert found[("ledger", candidate)] == {"conservation": row_form, "key_unique": keys, "fail_rule__must_hold": fail}, candidate
+
+
+def test_bronze_audits_are_decided_once_and_both_targets_spell_them(write_spec):
+    """Two mappings read one bronze relation: its freshness is the strictest of each threshold, and
+    it gets the ingestion-metadata audit because an entity that reads it carries the metadata; a
+    relation with neither gets nothing. dbt's sources and SQLMesh's staged audits say the same."""
+    from assay.api import load_project
+    from assay.lower.audits import BronzeAudits, bronze_audits
+    from assay.targets.dbt.properties import sources_yml
+    from assay.targets.sqlmesh.project_files import bronze_audits as sqlmesh_bronze_audits
+
+    spec = write_spec({
+        "mapping_orders.yaml": """
+            mapping_version: 1
+            source: raw_orders
+            target: orders
+            freshness: {warn_after: 12h, error_after: 2d}
+            key:
+              order_id: {from: "$.id"}
+            fields:
+              customer_id: {from: "$.customer"}
+            unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+        """,
+        "mapping_orders_again.yaml": """
+            mapping_version: 1
+            name: raw_orders_again
+            source: raw_orders
+            target: orders
+            freshness: {warn_after: 6h, error_after: 3d}
+            key:
+              order_id: {from: "$.id"}
+            unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+        """,
+    })
+    project = load_project(spec)
+    lowered = {b.source: b for b in bronze_audits(project)}
+    assert lowered["raw_orders"] == BronzeAudits("raw_orders", True, "6h", "2d")
+    assert (lowered["raw_orders"].warn_after.hours, lowered["raw_orders"].error_after.hours) == (6, 48)
+    assert lowered["raw_customers"] == BronzeAudits("raw_customers", True, None, None)
+
+    dbt_tables = {t["name"]: t for t in sources_yml(project)["sources"][0]["tables"]}
+    assert dbt_tables["raw_orders"]["freshness"] == {"warn_after": {"count": 6, "period": "hour"},
+                                                    "error_after": {"count": 2, "period": "day"}}
+    assert dbt_tables["raw_orders"]["data_tests"] == [
+        {"assay.assay_ingestion_metadata": {"name": "assay_ingestion_metadata__raw_orders"}}]
+    assert "freshness" not in dbt_tables["raw_customers"] and "loaded_at_field" not in dbt_tables["raw_customers"]
+    assert sqlmesh_bronze_audits(project) == {
+        "raw_customers": [("assay_ingestion_metadata", {})],
+        "raw_orders": [("assay_ingestion_metadata", {}), ("assay_freshness_warn", {"max_age_hours": "6"}),
+                       ("assay_freshness_error", {"max_age_hours": "48"})],
+    }

@@ -18,8 +18,10 @@ it (dbt); a reject row whose bronze row aged out is history, never a placement.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
-from ..ir.model import Entity
+from ..duration import Duration
+from ..ir.model import Entity, Project
 from .spelling import Spelling, Sql
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
@@ -227,3 +229,31 @@ def entity_audits(sp: Spelling, entity: Entity, where: Audited) -> list[Audit]:
             if rule.disposition == "flag":
                 audits.append(Audit(FLAG_PREFIX + rule.name, False, flagged_sql(sp, where.entity, rule.name)))
     return audits
+
+
+@dataclass(frozen=True)
+class BronzeAudits:
+    """What is audited of one bronze relation before anything reads it, the same on both targets:
+    its ingestion metadata (when an entity that reads it carries the metadata: every row has a
+    `_source_row_id`, a `_load_id` and an `_ingested_at` that reads as an instant) and its
+    freshness thresholds (the strictest each of the mappings that read it declares)."""
+
+    source: str
+    ingestion_metadata: bool
+    warn_after: Optional[Duration]
+    error_after: Optional[Duration]
+
+
+def bronze_audits(project: Project) -> list[BronzeAudits]:
+    """One `BronzeAudits` per bronze relation a mapping reads, by relation name."""
+    metadata: dict[str, bool] = {}
+    strictest: dict[tuple[str, str], Duration] = {}
+    for e in project.entities:
+        for m in e.mappings:
+            metadata[m.source] = metadata.get(m.source, False) or e.has_ingestion_metadata
+            for key, value in (("warn", m.freshness_warn), ("error", m.freshness_error)):
+                held = strictest.get((m.source, key))
+                if value is not None and (held is None or value.hours < held.hours):
+                    strictest[(m.source, key)] = value
+    return [BronzeAudits(source, metadata[source], strictest.get((source, "warn")), strictest.get((source, "error")))
+            for source in sorted(metadata)]

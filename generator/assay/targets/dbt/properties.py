@@ -6,6 +6,7 @@ import yaml
 
 from ...duration import Duration
 from ...ir.model import Entity, Project
+from ...lower.audits import bronze_audits
 from .incremental import late_arrivals_test
 from .kept import test_gate
 from .naming import current_name, model_name, reject_name, staged_name
@@ -27,23 +28,15 @@ def dump_yaml(data) -> str:
 def sources_yml(project: Project) -> dict:
     """One `bronze` source; a table per bronze relation, with freshness from its mappings."""
     tables: dict[str, dict] = {}
-    strictest: dict[tuple[str, str], Duration] = {}  # (relation, warn_after|error_after) -> its threshold
-    for e in project.entities:
-        for m in e.mappings:
-            t = tables.setdefault(m.source, {"name": m.source})
-            if e.has_ingestion_metadata:
-                t.setdefault("data_tests", [])
-                if not t["data_tests"]:
-                    t["data_tests"].append({"assay.assay_ingestion_metadata": {"name": f"assay_ingestion_metadata__{m.source}"}})
-            if m.freshness_warn or m.freshness_error:
-                fresh = t.setdefault("freshness", {})
-                # Several mappings may read one relation; the strictest threshold wins.
-                for key, value in (("warn_after", m.freshness_warn), ("error_after", m.freshness_error)):
-                    held = strictest.get((m.source, key))
-                    if value is not None and (held is None or value.hours < held.hours):
-                        strictest[(m.source, key)] = value
-                        fresh[key] = _threshold(value)
-                t["loaded_at_field"] = "cast(_ingested_at as timestamp)"
+    for b in bronze_audits(project):  # decided once for both targets
+        t = tables[b.source] = {"name": b.source}
+        if b.ingestion_metadata:
+            t["data_tests"] = [{"assay.assay_ingestion_metadata": {"name": f"assay_ingestion_metadata__{b.source}"}}]
+        fresh = {key: _threshold(value) for key, value in (("warn_after", b.warn_after), ("error_after", b.error_after))
+                 if value is not None}
+        if fresh:
+            t["freshness"] = fresh
+            t["loaded_at_field"] = "cast(_ingested_at as timestamp)"
     # Bronze relations that only a tables document names: their check task reads them (decision 0520).
     from .table_checks import checked_bronze_sources
 

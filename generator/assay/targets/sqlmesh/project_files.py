@@ -8,6 +8,7 @@ from typing import Optional
 import yaml
 
 from ...ir.model import Entity, Project
+from ...lower.audits import bronze_audits as lowered_bronze_audits
 from . import naming
 from .spelling import SqlmeshSpelling
 
@@ -69,29 +70,21 @@ register()
 
 
 def bronze_audits(project: Project) -> dict[str, list[tuple[str, dict]]]:
-    """Per bronze relation: the ingestion-metadata and freshness audits that read it.
+    """Per bronze relation: the audits that read it (decided in assay.lower.audits), as SQLMesh
+    audit calls.
 
     SQLMesh 0.236 builds an external model's Python environment from the built-in macros only,
     so an audit on the external model cannot call assay_sqlmesh. These audits read the bronze
     relation but are attached to every staged model that reads it, which runs them before
     anything downstream: a blocking failure still stops the entity from being rebuilt.
     """
-    tables: dict[str, dict] = {}
-    for e in project.entities:
-        for m in e.mappings:
-            t = tables.setdefault(m.source, {"metadata": False, "warn": None, "error": None})
-            t["metadata"] = t["metadata"] or e.has_ingestion_metadata
-            # Several mappings may read one relation; the strictest threshold wins.
-            for key, value in (("warn", m.freshness_warn), ("error", m.freshness_error)):
-                if value is not None and (t[key] is None or value.hours < t[key]):
-                    t[key] = value.hours
     out = {}
-    for source, t in sorted(tables.items()):
-        audits = [("assay_ingestion_metadata", {})] if t["metadata"] else []
-        for key in ("warn", "error"):
-            if t[key] is not None:
-                audits.append((f"assay_freshness_{key}", {"max_age_hours": str(t[key])}))
-        out[source] = audits
+    for b in lowered_bronze_audits(project):
+        audits = [("assay_ingestion_metadata", {})] if b.ingestion_metadata else []
+        for key, value in (("warn", b.warn_after), ("error", b.error_after)):
+            if value is not None:
+                audits.append((f"assay_freshness_{key}", {"max_age_hours": str(value.hours)}))
+        out[b.source] = audits
     return out
 
 
