@@ -389,6 +389,8 @@ def main() -> None:
             print("  " + " -> ".join(f"{u.split('.')[2]} {by[u]:.2f}" for u in path))
             for r in sorted(res, key=lambda r: -r["execution_time"])[:14 if side == "assay" else 8]:
                 print(f"  {r['unique_id'][:64]:64} {r['execution_time']:6.2f} s")
+        if got_a != got_b:
+            raise SystemExit("entity or quarantine counts differ between the two sides (see above)")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
