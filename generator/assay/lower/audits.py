@@ -232,6 +232,32 @@ def entity_audits(sp: Spelling, entity: Entity, where: Audited) -> list[Audit]:
 
 
 @dataclass(frozen=True)
+class StagedAudit:
+    """A blocking audit of the staged relation: it stops the build before the entity is written.
+
+    `rule` names the `fail` rule whose rows it finds (over the staged rows' `_failed_rules`);
+    `key` is True for the key audit among the rows about to be kept."""
+
+    name: str
+    rule: Optional[str] = None
+    key: bool = False
+
+
+def staged_audits(entity: Entity, audits_a_candidate: bool) -> list[StagedAudit]:
+    """The staged relation's audits, in the order they run; both targets spell this list.
+
+    One per `fail` rule: a row that fails it stops the run (reference 001) whatever its route.
+    The key among the kept rows of an entity without `dedupe:` only where the tool writes the
+    entity in place before its own audits run (SQLMesh re-evaluates a model into its table, then
+    audits it): a tool that audits a candidate before publishing it (dbt's `assay_entity`) judges
+    the key there, among the entity's audits, and needs no second audit here."""
+    audits = [StagedAudit(FAIL_PREFIX + r.name, rule=r.name) for r in entity.rules if r.disposition == "fail"]
+    if not entity.dedupe and not audits_a_candidate:
+        audits.append(StagedAudit("key_unique", key=True))
+    return audits
+
+
+@dataclass(frozen=True)
 class BronzeAudits:
     """What is audited of one bronze relation before anything reads it, the same on both targets:
     its ingestion metadata (when an entity that reads it carries the metadata: every row has a

@@ -6,7 +6,7 @@ import yaml
 
 from ...duration import Duration
 from ...ir.model import Entity, Project
-from ...lower.audits import bronze_audits
+from ...lower.audits import bronze_audits, staged_audits
 from .incremental import late_arrivals_test
 from .kept import test_gate
 from .naming import current_name, model_name, reject_name, staged_name
@@ -132,15 +132,15 @@ def entity_yml(entity: Entity, project: Project) -> dict:
     if cross:
         main["data_tests"] = cross
     models.append(main)
+    # the entity's key is judged on its candidate (assay_entity), so only the fail rules are here
     staged_tests = [
         {
             "assay.assay_fail_rule": {
-                "name": f"assay_fail_rule__{entity.name}__{r.name}",
-                "arguments": {"rule_name": r.name, "flags_column": "_failed_rules"},
+                "name": f"assay_fail_rule__{entity.name}__{audit.rule}",
+                "arguments": {"rule_name": audit.rule, "flags_column": "_failed_rules"},
             }
         }
-        for r in entity.rules
-        if r.disposition == "fail"
+        for audit in staged_audits(entity, audits_a_candidate=True)
     ]
     if entity.materialized == "incremental":
         staged_tests.append(late_arrivals_test(entity))

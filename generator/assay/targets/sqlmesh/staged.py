@@ -8,6 +8,7 @@ audits that stop a run before the entity is rewritten.
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
+from ...lower.audits import staged_audits as staged_audits_of
 from ...lower.staged import staged_query, staged_relation
 from . import naming
 from .checks import staged_tail
@@ -25,14 +26,13 @@ def staged_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> lis
     for source in sorted({m.source for m in entity.mappings}):
         for name, args in per_source[source]:
             audits.append(audit_call(name, source=naming.bronze(project, source), **args))
-    audits += [
-        audit_call("assay_fail_rule", rule_name=low.lit(r.name), flags_column="_failed_rules")
-        for r in entity.rules
-        if r.disposition == "fail"
-    ]
-    if not entity.dedupe:
-        keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
-        audits.append(audit_call("assay_key_unique", columns=keys, kept_only="TRUE"))
+    # SQLMesh writes the entity's table before its audits run: the key is judged here (lower.audits)
+    for audit in staged_audits_of(entity, audits_a_candidate=False):
+        if audit.rule is not None:
+            audits.append(audit_call("assay_fail_rule", rule_name=low.lit(audit.rule), flags_column="_failed_rules"))
+        elif audit.key:
+            keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
+            audits.append(audit_call("assay_key_unique", columns=keys, kept_only="TRUE"))
     return audits
 
 
