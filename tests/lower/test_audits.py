@@ -141,6 +141,17 @@ def test_the_list_is_decided_once():
     assert names(_entity(materialized="incremental"))[0] == ("conservation", True, ROW)  # the ledger outlives bronze
 
 
+def test_the_staged_audits_are_decided_once():
+    """Before the entity is written: each fail rule, and the key among the kept rows only where the
+    tool cannot audit a candidate before publishing it (and nothing dedupes the key)."""
+    from assay.lower.audits import StagedAudit, staged_audits
+
+    fail = StagedAudit("fail_rule__must_hold", rule="must_hold")
+    assert staged_audits(ENTITY, audits_a_candidate=True) == [fail]
+    assert staged_audits(ENTITY, audits_a_candidate=False) == [fail, StagedAudit("key_unique", key=True)]
+    assert staged_audits(_entity(dedupe=SimpleNamespace(field="x")), audits_a_candidate=False) == [fail]
+
+
 def test_a_null_key_part_is_no_identity():
     con = _story()
     con.execute("update entity set item_id = null")
