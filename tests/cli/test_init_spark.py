@@ -489,3 +489,32 @@ def test_plan_data_runs_the_next_build_and_replay_in_a_copy_and_says_what_they_t
 def newly_rows(state: dict, ids: set) -> list:
     """(source row id, rules) of the reject rows `ids`, sorted."""
     return sorted(state["open"][rid] for rid in ids)
+
+
+def test_plan_data_copies_a_spark_warehouse_and_points_the_profile_and_the_moves_at_the_copy(tmp_path):
+    # No Spark: the example as `assay init` leaves it, with a metastore's marker file and one table file.
+    from assay.plandata.sparkcopy import _moved, copy_spark
+    from assay.runtime.warehouse import profile_target
+
+    project = (tmp_path / "shop").resolve()
+    assert _init(project, "--engine", "spark").exit_code == 0
+    found = profile_target(project)
+    (project / "spark" / "metastore_db").mkdir()
+    (project / "spark" / "metastore_db" / "service.properties").write_text("x")
+    (project / "spark" / "metastore_db" / "db.lck").write_text("held")
+    (project / "spark" / "warehouse" / "bronze.db" / "raw").mkdir(parents=True)
+    (project / "spark" / "warehouse" / "bronze.db" / "raw" / "part-0.parquet").write_bytes(b"rows")
+    output, relocation = copy_spark(found.output, found.describe(), tmp_path / "sandbox")
+    copy = (tmp_path / "sandbox").resolve()
+    params = output["server_side_parameters"]
+    assert params["spark.sql.warehouse.dir"] == f"{copy}/warehouse"
+    assert params["spark.hadoop.javax.jdo.option.ConnectionURL"] == f"jdbc:derby:;databaseName={copy}/metastore_db;create=true"
+    assert params["spark.driver.extraJavaOptions"].startswith(f"-Dderby.system.home={copy} ")
+    assert (copy / "warehouse" / "bronze.db" / "raw" / "part-0.parquet").read_bytes() == b"rows"
+    assert not (copy / "metastore_db" / "db.lck").exists()  # the original's lock is not the copy's
+    assert relocation["moves"] == {f"{project}/spark/warehouse": f"{copy}/warehouse"}
+    # a location under the original warehouse moves under the copy, with or without a scheme; others stay
+    assert _moved(f"file:{project}/spark/warehouse/bronze.db", relocation["moves"]) == f"file:{copy}/warehouse/bronze.db"
+    assert _moved(f"{project}/spark/warehouse", relocation["moves"]) == f"{copy}/warehouse"
+    assert _moved(f"file:{project}/spark/warehouse2/x", relocation["moves"]) is None
+    assert _moved("file:/elsewhere/t", relocation["moves"]) is None

@@ -144,10 +144,10 @@ def relocate_metastore(spark, arg: dict) -> None:
     outside = [where for where in _locations(spark) if _moved(where[1], {arg["inside"]: arg["inside"]}) is None]
     if outside:
         raise RuntimeError(
-            "assay plan --data: the copied metastore still names locations outside the sandbox's warehouse copy ("
+            "assay plan --data: in the sandbox's copy, these still live outside the copied warehouse directory ("
             + ", ".join(f"{name} at {loc}" for name, loc in outside[:5])
             + "); the plan stops rather than let the sandbox touch them. Tables outside the warehouse directory "
-            "(external locations) cannot be copied by `assay plan --data` (decision 1020).")
+            "(external locations) are not copied by `assay plan --data`; run it on a warehouse without them (decision 1020).")
 
 
 def _locations(spark) -> list[tuple[str, str]]:
