@@ -35,15 +35,14 @@ import resource
 import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import duckdb
 
-from assay.api import generate_dbt_project
 from assay.runtime.dbt import dbt_executable, run_dbt
-from assay.scaffold import duckdb_profile, write_dbt_skeleton
+from assay.scaffold import duckdb_profile
+from benchproject import generated_project, workdir
 
 SPEC = Path(__file__).parent / "specs" / "retail"
 THREADS = 4  # duckdb_profile's default; both sides use it
@@ -334,18 +333,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keep", help="keep both projects in this directory")
     args = ap.parse_args()
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="assay-bench-wall-"))
-    work.mkdir(parents=True, exist_ok=True)
     customers, products = args.rows * 12 // 100, args.rows * 3 // 100
     orders = args.rows - customers - products
-    try:
+    with workdir(args.keep, "assay-bench-wall-") as work:
         bronze = work / "seed.duckdb"
         con = duckdb.connect(str(bronze))
         con.execute(BRONZE.format(customers=customers, products=products, orders=orders))
         con.close()
         side_a, side_b = work / "assay", work / "plain"
-        write_dbt_skeleton(side_a, "bench", duckdb_profile("bench", "bench.duckdb"))
-        generate_dbt_project(SPEC, side_a)
+        generated_project(side_a, SPEC)
         write_plain_project(side_b)
         assert run_dbt(side_a, "deps").returncode == 0
         walls: dict[str, list[float]] = {"assay": [], "plain": []}
@@ -391,9 +387,6 @@ def main() -> None:
                 print(f"  {r['unique_id'][:64]:64} {r['execution_time']:6.2f} s")
         if got_a != got_b:
             raise SystemExit("entity or quarantine counts differ between the two sides (see above)")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
