@@ -27,29 +27,10 @@ from pathlib import Path
 import duckdb
 
 from benchproject import build_times, generated_project, workdir
+from pipeline import SALES_ROWS
 
 PIPELINE_SPEC = Path(__file__).parent / "specs" / "pipeline"
 
-# The pipeline benchmark's rows (benchmarks/pipeline.py), numbered from `start`: one load per
-# call, its instants after every earlier load's.
-ROWS = """
-insert into bronze.raw_sales
-select
-  '{load}' as _load_id,
-  (timestamp '{day}' + to_seconds(i % 86400))::varchar || 'Z' as _ingested_at,
-  'r' || i::varchar as _source_row_id,
-  -- about 2% of keys repeat (re-deliveries of an earlier key)
-  'S' || (case when i % 50 = 0 then i - {redeliver} else i end)::varchar as sale_id,
-  ' st' || (i % 97)::varchar || ' ' as store,
-  case when i % 211 = 0 then 'bad' else 'ABC-' || lpad((i % 10000)::varchar, 4, '0') end as sku,
-  case when i % 307 = 0 then 'x' else (1 + i % 20)::varchar end as qty,
-  case when i % 401 = 0 then '12,50' else (i % 1000)::varchar || '.99' end as price,
-  (i % 5)::varchar || '.00' as discount,
-  '2026-01-0' || (1 + i % 9)::varchar || 'T10:00:00Z' as ts,
-  case i % 4 when 0 then 'Web' when 1 then 'store' when 2 then 'PHONE' else 'fax' end as channel,
-  'u' || i::varchar || '@example.com' as email
-from range({start}, {stop}) t(i)
-"""
 BRONZE_TABLE = """
 create table bronze.raw_sales (_load_id varchar, _ingested_at varchar, _source_row_id varchar,
   sale_id varchar, store varchar, sku varchar, qty varchar, price varchar, discount varchar,
@@ -72,7 +53,8 @@ def load(db: Path, load_id: str, day: str, start: int, stop: int) -> None:
     con = duckdb.connect(str(db))
     try:
         # A re-delivery repeats a key of the previous load's range (or of this load, first load).
-        con.execute(ROWS.format(load=load_id, day=day, start=start, stop=stop, redeliver=1 if start == 0 else start // 2))
+        con.execute("insert into bronze.raw_sales" + SALES_ROWS.format(
+            load=f"'{load_id}'", day=day, start=start, stop=stop, redeliver=1 if start == 0 else start // 2))
     finally:
         con.close()
 

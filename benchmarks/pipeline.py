@@ -21,14 +21,14 @@ from benchproject import build_times, generated_project, workdir
 
 SPEC = Path(__file__).parent / "specs" / "pipeline"
 
-BRONZE = """
-create or replace table bronze.raw_sales as
+# The synthetic sales rows `start` to `stop` (exclusive) of one load. A key repeats for about 2%
+# of the rows (re-deliveries): row i delivers row i - `redeliver`'s key again.
+SALES_ROWS = """
 select
-  'l' || (i % 7)::varchar as _load_id,
-  (timestamp '2026-01-01' + to_seconds(i % 86400))::varchar || 'Z' as _ingested_at,
+  {load} as _load_id,
+  (timestamp '{day}' + to_seconds(i % 86400))::varchar || 'Z' as _ingested_at,
   'r' || i::varchar as _source_row_id,
-  -- about 2% of keys repeat (re-deliveries)
-  'S' || (case when i % 50 = 0 then i - 1 else i end)::varchar as sale_id,
+  'S' || (case when i % 50 = 0 then i - {redeliver} else i end)::varchar as sale_id,
   ' st' || (i % 97)::varchar || ' ' as store,
   case when i % 211 = 0 then 'bad' else 'ABC-' || lpad((i % 10000)::varchar, 4, '0') end as sku,
   case when i % 307 = 0 then 'x' else (1 + i % 20)::varchar end as qty,
@@ -37,8 +37,11 @@ select
   '2026-01-0' || (1 + i % 9)::varchar || 'T10:00:00Z' as ts,
   case i % 4 when 0 then 'Web' when 1 then 'store' when 2 then 'PHONE' else 'fax' end as channel,
   'u' || i::varchar || '@example.com' as email
-from range({rows}) t(i)
+from range({start}, {stop}) t(i)
 """
+# {rows} rows over seven loads of one day.
+BRONZE = "create or replace table bronze.raw_sales as" + SALES_ROWS.format(
+    load="'l' || (i % 7)::varchar", day="2026-01-01", redeliver=1, start=0, stop="{rows}")
 
 # A dbt model, so both sides are timed by dbt the same way in the same run.
 BASELINE = """{{ config(materialized='table') }}
