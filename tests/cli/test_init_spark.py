@@ -323,6 +323,19 @@ def _bronze_orders(project: Path) -> dict:
     return {r["_source_row_id"]: r for r in rows}
 
 
+def _age_out(project: Path, srid: str) -> None:
+    """Bronze row `srid` of raw_orders ages out. Parquet takes no DELETE: the table is rewritten
+    without it, as a retention job on a data lake does (through the held Spark: assay refuses to
+    write outside `replay`, the test writes as that job would)."""
+    conn, _ = connect(project, read_only=True)
+    cur = conn.cursor()
+    for sql in (f'create table "bronze"."raw_orders_kept" as select * from "bronze"."raw_orders" where _source_row_id <> \'{srid}\'',
+                'truncate table "bronze"."raw_orders"',
+                'insert into "bronze"."raw_orders" select * from "bronze"."raw_orders_kept"',
+                'drop table "bronze"."raw_orders_kept"'):
+        cur.execute(sql)
+
+
 def _replay(project: Path, *extra: str) -> dict:
     result = _run(project, "replay", "order", "--json", *extra)
     assert result.exit_code == 0, result.output
@@ -335,16 +348,8 @@ def test_replay_re_delivers_an_open_reject_row_whose_bronze_row_is_gone(held):
     # The demo's four open order rejects are all still in bronze: the next build re-judges them.
     assert _replay(project) == {"entity": "order", "dry_run": False, "in_bronze": 4, "redelivered": {}, "unrecoverable": 0, "superseded": 0}
     before = _bronze_orders(project)
-    # o-006 (amount '12,50', quarantined) ages out of bronze. Parquet takes no DELETE: the table is
-    # rewritten without it, as a retention job on a data lake does (through the held Spark: assay
-    # refuses to write outside `replay`, the test writes as that job would).
-    conn, _ = connect(project, read_only=True)
-    cur = conn.cursor()
-    for sql in ('create table "bronze"."raw_orders_kept" as select * from "bronze"."raw_orders" where _source_row_id <> \'o-006\'',
-                'truncate table "bronze"."raw_orders"',
-                'insert into "bronze"."raw_orders" select * from "bronze"."raw_orders_kept"',
-                'drop table "bronze"."raw_orders_kept"'):
-        cur.execute(sql)
+    # o-006 (amount '12,50', quarantined) ages out of bronze
+    _age_out(project, "o-006")
     assert "o-006" not in _bronze_orders(project)
 
     assert _replay(project, "--dry-run") == {"entity": "order", "dry_run": True, "in_bronze": 3,
@@ -429,13 +434,7 @@ def test_plan_data_runs_the_next_build_and_replay_in_a_copy_and_says_what_they_t
     shutil.copy(project / "assay.yml", old / "assay.yml")
     shutil.copytree(project / "spec", old / "spec")
     # o-005 (status 'shipped', quarantined by status_in_enum) ages out of bronze: only a replay brings it back
-    conn, _ = connect(project, read_only=True)
-    cur = conn.cursor()
-    for sql in ('create table "bronze"."raw_orders_kept" as select * from "bronze"."raw_orders" where _source_row_id <> \'o-005\'',
-                'truncate table "bronze"."raw_orders"',
-                'insert into "bronze"."raw_orders" select * from "bronze"."raw_orders_kept"',
-                'drop table "bronze"."raw_orders_kept"'):
-        cur.execute(sql)
+    _age_out(project, "o-005")
     # The change: an unknown status is only flagged now; an amount above 10000 is quarantined
     orders = project / "spec" / "orders.yml"
     text = orders.read_text()
