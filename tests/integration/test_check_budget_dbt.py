@@ -11,20 +11,26 @@ One build per engine, three tables:
 - `reading` fails advisory checks and a warn SQL check: it is published, and
   `assay check rows RUN CHECK` prints the rows each check found, without the redacted column
   (decision 0532).
+
+And on PostgreSQL, an incremental entity's second build, whose candidate is a view (decision
+1090): the byte budget stops its pass as it stops a table candidate's.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import textwrap
 
 import pytest
 from click.testing import CliRunner
 
 from assay.cli.main import cli
+from tests.integration import test_incremental_dbt as incremental
 from tests.support import dbtresults
 from tests.support.corpus import Relation
+from tests.support.dbtproject import make_project
 
 pytestmark = pytest.mark.slow
 
@@ -239,3 +245,52 @@ def test_check_rows_of_an_unknown_run_or_check(built):
     res = invoke("check", "rows", run_id, "no_such_check", "--project", str(project.path))
     assert res.exit_code == 1
     assert f"run {run_id} recorded no check no_such_check; its checks are ENOUGH_ROWS, GRAIN_UNIQUE" in res.stderr
+
+
+# --------------------------------------------------------------------------- a candidate view on PostgreSQL
+
+ORDER_CHECKS = ('    checks:\n'
+                '      - {check_id: amount_in_range, kind: value_range, enforcement: required, columns: [amount],'
+                ' min_value: "0", max_value: "1000"}\n'
+                '      - {check_id: some_orders, kind: row_expectation, enforcement: required, min_rows: 1}\n')
+
+
+@pytest.mark.postgres
+def test_a_change_published_candidate_view_is_held_to_the_byte_budget_on_postgres(tmp_path, postgres_database):
+    """Build 2 of an incremental entity measures its candidate view from its rows and the
+    planner's row width (a view has no heap: it used to measure 0 bytes and its pass always ran)."""
+    spec = shutil.copytree(incremental.SPEC, tmp_path / "spec")
+    (spec / "assay.yml").write_text("checks:\n  budgets:\n    orders: {scan_budget_bytes: 10}\n")
+    entities = spec / "entities.yaml"
+    marker = "    quarantine: {retention: 30d}\n"
+    assert marker in entities.read_text()
+    entities.write_text(entities.read_text().replace(marker, marker + ORDER_CHECKS, 1))  # the first one is orders'
+    project = make_project(tmp_path / "project", spec, "postgres", postgres_database("budget_incremental"))
+    bronze = incremental.Bronze()
+    for n, deliveries in enumerate(incremental.REFUSED_LOADS[:2]):
+        bronze.deliver(deliveries)
+        project.load_bronze(bronze.relations())
+        build = incremental.dbt_build(project)
+        assert build.returncode == 0, build.stdout  # a budget is not evidence about the data
+        main = next(project.path.glob("target/run/*/models/assay/orders/orders.sql")).read_text().lower()
+        assert ("create view" in main) == (n == 1), main
+        run_id = incremental._run_id(project)
+        results = {c: (passed, m) for c, passed, m in project.query(
+            "select check_id, passed, measures from assay_meta.assay_check_results "
+            f"where run_id = '{run_id}' and table_name = 'orders'")}
+        measures = {c: json.loads(m) if isinstance(m, str) else m for c, (_p, m) in results.items()}
+        rows = len(project.query("select 1 from silver.orders"))  # what was published: the candidate's rows
+        assert rows == (2 if n == 0 else 3)
+        # row_expectation still evaluates, from the exact count
+        assert results["SOME_ORDERS"][0] is True, measures
+        over = measures["AMOUNT_IN_RANGE"].get("not_evaluated")
+        assert results["AMOUNT_IN_RANGE"][0] is False and over, measures
+        assert (over["code"], over["ceiling_bytes"]) == ("CHECK_SCAN_BUDGET_EXCEEDED", 10)
+        if n == 0:
+            assert over["estimated_bytes"] == 8192  # the table candidate's one heap page
+        else:
+            # rows x (the planner's width + the 28 bytes a heap row carries)
+            width, extra = divmod(over["estimated_bytes"], rows)
+            assert extra == 0 and width > 28, over
+    # published as a budget says: the entity is the ledger's kept rows
+    assert project.query("select _source_row_id from silver.orders order by 1") == [("a3",), ("b1",), ("b2",)]
