@@ -18,6 +18,9 @@ for _name, _value in (("DO_NOT_TRACK", "1"), ("DBT_SEND_ANONYMOUS_USAGE_STATS", 
                       ("SQLMESH__DISABLE_ANONYMIZED_ANALYTICS", "1"), ("DBT_LOG_LEVEL_FILE", "none")):
     os.environ.setdefault(_name, _value)
 
+# Every Spark the tests start reads its defaults from tests/support/spark_conf (the file says why).
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "support" / "spark_conf"))
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
