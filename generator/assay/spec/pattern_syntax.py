@@ -243,6 +243,12 @@ class _Parser(_CharReader):
 
     # -- groups --------------------------------------------------------------
 
+    def _refused_repeat(self, pos: int, m: "re.Match[str]", kind: str, why: str) -> _Atom:
+        """Refuse a group that repeats other text (a backreference or recursion) and step past it."""
+        self.refuse(pos, f"{kind} {m.group(0)}", why, "write the text it would repeat out in full")
+        self.i += m.end()
+        return _Atom(pos, "refused", m.group(0))
+
     def group(self, depth: int) -> _Atom:
         pos = self.i
         if depth + 1 > MAX_GROUP_DEPTH:
@@ -303,24 +309,11 @@ class _Parser(_CharReader):
         m = re.match(r"\(\?(?:P=|P>|&)([^)]*)\)", rest)
         if m:
             kind = "a named backreference" if m.group(0).startswith("(?P=") else "a recursive call"
-            self.refuse(
-                pos,
-                f"{kind} {m.group(0)}",
-                "RE2 does not know it and aborts the run",
-                "write the text it would repeat out in full",
-            )
-            self.i += m.end()
-            return _Atom(pos, "refused", m.group(0))
+            return self._refused_repeat(pos, m, kind, "RE2 does not know it and aborts the run")
         m = re.match(r"\(\?(?:R|[+-]?[0-9]+)\)", rest)
         if m:
-            self.refuse(
-                pos,
-                f"a recursive call {m.group(0)}",
-                "no engine assay targets evaluates it the same way, and RE2 aborts the run",
-                "write the text it would repeat out in full",
-            )
-            self.i += m.end()
-            return _Atom(pos, "refused", m.group(0))
+            return self._refused_repeat(pos, m, "a recursive call",
+                                        "no engine assay targets evaluates it the same way, and RE2 aborts the run")
         if rest.startswith("(?#"):
             end = self.s.find(")", pos)
             if end < 0:
