@@ -23,8 +23,9 @@ class DuckSpelling(Spelling):
         return "'" + value.replace("'", "''") + "'"
 
     def cast(self, expr, assay_type, safe):
-        assert assay_type in ("string", "timestamp") and not safe, (assay_type, safe)
-        return f"cast({expr} as {'timestamp' if assay_type == 'timestamp' else 'varchar'})"
+        assert not safe, (assay_type, safe)
+        # assay's type names that DuckDB spells otherwise; decimal(p,s), timestamp, date as written
+        return f"cast({expr} as {dict(string='varchar', int='bigint').get(assay_type, assay_type)})"
 
     def call(self, macro, *args):
         if macro == "run_timestamp":

@@ -22,30 +22,24 @@ Every staged model that extracts from a checked bronze relation depends on its c
 failing check stops the readers in that run (dbt skips them).
 
 The columns of a table assay only reads have no declared types, so the measuring query cannot be
-fixed at generation time: a ``value_range`` check measures only an orderable column and a
-``continuity`` check's gap depends on the column's domain. The generator therefore asks
-:func:`.declared_checks.measure_check` for the fragments of each runtime type class
-(:data:`RUNTIME_TYPES`) and writes them as Jinja branches on the type the package reads from the
-relation (``assay.relation_assay_types``), decision 0522. One query per table still measures
-every check.
+fixed at generation time. :mod:`assay.lower.read_only_checks` decides what each check measures for
+each runtime type class; this module writes those variants as Jinja branches on the type the
+package reads from the relation (``assay.relation_assay_types``), decision 0522. One query per
+table still measures every check.
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, Optional
+from typing import Any
 
 from ...ir.model import Entity, Project, TableDecl
 from .kept import EVENTS_MODEL
-from ...lower.declared_checks import MeasuringQuery, measure_check
-from .declared_checks import CANDIDATE, RESULTS_TABLE, SP, jinja_literal, rows_query
+from ...lower.read_only_checks import measuring_variants
+from .declared_checks import CANDIDATE, RESULTS_TABLE, SP, jinja_literal
 from .naming import audits_macro_name
 from .spelling import jstr, qi
 from .sql_checks import sqlchecks_macro
 
-#: The assay types the package's ``relation_assay_types`` maps an engine column to. Every
-#: branch of the generated query is chosen among these.
-RUNTIME_TYPES = ("int", "decimal", "timestamp", "date", "bool", "string")
 CHECK_TASK_PREFIX = "assay_checks__"
 CHECKS_MODELS_DIR = "checks"
 INDENT = "    "
@@ -148,35 +142,9 @@ def check_task_sql(table: TableDecl, project: Project, header: str) -> str:
 class _Named:
     """A stand-in with the attributes the naming helpers of the entity modules read."""
 
-    def __init__(self, name: str, sql_checks: tuple = (), types: Optional[dict[str, str]] = None):
+    def __init__(self, name: str, sql_checks: tuple = ()):
         self.name = name
         self.sql_checks = sql_checks
-        self._types = types or {}
-
-    def column(self, name: str):
-        return SimpleNamespace(name=name, type=self._types.get(name, "string"))
-
-
-def _variants(check, n: int) -> list[tuple[list[str], MeasuringQuery, dict[str, Any]]]:
-    """The measuring fragments of one check for each runtime type class of its column, grouped:
-    [(types, fragments, descriptor)]. A check whose SQL does not depend on the type has one.
-    The descriptor carries, under ``rows_sql``, the query of the rows a failing check found
-    (``assay check rows``), or None."""
-    groups: list[tuple[list[str], MeasuringQuery, dict[str, Any]]] = []
-    column = check.columns[0] if check.columns else None
-    for t in RUNTIME_TYPES if column else ("string",):
-        q = MeasuringQuery(SP, CANDIDATE)
-        typed = _Named("", types={column: t} if column else {})
-        desc = measure_check(check, n, typed, q)
-        desc = {**desc, "types": None, "rows_sql": rows_query(check, typed)}
-        key = (q.base, q.ctes, q.joins, q.outer, desc)
-        for types, gq, gdesc in groups:
-            if (gq.base, gq.ctes, gq.joins, gq.outer, gdesc) == key:
-                types.append(t)
-                break
-        else:
-            groups.append(([t], q, desc))
-    return groups
 
 
 def _append(desc: dict[str, Any]) -> str:
@@ -189,12 +157,12 @@ def _append(desc: dict[str, Any]) -> str:
 
 
 def _branches(check, n: int, groups, part) -> list[str]:
-    """Jinja lines choosing among the groups' fragments by the column's runtime type."""
-    texts = [part(q, desc) for _types, q, desc in groups]
+    """Jinja lines choosing among the lowered variants' fragments by the column's runtime type."""
+    texts = [part(v.query, v.descriptor) for v in groups]
     if all(t == texts[0] for t in texts):
         return [texts[0]] if texts[0] else []
     lines = []
-    for i, (types, _q, _d) in enumerate(groups):
+    for i, types in enumerate(v.types for v in groups):
         if i == len(groups) - 1:
             lines.append("{%- else %}")
         else:
@@ -212,7 +180,7 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
     if not table.declared_checks:
         return ""
     name = audits_name(table).replace("assay_audits__", "assay_declared__")
-    groups = [_variants(c, n) for n, c in enumerate(table.declared_checks, 1)]
+    groups = [measuring_variants(c, n, SP, CANDIDATE) for n, c in enumerate(table.declared_checks, 1)]
     # A declared column the relation lacks reads as text here; the measuring query then cannot be
     # run, and the package records every check of the table errored with 000's
     # DECLARED_CHECK_UNREADABLE (decision 0531), as for an entity's candidate.
