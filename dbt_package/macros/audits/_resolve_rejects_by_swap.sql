@@ -3,10 +3,22 @@
   open rows this build resolves stamped (resolved_at, resolution, last_evaluated_at) is
   written beside it, then swapped in (assay._swap_in). Same rows and values as
   default__reject_resolution_sql's UPDATE.
+
+  Most builds resolve nothing, and then that copy would be the stored table again, written in
+  full: so the open rows this build resolves are counted first (one read of the reject table
+  and the resolving rows, no write) and nothing is written when there are none.
 -#}
 {% macro _resolve_rejects_by_swap(reject, resolving) %}
   {%- set stored = adapter.get_relation(database=reject.database, schema=reject.schema, identifier=reject.identifier) -%}
   {%- if stored is none -%}{{ return(none) }}{%- endif -%}
+  {%- set matched -%}
+from {{ stored }} as r
+join ({{ assay._resolving_rejects(resolving) }}) as s
+  on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation
+  {%- endset -%}
+  {%- if run_query('select count(*) as resolved ' ~ matched).columns[0].values()[0] | int == 0 -%}
+    {{ return(none) }}
+  {%- endif -%}
   {%- set cols = adapter.get_columns_in_relation(stored) | map(attribute='name') | list -%}
   {%- set now = assay.run_timestamp() -%}
   {%- set hit = 'r.resolved_at is null and s._source_row_id is not null' -%}
