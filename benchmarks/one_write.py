@@ -281,6 +281,27 @@ def check(con: duckdb.DuckDBPyConnection) -> list[str]:
     return notes
 
 
+def rounds(con: duckdb.DuckDBPyConnection, order: list[str], plan: dict[str, list[tuple[str, str]]], repeat: int,
+           after_first) -> tuple[dict[str, list[list[float]]], dict[str, list[float]], list[str]]:
+    """Every variant `repeat` times, the order rotated each round so no variant always runs first
+    (cold caches) or after the same one; after the first round `after_first()` checks what the
+    variants left (its notes are returned) and their schemas are dropped. Per variant: each
+    round's statement seconds, and each round's peak RSS."""
+    times: dict[str, list[list[float]]] = {v: [] for v in order}
+    peaks: dict[str, list[float]] = {v: [] for v in order}
+    notes: list[str] = []
+    for r in range(repeat):
+        for v in order[r % len(order):] + order[: r % len(order)]:
+            secs, peak = run_variant(con, v, plan[v], keep=r == 0)
+            times[v].append(secs)
+            peaks[v].append(peak)
+        if r == 0:
+            notes = after_first()
+            for v in order:
+                drop(con, v.lower())
+    return times, peaks, notes
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -295,19 +316,7 @@ def main() -> None:
         con = duckdb.connect(str(db))
         plan = variants(sql, con)
         order = ["A", "B", "C", "D", "E1", "E2", *PROBES]
-        times: dict[str, list[list[float]]] = {v: [] for v in order}
-        peaks: dict[str, list[float]] = {v: [] for v in order}
-        notes: list[str] = []
-        for r in range(args.repeat):
-            # Rotate the order so no variant always runs first (cold caches) or after the same one.
-            for v in order[r % len(order):] + order[: r % len(order)]:
-                secs, peak = run_variant(con, v, plan[v], keep=r == 0)
-                times[v].append(secs)
-                peaks[v].append(peak)
-            if r == 0:
-                notes = check(con)
-                for v in order:
-                    drop(con, v.lower())
+        times, peaks, notes = rounds(con, order, plan, args.repeat, lambda: check(con))
         con.close()
 
     base = [t[0] for t in times["A"]]

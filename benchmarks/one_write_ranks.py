@@ -56,7 +56,7 @@ import statistics
 import duckdb
 
 from benchproject import generated_project, workdir
-from one_write import _counted, baseline_sql, dbt_once, dbt_sql, drop, load_bronze, run_variant, variants
+from one_write import _counted, baseline_sql, dbt_once, dbt_sql, load_bronze, rounds, variants
 from pipeline import SPEC
 
 # A CTE that adds one windowed column to every row of the CTE before it (the compiled staged SQL's form).
@@ -178,18 +178,9 @@ def main() -> None:
         notes = check_rewrites(con, sql["judged"])
         steps = plan(sql, con, args.e2)
         order = list(steps)
-        times: dict[str, list[list[float]]] = {v: [] for v in order}
-        peaks: dict[str, list[float]] = {v: [] for v in order}
-        for r in range(args.repeat):
-            # Rotated as in one_write.py: no variant always first or after the same one.
-            for v in order[r % len(order):] + order[: r % len(order)]:
-                secs, peak = run_variant(con, v, steps[v], keep=r == 0)
-                times[v].append(secs)
-                peaks[v].append(peak)
-            if r == 0:
-                notes += [check_e2r(con, f"e2{v.lower()}") for v in args.e2]
-                for v in order:
-                    drop(con, v.lower())
+        times, peaks, checked = rounds(con, order, steps, args.repeat,
+                                       lambda: [check_e2r(con, f"e2{v.lower()}") for v in args.e2])
+        notes += checked
         con.close()
 
     base = [t[0] for t in times["A"]]
