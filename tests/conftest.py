@@ -220,8 +220,8 @@ def pytest_collection_modifyitems(config, items):
     """Markers from the engines a test really uses, then Spark test files first.
 
     Every test that starts PostgreSQL carries `postgres` (those parametrised over the engines
-    get it here, from their parameter), so `-m "not postgres and not spark"` is the fast loop of
-    tests/README.md.
+    get it here, from their parameter), so `-m "not postgres and not spark and not long"` is the
+    fast loop of tests/README.md; a `long` test says what covers it there.
 
     The suite runs on two workers, one file at a time each (`--dist loadfile`), in collection
     order (`--no-loadscope-reorder` in scripts/test.sh: by default xdist sends the files with the
@@ -232,6 +232,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _starts_postgres(item) and item.get_closest_marker("postgres") is None:
             item.add_marker(pytest.mark.postgres)
+        long = item.get_closest_marker("long")
+        if long is not None and not (long.args and str(long.args[0]).strip()):
+            # the fast loop leaves the test out; without the reason nobody knows what covers it there
+            raise pytest.UsageError(f"{item.nodeid}: write pytest.mark.long(\"<what covers it in the fast loop>\")")
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)
 
 

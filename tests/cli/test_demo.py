@@ -11,7 +11,10 @@ from click.testing import CliRunner
 
 from assay.cli.main import cli
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("`assay demo` from a shell; .ci/run runs the README's demo command, and test_operator_commands_dbt.py builds the example in the fast loop"),
+]
 
 BLOCK = """/* assay
 on_failure: block

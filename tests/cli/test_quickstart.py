@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("docs/quickstart.md typed from a shell; in the fast loop test_operator_commands_dbt.py builds the example on DuckDB"),
+]
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "quickstart.md"
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)

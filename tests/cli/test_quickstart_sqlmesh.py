@@ -12,7 +12,10 @@ import pytest
 
 from tests.cli.test_quickstart import blocks, walk
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("docs/sqlmesh-quickstart.md typed from a shell; in the fast loop sqlmesh/test_shop_sqlmesh.py builds the example on SQLMesh"),
+]
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "sqlmesh-quickstart.md"
 FIRST_LINES = ["assay init shop", "python - <<'EOF'", "assay validate --spec ../shop --target sqlmesh",

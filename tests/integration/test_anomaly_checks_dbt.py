@@ -25,7 +25,10 @@ import pytest
 from tests.support.dbtproject import make_project
 from tests.support.items import MAPPING, bronze, checks, fill, published, run_id, write_spec
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("a six-build anomaly story; in the fast loop test_anomaly_shift_dbt.py and sqlmesh/test_anomaly_checks_sqlmesh.py judge anomalies at build time"),
+]
 
 ENTITIES = """\
 spec_version: 1

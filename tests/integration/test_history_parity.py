@@ -18,7 +18,10 @@ import pytest
 from tests.integration.test_multiload import SPEC
 from tests.support.dbtproject import make_project
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("assay_history against dbt's snapshot (Spark's history path); in the fast loop test_type2.py versions a type-2 entity on both targets"),
+]
 
 # step -> rows (k, a, b); b only exists from step 4 on, when it becomes a check column
 STEPS = {

@@ -25,7 +25,10 @@ import pytest
 from tests.support.corpus import Relation
 from tests.support.dbtproject import DbtProject, make_project
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("the engine test of incremental entities; the fast loop keeps only their generation (tests/targets/test_incremental_generate.py): run this file when you touch incremental"),
+]
 
 SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "incremental"
 META = ["_load_id", "_ingested_at", "_source_row_id"]

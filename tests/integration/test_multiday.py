@@ -40,7 +40,10 @@ from tests.support.feed import COLUMNS, DAY_AGE_OUT, DAY_REPLAY, DAY_SECOND_REPL
 from tests.support.oracle import check_resolution_stamps, expected_state, observed_state, placements, reject_id
 from tests.support.oracle.referential import Warehouse
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("multi-day loads; in the fast loop test_multiload.py's multi-load story covers them on DuckDB, both targets"),
+]
 
 SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "multiday"
 SEED = 20261201

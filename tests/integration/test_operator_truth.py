@@ -25,7 +25,10 @@ from click.testing import CliRunner
 from assay.cli.main import cli
 from tests.support import dbtserver
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("the operator commands on dbt's default schema names; in the fast loop test_operator_commands_dbt.py runs every operator command"),
+]
 
 # The demo's counts of the example project (tests/cli/test_demo.py): bronze, kept, flagged,
 # quarantined, deduped.

@@ -29,7 +29,10 @@ from assay.api import generate_dbt_project
 from assay.cli.main import cli
 from tests.support.corpus import Relation
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("`plan --data` against a real next build; in the fast loop test_plan_data_sqlmesh.py does the same on DuckDB and unit/test_plan_data.py covers the plan"),
+]
 
 ENTITIES = """\
 spec_version: 1

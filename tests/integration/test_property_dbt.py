@@ -24,7 +24,10 @@ from hypothesis import strategies as st
 from tests.support.corpus import Relation
 from tests.support.oracle import Warehouse, expected_state, observed_state, placements
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("generated batches judged by the oracle; in the fast loop test_multiload.py and test_corpus.py judge DuckDB on both targets"),
+]
 
 ENTITY = """
 spec_version: 1

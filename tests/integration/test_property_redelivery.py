@@ -26,7 +26,10 @@ from tests.support.feed import Bronze
 from tests.support.oracle import expected_state, observed_state, placements
 from tests.support.oracle.referential import Warehouse
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("generated re-deliveries; in the fast loop test_redelivery_dbt.py and sqlmesh/test_redelivery_sqlmesh.py cover re-delivery on DuckDB"),
+]
 
 # customers has no dedupe: cuN delivers key C-N, or C-N0 when the source corrects its key (0014),
 # or none, so two source rows never claim one key (a NULL key is never a duplicate)

@@ -25,7 +25,10 @@ from click.testing import CliRunner
 from assay.cli.main import cli
 from tests.support.corpus import Relation
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("replay's superseded rows (decision 0920); in the fast loop test_replay_dbt.py replays and unit/test_replay_winners.py picks the winners"),
+]
 
 ENTITIES = """\
 spec_version: 1

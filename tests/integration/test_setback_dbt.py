@@ -27,7 +27,10 @@ import pytest
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("one set-back per kind of blocking check; in the fast loop test_anomaly_shift_dbt.py and test_declared_checks_dbt.py set an entity back"),
+]
 
 ENTITIES = """\
 spec_version: 1

@@ -15,7 +15,10 @@ import pytest
 from tests.support.dbtproject import make_project
 from tests.integration.test_multiload import SPEC
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("Spark's keyed swap path, run on DuckDB; run it when you touch assay_keyed (the Spark modules of the whole run build through it)"),
+]
 
 PROBE = """{{ config(materialized='assay_keyed', unique_key='k') }}
 {% set rows = {1: [(1, 'a'), (2, 'b')], 2: [(2, 'B'), (3, 'c')], 3: [(4, 'd')]}[var('step')] %}

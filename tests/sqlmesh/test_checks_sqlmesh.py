@@ -320,6 +320,7 @@ def test_assay_checks_and_check_list_read_the_sqlmesh_results_through_the_gatewa
 # --------------------------------------------------------------------------- the twin
 
 
+@pytest.mark.long("dbt and SQLMesh built side by side; in the fast loop each target's own check tests run: this module's others and test_declared_checks_dbt.py")
 def test_dbt_and_sqlmesh_agree_on_the_same_checks(tmp_path):
     """The same spec and bronze on both targets (DuckDB): same check ids, verdicts and sentences.
 

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support import dbtserver
 
+pytestmark = pytest.mark.long("the tests' own dbt runner; every dbt test of the fast loop runs through it")
+
 
 @pytest.fixture
 def server(monkeypatch):
