@@ -120,13 +120,18 @@ def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(file
     full, _ = render(files[STAGED], incremental=False)
     assert not any(s.args.get("where") for s in cte(full, "extracted").find_all(exp.Select))
     prior = cte(tree, "prior").sql()
-    # Every stored delivery of a source row delivered again, so the delivery order sees them all...
-    assert "OR (l._delivery_rank = 1" in prior
-    assert "EXISTS(SELECT 1 FROM extracted AS x WHERE x._mapping = l._mapping AND x._source_row_id = l._source_row_id) OR" in prior
+    # The stored rows are narrowed first (decision 0404): every stored delivery of a source row
+    # delivered again, so the delivery order sees them all...
+    assert ("LEFT JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS r "
+            "ON r._mapping = s._mapping AND r._source_row_id = s._source_row_id WHERE NOT r._source_row_id IS NULL OR") in prior
     # ...and the latest stored deliveries of the keys touched by new or superseded deliveries.
-    assert "l._delivery_rank = 1 AND NOT l._late AND EXISTS(SELECT 1 FROM touched AS t WHERE t.order_id = l.order_id)" in prior
-    # A stored delivery an upserting loader overwrote (bronze no longer holds it) is replaced, not superseded.
-    assert "OR EXISTS(SELECT 1 FROM held AS h WHERE h._mapping = l._mapping AND h._source_row_id = l._source_row_id AND h._load_id = l._load_id)" in prior
+    assert "OR (s._delivery_rank = 1 AND NOT s._late AND EXISTS(SELECT 1 FROM touched AS t WHERE t.order_id = s.order_id))" in prior
+    # Then, on those rows only: the same delivery delivered again is replaced, and a stored delivery
+    # an upserting loader overwrote (bronze no longer holds it) is replaced, not superseded.
+    assert prior.endswith(") AS l WHERE NOT EXISTS(SELECT 1 FROM extracted AS x WHERE x._mapping = l._mapping "
+                          "AND x._source_row_id = l._source_row_id AND x._load_id = l._load_id) AND (NOT l._redelivered "
+                          "OR EXISTS(SELECT 1 FROM held AS h WHERE h._mapping = l._mapping AND h._source_row_id = l._source_row_id "
+                          "AND h._load_id = l._load_id))"), prior
     assert cte(tree, "held").sql() == (
         "SELECT 'raw_orders' AS _mapping, CAST(b._source_row_id AS TEXT) AS _source_row_id, CAST(b._load_id AS TEXT) AS _load_id "
         "FROM bronze.raw_orders AS b"
@@ -228,5 +233,6 @@ def test_an_incremental_build_first_checks_the_columns_it_reads_back(files):
     [(relation, columns)] = [args for name, args in assay.calls if name == "incremental_ledger_check"]
     assert relation == THIS
     prior = cte(_tree, "prior")
-    read = {c.name for c in prior.find_all(exp.Column) if c.table == "l"}
+    # `s` is the ledger, `l` the ledger rows the build narrowed to, with `_redelivered` beside them
+    read = {c.name for c in prior.find_all(exp.Column) if c.table in ("l", "s")} - {"_redelivered", "*"}
     assert read == set(columns)

@@ -149,7 +149,7 @@ def _prior(entity: Entity) -> str:
     longer holds it (an upserting loader overwrote it with the new one).
     """
     fks = rewritten_fks(entity)
-    key_match = " and ".join(f"t.{qi(k)} = l.{'_orig__' + k if k in fks else qi(k)}" for k in entity.key)
+    key_match = " and ".join(f"t.{qi(k)} = s.{'_orig__' + k if k in fks else qi(k)}" for k in entity.key)
     same_row = "x._mapping = l._mapping and x._source_row_id = l._source_row_id"
     held = "h._mapping = l._mapping and h._source_row_id = l._source_row_id and h._load_id = l._load_id"
     cols = _row_columns(entity, "l") + ["true as _prior", "l._dedupe_rank as _old_rank", "l._delivery_rank as _old_delivery_rank"]
@@ -170,15 +170,22 @@ def _prior(entity: Entity) -> str:
             "prior as (",
             f"{INDENT}select",
             ",\n".join(f"{INDENT * 2}{c}" for c in cols),
-            f"{INDENT}from {{{{ this }}}} as l",
-            f"{INDENT}where not exists (select 1 from extracted as x where {same_row} and x._load_id = l._load_id)",
-            f"{INDENT * 2}and (not exists (select 1 from extracted as x where {same_row}) or exists (select 1 from held as h where {held}))",
-            f"{INDENT * 2}and (",
-            f"{INDENT * 3}exists (select 1 from extracted as x where {same_row})",
+            # The few stored rows a new delivery touches are found first, by semi-joins whose other
+            # side is the new rows; the tests against bronze (`held`) then run on those rows only.
+            # Asked of every ledger row, as one condition, they cost half the ledger step (decision 0404).
+            f"{INDENT}from (",
+            # a join, not EXISTS, names the re-delivered ones: Spark takes EXISTS in a filter only
+            f"{INDENT * 2}select s.*, r._source_row_id is not null as _redelivered",
+            f"{INDENT * 2}from {{{{ this }}}} as s",
+            f"{INDENT * 2}left join (select distinct _mapping, _source_row_id from extracted) as r",
+            f"{INDENT * 3}on r._mapping = s._mapping and r._source_row_id = s._source_row_id",
+            f"{INDENT * 2}where r._source_row_id is not null",
             # NULL key parts never compare equal, so rows without an identity are never re-ranked;
             # a superseded or late stored row has no place in any key's order.
-            f"{INDENT * 3}or (l._delivery_rank = 1 and not l._late and exists (select 1 from touched as t where {key_match}))",
-            f"{INDENT * 2})",
+            f"{INDENT * 3}or (s._delivery_rank = 1 and not s._late and exists (select 1 from touched as t where {key_match}))",
+            f"{INDENT}) as l",
+            f"{INDENT}where not exists (select 1 from extracted as x where {same_row} and x._load_id = l._load_id)",
+            f"{INDENT * 2}and (not l._redelivered or exists (select 1 from held as h where {held}))",
             "),",
         ]
     )
