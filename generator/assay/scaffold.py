@@ -82,7 +82,10 @@ def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
     the bronze loader and assay find the same tables from any working directory (as the DuckDB
     profile names its file by an absolute path, decision 0017). Derby allows one process at a
     time: run dbt and the loader one after another. `to_json` keeps NULL members, so a reject
-    row's `raw` names every column, as on DuckDB and PostgreSQL.
+    row's `raw` names every column, as on DuckDB and PostgreSQL. Hive's session directory for
+    downloaded resources is under `spark_dir` too: by default every Spark process makes a new
+    `<uuid>_resources` in the system's temporary directory and, stopped as pyspark stops it, never
+    removes it.
     """
     return f"""{name}:
   target: dev
@@ -98,6 +101,7 @@ def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:
         spark.driver.memory: "3g"
         spark.sql.warehouse.dir: "{spark_dir}/warehouse"
         spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:derby:;databaseName={spark_dir}/metastore_db;create=true"
+        spark.hadoop.hive.downloaded.resources.dir: "{spark_dir}/hive_resources"
         spark.driver.extraJavaOptions: "-Dderby.system.home={spark_dir} -Dlog4j2.configurationFile=file:{spark_dir}/log4j2.properties {SPARK_LOCAL_JVM_OPTIONS}"
         spark.ui.enabled: "false"
         spark.ui.showConsoleProgress: "false"

@@ -107,8 +107,11 @@ def test_a_build_whose_blocking_check_fails_exits_2_with_dbts_report(demo):
     assert "order: silver.order/all_refunded: FAILED: returned 5 rows\n" in checks.stdout
 
 
-def test_a_failing_dbt_step_prints_dbts_own_error_and_exits_1(tmp_path):
+def test_a_failing_dbt_step_prints_dbts_own_error_and_exits_1(tmp_path, monkeypatch):
     project = tmp_path / "demo"
+    # dbt removes its download directory only after a successful `dbt deps`; this one fails, so the
+    # directory is named here (under the test's own tmp_path) instead of a new one in /tmp per run.
+    monkeypatch.setenv("DBT_DOWNLOADS_DIR", str(tmp_path / "dbt-downloads"))
     assert CliRunner().invoke(cli, ["init", str(project)]).exit_code == 0
     # A package entry of the user's that does not exist: `dbt deps` cannot install it.
     (project / "packages.yml").write_text("packages:\n  - local: vendored/not_there\n")

@@ -37,6 +37,7 @@ def test_init_spark_writes_a_session_profile_with_absolute_paths_and_the_loader(
     params = output["server_side_parameters"]
     # Absolute, under the project: dbt, the loader and assay find one warehouse from any directory.
     assert params["spark.sql.warehouse.dir"] == f"{project}/spark/warehouse"
+    assert params["spark.hadoop.hive.downloaded.resources.dir"] == f"{project}/spark/hive_resources"
     assert params["spark.hadoop.javax.jdo.option.ConnectionURL"] == (
         f"jdbc:derby:;databaseName={project}/spark/metastore_db;create=true")
     # derby.log goes there; Spark logs errors only (at warn, every dbt node prints a line of it)
@@ -100,7 +101,9 @@ def test_the_demo_builds_on_spark_with_the_samples_outcomes(spark_demo):
     assert f"(in the Spark warehouse under {project / 'spark'})" in result.stdout
     # Spark's files stay under the project; nothing lands where the command ran.
     assert sorted(p.name for p in base.iterdir()) == ["shop"]
-    assert sorted(p.name for p in (project / "spark").iterdir()) == ["derby.log", "log4j2.properties", "metastore_db", "warehouse"]
+    # hive_resources: Hive's session directory, made where the profile says (else one per JVM in /tmp)
+    assert sorted(p.name for p in (project / "spark").iterdir()) == [
+        "derby.log", "hive_resources", "log4j2.properties", "metastore_db", "warehouse"]
     assert not (project / "derby.log").exists() and not (project / "spark-warehouse").exists()
 
 
@@ -490,6 +493,7 @@ def test_plan_data_copies_a_spark_warehouse_and_points_the_profile_and_the_moves
     assert params["spark.sql.warehouse.dir"] == f"{copy}/warehouse"
     assert params["spark.hadoop.javax.jdo.option.ConnectionURL"] == f"jdbc:derby:;databaseName={copy}/metastore_db;create=true"
     assert params["spark.driver.extraJavaOptions"].startswith(f"-Dderby.system.home={copy} ")
+    assert params["spark.hadoop.hive.downloaded.resources.dir"] == f"{copy}/hive_resources"
     assert (copy / "warehouse" / "bronze.db" / "raw" / "part-0.parquet").read_bytes() == b"rows"
     assert not (copy / "metastore_db" / "db.lck").exists()  # the original's lock is not the copy's
     assert relocation["moves"] == {f"{project}/spark/warehouse": f"{copy}/warehouse"}

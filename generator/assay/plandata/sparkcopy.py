@@ -33,6 +33,7 @@ from ..errors import WarehouseError
 _URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
 _WAREHOUSE = "spark.sql.warehouse.dir"
 _JAVA = "spark.driver.extraJavaOptions"
+_RESOURCES = "spark.hadoop.hive.downloaded.resources.dir"
 _DB_NAME = re.compile(r"(databaseName=)([^;]+)")
 _DERBY_HOME = re.compile(r"(-Dderby\.system\.home=)(\S+)")
 # Every column of Hive's metastore schema that holds a location: (table, key columns, value column).
@@ -87,6 +88,8 @@ def copy_spark(output: dict, describe: str, dest: Path) -> tuple[dict, dict]:
     params = dict(output.get("server_side_parameters") or {})
     params[_WAREHOUSE] = str(new_warehouse)
     params[_URL] = _DB_NAME.sub(lambda m: m.group(1) + str(new_metastore), str(params[_URL]))
+    # Hive's resources directory: the sandbox's own, never the user's nor a new one in /tmp
+    params[_RESOURCES] = str(dest / "hive_resources")
     java = str(params.get(_JAVA, ""))
     params[_JAVA] = (_DERBY_HOME.sub(lambda m: m.group(1) + str(dest), java) if _DERBY_HOME.search(java)
                      else f"{java} -Dderby.system.home={dest}".strip())
