@@ -245,7 +245,8 @@ def pytest_collection_modifyitems(config, items):
 # missing here still works; it only starts a JVM in the other worker.
 SHARED_SPARK_FILES = frozenset({
     "tests/integration/test_spark_checks.py", "tests/integration/test_spark_corpus.py",
-    "tests/integration/test_spark_freshness.py", "tests/integration/test_spark_macro_table.py",
+    "tests/integration/test_spark_freshness.py", "tests/integration/test_spark_incremental.py",
+    "tests/integration/test_spark_macro_table.py",
     "tests/integration/test_spark_multiload.py", "tests/integration/test_spark_type2.py",
     "tests/security/test_inert_spark.py",
 })

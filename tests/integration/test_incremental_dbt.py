@@ -210,7 +210,8 @@ def observe(project: DbtProject, proc, bronze: Bronze, incremental: bool) -> Sta
                     places[srid] += 1
         s.placements.update({(relation, k): v for k, v in places.items()})
     if incremental:
-        has_late = f"list_contains(failed_rules, '{LATE}')" if project.engine == "duckdb" else f"'{LATE}' = any(failed_rules)"
+        has_late = {"duckdb": f"list_contains(failed_rules, '{LATE}')", "spark": f"array_contains(failed_rules, '{LATE}')"}.get(
+            project.engine, f"'{LATE}' = any(failed_rules)")
         s.late_open = q(f"select _source_row_id from silver.orders__reject where resolved_at is null and {has_late} order by 1")
     s.mart = q(
         "select rows_evaluated, rows_quarantined, rows_deduped from gold.mart_data_quality "

@@ -111,10 +111,15 @@ def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(file
     # compared on bronze's own rows, below the transforms: only new rows are transformed.
     bronze_select = next(s for s in extracted.find_all(exp.Select)
                          if (s.args.get("from") or s.args.get("from_")).this.sql() == "bronze.raw_orders AS b")
-    unprocessed = bronze_select.args["where"].sql()
-    assert unprocessed.startswith("WHERE NOT EXISTS(SELECT 1 FROM silver.orders__staged AS l WHERE l._mapping = 'raw_orders' "
-                                  "AND l._source_row_id = CAST(b._source_row_id AS TEXT) AND l._load_id = CAST(b._load_id AS TEXT) "
-                                  "AND (l._ingested_at = ASSAY_INGESTION_TIMESTAMP()"), unprocessed
+    # A left join kept where nothing matched (decision 0405): one hash join on DuckDB.
+    (join,) = bronze_select.args["joins"]
+    assert join.sql() == ("LEFT JOIN silver.orders__staged AS l ON l._mapping = 'raw_orders' "
+                          "AND l._source_row_id = CAST(b._source_row_id AS TEXT) AND l._load_id = CAST(b._load_id AS TEXT) "
+                          "AND l._ingested_at IS NOT DISTINCT FROM ASSAY_INGESTION_TIMESTAMP()"), join.sql()
+    assert bronze_select.args["where"].sql() == "WHERE l._mapping IS NULL"
+    # The ledger's columns are beside bronze's: every column the select reads is bronze's own.
+    read = {c.table for e in bronze_select.expressions for c in e.find_all(exp.Column)}
+    assert read == {"b"}, read
     assert "TRIM(CAST(b.id AS TEXT)) AS order_id" in bronze_select.sql()
     # A full build reads all of bronze.
     full, _ = render(files[STAGED], incremental=False)

@@ -60,16 +60,21 @@ def _unprocessed(lineage: dict) -> str:
 
     It filters bronze itself (the lineage expressions are over bronze's columns), so only new
     rows are transformed: comparing the extracted rows instead made every build transform all of
-    bronze before the anti-join threw most of it away."""
+    bronze before the anti-join threw most of it away. It is a left join that keeps the rows
+    without a match, not `not exists`: DuckDB runs the join as one hash join, where `not exists`
+    with the NULL-safe `_ingested_at` as an `or` cost a distinct of every bronze row's identity,
+    a join and an anti-join back (the ledger step at 1M rows 1.21 -> 0.73 s, decision 0405).
+    `is not distinct from` is the NULL-safe equality on every engine assay targets. The join
+    puts the ledger's columns beside bronze's: the mapping's select names bronze's as `b.` only
+    (lower/staged.py), and `_mapping`, a literal, is never NULL on a ledger row."""
     return "\n".join(
         [
             f"\n{INDENT}{{% if assay.keyed_is_incremental() %}}",
-            f"{INDENT}where not exists (",
-            f"{INDENT * 2}select 1 from {{{{ this }}}} as l",
-            f"{INDENT * 2}where l._mapping = {lineage['_mapping']} and l._source_row_id = {lineage['_source_row_id']}"
+            f"{INDENT}left join {{{{ this }}}} as l",
+            f"{INDENT * 2}on l._mapping = {lineage['_mapping']} and l._source_row_id = {lineage['_source_row_id']}"
             f" and l._load_id = {lineage['_load_id']}",
-            f"{INDENT * 3}and (l._ingested_at = {lineage['_ingested_at']} or (l._ingested_at is null and {lineage['_ingested_at']} is null))",
-            f"{INDENT})",
+            f"{INDENT * 2}and l._ingested_at is not distinct from {lineage['_ingested_at']}",
+            f"{INDENT}where l._mapping is null",
             f"{INDENT}{{% endif %}}",
         ]
     )
