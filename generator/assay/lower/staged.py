@@ -32,8 +32,10 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
 
     `bronze_filter`, given the lineage expressions over bronze (`_mapping`, `_source_row_id`,
     `_load_id`, `_ingested_at`), returns the text that follows `from <bronze> as b` (a `where`
-    clause, possibly templated): it filters bronze's own rows before any transform runs, so a
-    build that reads a few new rows does not transform all of bronze first.
+    clause, or a join and a `where`, possibly templated; every column the select reads is
+    `b.`-qualified, so a joined relation's columns never collide with bronze's): it filters
+    bronze's own rows before any transform runs, so a build that reads a few new rows does not
+    transform all of bronze first.
     """
     i = sp.indent
     # Ingestion metadata is required only where dedupe or quarantine reads it; a mapping that
