@@ -20,7 +20,8 @@ import yaml
 from click.testing import CliRunner
 
 from assay.cli.main import cli
-from assay.runtime.spark_conn import held_session, to_spark
+from assay.runtime.derby_lock import holder
+from assay.runtime.spark_conn import held_session, session_settings, to_spark
 from assay.runtime.warehouse import connect
 
 
@@ -175,6 +176,8 @@ def test_check_rows_starts_one_spark_and_stops_it(shop):
     assert rows.stdout == ""
     assert rows.stderr == f"order: ENOUGH_ORDERS: no rows: it passed: {ENOUGH}\n"
     _no_spark_left(project)
+    # and its JVM is gone too: nothing holds the metastore the moment the command has returned
+    assert holder(session_settings(project)) is None
 
 
 @spark
@@ -301,18 +304,23 @@ def test_the_spark_tables_hold_the_samples_rows(held):
 
 
 @spark
-def test_a_metastore_another_process_holds_fails_the_command_with_derbys_reason(held):
+def test_a_metastore_another_process_holds_fails_the_command_before_spark_starts(held):
     project, _ = held
     # Another connection (--profiles-dir makes it another) while the module's Spark holds the metastore,
-    # as when dbt runs: the child's Spark cannot open Derby, and the command says so and why.
+    # as when dbt runs: the command asks the kernel who holds Derby's lock (runtime/derby_lock.py) and
+    # refuses without starting a JVM, naming the holder, which is the held session's Java process.
     result = _run(project, "table", "list", "--profiles-dir", str(project))
     assert result.exit_code == 1, result.output
-    assert "Caused by: ERROR XSDB6: Another instance of Derby may have already booted the database" in result.stderr
-    assert (f"Error: Spark stopped while starting for the warehouse of profile 'shop', target 'dev' "
-            f"(spark at {project.resolve()}/spark/warehouse, from {project}/profiles.yml); its error is above (when "
-            "it names the metastore or Derby, another process holds it") in result.stderr
-    assert "Traceback" not in result.output and "\tat org." not in result.stderr
-    _no_spark_left(project, str(project))  # the failed child is gone (the module's own stays)
+    metastore = project.resolve() / "spark" / "metastore_db"
+    said = re.search(rf"Error: Spark cannot open the Derby metastore {re.escape(str(metastore))} of the warehouse of "
+                     rf"profile 'shop', target 'dev' \(spark at {re.escape(str(project.resolve()))}/spark/warehouse, "
+                     rf"from {re.escape(str(project))}/profiles.yml\): process (\d+) has it open, such as a dbt command "
+                     r"still running", result.stderr)
+    assert said, result.stderr
+    assert b"java" in Path(f"/proc/{said.group(1)}/cmdline").read_bytes()
+    # no JVM ran for the refused command: nothing of Java's (Derby's own XSDB6) reaches the user
+    assert "Traceback" not in result.output and "Caused by" not in result.stderr and "XSDB6" not in result.stderr
+    _no_spark_left(project, str(project))
 
 
 def _bronze_orders(project: Path) -> dict:

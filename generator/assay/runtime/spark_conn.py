@@ -107,12 +107,28 @@ def to_spark(sql: str) -> str:
     return tree.sql(dialect="spark")
 
 
+def _refuse_a_held_metastore(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str) -> None:
+    """Refuse before a JVM starts when another process has the project's Derby metastore open
+    (derby_lock): the JVM would fail the same way, 15-20 s later."""
+    from .derby_lock import holder, metastore_dir
+
+    settings = session_settings(project_dir, profiles_dir, target)
+    pid = holder(settings)
+    if pid is not None:
+        who = f"process {pid}" if pid > 0 else "another process"
+        raise WarehouseError(
+            f"Spark cannot open the Derby metastore {metastore_dir(settings)} of the warehouse of {describe}: {who} "
+            "has it open, such as a dbt command still running or an earlier `assay` command's Spark; the Derby "
+            "metastore admits one process at a time. Run the command again when that process has ended.")
+
+
 class SparkChild:
     """The child process holding Spark for one project; `run(sql, params)` -> (columns, rows)."""
 
     def __init__(self, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str,
                  before: Optional[tuple[str, Any]] = None):
         self.describe = describe
+        _refuse_a_held_metastore(project_dir, profiles_dir, target, describe)
         self._log = tempfile.TemporaryFile(mode="w+b")
         args = [sys.executable, "-m", "assay.runtime.spark_conn", str(project_dir), str(profiles_dir or ""), target or "",
                 json.dumps(before) if before else ""]
@@ -448,6 +464,25 @@ def _serve(argv: list[str]) -> int:
                 _send(wire_out, ("error", f"{type(exc).__name__}: {text[0] if text else ''}"))
     finally:
         spark.stop()
+        _end_jvm()
+
+
+def _end_jvm() -> None:
+    """Let the JVM exit before this child does. Left alone it exits only after the child (it watches
+    its stdin, which closes with the child), and until it has exited it holds the Derby metastore:
+    the command that stopped the child would return with the metastore still busy for a moment, and a
+    dbt command or another `assay` command started right then would find it held (derby_lock)."""
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None:
+        return
+    try:
+        proc.stdin.close()  # pyspark's gateway ends the JVM at the end of its input
+        proc.wait(timeout=STOP_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
 
 
 if __name__ == "__main__":

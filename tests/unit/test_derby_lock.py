@@ -1,0 +1,54 @@
+"""runtime/derby_lock.py asks the kernel who holds a Derby metastore's lock file, without a JVM:
+a real lock taken by another process (as Java's FileChannel.tryLock takes Derby's), then gone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from assay.runtime.derby_lock import holder, metastore_dir
+
+URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
+
+# Another process locks dbex.lck as Derby's JVM does (fcntl, whole file), says so, and holds it
+# until its input closes.
+LOCKER = textwrap.dedent("""
+    import fcntl, os, sys
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("locked", flush=True)
+    sys.stdin.read()
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="derby_lock asks only on Linux")
+def test_a_lock_another_process_holds_names_it_and_is_gone_with_it(tmp_path):
+    database = tmp_path / "spark" / "metastore_db"
+    database.mkdir(parents=True)
+    settings = {URL: f"jdbc:derby:;databaseName={database};create=true"}
+    assert metastore_dir(settings) == database
+    assert holder(settings) is None  # no lock file yet: a metastore never opened
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(database / "dbex.lck")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout.readline() == "locked\n"
+        assert holder(settings) == locker.pid
+        assert holder(settings) == locker.pid  # asking took nothing: the holder still holds it
+    finally:
+        locker.stdin.close()
+        locker.wait(timeout=30)
+    # the kernel drops the lock with its process: the file stays, nobody holds it
+    assert (database / "dbex.lck").exists() and holder(settings) is None
+
+
+def test_a_profile_without_a_derby_database_is_not_asked():
+    assert metastore_dir({}) is None and holder({}) is None
+    assert holder({URL: "jdbc:mysql://db/metastore"}) is None
+    # Derby's attributes in another order still name the database
+    assert str(metastore_dir({URL: "jdbc:derby:;create=true;databaseName=/x/metastore_db"})) == "/x/metastore_db"
+    assert str(metastore_dir({URL: "jdbc:derby:/x/metastore_db;create=true"})) == "/x/metastore_db"
+    # a relative name is relative to derby.system.home, which the JVM decides: not guessed
+    assert metastore_dir({URL: "jdbc:derby:;databaseName=metastore_db;create=true"}) is None
