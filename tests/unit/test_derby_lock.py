@@ -3,6 +3,7 @@ a real lock taken by another process (as Java's FileChannel.tryLock takes Derby'
 
 from __future__ import annotations
 
+import struct
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,7 @@ LOCKER = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="derby_lock asks only on Linux")
+@pytest.mark.skipif(not sys.platform.startswith("linux") or struct.calcsize("P") != 8, reason="derby_lock asks only on 64-bit Linux")
 def test_a_lock_another_process_holds_names_it_and_is_gone_with_it(tmp_path):
     database = tmp_path / "spark" / "metastore_db"
     database.mkdir(parents=True)

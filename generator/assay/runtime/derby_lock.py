@@ -8,8 +8,8 @@ stale file. `F_GETLK` asks who holds a lock without taking one, so asking cannot
 command that starts at the same moment fail. A JVM that finds the lock fails after 15-20 s of
 start-up with Derby's XSDB6; asked first, a command refuses in milliseconds and names the holder.
 
-Only Linux's `struct flock` layout is spelled here; elsewhere (and when the profile names no Derby
-database by an absolute path) nothing is asked and the JVM's own failure says it.
+Only 64-bit Linux's `struct flock` layout is spelled here; elsewhere (and when the profile names
+no Derby database by an absolute path) nothing is asked and the JVM's own failure says it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 _URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
-# struct flock on Linux (x86_64 and aarch64): l_type, l_whence, l_start, l_len, l_pid, padding
+# struct flock on 64-bit Linux (x86_64, aarch64): l_type, l_whence, l_start, l_len, l_pid, padding
 _FLOCK = "hhqqi4x"
 _LOCK_FILE = "dbex.lck"  # Derby's exclusive lock file (db.lck only holds the owner's UUID)
 
@@ -45,7 +45,7 @@ def holder(settings: dict[str, str]) -> Optional[int]:
     """The process id holding the metastore these Spark settings open (-1 when the kernel does not
     say which process), or None when no process holds it or it cannot be asked here."""
     database = metastore_dir(settings)
-    if database is None or not sys.platform.startswith("linux"):
+    if database is None or not sys.platform.startswith("linux") or struct.calcsize("P") != 8:
         return None
     import fcntl  # POSIX only
 
