@@ -3,6 +3,7 @@ a real lock taken by another process (as Java's FileChannel.tryLock takes Derby'
 
 from __future__ import annotations
 
+import select
 import struct
 import subprocess
 import sys
@@ -35,6 +36,8 @@ def test_a_lock_another_process_holds_names_it_and_is_gone_with_it(tmp_path):
     locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(database / "dbex.lck")],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
+        # a deadline on the locker's word, and on its end below: a hang fails here, naming it
+        assert select.select([locker.stdout], [], [], 60)[0], "the locking process said nothing in 60 s"
         assert locker.stdout.readline() == "locked\n"
         assert holder(settings) == locker.pid
         assert holder(settings) == locker.pid  # asking took nothing: the holder still holds it

@@ -13,7 +13,8 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 CALLS = {"run", "check_output", "check_call", "call"}
 # Files whose Popen is waited on with `communicate(timeout=...)` / a deadline loop of their own.
-POPEN_WAITED = {"cli/test_issue19_small.py", "integration/test_operator_commands_dbt.py", "support/dbtserver.py"}
+POPEN_WAITED = {"cli/test_issue19_small.py", "integration/test_operator_commands_dbt.py", "support/dbtserver.py",
+                "unit/test_derby_lock.py"}
 
 
 def _calls_without_deadline(path: Path) -> list[str]:
