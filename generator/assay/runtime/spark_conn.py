@@ -432,6 +432,7 @@ def _serve(argv: list[str]) -> int:
         spark.sql("show databases").collect()
     except Exception as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        _end_jvm()  # a JVM that started and then failed (a held metastore) goes before the child says so
         return 1
     try:
         _send(wire_out, ("ready", None))
@@ -472,8 +473,10 @@ def _end_jvm() -> None:
     its stdin, which closes with the child), and until it has exited it holds the Derby metastore:
     the command that stopped the child would return with the metastore still busy for a moment, and a
     dbt command or another `assay` command started right then would find it held (derby_lock)."""
-    from pyspark import SparkContext
-
+    try:
+        from pyspark import SparkContext
+    except ImportError:  # no pyspark: no JVM was started
+        return
     proc = getattr(SparkContext._gateway, "proc", None)
     if proc is None:
         return
