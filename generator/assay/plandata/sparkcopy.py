@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from ..errors import WarehouseError
+from ..runtime.derby_url import CONNECTION_URL as _URL
+from ..runtime.derby_url import database, with_database
 
-_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
 _WAREHOUSE = "spark.sql.warehouse.dir"
 _JAVA = "spark.driver.extraJavaOptions"
 _RESOURCES = "spark.hadoop.hive.downloaded.resources.dir"
-_DB_NAME = re.compile(r"(databaseName=)([^;]+)")
 _DERBY_HOME = re.compile(r"(-Dderby\.system\.home=)(\S+)")
 # Every column of Hive's metastore schema that holds a location: (table, key columns, value column).
 # A Spark data source table keeps its path twice, in SDS and as the serde property `path`.
@@ -55,14 +55,14 @@ def spark_places(output: dict, describe: str) -> tuple[Path, Path]:
     """(warehouse dir, Derby metastore dir) a session profile names, both absolute; a WarehouseError
     for a profile whose warehouse the sandbox cannot copy (another metastore, relative paths)."""
     params = output.get("server_side_parameters") or {}
-    url = str(params.get(_URL, ""))
-    found = _DB_NAME.search(url)
+    # the copy's profile names the copied database by rewriting `databaseName=`: the one form it takes
+    found = database(str(params.get(_URL, "")))
     warehouse = str(params.get(_WAREHOUSE, ""))
-    if output.get("method") != "session" or not url.startswith("jdbc:derby:") or not found:
+    if output.get("method") != "session" or found is None or not found.by_attribute:
         raise WarehouseError(f"`assay plan --data` copies a Spark warehouse whose metastore is an embedded Derby "
                              f"database (`{_URL}: jdbc:derby:;databaseName=/abs/metastore_db`, as `assay init --engine "
                              f"spark` writes); {describe} is not one (decision 1020).")
-    metastore, warehouse_dir = Path(found.group(2)), Path(warehouse.removeprefix("file:"))
+    metastore, warehouse_dir = Path(found.name), Path(warehouse.removeprefix("file:"))
     if not (metastore.is_absolute() and warehouse_dir.is_absolute()):
         raise WarehouseError(f"`assay plan --data` copies the Spark warehouse of {describe}, which needs absolute "
                              f"`{_WAREHOUSE}` and Derby `databaseName=` (relative ones depend on where Spark starts).")
@@ -87,7 +87,7 @@ def copy_spark(output: dict, describe: str, dest: Path) -> tuple[dict, dict]:
     shutil.copytree(metastore, new_metastore, ignore=shutil.ignore_patterns("*.lck"))
     params = dict(output.get("server_side_parameters") or {})
     params[_WAREHOUSE] = str(new_warehouse)
-    params[_URL] = _DB_NAME.sub(lambda m: m.group(1) + str(new_metastore), str(params[_URL]))
+    params[_URL] = with_database(str(params[_URL]), str(new_metastore))
     # Hive's resources directory: the sandbox's own, never the user's nor a new one in /tmp
     params[_RESOURCES] = str(dest / "hive_resources")
     java = str(params.get(_JAVA, ""))

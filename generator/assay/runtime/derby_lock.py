@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
+from .derby_url import CONNECTION_URL, database
+
 # struct flock on 64-bit Linux (x86_64, aarch64): l_type, l_whence, l_start, l_len, l_pid, padding
 _FLOCK = "hhqqi4x"
 _LOCK_FILE = "dbex.lck"  # Derby's exclusive lock file (db.lck only holds the owner's UUID)
@@ -30,15 +31,8 @@ def metastore_dir(settings: dict[str, str]) -> Optional[Path]:
     """The Derby database directory a Spark session with these settings opens, when the profile names
     it by an absolute path (`jdbc:derby:;databaseName=/abs/metastore_db` or `jdbc:derby:/abs/...`); a
     relative name depends on `derby.system.home` and is not guessed."""
-    url = settings.get(_URL, "")
-    if not url.startswith("jdbc:derby:"):
-        return None
-    name, *attributes = url[len("jdbc:derby:"):].split(";")
-    for attribute in attributes:
-        key, _, value = attribute.partition("=")
-        if key == "databaseName":
-            name = value
-    return Path(name) if name and Path(name).is_absolute() else None
+    found = database(settings.get(CONNECTION_URL, ""))
+    return Path(found.name) if found and Path(found.name).is_absolute() else None
 
 
 def holder(settings: dict[str, str]) -> Optional[int]:
