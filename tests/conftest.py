@@ -216,6 +216,19 @@ def pytest_runtest_setup(item):
     os.environ["ASSAY_TEST_MARKED_POSTGRES"] = "1" if item.get_closest_marker("postgres") else ""
 
 
+def pytest_collection_finish(session):
+    """The libraries every suite uses, imported now, then out of the collector's way for the rest of
+    this process (tests/support/heap.py: about 10% of an in-process SQLMesh suite's CPU)."""
+    from tests.support import heap
+
+    try:
+        import duckdb  # noqa: F401
+        import sqlmesh.core.context  # noqa: F401
+    except ImportError:  # an environment without them fails in the tests that need them
+        pass
+    heap.settle()
+
+
 def pytest_collection_modifyitems(config, items):
     """Markers from the engines a test really uses, then Spark test files first.
 

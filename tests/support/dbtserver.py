@@ -38,6 +38,8 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
+from . import heap
+
 TIMEOUT = float(os.environ.get("ASSAY_TEST_DBT_TIMEOUT", "900"))
 
 
@@ -203,6 +205,7 @@ def _serve(conn) -> None:
         except ImportError:
             pass  # an adapter this environment lacks: its commands fail in the child, as with the CLI
     _compile_macros()
+    heap.settle()  # every child inherits the server's objects; its collections skip them (tests/support/heap.py)
     if threading.active_count() != 1:
         raise RuntimeError(f"the dbt server has {threading.active_count()} threads after its imports; "
                            "forking it would copy a half-held lock (drop the import that starts one from PREIMPORT)")

@@ -43,6 +43,7 @@ import pytest
 from assay.runtime.spark_conn import naive_timestamps  # read as assay's own Spark reader reads (year 0001 included)
 from assay.scaffold import SPARK_LOCAL_JVM_OPTIONS as JVM_OPTIONS  # the example profile's, for the same reason
 
+from . import heap
 from .dbtserver import run_dbt
 
 PROJECT_NAME = "assay_it"
@@ -118,6 +119,7 @@ def _serve(conn, warehouse: str) -> None:
     from dbt_common.tests import enable_test_caching
 
     enable_test_caching()
+    heap.settle()  # the builds' parsing and rendering collect less often (tests/support/heap.py)
     conn.send(("ready", spark.version))
     while True:
         op, args = conn.recv()
