@@ -21,7 +21,10 @@ import pytest
 from tests.support.dbtproject import make_project
 from tests.support.items import MAPPING, fill, bronze, checks, published, run_id, write_spec
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("change limits built by dbt; in the fast loop sqlmesh/test_change_thresholds_sqlmesh.py builds the same spec and loads on DuckDB, and checks/test_increases.py runs dbt's measuring query over hand-made earlier runs"),
+]
 
 ENTITIES = """\
 spec_version: 1

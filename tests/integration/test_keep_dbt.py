@@ -25,7 +25,10 @@ from assay.api import generate_dbt_project
 from assay.cli.main import cli
 from tests.support.corpus import Relation
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("keep on a table assay builds (the mark, the refused reader, the clearing); in the fast loop test_table_checks_dbt.py runs a keep check on a source: run this file when you touch keep"),
+]
 
 ENTITIES = """\
 spec_version: 1

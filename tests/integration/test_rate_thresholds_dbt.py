@@ -23,7 +23,10 @@ from assay.cli.main import cli
 from tests.support.dbtproject import make_project
 from tests.support.items import MAPPING, fill, checks, one_load, published, run_id, write_spec
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("rate thresholds built by dbt; in the fast loop sqlmesh/test_rate_thresholds_sqlmesh.py builds the same spec and loads on DuckDB, and checks/test_rates.py runs the measuring query dbt runs"),
+]
 
 ENTITIES = """\
 spec_version: 1
