@@ -20,6 +20,7 @@ import pytest
 from tests.integration.test_incremental_dbt import (
     EXPECTED_ENTITY, EXPECTED_MART, EXPECTED_REJECT, EXPECTED_ROUTES, SPEC, STEPS, Bronze, Build, observe,
 )
+from tests.integration.test_incremental_loads_dbt import story
 from tests.support import spark
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -60,3 +61,9 @@ def test_every_row_matches_the_story_by_hand(spark_history, label):
     # every bronze row once: in the entity, an open reject row, or deduped
     assert set(got.placements.values()) == {1}, got.placements
     assert got.late_open == []
+
+
+def test_a_processed_load_changed_under_its_id_is_searched_again(spark_history, tmp_path):
+    """Decision 0406 on Spark: its own fingerprint and sum (xxhash64, summed as decimal), after
+    the story above is observed (one Spark project at a time)."""
+    story(spark.make_spark_project(tmp_path / "loads", SPEC), short=True)

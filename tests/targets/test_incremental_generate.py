@@ -26,9 +26,10 @@ THIS = "silver.orders__staged"
 
 
 class _Assay:
-    def __init__(self, incremental: bool = False):
+    def __init__(self, incremental: bool = False, fingerprinted: bool = True):
         self.calls: list[tuple] = []
         self.incremental = incremental
+        self.fingerprinted = fingerprinted
 
     def __getattr__(self, name):
         def macro(*args):
@@ -37,6 +38,8 @@ class _Assay:
                 return ""
             if name == "keyed_is_incremental":
                 return self.incremental
+            if name == "ledger_fingerprinted":  # a ledger an earlier assay built has no fingerprints
+                return self.incremental and self.fingerprinted
             if name == "sql_type":
                 return {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP"}.get(args[0], "VARCHAR")
             return f"assay_{name}()"
@@ -44,8 +47,8 @@ class _Assay:
         return macro
 
 
-def render(sql: str, incremental: bool) -> tuple[exp.Expression, _Assay]:
-    assay = _Assay(incremental)
+def render(sql: str, incremental: bool, fingerprinted: bool = True) -> tuple[exp.Expression, _Assay]:
+    assay = _Assay(incremental, fingerprinted)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     text = env.from_string(sql).render(
         config=lambda **kw: "",
@@ -103,7 +106,8 @@ def test_first_build_reads_all_of_bronze_and_judges_like_a_full_rebuild(files):
 
 
 def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(files):
-    tree, assay = render(files[STAGED], incremental=True)
+    # the ledger of an earlier assay, without fingerprints: every load is searched (decision 0406)
+    tree, assay = render(files[STAGED], incremental=True, fingerprinted=False)
     assert ctes(tree) == ["extracted", "held", "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
     assert [args for name, args in assay.calls if name == "incremental_window_start"] == [(THIS, 2)]
     extracted = cte(tree, "extracted")
@@ -125,12 +129,17 @@ def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(file
     full, _ = render(files[STAGED], incremental=False)
     assert not any(s.args.get("where") for s in cte(full, "extracted").find_all(exp.Select))
     prior = cte(tree, "prior").sql()
-    # The stored rows are narrowed first (decision 0404): every stored delivery of a source row
-    # delivered again, so the delivery order sees them all...
-    assert ("LEFT JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS r "
-            "ON r._mapping = s._mapping AND r._source_row_id = s._source_row_id WHERE NOT r._source_row_id IS NULL OR") in prior
-    # ...and the latest stored deliveries of the keys touched by new or superseded deliveries.
-    assert "OR (s._delivery_rank = 1 AND NOT s._late AND EXISTS(SELECT 1 FROM touched AS t WHERE t.order_id = s.order_id))" in prior
+    # The stored rows are narrowed first (decision 0404), by joins (decision 0406): every stored
+    # delivery of a source row delivered again, so the delivery order sees them all...
+    assert ("SELECT s.*, TRUE AS _redelivered FROM silver.orders__staged AS s "
+            "INNER JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS r "
+            "ON r._mapping = s._mapping AND r._source_row_id = s._source_row_id UNION ALL ") in prior
+    # ...and, once only, the latest stored deliveries of the keys touched by new or superseded deliveries.
+    assert ("SELECT s.*, FALSE AS _redelivered FROM silver.orders__staged AS s "
+            "INNER JOIN (SELECT DISTINCT order_id FROM touched) AS t ON t.order_id = s.order_id "
+            "LEFT JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS r "
+            "ON r._mapping = s._mapping AND r._source_row_id = s._source_row_id "
+            "WHERE r._source_row_id IS NULL AND s._delivery_rank = 1 AND NOT s._late") in prior
     # Then, on those rows only: the same delivery delivered again is replaced, and a stored delivery
     # an upserting loader overwrote (bronze no longer holds it) is replaced, not superseded.
     assert prior.endswith(") AS l WHERE NOT EXISTS(SELECT 1 FROM extracted AS x WHERE x._mapping = l._mapping "
@@ -142,7 +151,9 @@ def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(file
         "FROM bronze.raw_orders AS b"
     )
     touched = cte(tree, "touched").sql()
-    assert touched.startswith("SELECT order_id FROM extracted UNION ALL SELECT l.order_id AS order_id FROM silver.orders__staged AS l")
+    assert touched == ("SELECT order_id FROM extracted UNION ALL SELECT l.order_id AS order_id FROM silver.orders__staged AS l "
+                       "INNER JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS x "
+                       "ON x._mapping = l._mapping AND x._source_row_id = l._source_row_id")
     # A rewritten foreign key is read back as delivered, so a re-judged row probes with the source's value.
     assert "l._orig__customer_id AS customer_id" in prior
 
@@ -195,7 +206,7 @@ def test_ledger_columns_extend_the_full_rebuild_staged_columns(files, tmp_path):
     for incremental in (False, True):
         tree, _ = render(files[STAGED], incremental)
         cols = [e.alias_or_name for e in tree.expressions]
-        assert cols == full_cols + markers + ["_ledger_id", "_late", "_orig__customer_id", "_processed_at"]
+        assert cols == full_cols + markers + ["_ledger_id", "_late", "_bronze_fp", "_orig__customer_id", "_processed_at"]
 
 
 def test_rule_predicates_are_the_full_rebuild_predicates(files, tmp_path):
@@ -234,10 +245,56 @@ def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(
 
 
 def test_an_incremental_build_first_checks_the_columns_it_reads_back(files):
-    _tree, assay = render(files[STAGED], incremental=True)
+    _tree, assay = render(files[STAGED], incremental=True, fingerprinted=False)
     [(relation, columns)] = [args for name, args in assay.calls if name == "incremental_ledger_check"]
     assert relation == THIS
     prior = cte(_tree, "prior")
     # `s` is the ledger, `l` the ledger rows the build narrowed to, with `_redelivered` beside them
     read = {c.name for c in prior.find_all(exp.Column) if c.table in ("l", "s")} - {"_redelivered", "*"}
     assert read == set(columns)
+    # A ledger with fingerprints is read for them too; the check does not ask for them, so a ledger
+    # an earlier assay built is still read (decision 0406).
+    tree, assay = render(files[STAGED], incremental=True, fingerprinted=True)
+    read = {c.name for c in cte(tree, "prior").find_all(exp.Column) if c.table in ("l", "s")} - {"_redelivered", "_settled", "*"}
+    assert read == set(columns) | {"_bronze_fp"}
+    assert "_bronze_fp" not in columns
+
+
+def test_loads_bronze_and_the_ledger_hold_alike_are_left_out(files):
+    """Decision 0406: a load whose bronze rows and ledger rows agree in count and fingerprint sum
+    has no new row; it is left out of the search for new rows on both sides, and bronze holds
+    every stored delivery of it."""
+    tree, assay = render(files[STAGED], incremental=True)
+    assert ctes(tree) == ["assay_bronze_loads", "assay_ledger_loads", "assay_settled", "extracted", "held", "touched", "prior",
+                          "pool", "delivered", "ranked", "probed", "judged"]
+    # bronze per load: its rows and the sum of the fingerprints of its raw metadata, unparsed
+    bronze_loads = cte(tree, "assay_bronze_loads").sql()
+    assert bronze_loads.startswith("SELECT 'raw_orders' AS _mapping, CAST(b._load_id AS TEXT) AS _load_id, COUNT(*) AS _rows, ")
+    assert bronze_loads.endswith("FROM bronze.raw_orders AS b GROUP BY CAST(b._load_id AS TEXT)")
+    fingerprints = [args for name, args in assay.calls if name == "delivery_fingerprint"]
+    assert ("b._source_row_id", "b._ingested_at") in fingerprints
+    assert [args for name, args in assay.calls if name == "ingestion_timestamp"], "the new rows are still parsed"
+    ledger_loads = cte(tree, "assay_ledger_loads").sql()
+    # a ledger row without a fingerprint is not counted: its load never settles
+    assert "COUNT(_bronze_fp) AS _rows" in ledger_loads and "GROUP BY _mapping, _load_id" in ledger_loads
+    assert cte(tree, "assay_settled").sql() == (
+        "SELECT n._mapping, n._load_id FROM assay_bronze_loads AS n INNER JOIN assay_ledger_loads AS o "
+        "ON o._mapping = n._mapping AND o._load_id = n._load_id AND o._rows = n._rows AND o._fp = n._fp")
+    bronze_select = next(s for s in cte(tree, "extracted").find_all(exp.Select)
+                         if (s.args.get("from") or s.args.get("from_")).this.sql() == "bronze.raw_orders AS b")
+    settled, ledger = bronze_select.args["joins"]
+    assert settled.sql() == "LEFT JOIN assay_settled AS u ON u._mapping = 'raw_orders' AND u._load_id = CAST(b._load_id AS TEXT)"
+    # the ledger side is narrowed to the loads that did not settle before the join
+    assert ("FROM silver.orders__staged AS x LEFT JOIN assay_settled AS v ON v._mapping = x._mapping "
+            "AND v._load_id = x._load_id WHERE v._mapping IS NULL) AS l") in ledger.sql(), ledger.sql()
+    assert bronze_select.args["where"].sql() == "WHERE l._mapping IS NULL AND u._mapping IS NULL"
+    # new rows carry their fingerprint into the ledger
+    assert any(e.alias == "_bronze_fp" for e in bronze_select.expressions)
+    # bronze holds every stored delivery of a settled load: `held` reads the other loads only
+    assert cte(tree, "held").sql() == (
+        "SELECT 'raw_orders' AS _mapping, CAST(b._source_row_id AS TEXT) AS _source_row_id, CAST(b._load_id AS TEXT) AS _load_id "
+        "FROM bronze.raw_orders AS b LEFT JOIN assay_settled AS u ON u._mapping = 'raw_orders' "
+        "AND u._load_id = CAST(b._load_id AS TEXT) WHERE u._mapping IS NULL")
+    assert cte(tree, "prior").sql().endswith(
+        "AND (NOT l._redelivered OR l._settled OR EXISTS(SELECT 1 FROM held AS h WHERE h._mapping = l._mapping "
+        "AND h._source_row_id = l._source_row_id AND h._load_id = l._load_id))")

@@ -27,7 +27,8 @@ DELIVERY_ORDER = "_ingested_at desc nulls last, _load_id desc nulls last"
 LATEST = "_delivery_rank = 1"
 
 
-def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter: Optional[Callable[[dict], str]] = None) -> str:
+def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter: Optional[Callable[[dict], str]] = None,
+                   extra: tuple[str, ...] = ()) -> str:
     """One mapping's bronze rows as entity columns, lineage and coercion markers.
 
     `bronze_filter`, given the lineage expressions over bronze (`_mapping`, `_source_row_id`,
@@ -35,7 +36,8 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
     clause, or a join and a `where`, possibly templated; every column the select reads is
     `b.`-qualified, so a joined relation's columns never collide with bronze's): it filters
     bronze's own rows before any transform runs, so a build that reads a few new rows does not
-    transform all of bronze first.
+    transform all of bronze first. `extra` are further columns, after the markers, over bronze's
+    own columns (`b.`).
     """
     i = sp.indent
     # Ingestion metadata is required only where dedupe or quarantine reads it; a mapping that
@@ -58,7 +60,7 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
             value, marker = lower_field(sp, src, "b", entity.opted_in)
         cols.append(sp.sql("{} as {}", value, sp.ident(column.name)))
         markers.append(sp.sql("{} as _c__{}", marker or sp.kw("false"), column.name))
-    body = (",\n" + i * 2).join(cols + markers)
+    body = (",\n" + i * 2).join(cols + markers + list(extra))
     filtered = bronze_filter(lineage) if bronze_filter else ""
     return sp.sql("{i}select\n{i}{i}{body}\n{i}from {src} as b{filtered}", i=i, body=body, src=sp.bronze(mapping.source), filtered=filtered)
 

@@ -32,6 +32,8 @@ from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed
 from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
 INDENT = DBT.indent
+FINGERPRINT = "_bronze_fp"  # a ledger row's delivery fingerprint (decision 0406)
+SETTLE = "assay_settle"  # Jinja: this incremental run may leave settled loads out
 LATE_RULE = "_late_arrival"  # leading underscore: no rule a spec can name collides with it
 
 
@@ -66,16 +68,82 @@ def _unprocessed(lineage: dict) -> str:
     a join and an anti-join back (the ledger step at 1M rows 1.21 -> 0.73 s, decision 0405).
     `is not distinct from` is the NULL-safe equality on every engine assay targets. The join
     puts the ledger's columns beside bronze's: the mapping's select names bronze's as `b.` only
-    (lower/staged.py), and `_mapping`, a literal, is never NULL on a ledger row."""
+    (lower/staged.py), and `_mapping`, a literal, is never NULL on a ledger row.
+
+    A load bronze and the ledger hold alike (`assay_settled`, decision 0406) has no new row: its
+    rows are left out of both sides before the join, so neither side is read beyond its
+    `_load_id` for it. A row without a `_load_id` belongs to no settled load."""
+    mapping, load = lineage["_mapping"], lineage["_load_id"]
     return "\n".join(
         [
             f"\n{INDENT}{{% if assay.keyed_is_incremental() %}}",
+            f"{INDENT}{{% if {SETTLE} %}}",
+            f"{INDENT}left join assay_settled as u on u._mapping = {mapping} and u._load_id = {load}",
+            f"{INDENT}left join (",
+            f"{INDENT * 2}select x._mapping, x._source_row_id, x._load_id, x._ingested_at",
+            f"{INDENT * 2}from {{{{ this }}}} as x",
+            f"{INDENT * 2}left join assay_settled as v on v._mapping = x._mapping and v._load_id = x._load_id",
+            f"{INDENT * 2}where v._mapping is null",
+            f"{INDENT}) as l",
+            f"{INDENT}{{% else %}}",
             f"{INDENT}left join {{{{ this }}}} as l",
-            f"{INDENT * 2}on l._mapping = {lineage['_mapping']} and l._source_row_id = {lineage['_source_row_id']}"
-            f" and l._load_id = {lineage['_load_id']}",
-            f"{INDENT * 2}and l._ingested_at is not distinct from {lineage['_ingested_at']}",
-            f"{INDENT}where l._mapping is null",
             f"{INDENT}{{% endif %}}",
+            f"{INDENT * 2}on l._mapping = {mapping} and l._source_row_id = {lineage['_source_row_id']}"
+            f" and l._load_id = {load}",
+            f"{INDENT * 2}and l._ingested_at is not distinct from {lineage['_ingested_at']}",
+            f"{INDENT}where l._mapping is null{{% if {SETTLE} %}} and u._mapping is null{{% endif %}}",
+            f"{INDENT}{{% endif %}}",
+        ]
+    )
+
+
+def _raw(mapping, name: str) -> str:
+    """Bronze's own column `name` of a mapping, or NULL where its bronze has none."""
+    return f"b.{name}" if name in mapping.bronze_columns else "null"
+
+
+def _fingerprint(mapping) -> str:
+    """A delivery's fingerprint from bronze's raw metadata, unparsed (decision 0406): a Jinja
+    expression, for `call` to spell or to pass on."""
+    return f"assay.delivery_fingerprint({jstr(_raw(mapping, '_source_row_id'))}, {jstr(_raw(mapping, '_ingested_at'))})"
+
+
+def _settled(entity: Entity) -> str:
+    """The loads bronze and the ledger hold alike, by mapping: as many rows, the same sum of
+    delivery fingerprints (decision 0406).
+
+    Every delivery of such a load is in the ledger (the fingerprint is of the raw
+    `_source_row_id` and `_ingested_at`, so the same delivery, hence the same ledger match), so
+    the load has no new row and bronze still holds every delivery the ledger stores for it. A
+    ledger row without a fingerprint (stored before the ledger kept them) is not counted, so its
+    load never settles. Bronze is read here for its three metadata columns only, not parsed."""
+    string = sql_type("string")
+    parts = []
+    for m in entity.mappings:
+        load = f"cast({_raw(m, '_load_id')} as {string})"
+        parts.append(
+            f"{INDENT}select {sql_str(m.name)} as _mapping, {load} as _load_id, count(*) as _rows, "
+            + call("fingerprint_sum", _fingerprint(m))
+            + f" as _fp\n{INDENT}from {{{{ source('bronze', {jstr(m.source)}) }}}} as b\n{INDENT}group by {load}"
+        )
+    return "\n".join(
+        [
+            "assay_bronze_loads as (",
+            f"\n{INDENT}union all\n".join(parts),
+            "),",
+            "",
+            "assay_ledger_loads as (",
+            f"{INDENT}select _mapping, _load_id, count({FINGERPRINT}) as _rows, {call('fingerprint_sum', jstr(FINGERPRINT))} as _fp",
+            f"{INDENT}from {{{{ this }}}}",
+            f"{INDENT}group by _mapping, _load_id",
+            "),",
+            "",
+            "assay_settled as (",
+            f"{INDENT}select n._mapping, n._load_id",
+            f"{INDENT}from assay_bronze_loads as n",
+            f"{INDENT}inner join assay_ledger_loads as o",
+            f"{INDENT * 2}on o._mapping = n._mapping and o._load_id = n._load_id and o._rows = n._rows and o._fp = n._fp",
+            "),",
         ]
     )
 
@@ -85,7 +153,8 @@ def _extracted(entity: Entity, project: Project) -> str:
     window_start = call("incremental_window_start", "this", str(lag_hours(entity)))
     parts = []
     for m in entity.mappings:
-        inner = _indent(mapping_select(DBT, entity, m, bronze_filter=_unprocessed), INDENT)
+        fingerprint = f"{{{{ {_fingerprint(m)} }}}} as {FINGERPRINT}"
+        inner = _indent(mapping_select(DBT, entity, m, bronze_filter=_unprocessed, extra=(fingerprint,)), INDENT)
         parts.append(
             "\n".join(
                 [
@@ -122,6 +191,10 @@ def _row_columns(entity: Entity, source: str | None = None) -> list[str]:
     cols += [f"{pre}_c__{c.name}" for c in entity.columns]
     cols += [f"{source}._orig__{fk}" if source else f"{qi(fk)} as _orig__{fk}" for fk in fks]
     cols.append(f"{pre}_late")
+    # A ledger stored before it kept fingerprints has none to read back (decision 0406): a NULL of
+    # the fingerprint's own type, which PostgreSQL needs to match the new rows' in the union.
+    typed_null = "case when false then {{ assay.delivery_fingerprint('null', 'null') }} end"
+    cols.append(f"{{% if {SETTLE} %}}{source}.{FINGERPRINT}{{% else %}}{typed_null}{{% endif %}} as {FINGERPRINT}" if source else FINGERPRINT)
     return cols
 
 
@@ -134,13 +207,18 @@ def _delivered_key(entity: Entity, alias: str) -> list[str]:
 def _held(entity: Entity) -> str:
     """The deliveries bronze holds now, by mapping: what tells an append-only feed's earlier
     delivery (still there, kept in the ledger as superseded) from one an upserting loader
-    overwrote (gone, replaced in the ledger by its new delivery)."""
+    overwrote (gone, replaced in the ledger by its new delivery). Bronze holds every stored
+    delivery of a settled load, so only the other loads are read (`prior` asks `_settled`)."""
     string = sql_type("string")
-    parts = [
-        f"{INDENT}select {sql_str(m.name)} as _mapping, cast(b._source_row_id as {string}) as _source_row_id, "
-        f"cast(b._load_id as {string}) as _load_id from {{{{ source('bronze', {jstr(m.source)}) }}}} as b"
-        for m in entity.mappings
-    ]
+    parts = []
+    for m in entity.mappings:
+        load = f"cast(b._load_id as {string})"
+        parts.append(
+            f"{INDENT}select {sql_str(m.name)} as _mapping, cast(b._source_row_id as {string}) as _source_row_id, "
+            f"{load} as _load_id from {{{{ source('bronze', {jstr(m.source)}) }}}} as b"
+            f"{{% if {SETTLE} %}}\n{INDENT}left join assay_settled as u on u._mapping = {sql_str(m.name)} and u._load_id = {load}"
+            f"\n{INDENT}where u._mapping is null{{% endif %}}"
+        )
     return "held as (\n" + f"\n{INDENT}union all\n".join(parts) + "\n),"
 
 
@@ -159,6 +237,7 @@ def _prior(entity: Entity) -> str:
     held = "h._mapping = l._mapping and h._source_row_id = l._source_row_id and h._load_id = l._load_id"
     cols = _row_columns(entity, "l") + ["true as _prior", "l._dedupe_rank as _old_rank", "l._delivery_rank as _old_delivery_rank"]
     touched_new = ", ".join(qi(k) for k in entity.key)
+    redelivered = "(select distinct _mapping, _source_row_id from extracted)"
     touched_old = ", ".join(_delivered_key(entity, "l"))
     return "\n".join(
         [
@@ -169,28 +248,43 @@ def _prior(entity: Entity) -> str:
             f"{INDENT}union all",
             # a stored delivery about to be superseded may hold a key that another row must now win
             f"{INDENT}select {touched_old} from {{{{ this }}}} as l",
-            f"{INDENT}where exists (select 1 from extracted as x where {same_row})",
+            f"{INDENT}inner join {redelivered} as x",
+            f"{INDENT * 2}on {same_row}",
             "),",
             "",
             "prior as (",
             f"{INDENT}select",
             ",\n".join(f"{INDENT * 2}{c}" for c in cols),
-            # The few stored rows a new delivery touches are found first, by semi-joins whose other
-            # side is the new rows; the tests against bronze (`held`) then run on those rows only.
-            # Asked of every ledger row, as one condition, they cost half the ledger step (decision 0404).
+            # The few stored rows a new delivery touches are found first, by joins whose other side
+            # is the new rows made distinct; the tests against bronze (`held`) then run on those rows
+            # only. Asked of every ledger row, as one condition, they cost half the ledger step
+            # (decision 0404); as EXISTS under an OR, DuckDB probed all of the ledger for each (1.8 s
+            # of a 10M-row ledger's 5.5 s step, against 0.1 s for the two joins; decision 0406).
+            # Joins, not EXISTS, also because Spark takes EXISTS in a filter only.
             f"{INDENT}from (",
-            # a join, not EXISTS, names the re-delivered ones: Spark takes EXISTS in a filter only
-            f"{INDENT * 2}select s.*, r._source_row_id is not null as _redelivered",
-            f"{INDENT * 2}from {{{{ this }}}} as s",
-            f"{INDENT * 2}left join (select distinct _mapping, _source_row_id from extracted) as r",
-            f"{INDENT * 3}on r._mapping = s._mapping and r._source_row_id = s._source_row_id",
-            f"{INDENT * 2}where r._source_row_id is not null",
-            # NULL key parts never compare equal, so rows without an identity are never re-ranked;
-            # a superseded or late stored row has no place in any key's order.
-            f"{INDENT * 3}or (s._delivery_rank = 1 and not s._late and exists (select 1 from touched as t where {key_match}))",
+            f"{INDENT * 2}select n.*{{% if {SETTLE} %}}, u._mapping is not null as _settled{{% endif %}}",
+            f"{INDENT * 2}from (",
+            # every stored delivery of a source row delivered again, so the delivery order sees them all
+            f"{INDENT * 3}select s.*, true as _redelivered",
+            f"{INDENT * 3}from {{{{ this }}}} as s",
+            f"{INDENT * 3}inner join {redelivered} as r",
+            f"{INDENT * 4}on r._mapping = s._mapping and r._source_row_id = s._source_row_id",
+            f"{INDENT * 3}union all",
+            # the latest stored deliveries of the touched keys, the others once only. NULL key parts
+            # never compare equal, so rows without an identity are never re-ranked; a superseded or
+            # late stored row has no place in any key's order.
+            f"{INDENT * 3}select s.*, false as _redelivered",
+            f"{INDENT * 3}from {{{{ this }}}} as s",
+            f"{INDENT * 3}inner join (select distinct {touched_new} from touched) as t",
+            f"{INDENT * 4}on {key_match}",
+            f"{INDENT * 3}left join {redelivered} as r",
+            f"{INDENT * 4}on r._mapping = s._mapping and r._source_row_id = s._source_row_id",
+            f"{INDENT * 3}where r._source_row_id is null and s._delivery_rank = 1 and not s._late",
+            f"{INDENT * 2}) as n",
+            f"{INDENT * 2}{{% if {SETTLE} %}}left join assay_settled as u on u._mapping = n._mapping and u._load_id = n._load_id{{% endif %}}",
             f"{INDENT}) as l",
             f"{INDENT}where not exists (select 1 from extracted as x where {same_row} and x._load_id = l._load_id)",
-            f"{INDENT * 2}and (not l._redelivered or exists (select 1 from held as h where {held}))",
+            f"{INDENT * 2}and (not l._redelivered or {{% if {SETTLE} %}}l._settled or {{% endif %}}exists (select 1 from held as h where {held}))",
             "),",
         ]
     )
@@ -215,8 +309,14 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         header,
         config,
         call("incremental_ledger_check", "this", "[" + ", ".join(jstr(c) for c in read_back) + "]"),
+        f"{{% set {SETTLE} = assay.ledger_fingerprinted(this) %}}",
         "",
-        "with extracted as (",
+        "with",
+        f"{{% if {SETTLE} %}}",
+        _settled(entity),
+        "",
+        "{% endif %}",
+        "extracted as (",
         _extracted(entity, project),
         "),",
         "",
@@ -259,7 +359,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
             [f"{INDENT * 2}{c}" for c in judged_columns(DBT, entity)]
             + [f"{INDENT * 2}_orig__{fk}" for fk in fks]
             # a superseded late delivery is no longer held: its source row's latest delivery speaks
-            + [f"{INDENT * 2}_late and _delivery_rank = 1 as _late"]
+            + [f"{INDENT * 2}_late and _delivery_rank = 1 as _late", f"{INDENT * 2}{FINGERPRINT}"]
             + [f"{INDENT * 2}{c}" for c in ("_prior", "_old_rank", "_old_delivery_rank")]
         ),
         f"{INDENT}from probed",
@@ -277,6 +377,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         f"{INDENT}case when _delivery_rank = 1 then _mapping || '|' || _source_row_id",
         f"{INDENT * 2}else _mapping || '|' || _source_row_id || '|' || _load_id end as _ledger_id,",
         f"{INDENT}_late,",
+        f"{INDENT}{FINGERPRINT},",
         *[f"{INDENT}_orig__{fk}," for fk in fks],
         f"{INDENT}{call('run_timestamp')} as _processed_at",
         "from judged",

@@ -1,0 +1,158 @@
+"""An incremental build leaves out the loads bronze and the ledger hold alike (decision 0406).
+
+Each load of bronze whose rows and ledger rows agree in count and in the sum of their delivery
+fingerprints (the raw `_source_row_id` and `_ingested_at`) has no new row, so an incremental
+build does not search it. These stories change an already processed load without changing its
+`_load_id`, where a bound by load id or by row count alone would miss the change: a delivery
+rewritten in place with a later `_ingested_at` (same count), and a row appended to the load.
+They also build over a ledger an earlier assay wrote, without fingerprints. Every expectation is
+written out by hand from the deliveries below.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_incremental_dbt import COLUMNS, SPEC, customer, dbt_build, order
+from tests.support.corpus import Relation
+from tests.support.dbtproject import DbtProject, make_project
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long("incremental's load bound on the engines; the fast loop keeps its generation "
+                     "(tests/targets/test_incremental_generate.py): run this file when you touch incremental"),
+]
+
+L1 = [customer("k1", "C-1", "10:00", "l1"), order("a1", "A1", "10:00", "l1"), order("a2", "A2", "10:00", "l1"),
+      order("a3", "A3", "10:00", "l1", qty="99")]  # a3: quarantined (quantity_sane)
+L2 = [order("b1", "A4", "11:00", "l2")]
+# a1 rewritten in place: the same source row and load, a later _ingested_at, a new amount. l1 keeps
+# its row count, so only the fingerprint tells it changed.
+A1_REWRITTEN = order("a1", "A1", "10:30", "l1", amount="12.50")
+# appended to the processed load l1 under its id
+A9_APPENDED = order("a9", "A9", "10:45", "l1")
+L3 = [order("c1", "A5", "12:00", "l3")]
+
+
+def load(project: DbtProject, rows: list) -> None:
+    tables: dict[str, dict] = {name: {} for name in COLUMNS}
+    for relation, row in rows:
+        tables[relation][row["_source_row_id"]] = row  # a delivery under an existing id replaces it
+    project.load_bronze([Relation(n, COLUMNS[n], [[r[c] for c in COLUMNS[n]] for r in t.values()]) for n, t in tables.items()])
+
+
+def entity(project: DbtProject) -> dict:
+    return {srid: (oid, amount) for oid, amount, srid in project.query("select order_id, amount, _source_row_id from silver.orders")}
+
+
+def processed_at(project: DbtProject) -> dict:
+    return dict(project.query("select _source_row_id, _processed_at from silver.orders__staged"))
+
+
+def ran_settled_branch(project: DbtProject) -> bool:
+    """Whether the last build's ledger SQL left settled loads out (the SQL dbt compiled for it)."""
+    (path,) = (project.path / "target" / "compiled").rglob("orders__staged.sql")
+    return "assay_settled" in path.read_text()
+
+
+def build(project, *args: str) -> None:
+    if project.engine == "spark":  # dbt in the shared Spark process (tests/support/spark.py)
+        project.dbt("build", *args, check=True)
+        return
+    result = dbt_build(project, *args)
+    assert result.returncode == 0, result.stdout
+
+
+def fingerprints(project: DbtProject) -> dict:
+    return {srid: fp is not None for srid, fp in project.query("select _source_row_id, _bronze_fp from silver.orders__staged")}
+
+
+def story(project, short: bool = False) -> None:
+    """The load changed under its id, told on `project` (DuckDB, PostgreSQL, or Spark's test module).
+
+    `short` (Spark, whose builds cost seconds each): the rewrite of l1 comes with l2 in the second
+    build, which is what tells Spark's fingerprint apart; Spark's settled loads are its story's
+    second and third builds (test_spark_incremental.py)."""
+    load(project, L1)
+    build(project)
+    assert not ran_settled_branch(project)  # the first build reads all of bronze
+    assert entity(project) == {"a1": ("A1", Decimal("10.00")), "a2": ("A2", Decimal("10.00"))}
+    assert set(fingerprints(project).values()) == {True}
+    if short:
+        load(project, [A1_REWRITTEN if r[1]["_source_row_id"] == "a1" else r for r in L1] + L2)
+        build(project)
+        assert ran_settled_branch(project)
+        assert entity(project) == {"a1": ("A1", Decimal("12.50")), "a2": ("A2", Decimal("10.00")), "b1": ("A4", Decimal("10.00"))}
+        return
+
+    load(project, L1 + L2)
+    build(project)
+    assert ran_settled_branch(project)
+    assert entity(project) == {"a1": ("A1", Decimal("10.00")), "a2": ("A2", Decimal("10.00")), "b1": ("A4", Decimal("10.00"))}
+
+    # a rewrite inside l1: the same count, another fingerprint
+    stamps = processed_at(project)
+    load(project, [A1_REWRITTEN if r[1]["_source_row_id"] == "a1" else r for r in L1] + L2)
+    build(project)
+    assert ran_settled_branch(project)
+    assert entity(project) == {"a1": ("A1", Decimal("12.50")), "a2": ("A2", Decimal("10.00")), "b1": ("A4", Decimal("10.00"))}
+    after = processed_at(project)
+    assert after["a1"] != stamps["a1"] and {k: after[k] for k in ("a2", "a3", "b1")} == {k: stamps[k] for k in ("a2", "a3", "b1")}
+
+    # a row appended to l1 under its id
+    load(project, [A1_REWRITTEN if r[1]["_source_row_id"] == "a1" else r for r in L1] + [A9_APPENDED] + L2)
+    build(project)
+    assert entity(project) == {"a1": ("A1", Decimal("12.50")), "a2": ("A2", Decimal("10.00")), "a9": ("A9", Decimal("10.00")),
+                               "b1": ("A4", Decimal("10.00"))}
+    assert project.query("select _source_row_id from silver.orders__reject where resolved_at is null") == [("a3",)]
+
+    # the same bronze again: every load settles, nothing is processed
+    stamps = processed_at(project)
+    build(project)
+    assert ran_settled_branch(project) and processed_at(project) == stamps
+
+
+def _old_ledger_story(project: DbtProject) -> None:
+    load(project, L1)
+    build(project)
+    # the ledger as an earlier assay wrote it: no fingerprints
+    conn = project.connect()
+    try:
+        conn.cursor().execute("alter table silver.orders__staged drop column _bronze_fp")
+    finally:
+        conn.close()
+    load(project, L1 + L2)
+    build(project)
+    assert not ran_settled_branch(project)  # read as before: every load is searched
+    assert entity(project) == {"a1": ("A1", Decimal("10.00")), "a2": ("A2", Decimal("10.00")), "b1": ("A4", Decimal("10.00"))}
+    # the column is back; the rows this build wrote carry fingerprints, the stored ones none
+    assert fingerprints(project) == {"a1": False, "a2": False, "a3": False, "b1": True}
+    load(project, L1 + L2 + L3)
+    build(project)
+    assert ran_settled_branch(project)
+    assert entity(project) == {"a1": ("A1", Decimal("10.00")), "a2": ("A2", Decimal("10.00")), "b1": ("A4", Decimal("10.00")),
+                               "c1": ("A5", Decimal("10.00"))}
+    # l1 never settles (its stored rows have no fingerprint) and stays correct; a full refresh gives them one
+    build(project, "--full-refresh")
+    assert set(fingerprints(project).values()) == {True}
+
+
+def test_a_processed_load_changed_under_its_id_is_searched_again(tmp_path: Path):
+    story(make_project(tmp_path / "p", SPEC))
+
+
+def test_a_ledger_without_fingerprints_is_read_as_before_and_gains_them(tmp_path: Path):
+    _old_ledger_story(make_project(tmp_path / "p", SPEC))
+
+
+@pytest.mark.postgres
+def test_a_processed_load_changed_under_its_id_is_searched_again_on_postgres(tmp_path: Path, postgres_database):
+    story(make_project(tmp_path / "p", SPEC, "postgres", postgres_database("incremental_loads")))
+
+
+@pytest.mark.postgres
+def test_a_ledger_without_fingerprints_is_read_as_before_on_postgres(tmp_path: Path, postgres_database):
+    _old_ledger_story(make_project(tmp_path / "p", SPEC, "postgres", postgres_database("incremental_loads_old")))
