@@ -140,6 +140,35 @@ def _old_ledger_story(project: DbtProject) -> None:
     assert set(fingerprints(project).values()) == {True}
 
 
+def _tampered_story(project: DbtProject) -> None:
+    """A kept row of a settled load removed from the published entity by hand: the entity no
+    longer holds what the ledger kept, and the conservation audit's sums for that load stop the
+    next build (decision 0406)."""
+    load(project, L1)
+    build(project)
+    conn = project.connect()
+    try:
+        conn.cursor().execute("delete from silver.orders where _source_row_id = 'a2'")
+    finally:
+        conn.close()
+    load(project, L1 + L2)
+    result = dbt_build(project)
+    assert result.returncode == 1
+    assert "ERROR orders:" in result.stdout and "CONSERVATION: 1 violating row" in result.stdout, result.stdout
+    assert ran_settled_branch(project)
+    # the published entity is left as it was
+    assert entity(project) == {"a1": ("A1", Decimal("10.00"))}
+
+
+def test_a_kept_row_lost_from_a_settled_load_stops_the_build(tmp_path: Path):
+    _tampered_story(make_project(tmp_path / "p", SPEC))
+
+
+@pytest.mark.postgres
+def test_a_kept_row_lost_from_a_settled_load_stops_the_build_on_postgres(tmp_path: Path, postgres_database):
+    _tampered_story(make_project(tmp_path / "p", SPEC, "postgres", postgres_database("incremental_loads_tampered")))
+
+
 def test_a_processed_load_changed_under_its_id_is_searched_again(tmp_path: Path):
     story(make_project(tmp_path / "p", SPEC))
 

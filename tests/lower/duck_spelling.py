@@ -33,6 +33,10 @@ class DuckSpelling(Spelling):
         if macro == "reject_id":
             source, row = args
             return f"md5({self.string(source)} || '|' || {_text(row)})"
+        if macro == "delivery_fingerprint":  # the package's DuckDB spelling
+            return f"hash(cast({_text(args[0])} as varchar), cast({_text(args[1])} as varchar))"
+        if macro == "fingerprint_sum":
+            return f"sum({_text(args[0])})"
         assert macro == "flags_contain", macro
         flags, rule = args
         return f"list_contains({_text(flags)}, {self.string(rule)})"

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import duckdb
 import pytest
 
-from assay.lower.audits import COUNT, ROW, Audited, conservation_sql, entity_audits, key_unique_sql
+from assay.lower.audits import COUNT, LOAD, ROW, Audited, conservation_sql, entity_audits, key_unique_sql
 from assay.lower.spelling import Spelling
 from tests.lower.duck_spelling import DuckSpelling
 
@@ -27,7 +27,8 @@ REPO = Path(__file__).resolve().parents[2]
 def _entity(**changes):
     rules = (SimpleNamespace(name="must_hold", disposition="fail"), SimpleNamespace(name="looks_odd", disposition="flag"))
     base = dict(name="item", key=("item_id",), dedupe=None, materialized="table", opted_in=True, has_reject=True, rules=rules,
-                mappings=(SimpleNamespace(name="m", source="src"),), declared_checks=(), sql_checks=())
+                mappings=(SimpleNamespace(name="m", source="src", bronze_columns=("_source_row_id", "_load_id", "_ingested_at")),),
+                declared_checks=(), sql_checks=())
     return SimpleNamespace(**{**base, **changes})
 
 
@@ -40,11 +41,12 @@ def _story(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
     r1 kept; r2 delivered twice (L1 superseded, L2 quarantined: an open reject of L2); r3 and r7
     keys' losers; r4 kept now, its open reject row (of an earlier delivery that aged out of bronze) the
     build is about to resolve (dbt stamps it after publishing); r5 failed, with its open reject;
-    r9 an open reject whose bronze row aged out (history); r6 a resolved reject."""
+    r9 an open reject whose bronze row aged out (history); r6 a resolved reject. Each staged
+    (ledger) row carries the fingerprint of its bronze delivery, as an incremental ledger does."""
     con = duckdb.connect(path)
     con.execute(
         """
-        create table staged as select * from (values
+        create table staged as select *, hash(_source_row_id, 't' || _source_row_id || _load_id) as _bronze_fp from (values
           ('m', 'r1', 'L1', 1, 'kept', 'i1', []::varchar[]),
           ('m', 'r2', 'L1', 2, 'deduped', 'i2', []::varchar[]),
           ('m', 'r2', 'L2', 1, 'quarantined', 'i2', ['q_rule']),
@@ -55,7 +57,7 @@ def _story(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
         ) as t(_mapping, _source_row_id, _load_id, _delivery_rank, _route, item_id, _failed_rules)
         """
     )
-    con.execute("create table bronze_src as select _source_row_id, _load_id from staged")
+    con.execute("create table bronze_src as select _source_row_id, _load_id, 't' || _source_row_id || _load_id as _ingested_at from staged")
     con.execute(
         "create table entity as select item_id, _mapping, _source_row_id, _load_id, _failed_rules as _quality_flags "
         "from staged where _route = 'kept'"
@@ -85,7 +87,41 @@ BREAKS = {
     "a diverted row also kept": (["insert into entity select item_id, _mapping, _source_row_id, _load_id, [] from staged where _source_row_id = 'r5'"], (1, 1, 0, 0)),
     "two kept rows of one key": (["update entity set item_id = 'i1' where _source_row_id = 'r4'"], (0, 0, 1, 0)),
     "a finished row carrying a fail rule": (["update entity set _quality_flags = ['must_hold'] where _source_row_id = 'r4'"], (0, 0, 0, 1)),
+    # one row in place of another: the totals agree, so only the row form and the sums see it
+    "a kept row replaced by a deduped one": (["delete from entity where _source_row_id = 'r4'",
+                                              "insert into entity select item_id, _mapping, _source_row_id, _load_id, [] from staged "
+                                              "where _source_row_id = 'r7'"], (0, 2, 0, 0)),
+    "a bronze row the ledger never held": (["insert into bronze_src values ('r8', 'L2', 't8')"], (1, 1, 0, 0)),
 }
+# The same breaks in the load form (decision 0406): a settled load whose sums differ is one
+# violation, whatever its rows did; a load bronze and the ledger do not hold alike is judged
+# delivery by delivery (L2 after r8: r8 placed nowhere).
+LOAD_BREAKS = {"conserved": 0, "resolved before the audit (SQLMesh's order)": 0, "a kept row lost": 1,
+               "a kept row written twice": 1, "a diverted row without its reject": 1, "a diverted row also kept": 1,
+               "two kept rows of one key": 0, "a finished row carrying a fail rule": 0, "a kept row replaced by a deduped one": 1,
+               "a bronze row the ledger never held": 1}
+
+
+@pytest.mark.parametrize("label", list(BREAKS))
+def test_the_load_form_finds_what_breaks_the_build(label):
+    con = _story()
+    for s in BREAKS[label][0]:
+        con.execute(s)
+    sql = conservation_sql(DuckSpelling(), _entity(materialized="incremental"), Audited("entity", "reject"), LOAD)
+    assert con.execute(f"select count(*) from ({sql}) as v").fetchone()[0] == LOAD_BREAKS[label]
+
+
+def test_the_load_form_judges_an_unsettled_load_delivery_by_delivery():
+    con = _story()
+    con.execute("insert into bronze_src values ('r8', 'L2', 't8')")  # L2 no longer settles
+    con.execute("delete from reject where _source_row_id = 'r5'")  # L1 (settled): its sums differ
+    sql = conservation_sql(DuckSpelling(), _entity(materialized="incremental"), Audited("entity", "reject"), LOAD)
+    assert sorted(con.execute(sql).fetchall(), key=str) == [("src", "r8", "L2", 0), ("src", None, "L1", None)]
+    # a ledger row without a fingerprint (stored before the ledger kept them) unsettles its load
+    con = _story()
+    con.execute("update staged set _bronze_fp = null where _source_row_id = 'r1'")
+    con.execute("delete from entity where _source_row_id = 'r1'")
+    assert con.execute(sql).fetchall() == [("src", "r1", "L1", 0)]
 
 
 def _counts(con, sp: Spelling, entity, render=lambda sql: sql) -> tuple:
@@ -138,7 +174,10 @@ def test_the_list_is_decided_once():
     assert names(ENTITY) == [("conservation", True, COUNT), ("key_unique", True, None),
                              ("fail_rule__must_hold", True, None), ("flag_rule__looks_odd", False, None)]
     assert names(_entity(dedupe=SimpleNamespace(field="x")))[1][0] == "fail_rule__must_hold"  # dedupe: no key audit
-    assert names(_entity(materialized="incremental"))[0] == ("conservation", True, ROW)  # the ledger outlives bronze
+    assert names(_entity(materialized="incremental"))[0] == ("conservation", True, LOAD)  # the ledger outlives bronze
+    # two mappings of one source: a settled (mapping, load) is no (source, load), so delivery by delivery
+    two = tuple(SimpleNamespace(name=n, source="src", bronze_columns=()) for n in ("m1", "m2"))
+    assert names(_entity(materialized="incremental", mappings=two))[0] == ("conservation", True, ROW)
 
 
 def test_the_staged_audits_are_decided_once():
@@ -212,7 +251,7 @@ SHOW = """
 @pytest.mark.slow
 def test_the_dbt_spelling_finds_the_same(tmp_path: Path):
     """The generated audits macros (a full-rebuild entity: the count form; an incremental one:
-    the row form), rendered and run by dbt over the story, one candidate per break of the entity."""
+    the load form), rendered and run by dbt over the story, one candidate per break of the entity."""
     from assay.targets.dbt.outputs import audits_macro
     from tests.support import dbtserver
 
@@ -224,7 +263,7 @@ def test_the_dbt_spelling_finds_the_same(tmp_path: Path):
             con.execute(f"create table {name} as select * from entity")
             for s in statements:
                 con.execute(re.sub(r"\bentity\b", name, s))
-            candidates[name] = expected
+            candidates[name] = (*expected[:1], LOAD_BREAKS[label], *expected[2:])
     con.close()
     (tmp_path / "dbt_project.yml").write_text(DBT_PROJECT)
     (tmp_path / "profiles.yml").write_text(
@@ -248,10 +287,10 @@ def test_the_dbt_spelling_finds_the_same(tmp_path: Path):
             entity, candidate, name, n = line.split("AUDIT ", 1)[1].split()
             found.setdefault((entity, candidate), {})[name] = int(n)
     assert len(found) == 2 * len(candidates) and len(candidates) >= 5
-    for candidate, (count_form, row_form, keys, fail) in candidates.items():
+    for candidate, (count_form, load_form, keys, fail) in candidates.items():
         # dbt's list holds the blocking audits only
         assert found[("item", candidate)] == {"conservation": count_form, "key_unique": keys, "fail_rule__must_hold": fail}, candidate
-        assert found[("ledger", candidate)] == {"conservation": row_form, "key_unique": keys, "fail_rule__must_hold": fail}, candidate
+        assert found[("ledger", candidate)] == {"conservation": load_form, "key_unique": keys, "fail_rule__must_hold": fail}, candidate
 
 
 def test_bronze_audits_are_decided_once_and_both_targets_spell_them(write_spec):

@@ -37,11 +37,14 @@
   {%- set since = "cast('" ~ marks[0].strftime('%Y-%m-%d %H:%M:%S.%f') ~ "' as " ~ assay.sql_type('timestamp') ~ ")" -%}
   {%- set cols = [] -%}
   {%- for c in published -%}{%- do cols.append(adapter.quote(c)) -%}{%- endfor -%}
+  {#- The changed ledger ids, distinct, joined (a left join kept where nothing matched, DELETE ...
+      USING): as EXISTS / NOT EXISTS correlated to every published row, DuckDB took 1.6-1.8 s
+      for each over a 10M-row entity, against 0.2 s (decision 0406). -#}
   {%- set changed_ids -%}
-    select 1 from {{ ledger }} as l
-    where l._processed_at > {{ since }} and l._delivery_rank = 1
-      and l._mapping = e._mapping and l._source_row_id = e._source_row_id
+    (select distinct l._mapping as _changed_mapping, l._source_row_id as _changed_row_id from {{ ledger }} as l
+     where l._processed_at > {{ since }} and l._delivery_rank = 1) as c
   {%- endset -%}
+  {%- set same_id = 'c._changed_mapping = e._mapping and c._changed_row_id = e._source_row_id' -%}
   {%- set added -%}
     select {{ cols | join(', ') }} from (
 {{ sql }}
@@ -51,13 +54,14 @@
   {%- set view -%}
     create view {{ candidate }} as
     select {{ cols | join(', ') }} from {{ existing }} as e
-    where not exists ({{ changed_ids }})
+    left join {{ changed_ids }} on {{ same_id }}
+    where c._changed_mapping is null
     union all
     {{ added }}
   {%- endset -%}
   {{ return({
     'candidate': view,
-    'delete': 'delete from ' ~ existing ~ ' as e where exists (' ~ changed_ids ~ ')',
+    'delete': 'delete from ' ~ existing ~ ' as e using ' ~ changed_ids ~ ' where ' ~ same_id,
     'insert': 'insert into ' ~ existing ~ ' (' ~ (cols | join(', ')) ~ ')\n' ~ added,
   }) }}
 {% endmacro %}

@@ -22,10 +22,12 @@ from typing import Optional
 
 from ..duration import Duration
 from ..ir.model import Entity, Project
+from .loads import settled_ctes
 from .spelling import Spelling, Sql
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
 ROW = "row"  # the staged relation outlives bronze (an incremental ledger): delivery by delivery
+LOAD = "load"  # an incremental ledger of one mapping per source: settled loads by sums, the rest as ROW
 FAIL_PREFIX = "fail_rule__"  # + the rule's name: a blocking audit per fail rule
 FLAG_PREFIX = "flag_rule__"  # + the rule's name: an advisory audit per flag rule
 
@@ -53,8 +55,11 @@ class Audit:
 
 
 def conservation_form(entity: Entity) -> str:
-    """The form of the law an entity's conservation audit takes (decision 1060)."""
-    return ROW if entity.materialized == "incremental" else COUNT
+    """The form of the law an entity's conservation audit takes (decisions 1060, 0406)."""
+    if entity.materialized != "incremental":
+        return COUNT
+    # a settled load is a (mapping, load); it is a (source, load) only when no two mappings share a source
+    return LOAD if len({m.source for m in entity.mappings}) == len(entity.mappings) else ROW
 
 
 def _source_case(sp: Spelling, entity: Entity, alias: str) -> str:
@@ -176,10 +181,105 @@ def conservation_row_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _mapping_case(sp: Spelling, entity: Entity, column: str) -> str:
+    """The mapping of a source relation, where each mapping reads its own source (LOAD)."""
+    return sp.sql("case {} ", column) + "".join(
+        sp.sql("when {} then {} ", sp.string(m.source), sp.string(m.name)) for m in entity.mappings
+    ) + sp.kw("end")
+
+
+def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
+    """The law for an incremental ledger that keeps delivery fingerprints (decision 0406).
+
+    A settled load (bronze and the ledger hold the same deliveries of it: `lower/loads.py`) is
+    proven by sums: its ledger rows each have one route, so each of its bronze deliveries is
+    placed exactly once when the entity's rows of the load are the ledger's kept ones and its open
+    reject rows the ledger's diverted ones, compared by count and by the sum of a fingerprint of
+    their `_source_row_id` (a compensating error, one row in place of another, changes the sum).
+    One pass per relation, a hash aggregate with one group per load. The deliveries of the other
+    loads are placed one by one, as in the ROW form. A violation is a delivery (with its
+    placements) or a settled load (`source_row_id` and `placements` NULL)."""
+    i = sp.indent
+    staged = sp.staged(entity)
+    string = lambda expr: sp.cast(expr, "string", False)  # noqa: E731
+    srid_fp = sp.call("fingerprint_sum", Sql(sp.call("delivery_fingerprint", Sql("_source_row_id"), Sql("null"))))
+    unsettled = lambda alias, mapping, load: sp.sql(  # noqa: E731
+        "left join assay_settled as u on u._mapping = {} and u._load_id = {}\n{}where u._mapping is null", mapping, load, i)
+    bronze = sp.sql("\n{}union all\n", i).join(
+        sp.sql("{i}select {src} as source_relation, {srid} as source_row_id, {load} as load_id\n{i}from {rel} as b\n{i}{filt}",
+               i=i, src=sp.string(m.source), srid=string("b._source_row_id"), load=string("b._load_id"), rel=sp.bronze(m.source),
+               filt=unsettled("b", sp.string(m.name), string("b._load_id")))
+        for m in entity.mappings
+    )
+    case = _source_case(sp, entity, "")
+    placed_branch = lambda src, rel, *where_: sp.sql(  # noqa: E731
+        "{}select {} as source_relation, _source_row_id as source_row_id, _load_id as load_id, _mapping from {}", i, src, rel
+    ) + "".join(" " + w for w in where_)
+    placed = [placed_branch(case, "assay_entity_rows", sp.sql("where not _settled")),
+              placed_branch(case, staged, sp.sql("where _route = 'deduped'"))]
+    sums = [
+        sp.sql("{}select _mapping, _load_id, 'kept' as _side, count(*) as _rows, {} as _fp from {} where _route = 'kept' "
+               "group by _mapping, _load_id", i, srid_fp, staged),
+        sp.sql("{}select _mapping, _load_id, 'entity' as _side, count(*) as _rows, {} as _fp from assay_entity_rows where _settled "
+               "group by _mapping, _load_id", i, srid_fp),
+        sp.sql("{}select _mapping, _load_id, 'diverted' as _side, count(*) as _rows, {} as _fp from {} "
+               "where _route in ('quarantined', 'failed') group by _mapping, _load_id", i, srid_fp, staged),
+    ]
+    if where.reject is not None:
+        mapping = _mapping_case(sp, entity, "source_relation")
+        placed.append(sp.sql("{}select source_relation, _source_row_id as source_row_id, _load_id as load_id, {} as _mapping "
+                             "from assay_open_rejects", i, mapping))
+        sums.append(sp.sql("{}select _mapping, _load_id, 'rejected' as _side, count(*) as _rows, {} as _fp from (select {} as _mapping, "
+                           "_load_id, _source_row_id from assay_open_rejects) as r group by _mapping, _load_id", i, srid_fp, mapping))
+    side = lambda alias, name: sp.sql(  # noqa: E731
+        "left join assay_load_sums as {a} on {a}._mapping = s._mapping and {a}._load_id = s._load_id and {a}._side = '{n}'",
+        a=alias, n=name)
+    differ = lambda a, b: sp.sql(  # noqa: E731
+        "coalesce({a}._rows, 0) <> coalesce({b}._rows, 0) or coalesce({a}._fp, 0) <> coalesce({b}._fp, 0)", a=a, b=b)
+    lines = [
+        "with " + ",\n".join(settled_ctes(sp, entity, staged)),
+        *_open_rejects_cte(sp, entity, where),
+        sp.sql(", assay_bronze as ("),
+        bronze,
+        ")",
+        # the entity's rows read once: an incremental candidate is a view that joins the ledger
+        sp.sql(", assay_entity_rows as ("),
+        sp.sql("{}select e._mapping, e._load_id, e._source_row_id, u._mapping is not null as _settled", i),
+        sp.sql("{}from {} as e", i, where.entity),
+        sp.sql("{}left join assay_settled as u on u._mapping = e._mapping and u._load_id = e._load_id", i),
+        ")",
+        sp.sql(", assay_placed as ("),
+        sp.sql("\n{}union all\n", i).join(placed),
+        ")",
+        sp.sql(", assay_placements as ("),
+        sp.sql("{}select p.source_relation, p.source_row_id, p.load_id, count(*) as placements", i),
+        sp.sql("{}from assay_placed as p", i),
+        sp.sql("{}{}", i, unsettled("p", "p._mapping", "p.load_id")),
+        sp.sql("{}group by p.source_relation, p.source_row_id, p.load_id", i),
+        ")",
+        sp.sql(", assay_load_sums as ("),
+        sp.sql("\n{}union all\n", i).join(sums),
+        ")",
+        sp.sql("select b.source_relation, b.source_row_id, b.load_id, coalesce(c.placements, 0) as placements"),
+        sp.sql("from assay_bronze as b"),
+        sp.sql("left join assay_placements as c"),
+        sp.sql("{}on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id and c.load_id = b.load_id", i),
+        sp.sql("where coalesce(c.placements, 0) <> 1"),
+        sp.sql("union all"),
+        sp.sql("select {} as source_relation, {} as source_row_id, s._load_id as load_id, {} as placements",
+               _source_case(sp, entity, "s"), sp.cast(sp.kw("null"), "string", False), sp.cast(sp.kw("null"), "int", False)),
+        sp.sql("from assay_settled as s"),
+        *[side(a, n) for a, n in (("k", "kept"), ("e", "entity"), ("d", "diverted"), ("r", "rejected"))],
+        sp.sql("where {}", differ("k", "e")),
+        sp.sql("{}or {}", i, differ("d", "r")),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def conservation_sql(sp: Spelling, entity: Entity, where: Audited, form: str | None = None) -> str:
     """The conservation audit's query in `form` (default: the entity's, `conservation_form`)."""
     form = form or conservation_form(entity)
-    return (conservation_row_sql if form == ROW else conservation_count_sql)(sp, entity, where)
+    return {ROW: conservation_row_sql, LOAD: conservation_load_sql}.get(form, conservation_count_sql)(sp, entity, where)
 
 
 def key_unique_sql(sp: Spelling, entity: Entity, relation: str) -> str:

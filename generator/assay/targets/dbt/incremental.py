@@ -28,11 +28,12 @@ What one build does (docs/incremental.md says what it does not):
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
+from ...lower.loads import FINGERPRINT, delivery_fingerprint, settled_ctes
+from ...lower.spelling import Sql
 from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
 from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
 INDENT = DBT.indent
-FINGERPRINT = "_bronze_fp"  # a ledger row's delivery fingerprint (decision 0406)
 SETTLE = "assay_settle"  # Jinja: this incremental run may leave settled loads out
 LATE_RULE = "_late_arrival"  # leading underscore: no rule a spec can name collides with it
 
@@ -97,63 +98,12 @@ def _unprocessed(lineage: dict) -> str:
     )
 
 
-def _raw(mapping, name: str) -> str:
-    """Bronze's own column `name` of a mapping, or NULL where its bronze has none."""
-    return f"b.{name}" if name in mapping.bronze_columns else "null"
-
-
-def _fingerprint(mapping) -> str:
-    """A delivery's fingerprint from bronze's raw metadata, unparsed (decision 0406): a Jinja
-    expression, for `call` to spell or to pass on."""
-    return f"assay.delivery_fingerprint({jstr(_raw(mapping, '_source_row_id'))}, {jstr(_raw(mapping, '_ingested_at'))})"
-
-
-def _settled(entity: Entity) -> str:
-    """The loads bronze and the ledger hold alike, by mapping: as many rows, the same sum of
-    delivery fingerprints (decision 0406).
-
-    Every delivery of such a load is in the ledger (the fingerprint is of the raw
-    `_source_row_id` and `_ingested_at`, so the same delivery, hence the same ledger match), so
-    the load has no new row and bronze still holds every delivery the ledger stores for it. A
-    ledger row without a fingerprint (stored before the ledger kept them) is not counted, so its
-    load never settles. Bronze is read here for its three metadata columns only, not parsed."""
-    string = sql_type("string")
-    parts = []
-    for m in entity.mappings:
-        load = f"cast({_raw(m, '_load_id')} as {string})"
-        parts.append(
-            f"{INDENT}select {sql_str(m.name)} as _mapping, {load} as _load_id, count(*) as _rows, "
-            + call("fingerprint_sum", _fingerprint(m))
-            + f" as _fp\n{INDENT}from {{{{ source('bronze', {jstr(m.source)}) }}}} as b\n{INDENT}group by {load}"
-        )
-    return "\n".join(
-        [
-            "assay_bronze_loads as (",
-            f"\n{INDENT}union all\n".join(parts),
-            "),",
-            "",
-            "assay_ledger_loads as (",
-            f"{INDENT}select _mapping, _load_id, count({FINGERPRINT}) as _rows, {call('fingerprint_sum', jstr(FINGERPRINT))} as _fp",
-            f"{INDENT}from {{{{ this }}}}",
-            f"{INDENT}group by _mapping, _load_id",
-            "),",
-            "",
-            "assay_settled as (",
-            f"{INDENT}select n._mapping, n._load_id",
-            f"{INDENT}from assay_bronze_loads as n",
-            f"{INDENT}inner join assay_ledger_loads as o",
-            f"{INDENT * 2}on o._mapping = n._mapping and o._load_id = n._load_id and o._rows = n._rows and o._fp = n._fp",
-            "),",
-        ]
-    )
-
-
 def _extracted(entity: Entity, project: Project) -> str:
     """New bronze rows of every mapping, each marked late or not; already processed rows are skipped."""
     window_start = call("incremental_window_start", "this", str(lag_hours(entity)))
     parts = []
     for m in entity.mappings:
-        fingerprint = f"{{{{ {_fingerprint(m)} }}}} as {FINGERPRINT}"
+        fingerprint = f"{delivery_fingerprint(DBT, m)} as {FINGERPRINT}"
         inner = _indent(mapping_select(DBT, entity, m, bronze_filter=_unprocessed, extra=(fingerprint,)), INDENT)
         parts.append(
             "\n".join(
@@ -193,7 +143,7 @@ def _row_columns(entity: Entity, source: str | None = None) -> list[str]:
     cols.append(f"{pre}_late")
     # A ledger stored before it kept fingerprints has none to read back (decision 0406): a NULL of
     # the fingerprint's own type, which PostgreSQL needs to match the new rows' in the union.
-    typed_null = "case when false then {{ assay.delivery_fingerprint('null', 'null') }} end"
+    typed_null = f"case when false then {DBT.call('delivery_fingerprint', Sql('null'), Sql('null'))} end"
     cols.append(f"{{% if {SETTLE} %}}{source}.{FINGERPRINT}{{% else %}}{typed_null}{{% endif %}} as {FINGERPRINT}" if source else FINGERPRINT)
     return cols
 
@@ -313,7 +263,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         "",
         "with",
         f"{{% if {SETTLE} %}}",
-        _settled(entity),
+        ",\n\n".join(settled_ctes(DBT, entity, "{{ this }}")) + ",",
         "",
         "{% endif %}",
         "extracted as (",
