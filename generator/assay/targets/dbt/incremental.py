@@ -6,11 +6,11 @@ build. An incremental entity keeps that relation instead, one row per delivery
 build merges into it only what changed. Everything downstream (the entity, the reject table,
 the mart, the conservation audit) reads the ledger exactly as it reads a full
 staged table, which is why those nodes are generated as for a full rebuild; only
-the conservation audit takes its row-by-row form (decision 0400).
+the conservation audit takes another form (decisions 0400, 0406).
 
 What one build does (docs/incremental.md says what it does not):
 - reads the bronze rows not yet in the ledger under the same `_load_id` and
-  `_ingested_at`;
+  `_ingested_at`, leaving out the loads bronze and the ledger hold alike (decision 0406);
 - ranks every new delivery with the stored deliveries of its source row
   (decision 0014): the latest one supersedes the others, which become `deduped`
   and leave the key dedupe; a stored winner superseded this way hands its key to
