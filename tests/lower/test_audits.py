@@ -124,6 +124,32 @@ def test_the_load_form_judges_an_unsettled_load_delivery_by_delivery():
     assert con.execute(sql).fetchall() == [("src", "r1", "L1", 0)]
 
 
+def test_the_load_form_keeps_two_mappings_apart():
+    """Two mappings, each reading its own source, both with a load `L1`: each (mapping, load) is
+    settled and summed on its own, and a reject row is matched to its mapping by its source."""
+    meta = ("_source_row_id", "_load_id", "_ingested_at")
+    entity = _entity(materialized="incremental", mappings=(SimpleNamespace(name="m", source="src", bronze_columns=meta),
+                                                           SimpleNamespace(name="m2", source="src2", bronze_columns=meta)))
+    assert entity_audits(DuckSpelling(), entity, Audited("entity", "reject"))[0].form == LOAD
+    con = _story()
+    con.execute("""insert into staged select *, hash(_source_row_id, 't' || _source_row_id || _load_id) from (values
+        ('m2', 's1', 'L1', 1, 'kept', 'i7', []::varchar[]), ('m2', 's2', 'L1', 1, 'quarantined', 'i8', ['q_rule']))
+        as t(_mapping, _source_row_id, _load_id, _delivery_rank, _route, item_id, _failed_rules)""")
+    con.execute("create table bronze_src2 as select _source_row_id, _load_id, 't' || _source_row_id || _load_id as _ingested_at "
+                "from staged where _mapping = 'm2'")
+    con.execute("insert into entity select item_id, _mapping, _source_row_id, _load_id, _failed_rules from staged where _source_row_id = 's1'")
+    con.execute("insert into reject values ('src2', 's2', 'L1', null)")
+    sql = conservation_sql(DuckSpelling(), entity, Audited("entity", "reject"), LOAD)
+    assert con.execute(sql).fetchall() == []
+    # m2's kept row lost: only m2's L1 breaks
+    con.execute("delete from entity where _source_row_id = 's1'")
+    assert con.execute(sql).fetchall() == [("src2", None, "L1", None)]
+    # m's reject row recorded under m2's source describes no delivery m2 diverts: m's L1 breaks, m2's holds
+    con.execute("insert into entity select item_id, _mapping, _source_row_id, _load_id, _failed_rules from staged where _source_row_id = 's1'")
+    con.execute("update reject set source_relation = 'src2' where _source_row_id = 'r5'")
+    assert sorted(con.execute(sql).fetchall()) == [("src", None, "L1", None)]
+
+
 def _counts(con, sp: Spelling, entity, render=lambda sql: sql) -> tuple:
     where = Audited("entity", "reject")
     n = lambda sql: con.execute(f"select count(*) from ({render(sql)}) as v").fetchone()[0]  # noqa: E731
