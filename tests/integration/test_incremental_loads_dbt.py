@@ -115,15 +115,18 @@ def story(project, short: bool = False) -> None:
     assert ran_settled_branch(project) and processed_at(project) == stamps
 
 
+def execute(project: DbtProject, sql: str) -> None:
+    conn = project.connect()
+    try:
+        conn.cursor().execute(sql)
+    finally:
+        conn.close()
+
+
 def _old_ledger_story(project: DbtProject) -> None:
     load(project, L1)
     build(project)
-    # the ledger as an earlier assay wrote it: no fingerprints
-    conn = project.connect()
-    try:
-        conn.cursor().execute("alter table silver.orders__staged drop column _bronze_fp")
-    finally:
-        conn.close()
+    execute(project, "alter table silver.orders__staged drop column _bronze_fp")  # as an earlier assay wrote it
     load(project, L1 + L2)
     build(project)
     assert not ran_settled_branch(project)  # read as before: every load is searched
@@ -146,11 +149,7 @@ def _tampered_story(project: DbtProject) -> None:
     next build (decision 0406)."""
     load(project, L1)
     build(project)
-    conn = project.connect()
-    try:
-        conn.cursor().execute("delete from silver.orders where _source_row_id = 'a2'")
-    finally:
-        conn.close()
+    execute(project, "delete from silver.orders where _source_row_id = 'a2'")
     load(project, L1 + L2)
     result = dbt_build(project)
     assert result.returncode == 1

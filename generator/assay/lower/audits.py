@@ -140,6 +140,25 @@ def conservation_count_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _misplaced(sp: Spelling, placed_filter: str = "") -> list[str]:
+    """The deliveries of `assay_bronze` placed zero or several times among `assay_placed` (those
+    `placed_filter`, a join and a `where` over its alias `p`, keeps)."""
+    i = sp.indent
+    return [
+        sp.sql(", assay_placements as ("),
+        sp.sql("{}select p.source_relation, p.source_row_id, p.load_id, count(*) as placements", i),
+        sp.sql("{}from assay_placed as p", i),
+        *([sp.sql("{}{}", i, placed_filter)] if placed_filter else []),
+        sp.sql("{}group by p.source_relation, p.source_row_id, p.load_id", i),
+        ")",
+        sp.sql("select b.source_relation, b.source_row_id, b.load_id, coalesce(c.placements, 0) as placements"),
+        sp.sql("from assay_bronze as b"),
+        sp.sql("left join assay_placements as c"),
+        sp.sql("{}on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id and c.load_id = b.load_id", i),
+        sp.sql("where coalesce(c.placements, 0) <> 1"),
+    ]
+
+
 def conservation_row_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     """The law delivery by delivery: the bronze deliveries placed zero or several times.
 
@@ -167,16 +186,7 @@ def conservation_row_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         sp.sql(", assay_placed as ("),
         sp.sql("\n{}union all\n", i).join(placed),
         ")",
-        sp.sql(", assay_placements as ("),
-        sp.sql("{}select source_relation, source_row_id, load_id, count(*) as placements", i),
-        sp.sql("{}from assay_placed", i),
-        sp.sql("{}group by source_relation, source_row_id, load_id", i),
-        ")",
-        sp.sql("select b.source_relation, b.source_row_id, b.load_id, coalesce(c.placements, 0) as placements"),
-        sp.sql("from assay_bronze as b"),
-        sp.sql("left join assay_placements as c"),
-        sp.sql("{}on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id and c.load_id = b.load_id", i),
-        sp.sql("where coalesce(c.placements, 0) <> 1"),
+        *_misplaced(sp),
     ]
     return "\n".join(lines) + "\n"
 
@@ -248,23 +258,13 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         sp.sql("{}from {} as e", i, where.entity),
         sp.sql("{}left join assay_settled as u on u._mapping = e._mapping and u._load_id = e._load_id", i),
         ")",
-        sp.sql(", assay_placed as ("),
-        sp.sql("\n{}union all\n", i).join(placed),
-        ")",
-        sp.sql(", assay_placements as ("),
-        sp.sql("{}select p.source_relation, p.source_row_id, p.load_id, count(*) as placements", i),
-        sp.sql("{}from assay_placed as p", i),
-        sp.sql("{}{}", i, unsettled("p", "p._mapping", "p.load_id")),
-        sp.sql("{}group by p.source_relation, p.source_row_id, p.load_id", i),
-        ")",
         sp.sql(", assay_load_sums as ("),
         sp.sql("\n{}union all\n", i).join(sums),
         ")",
-        sp.sql("select b.source_relation, b.source_row_id, b.load_id, coalesce(c.placements, 0) as placements"),
-        sp.sql("from assay_bronze as b"),
-        sp.sql("left join assay_placements as c"),
-        sp.sql("{}on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id and c.load_id = b.load_id", i),
-        sp.sql("where coalesce(c.placements, 0) <> 1"),
+        sp.sql(", assay_placed as ("),
+        sp.sql("\n{}union all\n", i).join(placed),
+        ")",
+        *_misplaced(sp, unsettled("p", "p._mapping", "p.load_id")),
         sp.sql("union all"),
         sp.sql("select {} as source_relation, {} as source_row_id, s._load_id as load_id, {} as placements",
                _source_case(sp, entity, "s"), sp.cast(sp.kw("null"), "string", False), sp.cast(sp.kw("null"), "int", False)),
