@@ -20,7 +20,7 @@ import pytest
 import sqlglot
 
 MACROS = Path(__file__).resolve().parents[2] / "dbt_package" / "macros"
-OWN_DIRS = ["_internal", "types", "temporal", "text", "flags", "keys", "json", "audits", "checks"]
+OWN_DIRS = ["_internal", "types", "temporal", "text", "flags", "keys", "json", "audits", "checks", "incremental"]
 
 # dbt's dispatch order: the adapter, its declared parents, then default.
 PREFIXES = {
@@ -51,6 +51,8 @@ CALLS = {
     "json_object": [([["id", "x"], ["note", "y"]],)],
     "json_extract_text": [(["a", "we'ird"],)],
     "string_literal": [],
+    "delivery_fingerprint": [("w",), ("null",)],
+    "fingerprint_sum": [()],
 }
 
 

@@ -5,8 +5,10 @@ fingerprints (the raw `_source_row_id` and `_ingested_at`) has no new row, so an
 build does not search it. These stories change an already processed load without changing its
 `_load_id`, where a bound by load id or by row count alone would miss the change: a delivery
 rewritten in place with a later `_ingested_at` (same count), and a row appended to the load.
-They also build over a ledger an earlier assay wrote, without fingerprints. Every expectation is
-written out by hand from the deliveries below.
+At the end a kept row of a settled load is removed from the published entity by hand, and the
+conservation audit's per-load sums stop the next build. They also build over a ledger an earlier
+assay wrote, without fingerprints. Every expectation is written out by hand from the deliveries
+below.
 """
 
 from __future__ import annotations
@@ -58,10 +60,7 @@ def ran_settled_branch(project: DbtProject) -> bool:
     return "assay_settled" in path.read_text()
 
 
-def build(project, *args: str) -> None:
-    if project.engine == "spark":  # dbt in the shared Spark process (tests/support/spark.py)
-        project.dbt("build", *args, check=True)
-        return
+def build(project: DbtProject, *args: str) -> None:
     result = dbt_build(project, *args)
     assert result.returncode == 0, result.stdout
 
@@ -70,23 +69,23 @@ def fingerprints(project: DbtProject) -> dict:
     return {srid: fp is not None for srid, fp in project.query("select _source_row_id, _bronze_fp from silver.orders__staged")}
 
 
-def story(project, short: bool = False) -> None:
-    """The load changed under its id, told on `project` (DuckDB, PostgreSQL, or Spark's test module).
+def execute(project: DbtProject, sql: str) -> None:
+    conn = project.connect()
+    try:
+        conn.cursor().execute(sql)
+    finally:
+        conn.close()
 
-    `short` (Spark, whose builds cost seconds each): the rewrite of l1 comes with l2 in the second
-    build, which is what tells Spark's fingerprint apart; Spark's settled loads are its story's
-    second and third builds (test_spark_incremental.py)."""
+
+def story(project) -> None:
+    """The load changed under its id, told on `project` (DuckDB or PostgreSQL; on Spark, the
+    fingerprint by tests/integration/test_spark_macro_table.py and the settled loads by
+    tests/integration/test_spark_incremental.py)."""
     load(project, L1)
     build(project)
     assert not ran_settled_branch(project)  # the first build reads all of bronze
     assert entity(project) == {"a1": ("A1", Decimal("10.00")), "a2": ("A2", Decimal("10.00"))}
     assert set(fingerprints(project).values()) == {True}
-    if short:
-        load(project, [A1_REWRITTEN if r[1]["_source_row_id"] == "a1" else r for r in L1] + L2)
-        build(project)
-        assert ran_settled_branch(project)
-        assert entity(project) == {"a1": ("A1", Decimal("12.50")), "a2": ("A2", Decimal("10.00")), "b1": ("A4", Decimal("10.00"))}
-        return
 
     load(project, L1 + L2)
     build(project)
@@ -114,13 +113,14 @@ def story(project, short: bool = False) -> None:
     build(project)
     assert ran_settled_branch(project) and processed_at(project) == stamps
 
-
-def execute(project: DbtProject, sql: str) -> None:
-    conn = project.connect()
-    try:
-        conn.cursor().execute(sql)
-    finally:
-        conn.close()
+    # A kept row of a settled load removed from the published entity by hand: the entity no longer
+    # holds what the ledger kept, and the conservation audit's sums for that load stop the build.
+    execute(project, "delete from silver.orders where _source_row_id = 'a2'")
+    result = dbt_build(project)
+    assert result.returncode == 1
+    assert "ERROR orders:" in result.stdout and "CONSERVATION: 1 violating row" in result.stdout, result.stdout
+    assert ran_settled_branch(project)
+    assert "a2" not in entity(project) and len(entity(project)) == 3  # the published entity is left as it was
 
 
 def _old_ledger_story(project: DbtProject) -> None:
@@ -141,31 +141,6 @@ def _old_ledger_story(project: DbtProject) -> None:
     # l1 never settles (its stored rows have no fingerprint) and stays correct; a full refresh gives them one
     build(project, "--full-refresh")
     assert set(fingerprints(project).values()) == {True}
-
-
-def _tampered_story(project: DbtProject) -> None:
-    """A kept row of a settled load removed from the published entity by hand: the entity no
-    longer holds what the ledger kept, and the conservation audit's sums for that load stop the
-    next build (decision 0406)."""
-    load(project, L1)
-    build(project)
-    execute(project, "delete from silver.orders where _source_row_id = 'a2'")
-    load(project, L1 + L2)
-    result = dbt_build(project)
-    assert result.returncode == 1
-    assert "ERROR orders:" in result.stdout and "CONSERVATION: 1 violating row" in result.stdout, result.stdout
-    assert ran_settled_branch(project)
-    # the published entity is left as it was
-    assert entity(project) == {"a1": ("A1", Decimal("10.00"))}
-
-
-def test_a_kept_row_lost_from_a_settled_load_stops_the_build(tmp_path: Path):
-    _tampered_story(make_project(tmp_path / "p", SPEC))
-
-
-@pytest.mark.postgres
-def test_a_kept_row_lost_from_a_settled_load_stops_the_build_on_postgres(tmp_path: Path, postgres_database):
-    _tampered_story(make_project(tmp_path / "p", SPEC, "postgres", postgres_database("incremental_loads_tampered")))
 
 
 def test_a_processed_load_changed_under_its_id_is_searched_again(tmp_path: Path):

@@ -68,3 +68,18 @@ def test_the_sqlmesh_macros_spark_spelling_gives_the_expected_rows(warehouse, fa
     columns, input_rows = seed(f"{family}_input")
     query = FAMILIES[family](columns, input_rows, "spark").replace("FROM input", f"FROM {relation(family + '_input')}")
     compare(family, rows(warehouse, render_sql(query, "spark")), omitted=OMITTED.get(family, ()))
+
+
+def test_delivery_fingerprints_on_spark(warehouse):
+    """The dbt package's Spark fingerprint and sum (decision 0406; a dbt-only primitive, which
+    tests/dbt_package/test_delivery_fingerprint.py holds to the same checks on DuckDB)."""
+    from tests.dbt_package.test_delivery_fingerprint import check, fingerprint_query, sum_query
+
+    names, values = warehouse.call("named", fingerprint_query("spark"))
+    check(dict(zip(names, values[0])))
+    # xxhash64 is signed: the decimal sum of 100,000 of them is exact where a bigint sum overflows
+    _, total = warehouse.call("named", sum_query("spark", "(select cast(id as string) as x from range(100000)) as v"))
+    _, by_hand = warehouse.call("named", "select sum(cast(xxhash64(concat(coalesce(concat(cast(length(cast(id as string)) "
+                                         "as string), ':', cast(id as string)), '-'), '|', '-')) as decimal(38, 0))) "
+                                         "from range(100000)")
+    assert total == by_hand and total[0][0] is not None
