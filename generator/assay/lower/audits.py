@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..duration import Duration
 from ..ir.model import Entity, Project
-from .loads import settled_ctes
+from .loads import load_id, raw, settled_ctes
 from .spelling import Spelling, Sql
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
@@ -213,12 +213,12 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     staged = sp.staged(entity)
     string = lambda expr: sp.cast(expr, "string", False)  # noqa: E731
     srid_fp = sp.call("fingerprint_sum", Sql(sp.call("delivery_fingerprint", Sql("_source_row_id"), Sql("null"))))
-    unsettled = lambda alias, mapping, load: sp.sql(  # noqa: E731
+    unsettled = lambda mapping, load: sp.sql(  # noqa: E731
         "left join assay_settled as u on u._mapping = {} and u._load_id = {}\n{}where u._mapping is null", mapping, load, i)
     bronze = sp.sql("\n{}union all\n", i).join(
         sp.sql("{i}select {src} as source_relation, {srid} as source_row_id, {load} as load_id\n{i}from {rel} as b\n{i}{filt}",
-               i=i, src=sp.string(m.source), srid=string("b._source_row_id"), load=string("b._load_id"), rel=sp.bronze(m.source),
-               filt=unsettled("b", sp.string(m.name), string("b._load_id")))
+               i=i, src=sp.string(m.source), srid=string(raw(m, "_source_row_id")), load=load_id(sp, m), rel=sp.bronze(m.source),
+               filt=unsettled(sp.string(m.name), load_id(sp, m)))
         for m in entity.mappings
     )
     case = _source_case(sp, entity, "")
@@ -264,7 +264,7 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         sp.sql(", assay_placed as ("),
         sp.sql("\n{}union all\n", i).join(placed),
         ")",
-        *_misplaced(sp, unsettled("p", "p._mapping", "p.load_id")),
+        *_misplaced(sp, unsettled("p._mapping", "p.load_id")),
         sp.sql("union all"),
         sp.sql("select {} as source_relation, {} as source_row_id, s._load_id as load_id, {} as placements",
                _source_case(sp, entity, "s"), sp.cast(sp.kw("null"), "string", False), sp.cast(sp.kw("null"), "int", False)),
