@@ -1,6 +1,6 @@
 """`assay.delivery_fingerprint` and `assay.fingerprint_sum` (decision 0406), rendered from the
-package's own Jinja and run: DuckDB here, Spark in tests/integration/test_spark_macro_table.py,
-PostgreSQL by the incremental stories (tests/integration/test_incremental_loads_dbt.py).
+package's own Jinja and run: DuckDB and PostgreSQL 18 here, Spark in
+tests/integration/test_spark_macro_table.py.
 
 What the settled-load bound needs of them: a fingerprint is the same for the same raw values, and
 different deliveries fingerprint differently even where a careless text join would collide (NULL
@@ -10,6 +10,7 @@ against the empty string, a separator inside a value); the sum is exact over man
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from tests.dbt_package.test_macro_render import render_env
 
@@ -55,3 +56,20 @@ def test_the_sum_is_exact_on_duckdb():
     (by_hand,) = con.execute("select sum(cast(hash(cast(range as varchar), cast(null as varchar)) as hugeint)) "
                              "from range(100000)").fetchone()
     assert total == by_hand and total > 2**64
+
+
+@pytest.mark.postgres
+def test_fingerprints_and_their_sum_on_postgres(postgres_server):
+    conn = postgres_server.connect()
+    try:
+        cur = conn.cursor()
+        cur.execute(fingerprint_query("postgres"))
+        check(dict(zip([d[0] for d in cur.description], cur.fetchone())))
+        # hashtextextended is a signed bigint: the numeric sum of 100,000 of them is exact
+        cur.execute(sum_query("postgres", "(select cast(g as text) as x from generate_series(1, 100000) as g) as v"))
+        (total,) = cur.fetchone()
+        cur.execute("select sum(cast(x as numeric)) from (select hashtextextended(cast(length(cast(g as text)) as text) "
+                    "|| ':' || cast(g as text) || '|' || '-', 0) as x from generate_series(1, 100000) as g) as v")
+        assert total == cur.fetchone()[0] and total is not None
+    finally:
+        conn.close()

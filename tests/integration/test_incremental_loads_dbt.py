@@ -78,9 +78,10 @@ def execute(project: DbtProject, sql: str) -> None:
 
 
 def story(project) -> None:
-    """The load changed under its id, told on `project` (DuckDB or PostgreSQL; on Spark, the
-    fingerprint by tests/integration/test_spark_macro_table.py and the settled loads by
-    tests/integration/test_spark_incremental.py)."""
+    """The load changed under its id, told on DuckDB. Elsewhere the same SQL differs only in the
+    fingerprint and its sum, which tests/dbt_package/test_delivery_fingerprint.py (PostgreSQL) and
+    tests/integration/test_spark_macro_table.py (Spark) run, and the settled loads in each
+    engine's incremental story (test_incremental_dbt's PostgreSQL class, test_spark_incremental)."""
     load(project, L1)
     build(project)
     assert not ran_settled_branch(project)  # the first build reads all of bronze
@@ -149,11 +150,6 @@ def test_a_processed_load_changed_under_its_id_is_searched_again(tmp_path: Path)
 
 def test_a_ledger_without_fingerprints_is_read_as_before_and_gains_them(tmp_path: Path):
     _old_ledger_story(make_project(tmp_path / "p", SPEC))
-
-
-@pytest.mark.postgres
-def test_a_processed_load_changed_under_its_id_is_searched_again_on_postgres(tmp_path: Path, postgres_database):
-    story(make_project(tmp_path / "p", SPEC, "postgres", postgres_database("incremental_loads")))
 
 
 @pytest.mark.postgres
