@@ -28,7 +28,7 @@ What one build does (docs/incremental.md says what it does not):
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from ...lower.loads import FINGERPRINT, delivery_fingerprint, settled_ctes
+from ...lower.loads import FINGERPRINT, delivery_fingerprint, load_id, settled_ctes
 from ...lower.spelling import Sql
 from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
 from .spelling import DBT, call, jstr, qi, sql_str, sql_type
@@ -162,7 +162,7 @@ def _held(entity: Entity) -> str:
     string = sql_type("string")
     parts = []
     for m in entity.mappings:
-        load = f"cast(b._load_id as {string})"
+        load = load_id(DBT, m)
         parts.append(
             f"{INDENT}select {sql_str(m.name)} as _mapping, cast(b._source_row_id as {string}) as _source_row_id, "
             f"{load} as _load_id from {{{{ source('bronze', {jstr(m.source)}) }}}} as b"
