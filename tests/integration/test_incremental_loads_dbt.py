@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_incremental_dbt import COLUMNS, SPEC, customer, dbt_build, order
+from tests.integration.test_incremental_dbt import COLUMNS, SPEC, customer, dbt_build, order, ts
 from tests.support.corpus import Relation
 from tests.support.dbtproject import DbtProject, make_project
 
@@ -54,10 +54,25 @@ def processed_at(project: DbtProject) -> dict:
     return dict(project.query("select _source_row_id, _processed_at from silver.orders__staged"))
 
 
+def rejects(project: DbtProject) -> dict:
+    """Each reject row's `_load_id`, `first_seen`, `last_seen` and `last_evaluated_at`."""
+    return {r[0]: tuple(r[1:]) for r in project.query(
+        "select _source_row_id, _load_id, first_seen, last_seen, last_evaluated_at from silver.orders__reject")}
+
+
 def ran_settled_branch(project: DbtProject) -> bool:
     """Whether the last build's ledger SQL left settled loads out (the SQL dbt compiled for it)."""
     (path,) = (project.path / "target" / "compiled").rglob("orders__staged.sql")
     return "assay_settled" in path.read_text()
+
+
+def ledger_only(project: DbtProject) -> None:
+    """`dbt run -s orders__staged`, in this process as `dbt_build` runs (it holds the DuckDB file)."""
+    from dbt.cli.main import dbtRunner
+
+    res = dbtRunner().invoke(["run", "-s", "orders__staged", "--project-dir", str(project.path),
+                              "--profiles-dir", str(project.path), "--quiet"])
+    assert res.success, res.exception
 
 
 def build(project: DbtProject, *args: str) -> None:
@@ -109,10 +124,22 @@ def story(project) -> None:
                                "b1": ("A4", Decimal("10.00"))}
     assert project.query("select _source_row_id from silver.orders__reject where resolved_at is null") == [("a3",)]
 
-    # the same bronze again: every load settles, nothing is processed
-    stamps = processed_at(project)
+    # the same bronze again: every load settles, nothing is processed, no reject row is rewritten
+    stamps, evaluated = processed_at(project), rejects(project)
     build(project)
     assert ran_settled_branch(project) and processed_at(project) == stamps
+    assert rejects(project) == evaluated
+
+    # a3 re-delivered in l4, still quarantined, by a run that builds only the ledger: its reject row
+    # falls behind the ledger, and the next build brings it up to date (decision 0407)
+    a3_again = order("a3", "A3", "13:00", "l4", qty="98")
+    load(project, [A1_REWRITTEN if r[1]["_source_row_id"] == "a1" else r for r in L1 if r[1]["_source_row_id"] != "a3"]
+         + [A9_APPENDED] + L2 + [a3_again])
+    ledger_only(project)
+    assert rejects(project) == evaluated
+    build(project)
+    caught_up = rejects(project)
+    assert caught_up["a3"][:3] == ("l4", evaluated["a3"][1], ts("13:00")) and caught_up["a3"][3] > evaluated["a3"][3]
 
     # A kept row of a settled load removed from the published entity by hand: the entity no longer
     # holds what the ledger kept, and the conservation audit's sums for that load stop the build.

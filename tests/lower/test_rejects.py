@@ -15,7 +15,8 @@ from assay.lower.rejects import Prior, reject_query, resolving_query
 from tests.lower.duck_spelling import NOW, DuckSpelling
 
 
-ENTITY = SimpleNamespace(name="item", key=("item_id",), redact=(), mappings=(SimpleNamespace(name="m", source="src"),))
+ENTITY = SimpleNamespace(name="item", key=("item_id",), redact=(), mappings=(SimpleNamespace(name="m", source="src"),),
+                         materialized="table")
 COLUMNS = ("reject_id", "first_seen", "last_seen", "failed_rules", "resolved_at", "resolution", "last_evaluated_at")
 
 
@@ -117,3 +118,46 @@ def test_a_first_build_has_no_prior():
     rows = con.execute(f"select _source_row_id, first_seen, last_seen from ({query}) order by 1").fetchall()
     assert [r[0] for r in rows] == ["r1", "r4", "r5"]
     assert all(r[1] == r[2] for r in rows)
+
+
+def test_an_incremental_entity_writes_only_the_reject_rows_behind_its_ledger():
+    """Decision 0407: an incremental entity's ledger stamps a row `_processed_at` only when it
+    writes it, so the reject rows to write are the diverted ledger rows written after their open
+    reject row was, or that have none. The others are left as they are (their last_evaluated_at
+    too); a ledger row a run wrote without its reject step is caught up by the next build."""
+    con = duckdb.connect()
+    t1, t2 = "timestamp '2026-01-01'", "timestamp '2026-01-02'"
+    con.execute(f"""
+        create table staged as select * from (values
+          ('m', 'r1', 'L2', {t2}, 'i1', 1, 'quarantined', ['rule_a'], {t2}),  -- written after its reject row
+          ('m', 'r6', 'L1', {t1}, 'i6', 1, 'quarantined', ['rule_a'], {t1}),  -- its reject row is up to date
+          ('m', 'r7', 'L1', {t1}, 'i7', 1, 'quarantined', ['rule_a'], {t1}),  -- its reject row was resolved
+          ('m', 'r8', 'L1', {t1}, 'i8', 1, 'failed', ['rule_c'], {t1}),       -- no reject row yet
+          ('m', 'r9', 'L2', {t2}, 'i9', 1, 'kept', []::varchar[], {t2})
+        ) as t(_mapping, _source_row_id, _load_id, _ingested_at, item_id, _delivery_rank, _route, _failed_rules, _processed_at)""")
+    con.execute("create table bronze_src as select _source_row_id, _load_id, item_id from staged")
+    con.execute(f"""
+        create table item__reject as select
+          md5('src|' || id) as reject_id, 'item' as entity, 'm' as mapping, 'src' as source_relation,
+          id as _source_row_id, 'L1' as _load_id, {t1} as first_seen, {t1} as last_seen, ['rule_a'] as failed_rules,
+          'quarantine' as disposition, '{{}}' as key_values, '{{}}' as raw,
+          case when id = 'r7' then {t2} end as resolved_at, case when id = 'r7' then 'admitted' end as resolution,
+          case when id = 'r6' then {t2} else {t1} end as last_evaluated_at
+        from (values ('r1'), ('r6'), ('r7')) as v(id)""")
+    entity = SimpleNamespace(**{**vars(ENTITY), "materialized": "incremental"})
+    query = reject_query(DuckSpelling(), entity, Prior("item__reject"), resolve=False)
+    assert [r[0] for r in con.execute(f"select _source_row_id from ({query}) order by 1").fetchall()] == ["r1", "r7", "r8"]
+    before = _table(con)
+    _upsert(con, query)
+    after = {k: tuple(str(x) if x is not None else None for x in v) for k, v in _table(con).items()}
+    now = "2026-01-03 00:00:00"  # NOW, this build's run_timestamp
+    assert after[md5(con, "r1")] == ("2026-01-01 00:00:00", "2026-01-02 00:00:00", "['rule_a']", None, None, now)
+    assert after[md5(con, "r7")][3:] == (None, None, now)  # diverted again: reopened
+    assert after[md5(con, "r8")][0] == "2026-01-01 00:00:00"
+    assert _table(con)[md5(con, "r6")] == before[md5(con, "r6")]  # untouched, its stamp too
+    # the same ledger, the table now up to date: nothing to write
+    assert con.execute(f"select count(*) from ({query})").fetchone()[0] == 0
+
+
+def md5(con, srid: str) -> str:
+    return con.execute(f"select md5('src|{srid}')").fetchone()[0]

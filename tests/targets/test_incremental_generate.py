@@ -227,7 +227,17 @@ def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(
     assert sorted(full) == sorted(files)
     body = lambda text: text.split("\n", 1)[1]  # noqa: E731  (line 1 names the spec fingerprint)
     changed = {rel for rel in files if body(files[rel]) != body(full[rel])}
-    assert changed == {STAGED, "models/assay/orders/_orders.yml", "macros/assay/audits/orders.sql", "models/assay/orders/orders.sql"}
+    assert changed == {STAGED, "models/assay/orders/_orders.yml", "macros/assay/audits/orders.sql", "models/assay/orders/orders.sql",
+                       "models/assay/orders/orders__reject.sql"}
+    # The reject model writes only the diverted ledger rows written after their open reject row
+    # (decision 0407); where no reject table exists yet, it is the full rebuild's query.
+    reject, full_reject = files["models/assay/orders/orders__reject.sql"], full["models/assay/orders/orders__reject.sql"]
+    bound = ("{% if assay.keyed_is_incremental() %}    left join {{ this }} as w\n"
+             "        on w.source_relation = 'raw_orders' and w._source_row_id = s._source_row_id\n"
+             "        and w.resolved_at is null and w.last_evaluated_at >= s._processed_at{% endif %}\n")
+    unbound = body(reject).replace(bound, "").replace(
+        "{% if assay.keyed_is_incremental() %} and w._source_row_id is null{% endif %}", "")
+    assert bound in reject and unbound == body(full_reject)
     # The entity carries the ledger's _processed_at and names its ledger: it publishes only what
     # changed since its newest row (decision 1090).
     entity, full_entity = files["models/assay/orders/orders.sql"], full["models/assay/orders/orders.sql"]

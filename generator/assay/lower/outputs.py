@@ -6,6 +6,8 @@ in `rejects.py`; only the tool's way of keeping a table over time stays with the
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..ir.model import Entity, Mapping
 from .spelling import Spelling, Sql
 from .staged import LINEAGE
@@ -39,8 +41,13 @@ def reject_id(sp: Spelling, mapping: Mapping) -> str:
     return sp.call("reject_id", mapping.source, Sql("s._source_row_id"))
 
 
-def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping) -> str:
-    """One mapping's diverted rows (quarantined or failed) with their key and raw bronze payload."""
+def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping, written: str = "",
+                    known: Callable[[str, str], str] = lambda when, otherwise: when) -> str:
+    """One mapping's diverted rows (quarantined or failed) with their key and raw bronze payload.
+
+    `written`, when given, names the reject table: only the diverted rows it does not already hold
+    open as written since their ledger row was (`rejects.reject_query` decides when); `known`
+    spells text that holds only where that table exists (`rejects.Prior.known`)."""
     i, b = sp.indent, sp.row_alias
     keys = [(k, f"s.{sp.ident(k)}") for k in entity.key]
     lines = [
@@ -57,10 +64,21 @@ def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping) -> str:
         sp.sql("{}{} as key_values,", i * 2, sp.json_object(keys)),
         sp.sql("{}{} as raw", i * 2, sp.row_json(b, entity.redact)),
         sp.sql("{}from {} as s", i, sp.staged(entity)),
+    ]
+    where = sp.sql("{}where s._mapping = {} and s._route in ('quarantined', 'failed')", i, sp.string(mapping.name))
+    if written:
+        # before the bronze join, so that only the rows to write probe bronze
+        join = "\n".join([
+            sp.sql("{}left join {} as w", i, written),
+            sp.sql("{}on w.source_relation = {} and w._source_row_id = s._source_row_id", i * 2, sp.string(mapping.source)),
+            sp.sql("{}and w.resolved_at is null and w.last_evaluated_at >= s._processed_at", i * 2),
+        ])
+        lines.append(known(join, ""))
+        where += known(sp.sql(" and w._source_row_id is null"), "")
+    lines += [
         sp.sql("{}inner join {} as {}", i, sp.bronze(mapping.source), b),
         # the delivery, not just the source row: bronze may hold earlier deliveries of it
         sp.sql("{}on {} = s._source_row_id", i * 2, sp.cast(f"{b}._source_row_id", "string", False)),
         sp.sql("{}and {} = s._load_id", i * 2, sp.cast(f"{b}._load_id", "string", False)),
-        sp.sql("{}where s._mapping = {} and s._route in ('quarantined', 'failed')", i, sp.string(mapping.name)),
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + [where])

@@ -85,9 +85,14 @@ def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> s
     i = sp.indent
     now = sp.call("run_timestamp")
     known = prior.known
+    # An incremental entity's ledger keeps every row it judged, and stamps a row `_processed_at`
+    # only when it (re)writes it: the reject rows to write are the diverted ledger rows written
+    # after their open reject row was (decision 0407). A build whose reject step did not run is
+    # caught up by the next, as the entity's publish is (decision 1090).
+    written = (prior.relation, known) if entity.materialized == "incremental" else ()
     ctes = [
         sp.sql("with diverted as ("),
-        sp.sql("\n{}union all\n", i).join(diverted_select(sp, entity, m) for m in entity.mappings),
+        sp.sql("\n{}union all\n", i).join(diverted_select(sp, entity, m, *written) for m in entity.mappings),
         ")",
         known("\n".join(["", sp.sql(", prior as ("), sp.sql("{}select * from {}", i, prior.relation), ")", ""]), ""),
     ]
