@@ -151,6 +151,41 @@ def story(project) -> None:
     assert "a2" not in entity(project) and len(entity(project)) == 3  # the published entity is left as it was
 
 
+def load_rows(project: DbtProject, rows: list) -> None:
+    """Bronze exactly as given, repeats included (`load` keeps one delivery per source row)."""
+    tables: dict[str, list] = {name: [] for name in COLUMNS}
+    for relation, row in rows:
+        tables[relation].append([row[c] for c in COLUMNS[relation]])
+    project.load_bronze([Relation(n, COLUMNS[n], t) for n, t in tables.items()])
+
+
+def test_a_bad_load_the_ledger_took_without_the_test_is_still_flagged(tmp_path: Path):
+    """Decision 0408: the ingestion-metadata test reads only the loads the ledger does not prove
+    clean. A load with a repeated `_source_row_id` and an unparseable `_ingested_at`, processed by a
+    run that skipped the test, settles (bronze and the ledger hold it alike), yet its ledger rows
+    say what is wrong with it: every build flags it until bronze is fixed."""
+    project = make_project(tmp_path / "p", SPEC)
+    load(project, L1)
+    build(project)
+    bad = [order("x1", "X1", "11:00", "l2"), order("x1", "X1", "11:05", "l2"), order("x2", "X2", "11:00", "l2")]
+    bad[2][1]["_ingested_at"] = "yesterday"
+    load_rows(project, L1 + bad)
+    ledger_only(project)  # `dbt run -s orders__staged`: no test ran
+    for _ in range(2):  # the load is settled now, and flagged on every build
+        result = dbt_build(project)
+        assert result.returncode == 1 and "FAIL 2 assay_ingestion_metadata__raw_orders" in result.stdout, result.stdout
+    (compiled,) = (project.path / "target" / "compiled").rglob("assay_ingestion_metadata__raw_orders.sql")
+    assert "assay_clean_loads" in compiled.read_text()  # the clean load l1 was left out
+    # Bronze fixed: the test passes. The ledger still holds the deliveries bronze no longer has (the
+    # repeat of x1, x2 unparsed), and the conservation audit stops the entity until a full refresh
+    # (docs/incremental.md, "What needs a full refresh").
+    load_rows(project, L1 + [bad[1], order("x2", "X2", "11:00", "l2")])
+    result = dbt_build(project)
+    assert "PASS assay_ingestion_metadata__raw_orders" in result.stdout and "CONSERVATION" in result.stdout, result.stdout
+    build(project, "--full-refresh")
+    assert {"x1", "x2"} <= set(entity(project))
+
+
 def _old_ledger_story(project: DbtProject) -> None:
     load(project, L1)
     build(project)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 import pytest
+import yaml
 import sqlglot
 from sqlglot import exp
 
@@ -224,11 +225,20 @@ def test_staged_carries_a_late_arrival_warning(files):
 
 def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(files, tmp_path):
     full = generate_dbt(load_project(table_variant(tmp_path)))
-    assert sorted(full) == sorted(files)
+    # one file more: the rows the ingestion-metadata test of raw_orders reads (decision 0408)
+    assert sorted(full) == sorted(set(files) - {"macros/assay/ingestion/raw_orders.sql"})
     body = lambda text: text.split("\n", 1)[1]  # noqa: E731  (line 1 names the spec fingerprint)
-    changed = {rel for rel in files if body(files[rel]) != body(full[rel])}
+    changed = {rel for rel in full if body(files[rel]) != body(full[rel])}
     assert changed == {STAGED, "models/assay/orders/_orders.yml", "macros/assay/audits/orders.sql", "models/assay/orders/orders.sql",
-                       "models/assay/orders/orders__reject.sql"}
+                       "models/assay/orders/orders__reject.sql", "models/assay/sources.yml"}
+    # The test of raw_orders, which the incremental orders read, is told its ledger; raw_customers' is not.
+    sources, full_sources = yaml.safe_load(files["models/assay/sources.yml"]), yaml.safe_load(full["models/assay/sources.yml"])
+    tests = {t["name"]: t["data_tests"] for t in sources["sources"][0]["tables"]}
+    assert tests["raw_orders"] == [{"assay.assay_ingestion_metadata": {
+        "name": "assay_ingestion_metadata__raw_orders",
+        "arguments": {"rows": "assay_ingestion_rows__raw_orders", "ledger": "orders__staged"}}}]
+    assert tests["raw_customers"] == {t["name"]: t["data_tests"] for t in full_sources["sources"][0]["tables"]}["raw_customers"]
+    assert "{% macro assay_ingestion_rows__raw_orders(ledger) %}" in files["macros/assay/ingestion/raw_orders.sql"]
     # The reject model writes only the diverted ledger rows written after their open reject row
     # (decision 0407); where no reject table exists yet, it is the full rebuild's query.
     reject, full_reject = files["models/assay/orders/orders__reject.sql"], full["models/assay/orders/orders__reject.sql"]

@@ -2,15 +2,23 @@
     delivery order read these columns, so a missing or unparseable value would make the surviving
     row arbitrary. A `_source_row_id` that repeats across loads is a re-delivery, which is normal
     (decision 0014: the latest delivery supersedes the earlier ones); only a repeat within one
-    `_load_id` is corrupt ingestion, because then two deliveries of one source row tie. -#}
-{% test assay_ingestion_metadata(model) %}
-  {{ return(adapter.dispatch('test_assay_ingestion_metadata', 'assay')(model)) }}
+    `_load_id` is corrupt ingestion, because then two deliveries of one source row tie.
+
+    `rows` and `ledger` (decision 0408): where an incremental entity reads this relation, the
+    generator's macro `rows` gives the rows to test, the loads its ledger model `ledger` does not
+    prove clean; the verdict is the same as over all of bronze. Without them, or while that ledger
+    is not built with fingerprints, the test reads all of bronze. -#}
+{% test assay_ingestion_metadata(model, rows=none, ledger=none) %}
+  {{ return(adapter.dispatch('test_assay_ingestion_metadata', 'assay')(model, rows, ledger)) }}
 {% endtest %}
 
-{% macro default__test_assay_ingestion_metadata(model) %}
+{% macro default__test_assay_ingestion_metadata(model, rows=none, ledger=none) %}
 {%- set row_id = assay._as_text('_source_row_id') -%}
-with metadata as (
-  select _load_id, _ingested_at, _source_row_id from {{ model }}
+{%- set bounded = assay._ingestion_rows(rows, ledger) -%}
+with {% if bounded %}{{ bounded }},
+{% endif -%}
+metadata as (
+  select _load_id, _ingested_at, _source_row_id from {{ 'assay_ingestion_rows' if bounded else model }}
 )
 select 'missing_metadata' as failure, {{ row_id }} as source_row_id
 from metadata

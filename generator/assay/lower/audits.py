@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..duration import Duration
-from ..ir.model import Entity, Project
+from ..ir.model import Entity, Mapping, Project
 from .loads import load_id, raw, settled_ctes
 from .spelling import Spelling, Sql
 
@@ -368,18 +368,25 @@ class BronzeAudits:
     ingestion_metadata: bool
     warn_after: Optional[Duration]
     error_after: Optional[Duration]
+    # The incremental entity and its mapping of this relation whose ledger proves loads clean, so
+    # that the metadata test reads only the other loads (decision 0408); None: it reads them all.
+    settled_by: Optional[tuple[Entity, Mapping]] = None
 
 
 def bronze_audits(project: Project) -> list[BronzeAudits]:
     """One `BronzeAudits` per bronze relation a mapping reads, by relation name."""
     metadata: dict[str, bool] = {}
     strictest: dict[tuple[str, str], Duration] = {}
-    for e in project.entities:
+    ledgers: dict[str, tuple[Entity, Mapping]] = {}
+    for e in sorted(project.entities, key=lambda e: e.name):
         for m in e.mappings:
+            if e.materialized == "incremental" and e.has_ingestion_metadata:
+                ledgers.setdefault(m.source, (e, m))
             metadata[m.source] = metadata.get(m.source, False) or e.has_ingestion_metadata
             for key, value in (("warn", m.freshness_warn), ("error", m.freshness_error)):
                 held = strictest.get((m.source, key))
                 if value is not None and (held is None or value.hours < held.hours):
                     strictest[(m.source, key)] = value
-    return [BronzeAudits(source, metadata[source], strictest.get((source, "warn")), strictest.get((source, "error")))
+    return [BronzeAudits(source, metadata[source], strictest.get((source, "warn")), strictest.get((source, "error")),
+                         ledgers.get(source))
             for source in sorted(metadata)]

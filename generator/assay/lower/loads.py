@@ -31,12 +31,14 @@ def load_id(sp: Spelling, mapping: Mapping) -> str:
     return sp.cast(raw(mapping, "_load_id"), "string", False)
 
 
-def settled_ctes(sp: Spelling, entity: Entity, ledger: str) -> list[str]:
+def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapping, ...] = ()) -> list[str]:
     """The CTEs `assay_bronze_loads`, `assay_ledger_loads` and `assay_settled` (mapping, load),
-    each as `name as (...)`, for a WITH list. Bronze is read for its three metadata columns only."""
+    each as `name as (...)`, for a WITH list. Bronze is read for its three metadata columns only.
+    `mappings` narrows them to those mappings (default: all of the entity's)."""
     i = sp.indent
+    mappings = mappings or entity.mappings
     bronze = []
-    for m in entity.mappings:
+    for m in mappings:
         bronze.append(
             sp.sql("{i}select {name} as _mapping, {load} as _load_id, count(*) as _rows, {fp} as _fp\n"
                    "{i}from {src} as b\n{i}group by {load}", i=i, name=sp.string(m.name), load=load_id(sp, m),
@@ -49,6 +51,8 @@ def settled_ctes(sp: Spelling, entity: Entity, ledger: str) -> list[str]:
             sp.sql("{}select _mapping, _load_id, count({fp}) as _rows, {sum} as _fp", i, fp=FINGERPRINT,
                    sum=sp.call("fingerprint_sum", Sql(FINGERPRINT))),
             sp.sql("{}from {}", i, ledger),
+            *([] if mappings == entity.mappings else
+              [sp.sql("{}where _mapping in ({})", i, ", ".join(sp.string(m.name) for m in mappings))]),
             sp.sql("{}group by _mapping, _load_id", i),
             ")",
         ]),
@@ -61,3 +65,45 @@ def settled_ctes(sp: Spelling, entity: Entity, ledger: str) -> list[str]:
             ")",
         ]),
     ]
+
+
+def ingestion_rows_ctes(sp: Spelling, entity: Entity, mapping: Mapping, ledger: str) -> list[str]:
+    """The CTEs ending in `assay_ingestion_rows`: bronze's three metadata columns (raw) of the
+    loads of `mapping`'s source that its ledger does not prove clean (decision 0408).
+
+    A settled load's bronze rows are its ledger rows (the raw `_source_row_id` and `_ingested_at`,
+    as multisets), so what the ingestion-metadata test asks of them can be read from the ledger:
+    a missing `_source_row_id`, a missing or unparseable `_ingested_at` (the ledger's parse is
+    NULL), a `_source_row_id` repeated within the load (one of the repeats has `_delivery_rank` >
+    1, so only those source rows are grouped). A settled load with none of these is clean; every
+    other load (a `_load_id` that is NULL never settles) is read from bronze and tested in full,
+    so the test says exactly what it said of all of bronze."""
+    i = sp.indent
+    name, load = sp.string(mapping.name), load_id(sp, mapping)
+    faults = "\n".join([
+        "assay_ledger_faults as (",
+        sp.sql("{}select l._load_id from {} as l", i, ledger),
+        sp.sql("{}where l._mapping = {} and (l._source_row_id is null or l._ingested_at is null)", i, name),
+        sp.sql("{}union all", i),
+        sp.sql("{}select l._load_id from {} as l", i, ledger),
+        sp.sql("{}inner join (select distinct _source_row_id from {} where _mapping = {} and _delivery_rank > 1) as r",
+               i, ledger, name),
+        sp.sql("{}on r._source_row_id = l._source_row_id", i * 2),
+        sp.sql("{}where l._mapping = {}", i, name),
+        sp.sql("{}group by l._load_id, l._source_row_id", i),
+        sp.sql("{}having count(*) > 1", i),
+        ")",
+    ])
+    clean = _without(sp, "assay_clean_loads", [sp.sql("{}select s._load_id from assay_settled as s", i)],
+                     "(select distinct _load_id from assay_ledger_faults) as f", "f._load_id = s._load_id", "f._load_id")
+    rows = _without(sp, "assay_ingestion_rows", [sp.sql("{}select b._load_id, b._ingested_at, b._source_row_id", i),
+                                                 sp.sql("{}from {} as b", i, sp.bronze(mapping.source))],
+                    "assay_clean_loads as c", f"c._load_id = {load}", "c._load_id")
+    return settled_ctes(sp, entity, ledger, (mapping,)) + [faults, clean, rows]
+
+
+def _without(sp: Spelling, name: str, head: list[str], other: str, on: str, missing: str) -> str:
+    """The CTE `name`: the rows `head` selects that `other` has no match for (a left join kept
+    where nothing matched, which every engine plans as an anti-join)."""
+    i = sp.indent
+    return "\n".join([f"{name} as (", *head, sp.sql("{}left join {} on {}", i, other, on), sp.sql("{}where {} is null", i, missing), ")"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..header import entity_files as _entity_files, header
 from ...ir.model import Project
 from .declared_checks import RESULTS_TABLE, results_model_sql
-from .incremental import incremental_staged_sql
+from ...lower.audits import bronze_audits
+from .incremental import incremental_staged_sql, ingestion_rows_macro
 from .mart import mart_sql
 from .naming import current_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, history_sql, reject_sql, snapshot_sql
@@ -51,6 +52,10 @@ def generate_dbt(project: Project) -> dict[str, str]:
             out[f"{SNAPSHOTS_DIR}/{e.name}.sql"] = snapshot_sql(e, project, sql_h)
             out[f"{base}/{e.name}.sql"] = history_sql(e, project, sql_h)
     all_files = list(project.spec_files)
+    for b in bronze_audits(project):
+        if b.settled_by:  # the rows its metadata test reads (decision 0408)
+            e, m = b.settled_by
+            out[f"{MACROS_DIR}/ingestion/{b.source}.sql"] = ingestion_rows_macro(e, m, _jinja_comment_header(project, _entity_files(e)))
     out[f"{MODELS_DIR}/sources.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(sources_yml(project))
     out[f"{MODELS_DIR}/mart_data_quality.sql"] = mart_sql(project, _header(project, all_files, "--"))
     results = results_model_sql(project, _header(project, all_files, "--"))

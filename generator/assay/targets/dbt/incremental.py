@@ -27,10 +27,11 @@ What one build does (docs/incremental.md says what it does not):
 
 from __future__ import annotations
 
-from ...ir.model import Entity, Project
-from ...lower.loads import FINGERPRINT, delivery_fingerprint, load_id, settled_ctes
+from ...ir.model import Entity, Mapping, Project
+from ...lower.loads import FINGERPRINT, delivery_fingerprint, ingestion_rows_ctes, load_id, settled_ctes
 from ...lower.spelling import Sql
 from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
+from .naming import staged_name
 from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
 INDENT = DBT.indent
@@ -348,3 +349,30 @@ def late_arrivals_test(entity: Entity) -> dict:
         }
     }
 
+
+
+def ingestion_rows_name(source: str) -> str:
+    """The macro that gives a bronze relation's ingestion-metadata test the rows it must read."""
+    return f"assay_ingestion_rows__{source}"
+
+
+def ingestion_rows_macro(entity: Entity, mapping: Mapping, header: str) -> str:
+    """The CTEs ending in `assay_ingestion_rows` (`lower.loads.ingestion_rows_ctes`) for the
+    ledger relation the test passes in (decision 0408): the test finds the ledger at run time,
+    since a `ref` would make it wait for the ledger it is meant to guard."""
+    ctes = ingestion_rows_ctes(DBT, entity, mapping, "{{ ledger }}")
+    return "\n".join([
+        header,
+        "{% macro " + ingestion_rows_name(mapping.source) + "(ledger) %}",
+        "{%- set ctes -%}",
+        ",\n".join(ctes),
+        "{%- endset -%}",
+        "{{ return(ctes) }}",
+        "{% endmacro %}",
+        "",
+    ])
+
+
+def ingestion_test_arguments(entity: Entity, mapping: Mapping) -> dict:
+    """The metadata test's arguments where a ledger bounds it: the macro above and the ledger model."""
+    return {"rows": ingestion_rows_name(mapping.source), "ledger": staged_name(entity)}

@@ -7,7 +7,7 @@ import yaml
 from ...duration import Duration
 from ...ir.model import Entity, Project
 from ...lower.audits import bronze_audits, staged_audits
-from .incremental import late_arrivals_test
+from .incremental import ingestion_test_arguments, late_arrivals_test
 from .kept import test_gate
 from .naming import current_name, model_name, reject_name, staged_name
 from .spelling import inert
@@ -31,7 +31,10 @@ def sources_yml(project: Project) -> dict:
     for b in bronze_audits(project):  # decided once for both targets
         t = tables[b.source] = {"name": b.source}
         if b.ingestion_metadata:
-            t["data_tests"] = [{"assay.assay_ingestion_metadata": {"name": f"assay_ingestion_metadata__{b.source}"}}]
+            test: dict = {"name": f"assay_ingestion_metadata__{b.source}"}
+            if b.settled_by:  # an incremental entity's ledger proves loads clean (decision 0408)
+                test["arguments"] = ingestion_test_arguments(*b.settled_by)
+            t["data_tests"] = [{"assay.assay_ingestion_metadata": test}]
         fresh = {key: _threshold(value) for key, value in (("warn_after", b.warn_after), ("error_after", b.error_after))
                  if value is not None}
         if fresh:
