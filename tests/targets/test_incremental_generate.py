@@ -285,8 +285,8 @@ def test_loads_bronze_and_the_ledger_hold_alike_are_left_out(files):
     has no new row; it is left out of the search for new rows on both sides, and bronze holds
     every stored delivery of it."""
     tree, assay = render(files[STAGED], incremental=True)
-    assert ctes(tree) == ["assay_bronze_loads", "assay_ledger_loads", "assay_settled", "extracted", "held", "touched", "prior",
-                          "pool", "delivered", "ranked", "probed", "judged"]
+    assert ctes(tree) == ["assay_bronze_loads", "assay_ledger_loads", "assay_settled", "assay_open_loads", "extracted", "held",
+                          "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
     # bronze per load: its rows and the sum of the fingerprints of its raw metadata, unparsed
     bronze_loads = cte(tree, "assay_bronze_loads").sql()
     assert bronze_loads.startswith("SELECT 'raw_orders' AS _mapping, CAST(b._load_id AS TEXT) AS _load_id, COUNT(*) AS _rows, ")
@@ -300,21 +300,27 @@ def test_loads_bronze_and_the_ledger_hold_alike_are_left_out(files):
     assert cte(tree, "assay_settled").sql() == (
         "SELECT n._mapping, n._load_id FROM assay_bronze_loads AS n INNER JOIN assay_ledger_loads AS o "
         "ON o._mapping = n._mapping AND o._load_id = n._load_id AND o._rows = n._rows AND o._fp = n._fp")
+    assert cte(tree, "assay_open_loads").sql() == (
+        "SELECT n._mapping, n._load_id FROM assay_bronze_loads AS n LEFT JOIN assay_settled AS s "
+        "ON s._mapping = n._mapping AND s._load_id = n._load_id WHERE s._mapping IS NULL")
+    # Bronze's rows of the open loads by an inner join (the scan filtered by load, decision 0409),
+    # and the rows without a _load_id, which no load holds.
+    open_rows = ("(SELECT b.* FROM bronze.raw_orders AS b INNER JOIN assay_open_loads AS u ON u._mapping = 'raw_orders' "
+                 "AND u._load_id = CAST(b._load_id AS TEXT) UNION ALL SELECT b.* FROM bronze.raw_orders AS b "
+                 "WHERE b._load_id IS NULL) AS b")
     bronze_select = next(s for s in cte(tree, "extracted").find_all(exp.Select)
-                         if (s.args.get("from") or s.args.get("from_")).this.sql() == "bronze.raw_orders AS b")
-    settled, ledger = bronze_select.args["joins"]
-    assert settled.sql() == "LEFT JOIN assay_settled AS u ON u._mapping = 'raw_orders' AND u._load_id = CAST(b._load_id AS TEXT)"
+                         if (s.args.get("from") or s.args.get("from_")).this.sql() == open_rows)
+    (ledger,) = bronze_select.args["joins"]
     # the ledger side is narrowed to the loads that did not settle before the join
-    assert ("FROM silver.orders__staged AS x LEFT JOIN assay_settled AS v ON v._mapping = x._mapping "
-            "AND v._load_id = x._load_id WHERE v._mapping IS NULL) AS l") in ledger.sql(), ledger.sql()
-    assert bronze_select.args["where"].sql() == "WHERE l._mapping IS NULL AND u._mapping IS NULL"
+    assert ("FROM silver.orders__staged AS x INNER JOIN assay_open_loads AS v ON v._mapping = x._mapping "
+            "AND v._load_id = x._load_id) AS l") in ledger.sql(), ledger.sql()
+    assert bronze_select.args["where"].sql() == "WHERE l._mapping IS NULL"
     # new rows carry their fingerprint into the ledger
     assert any(e.alias == "_bronze_fp" for e in bronze_select.expressions)
     # bronze holds every stored delivery of a settled load: `held` reads the other loads only
     assert cte(tree, "held").sql() == (
         "SELECT 'raw_orders' AS _mapping, CAST(b._source_row_id AS TEXT) AS _source_row_id, CAST(b._load_id AS TEXT) AS _load_id "
-        "FROM bronze.raw_orders AS b LEFT JOIN assay_settled AS u ON u._mapping = 'raw_orders' "
-        "AND u._load_id = CAST(b._load_id AS TEXT) WHERE u._mapping IS NULL")
+        "FROM " + open_rows)
     assert cte(tree, "prior").sql().endswith(
         "AND (NOT l._redelivered OR l._settled OR EXISTS(SELECT 1 FROM held AS h WHERE h._mapping = l._mapping "
         "AND h._source_row_id = l._source_row_id AND h._load_id = l._load_id))")

@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..duration import Duration
 from ..ir.model import Entity, Mapping, Project
-from .loads import load_id, raw, settled_ctes
+from .loads import OPEN, bronze_rows, load_id, raw, settled_ctes
 from .spelling import Spelling, Sql
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
@@ -216,9 +216,9 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     unsettled = lambda mapping, load: sp.sql(  # noqa: E731
         "left join assay_settled as u on u._mapping = {} and u._load_id = {}\n{}where u._mapping is null", mapping, load, i)
     bronze = sp.sql("\n{}union all\n", i).join(
-        sp.sql("{i}select {src} as source_relation, {srid} as source_row_id, {load} as load_id\n{i}from {rel} as b\n{i}{filt}",
-               i=i, src=sp.string(m.source), srid=string(raw(m, "_source_row_id")), load=load_id(sp, m), rel=sp.bronze(m.source),
-               filt=unsettled(sp.string(m.name), load_id(sp, m)))
+        sp.sql("{i}select {src} as source_relation, {srid} as source_row_id, {load} as load_id\n{i}from {rel} as b",
+               i=i, src=sp.string(m.source), srid=string(raw(m, "_source_row_id")), load=load_id(sp, m),
+               rel=bronze_rows(sp, m, OPEN).replace("\n", "\n" + i))
         for m in entity.mappings
     )
     case = _source_case(sp, entity, "")

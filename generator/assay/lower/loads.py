@@ -14,6 +14,7 @@ from ..ir.model import Entity, Mapping
 from .spelling import Spelling, Sql
 
 FINGERPRINT = "_bronze_fp"  # a ledger row's delivery fingerprint
+OPEN = "assay_open_loads"  # bronze's loads that are not settled, by mapping
 
 
 def raw(mapping: Mapping, name: str) -> str:
@@ -64,7 +65,29 @@ def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapp
             sp.sql("{}on o._mapping = n._mapping and o._load_id = n._load_id and o._rows = n._rows and o._fp = n._fp", i * 2),
             ")",
         ]),
+        _without(sp, OPEN, [sp.sql("{}select n._mapping, n._load_id from assay_bronze_loads as n", i)],
+                 "assay_settled as s", "s._mapping = n._mapping and s._load_id = n._load_id", "s._mapping"),
     ]
+
+
+def bronze_rows(sp: Spelling, mapping: Mapping, loads: str) -> str:
+    """A from-item of `mapping`'s bronze rows (all columns) in the loads the CTE `loads` lists
+    (`_mapping`, `_load_id`), and those without a `_load_id`, which belong to no load.
+
+    An inner join on the load, not a left join kept where nothing matched: the engine then filters
+    bronze's scan by the few loads listed (DuckDB skips the row groups of other loads by their
+    min/max, decision 0409) instead of reading every column of every row first. The rows without
+    a `_load_id` come back through a second branch, since `=` never matches them."""
+    i = sp.indent
+    src, load = sp.bronze(mapping.source), load_id(sp, mapping)
+    return "\n".join([
+        "(",
+        sp.sql("{}select b.* from {} as b", i, src),
+        sp.sql("{}inner join {} as u on u._mapping = {} and u._load_id = {}", i, loads, sp.string(mapping.name), load),
+        sp.sql("{}union all", i),
+        sp.sql("{}select b.* from {} as b where {} is null", i, src, raw(mapping, "_load_id")),
+        ")",
+    ])
 
 
 def ingestion_rows_ctes(sp: Spelling, entity: Entity, mapping: Mapping, ledger: str) -> list[str]:
@@ -94,12 +117,17 @@ def ingestion_rows_ctes(sp: Spelling, entity: Entity, mapping: Mapping, ledger: 
         sp.sql("{}having count(*) > 1", i),
         ")",
     ])
-    clean = _without(sp, "assay_clean_loads", [sp.sql("{}select s._load_id from assay_settled as s", i)],
+    clean = _without(sp, "assay_clean_loads", [sp.sql("{}select s._mapping, s._load_id from assay_settled as s", i)],
                      "(select distinct _load_id from assay_ledger_faults) as f", "f._load_id = s._load_id", "f._load_id")
-    rows = _without(sp, "assay_ingestion_rows", [sp.sql("{}select b._load_id, b._ingested_at, b._source_row_id", i),
-                                                 sp.sql("{}from {} as b", i, sp.bronze(mapping.source))],
-                    "assay_clean_loads as c", f"c._load_id = {load}", "c._load_id")
-    return settled_ctes(sp, entity, ledger, (mapping,)) + [faults, clean, rows]
+    unclean = _without(sp, "assay_unclean_loads", [sp.sql("{}select n._mapping, n._load_id from assay_bronze_loads as n", i)],
+                       "assay_clean_loads as c", "c._mapping = n._mapping and c._load_id = n._load_id", "c._mapping")
+    rows = "\n".join([
+        "assay_ingestion_rows as (",
+        sp.sql("{}select b._load_id, b._ingested_at, b._source_row_id", i),
+        sp.sql("{}from {} as b", i, _indent(bronze_rows(sp, mapping, "assay_unclean_loads"), i)),
+        ")",
+    ])
+    return settled_ctes(sp, entity, ledger, (mapping,)) + [faults, clean, unclean, rows]
 
 
 def _without(sp: Spelling, name: str, head: list[str], other: str, on: str, missing: str) -> str:
@@ -107,3 +135,8 @@ def _without(sp: Spelling, name: str, head: list[str], other: str, on: str, miss
     where nothing matched, which every engine plans as an anti-join)."""
     i = sp.indent
     return "\n".join([f"{name} as (", *head, sp.sql("{}left join {} on {}", i, other, on), sp.sql("{}where {} is null", i, missing), ")"])
+
+
+def _indent(text: str, by: str) -> str:
+    """`text` with every line after the first indented by `by` (a from-item under its clause)."""
+    return text.replace("\n", "\n" + by)

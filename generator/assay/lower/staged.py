@@ -28,7 +28,7 @@ LATEST = "_delivery_rank = 1"
 
 
 def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter: Optional[Callable[[dict], str]] = None,
-                   extra: tuple[str, ...] = ()) -> str:
+                   extra: tuple[str, ...] = (), source: Optional[str] = None) -> str:
     """One mapping's bronze rows as entity columns, lineage and coercion markers.
 
     `bronze_filter`, given the lineage expressions over bronze (`_mapping`, `_source_row_id`,
@@ -37,7 +37,8 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
     `b.`-qualified, so a joined relation's columns never collide with bronze's): it filters
     bronze's own rows before any transform runs, so a build that reads a few new rows does not
     transform all of bronze first. `extra` are further columns, after the markers, over bronze's
-    own columns (`b.`).
+    own columns (`b.`). `source` is the from-item read as `b` instead of the mapping's bronze
+    relation (one with bronze's columns, e.g. `lower.loads.bronze_rows`).
     """
     i = sp.indent
     # Ingestion metadata is required only where dedupe or quarantine reads it; a mapping that
@@ -62,7 +63,8 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
         markers.append(sp.sql("{} as _c__{}", marker or sp.kw("false"), column.name))
     body = (",\n" + i * 2).join(cols + markers + list(extra))
     filtered = bronze_filter(lineage) if bronze_filter else ""
-    return sp.sql("{i}select\n{i}{i}{body}\n{i}from {src} as b{filtered}", i=i, body=body, src=sp.bronze(mapping.source), filtered=filtered)
+    src = source or sp.bronze(mapping.source)
+    return sp.sql("{i}select\n{i}{i}{body}\n{i}from {src} as b{filtered}", i=i, body=body, src=src, filtered=filtered)
 
 
 def delivery_rank(sp: Spelling, entity: Entity) -> str:

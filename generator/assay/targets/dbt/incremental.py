@@ -28,7 +28,7 @@ What one build does (docs/incremental.md says what it does not):
 from __future__ import annotations
 
 from ...ir.model import Entity, Mapping, Project
-from ...lower.loads import FINGERPRINT, delivery_fingerprint, ingestion_rows_ctes, load_id, settled_ctes
+from ...lower.loads import FINGERPRINT, OPEN, bronze_rows, delivery_fingerprint, ingestion_rows_ctes, load_id, settled_ctes
 from ...lower.spelling import Sql
 from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
 from .naming import staged_name
@@ -58,6 +58,11 @@ def _indent(text: str, by: str) -> str:
     return "\n".join(by + line if line else line for line in text.split("\n"))
 
 
+def _under(from_item: str) -> str:
+    """A multi-line from-item placed after `from` in a clause at INDENT: its later lines indented."""
+    return from_item.replace("\n", "\n" + INDENT)
+
+
 def _unprocessed(lineage: dict) -> str:
     """On an incremental run, only the bronze rows not yet in the ledger under the same `_load_id`
     and `_ingested_at`.
@@ -80,12 +85,10 @@ def _unprocessed(lineage: dict) -> str:
         [
             f"\n{INDENT}{{% if assay.keyed_is_incremental() %}}",
             f"{INDENT}{{% if {SETTLE} %}}",
-            f"{INDENT}left join assay_settled as u on u._mapping = {mapping} and u._load_id = {load}",
             f"{INDENT}left join (",
             f"{INDENT * 2}select x._mapping, x._source_row_id, x._load_id, x._ingested_at",
             f"{INDENT * 2}from {{{{ this }}}} as x",
-            f"{INDENT * 2}left join assay_settled as v on v._mapping = x._mapping and v._load_id = x._load_id",
-            f"{INDENT * 2}where v._mapping is null",
+            f"{INDENT * 2}inner join {OPEN} as v on v._mapping = x._mapping and v._load_id = x._load_id",
             f"{INDENT}) as l",
             f"{INDENT}{{% else %}}",
             f"{INDENT}left join {{{{ this }}}} as l",
@@ -93,7 +96,7 @@ def _unprocessed(lineage: dict) -> str:
             f"{INDENT * 2}on l._mapping = {mapping} and l._source_row_id = {lineage['_source_row_id']}"
             f" and l._load_id = {load}",
             f"{INDENT * 2}and l._ingested_at is not distinct from {lineage['_ingested_at']}",
-            f"{INDENT}where l._mapping is null{{% if {SETTLE} %}} and u._mapping is null{{% endif %}}",
+            f"{INDENT}where l._mapping is null",
             f"{INDENT}{{% endif %}}",
         ]
     )
@@ -105,7 +108,10 @@ def _extracted(entity: Entity, project: Project) -> str:
     parts = []
     for m in entity.mappings:
         fingerprint = f"{delivery_fingerprint(DBT, m)} as {FINGERPRINT}"
-        inner = _indent(mapping_select(DBT, entity, m, bronze_filter=_unprocessed, extra=(fingerprint,)), INDENT)
+        # an incremental run reads bronze's rows of the unsettled loads only (decision 0409)
+        source = (f"{{% if {SETTLE} %}}{_under(bronze_rows(DBT, m, OPEN))}{{% else %}}"
+                  f"{DBT.bronze(m.source)}{{% endif %}}")
+        inner = _indent(mapping_select(DBT, entity, m, bronze_filter=_unprocessed, extra=(fingerprint,), source=source), INDENT)
         parts.append(
             "\n".join(
                 [
@@ -166,9 +172,8 @@ def _held(entity: Entity) -> str:
         load = load_id(DBT, m)
         parts.append(
             f"{INDENT}select {sql_str(m.name)} as _mapping, cast(b._source_row_id as {string}) as _source_row_id, "
-            f"{load} as _load_id from {{{{ source('bronze', {jstr(m.source)}) }}}} as b"
-            f"{{% if {SETTLE} %}}\n{INDENT}left join assay_settled as u on u._mapping = {sql_str(m.name)} and u._load_id = {load}"
-            f"\n{INDENT}where u._mapping is null{{% endif %}}"
+            f"{load} as _load_id from {{% if {SETTLE} %}}{_under(bronze_rows(DBT, m, OPEN))}"
+            f"{{% else %}}{{{{ source('bronze', {jstr(m.source)}) }}}}{{% endif %}} as b"
         )
     return "held as (\n" + f"\n{INDENT}union all\n".join(parts) + "\n),"
 
