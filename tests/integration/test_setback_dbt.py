@@ -1,4 +1,9 @@
-"""Set-back, proven on DuckDB and PostgreSQL (DESIGN section 4, docs/checks.md).
+"""Set-back, proven on DuckDB (DESIGN section 4, docs/checks.md).
+
+What a set-back does is the same `assay_entity` materialization whatever check failed; its
+PostgreSQL spelling (the candidate kept, the published table untouched, nothing resolved) is
+proven there by test_declared_checks_dbt.py (a required check) and test_anomaly_shift_dbt.py (an
+anomaly), so the three kinds of check here run on DuckDB only (tests/README.md, "What runs where").
 
 For each kind of blocking check of an entity on the dbt target:
 
@@ -244,10 +249,3 @@ class TestSetBackDuckDB(SetBack):
     @pytest.fixture
     def new_project(self, tmp_path):
         return lambda check: _engine_project(tmp_path, "duckdb", None)
-
-
-@pytest.mark.postgres
-class TestSetBackPostgres(SetBack):
-    @pytest.fixture
-    def new_project(self, tmp_path, postgres_database):
-        return lambda check: _engine_project(tmp_path, "postgres", postgres_database(f"setback_{check}"))
