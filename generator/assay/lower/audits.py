@@ -218,7 +218,7 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     bronze = sp.sql("\n{}union all\n", i).join(
         sp.sql("{i}select {src} as source_relation, {srid} as source_row_id, {load} as load_id\n{i}from {rel} as b",
                i=i, src=sp.string(m.source), srid=string(raw(m, "_source_row_id")), load=load_id(sp, m),
-               rel=bronze_rows(sp, m, OPEN).replace("\n", "\n" + i))
+               rel=bronze_rows(sp, m, OPEN, i))
         for m in entity.mappings
     )
     case = _source_case(sp, entity, "")

@@ -70,17 +70,18 @@ def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapp
     ]
 
 
-def bronze_rows(sp: Spelling, mapping: Mapping, loads: str) -> str:
+def bronze_rows(sp: Spelling, mapping: Mapping, loads: str, under: str = "") -> str:
     """A from-item of `mapping`'s bronze rows (all columns) in the loads the CTE `loads` lists
     (`_mapping`, `_load_id`), and those without a `_load_id`, which belong to no load.
 
     An inner join on the load, not a left join kept where nothing matched: the engine then filters
     bronze's scan by the few loads listed (DuckDB skips the row groups of other loads by their
     min/max, decision 0409) instead of reading every column of every row first. The rows without
-    a `_load_id` come back through a second branch, since `=` never matches them."""
+    a `_load_id` come back through a second branch, since `=` never matches them. `under` indents
+    every line after the first, for a from-item placed after a clause indented that much."""
     i = sp.indent
     src, load = sp.bronze(mapping.source), load_id(sp, mapping)
-    return "\n".join([
+    return ("\n" + under).join([
         "(",
         sp.sql("{}select b.* from {} as b", i, src),
         sp.sql("{}inner join {} as u on u._mapping = {} and u._load_id = {}", i, loads, sp.string(mapping.name), load),
@@ -124,7 +125,7 @@ def ingestion_rows_ctes(sp: Spelling, entity: Entity, mapping: Mapping, ledger: 
     rows = "\n".join([
         "assay_ingestion_rows as (",
         sp.sql("{}select b._load_id, b._ingested_at, b._source_row_id", i),
-        sp.sql("{}from {} as b", i, _indent(bronze_rows(sp, mapping, "assay_unclean_loads"), i)),
+        sp.sql("{}from {} as b", i, bronze_rows(sp, mapping, "assay_unclean_loads", i)),
         ")",
     ])
     return settled_ctes(sp, entity, ledger, (mapping,)) + [faults, clean, unclean, rows]
@@ -136,7 +137,3 @@ def _without(sp: Spelling, name: str, head: list[str], other: str, on: str, miss
     i = sp.indent
     return "\n".join([f"{name} as (", *head, sp.sql("{}left join {} on {}", i, other, on), sp.sql("{}where {} is null", i, missing), ")"])
 
-
-def _indent(text: str, by: str) -> str:
-    """`text` with every line after the first indented by `by` (a from-item under its clause)."""
-    return text.replace("\n", "\n" + by)

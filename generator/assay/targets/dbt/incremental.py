@@ -58,11 +58,6 @@ def _indent(text: str, by: str) -> str:
     return "\n".join(by + line if line else line for line in text.split("\n"))
 
 
-def _under(from_item: str) -> str:
-    """A multi-line from-item placed after `from` in a clause at INDENT: its later lines indented."""
-    return from_item.replace("\n", "\n" + INDENT)
-
-
 def _unprocessed(lineage: dict) -> str:
     """On an incremental run, only the bronze rows not yet in the ledger under the same `_load_id`
     and `_ingested_at`.
@@ -109,7 +104,7 @@ def _extracted(entity: Entity, project: Project) -> str:
     for m in entity.mappings:
         fingerprint = f"{delivery_fingerprint(DBT, m)} as {FINGERPRINT}"
         # an incremental run reads bronze's rows of the unsettled loads only (decision 0409)
-        source = (f"{{% if {SETTLE} %}}{_under(bronze_rows(DBT, m, OPEN))}{{% else %}}"
+        source = (f"{{% if {SETTLE} %}}{bronze_rows(DBT, m, OPEN, INDENT)}{{% else %}}"
                   f"{DBT.bronze(m.source)}{{% endif %}}")
         inner = _indent(mapping_select(DBT, entity, m, bronze_filter=_unprocessed, extra=(fingerprint,), source=source), INDENT)
         parts.append(
@@ -172,7 +167,7 @@ def _held(entity: Entity) -> str:
         load = load_id(DBT, m)
         parts.append(
             f"{INDENT}select {sql_str(m.name)} as _mapping, cast(b._source_row_id as {string}) as _source_row_id, "
-            f"{load} as _load_id from {{% if {SETTLE} %}}{_under(bronze_rows(DBT, m, OPEN))}"
+            f"{load} as _load_id from {{% if {SETTLE} %}}{bronze_rows(DBT, m, OPEN, INDENT)}"
             f"{{% else %}}{{{{ source('bronze', {jstr(m.source)}) }}}}{{% endif %}} as b"
         )
     return "held as (\n" + f"\n{INDENT}union all\n".join(parts) + "\n),"
