@@ -57,11 +57,13 @@ def test_keyed_rows_replace_by_key_and_an_interrupted_swap_is_repaired(project):
     assert leftovers(project) == []
 
     # A run died between the two renames: no table, the previous state in the backup, the new
-    # state it was publishing in __assay_new.
+    # state it was publishing in __assay_new, the rows it applied in __assay_stage.
     conn = project.connect()
     try:
         conn.execute("alter table main.keyed_probe rename to keyed_probe__assay_backup")
         conn.execute("create table main.keyed_probe__assay_new as select 9 as k, 'half-built' as v, true as stored_before")
+        # and the stage it had written beside the table (decision 0810)
+        conn.execute("create table main.keyed_probe__assay_stage as select 9 as k, 'staged' as v, true as stored_before")
     finally:
         conn.close()
     build(project, 3)

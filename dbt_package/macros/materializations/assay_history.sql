@@ -38,11 +38,9 @@
   {%- else -%}
     {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() -%}
     {{ adapter.assert_valid_snapshot_target_given_strategy(existing_relation, columns, strategy) }}
-    {%- set staging = make_temp_relation(target_relation, '__assay_stage') -%}
-    {% call statement('assay_history_stage') -%}
-      {{ create_table_as(True, staging, snapshot_staging_table(strategy, model['compiled_code'], existing_relation)) }}
-    {%- endcall %}
+    {%- set staging = assay._stage_beside(target_relation, snapshot_staging_table(strategy, model['compiled_code'], existing_relation)) -%}
     {%- do adapter.dispatch('assay_history', 'assay')(existing_relation, staging, target_relation, columns) -%}
+    {% do adapter.drop_relation(staging) %}
   {%- endif -%}
 
   {{ run_hooks(post_hooks) }}

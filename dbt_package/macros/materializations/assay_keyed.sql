@@ -19,7 +19,6 @@
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- do assay._restore_interrupted_swap(target_relation) -%}
   {%- set existing_relation = load_relation(this) -%}
-  {%- set stage = make_temp_relation(target_relation, '__assay_stage') -%}
   {%- set grant_config = config.get('grants') -%}
 
   {{ run_hooks(pre_hooks) }}
@@ -32,10 +31,9 @@
     {%- endcall %}
     {%- do assay._swap_in(existing_relation, fresh, target_relation) -%}
   {%- else -%}
-    {% call statement('assay_keyed_stage') -%}
-      {{ get_create_table_as_sql(True, stage, model['compiled_code']) }}
-    {%- endcall %}
+    {%- set stage = assay._stage_beside(target_relation, model['compiled_code']) -%}
     {%- do adapter.dispatch('assay_keyed', 'assay')(existing_relation, stage, target_relation, config.get('unique_key')) -%}
+    {% do adapter.drop_relation(stage) %}
   {%- endif -%}
 
   {{ run_hooks(post_hooks) }}
