@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..duration import Duration
 from ..ir.model import Entity, Mapping, Project
-from .loads import OPEN, bronze_rows, load_id, raw, settled_ctes
+from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, settled_ctes
 from .spelling import Spelling, Sql
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
@@ -227,13 +227,13 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     ) + "".join(" " + w for w in where_)
     placed = [placed_branch(case, "assay_entity_rows", sp.sql("where not _settled")),
               placed_branch(case, staged, sp.sql("where _route = 'deduped'"))]
+    # the ledger's sides come from the pass that groups it by load (route_sums), not a pass each
     sums = [
-        sp.sql("{}select _mapping, _load_id, 'kept' as _side, count(*) as _rows, {} as _fp from {} where _route = 'kept' "
-               "group by _mapping, _load_id", i, srid_fp, staged),
+        sp.sql("{}select _mapping, _load_id, '{}' as _side, _{}_rows as _rows, _{}_fp as _fp from assay_ledger_loads", i, side, side, side)
+        for side in ROUTE_SUMS
+    ] + [
         sp.sql("{}select _mapping, _load_id, 'entity' as _side, count(*) as _rows, {} as _fp from assay_entity_rows where _settled "
                "group by _mapping, _load_id", i, srid_fp),
-        sp.sql("{}select _mapping, _load_id, 'diverted' as _side, count(*) as _rows, {} as _fp from {} "
-               "where _route in ('quarantined', 'failed') group by _mapping, _load_id", i, srid_fp, staged),
     ]
     if where.reject is not None:
         mapping = _mapping_case(sp, entity, "source_relation")
@@ -247,7 +247,7 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     differ = lambda a, b: sp.sql(  # noqa: E731
         "coalesce({a}._rows, 0) <> coalesce({b}._rows, 0) or coalesce({a}._fp, 0) <> coalesce({b}._fp, 0)", a=a, b=b)
     lines = [
-        "with " + ",\n".join(settled_ctes(sp, entity, staged)),
+        "with " + ",\n".join(settled_ctes(sp, entity, staged, routes=True)),
         *_open_rejects_cte(sp, entity, where),
         sp.sql(", assay_bronze as ("),
         bronze,

@@ -32,10 +32,27 @@ def load_id(sp: Spelling, mapping: Mapping) -> str:
     return sp.cast(raw(mapping, "_load_id"), "string", False)
 
 
-def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapping, ...] = ()) -> list[str]:
+ROUTE_SUMS = {"kept": "_route = 'kept'", "diverted": "_route in ('quarantined', 'failed')"}
+
+
+def route_sums(sp: Spelling) -> list[str]:
+    """Per load, the count and `_source_row_id` fingerprint sum of the ledger's rows of each side
+    of ROUTE_SUMS (`_kept_rows`, `_kept_fp`, ...): aggregates over the ledger's columns, for the
+    same pass that groups it by load."""
+    fp = sp.call("delivery_fingerprint", Sql("_source_row_id"), Sql("null"))
+    out = []
+    for side, when in ROUTE_SUMS.items():
+        out.append(sp.sql("count(case when {} then 1 end) as _{}_rows", when, side))
+        out.append(sp.sql("{} as _{}_fp", sp.call("fingerprint_sum", Sql(sp.sql("case when {} then {} end", when, fp))), side))
+    return out
+
+
+def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapping, ...] = (),
+                 routes: bool = False) -> list[str]:
     """The CTEs `assay_bronze_loads`, `assay_ledger_loads` and `assay_settled` (mapping, load),
     each as `name as (...)`, for a WITH list. Bronze is read for its three metadata columns only.
-    `mappings` narrows them to those mappings (default: all of the entity's)."""
+    `mappings` narrows them to those mappings (default: all of the entity's). With `routes`,
+    `assay_ledger_loads` also carries `route_sums`, so that the ledger is grouped by load once."""
     i = sp.indent
     mappings = mappings or entity.mappings
     bronze = []
@@ -50,7 +67,7 @@ def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapp
         "\n".join([
             "assay_ledger_loads as (",
             sp.sql("{}select _mapping, _load_id, count({fp}) as _rows, {sum} as _fp", i, fp=FINGERPRINT,
-                   sum=sp.call("fingerprint_sum", Sql(FINGERPRINT))),
+                   sum=sp.call("fingerprint_sum", Sql(FINGERPRINT))) + "".join(",\n" + i * 2 + s for s in (route_sums(sp) if routes else [])),
             sp.sql("{}from {}", i, ledger),
             *([] if mappings == entity.mappings else
               [sp.sql("{}where _mapping in ({})", i, ", ".join(sp.string(m.name) for m in mappings))]),
