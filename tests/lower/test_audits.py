@@ -111,6 +111,19 @@ def test_the_load_form_finds_what_breaks_the_build(label):
     assert con.execute(f"select count(*) from ({sql}) as v").fetchone()[0] == LOAD_BREAKS[label]
 
 
+def test_the_load_form_groups_the_ledger_by_load_once():
+    # The settled loads, the kept side and the diverted side come from one pass over the ledger
+    # (lower/loads.py, route_sums), not a pass each.
+    import sqlglot
+    from sqlglot import exp
+
+    sql = conservation_sql(DuckSpelling(), _entity(materialized="incremental"), Audited("entity", "reject"), LOAD)
+    grouped = [s for s in sqlglot.parse_one(sql, read="duckdb").find_all(exp.Select)
+               if s.args.get("group") and any(t.name == "staged" for t in (s.args.get("from") or s.args.get("from_")).find_all(exp.Table))]
+    assert len(grouped) == 1
+    assert {"_kept_rows", "_kept_fp", "_diverted_rows", "_diverted_fp"} <= set(grouped[0].named_selects)
+
+
 def test_the_load_form_judges_an_unsettled_load_delivery_by_delivery():
     con = _story()
     con.execute("insert into bronze_src values ('r8', 'L2', 't8')")  # L2 no longer settles
