@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..duration import Duration
 from ..ir.model import Entity, Mapping, Project
-from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, settled_ctes
+from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, settled_ctes, source_row_fingerprint
 from .spelling import Spelling, Sql
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
@@ -212,7 +212,7 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     i = sp.indent
     staged = sp.staged(entity)
     string = lambda expr: sp.cast(expr, "string", False)  # noqa: E731
-    srid_fp = sp.call("fingerprint_sum", Sql(sp.call("delivery_fingerprint", Sql("_source_row_id"), Sql("null"))))
+    srid_fp = sp.call("fingerprint_sum", Sql(source_row_fingerprint(sp)))
     unsettled = lambda mapping, load: sp.sql(  # noqa: E731
         "left join assay_settled as u on u._mapping = {} and u._load_id = {}\n{}where u._mapping is null", mapping, load, i)
     bronze = sp.sql("\n{}union all\n", i).join(

@@ -35,11 +35,17 @@ def load_id(sp: Spelling, mapping: Mapping) -> str:
 ROUTE_SUMS = {"kept": "_route = 'kept'", "diverted": "_route in ('quarantined', 'failed')"}
 
 
+def source_row_fingerprint(sp: Spelling) -> str:
+    """A row's fingerprint of its `_source_row_id` alone: what the conservation audit sums per load
+    on every side (the entity, the reject table and the ledger), where `_ingested_at` is not kept."""
+    return sp.call("delivery_fingerprint", Sql("_source_row_id"), Sql("null"))
+
+
 def route_sums(sp: Spelling) -> list[str]:
-    """Per load, the count and `_source_row_id` fingerprint sum of the ledger's rows of each side
-    of ROUTE_SUMS (`_kept_rows`, `_kept_fp`, ...): aggregates over the ledger's columns, for the
+    """Per load, the count and `source_row_fingerprint` sum of the ledger's rows of each side of
+    ROUTE_SUMS (`_kept_rows`, `_kept_fp`, ...): aggregates over the ledger's columns, for the
     same pass that groups it by load."""
-    fp = sp.call("delivery_fingerprint", Sql("_source_row_id"), Sql("null"))
+    fp = source_row_fingerprint(sp)
     out = []
     for side, when in ROUTE_SUMS.items():
         out.append(sp.sql("count(case when {} then 1 end) as _{}_rows", when, side))
