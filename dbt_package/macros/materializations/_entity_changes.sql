@@ -11,10 +11,11 @@
 
   Returned: {'candidate': the statement creating the candidate as a view (the published rows
   minus the changed ones, plus the changed kept rows), 'delete' and 'insert': the publish, to run in
-  one transaction}. None when the engine cannot (adapter `_publishes_changes`), on a first build or
-  a full refresh, when the published columns differ from the model's (a spec change), or when every
-  ledger row was written after the last publish (the ledger was rebuilt: rows it no longer holds
-  must leave the entity too).
+  one transaction, 'since': the bound, as SQL, for the reject resolution after it}. None when the
+  engine cannot (adapter `_publishes_changes`), on a first build or a full refresh, when the
+  published columns differ from the model's (a spec change), or when every ledger row was written
+  after the last publish (the ledger was rebuilt: rows it no longer holds must leave the entity
+  too).
 #}
 {% macro _entity_changes(target, existing, candidate, sql) %}
   {%- set ledger_name = config.get('assay_ledger') -%}
@@ -62,6 +63,7 @@
   {{ return({
     'candidate': view,
     'delete': 'delete from ' ~ existing ~ ' as e using ' ~ changed_ids ~ ' where ' ~ same_id,
+    'since': since,
     'insert': 'insert into ' ~ existing ~ ' (' ~ (cols | join(', ')) ~ ')\n' ~ added,
   }) }}
 {% endmacro %}

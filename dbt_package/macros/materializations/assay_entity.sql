@@ -102,7 +102,7 @@
   {% endif %}
 
   {#- Only now that the candidate is published may open rejects be marked admitted or deduped. -#}
-  {%- set resolution = assay._entity_resolution_sql(config.get('assay_audits')) -%}
+  {%- set resolution = assay._entity_resolution_sql(config.get('assay_audits'), changes['since'] if changes is not none else none) -%}
   {% if resolution %}
     {% call statement('assay_resolve_rejects') -%}
       {{ resolution }}

@@ -15,7 +15,7 @@ swap after the entity publishes, fed `resolving_query`; SQLMesh: a branch of the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from ..ir.model import Entity
 from .outputs import diverted_select
@@ -74,6 +74,20 @@ def resolving_query(sp: Spelling, entity: Entity) -> str:
             sp.sql("where s._delivery_rank = 1 and s._route in ('kept', 'deduped')"),
         ]
     )
+
+
+def resolution_bound(sp: Spelling, entity: Entity, since: str) -> Optional[str]:
+    """The condition (an `and` line for `resolving_query`) that narrows an incremental entity's
+    resolution to the ledger rows written after `since`, the newest `_processed_at` the entity had
+    published before this build; None for an entity without a ledger.
+
+    Only a ledger row written since can resolve an open reject row: a reject row is written for a
+    diverted latest delivery, and the build that wrote the kept or deduped delivery that resolves
+    it also resolved it, right after publishing it (the same transaction). A build that did not
+    publish leaves `since` where it was, so the next one resolves what it would have."""
+    if entity.materialized != "incremental":
+        return None
+    return sp.sql("{}and s._processed_at > {}", sp.indent, since)
 
 
 def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> str:

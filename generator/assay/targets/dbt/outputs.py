@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...ir.model import Entity, Project
 from ...lower.audits import Audited, entity_audits
 from ...lower.outputs import kept_query
-from ...lower.rejects import Prior, reject_query, resolving_query
+from ...lower.rejects import Prior, reject_query, resolution_bound, resolving_query
 from .spelling import DBT, jstr
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
@@ -78,11 +78,14 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
         lines.append(f"  {{% do audits.append({{'name': {jstr(audit.name)}, 'sql': audit_{n}}}) %}}")
     lines += ["  {{ return(audits) }}", "{% endmacro %}", ""]
     if entity.has_reject:
+        # `since`: what the entity had published before this build, when it publishes changes
+        bound = resolution_bound(DBT, entity, "{{ since }}")
         lines += [
             "",
-            f"{{% macro default__{resolve_macro_name(entity)}() %}}",
+            f"{{% macro default__{resolve_macro_name(entity)}(since=none) %}}",
             "  {% set resolving %}",
             resolving_query(DBT, entity),
+            *([] if bound is None else ["{% if since is not none %}", bound, "{% endif %}"]),
             "  {% endset %}",
             "  {{ return(assay.reject_resolution_sql(ref(" + jstr(reject_name(entity)) + "), resolving)) }}",
             "{% endmacro %}",

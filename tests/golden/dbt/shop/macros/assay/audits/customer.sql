@@ -45,7 +45,7 @@ where bronze_rows <> entity_rows + open_rejects + deduped_rows
 {% endmacro %}
 
 
-{% macro default__assay_resolve__customer() %}
+{% macro default__assay_resolve__customer(since=none) %}
   {% set resolving %}
 select
     case s._mapping when 'raw_customers' then 'raw_customers' end as source_relation,

@@ -45,7 +45,7 @@ where bronze_rows <> entity_rows + open_rejects + deduped_rows
 {% endmacro %}
 
 
-{% macro default__assay_resolve__order() %}
+{% macro default__assay_resolve__order(since=none) %}
   {% set resolving %}
 select
     case s._mapping when 'raw_orders' then 'raw_orders' end as source_relation,
