@@ -1,7 +1,7 @@
 {#
   The rows a build-beside-and-swap materialization applies (assay_keyed, assay_history), written
-  once as a table beside the target, and dropped by the caller once the swap is done (`adapter.drop_relation`: dbt's relation cache
-  does not know a table a statement created).
+  once as a table beside the target, and dropped by the caller once the swap is done
+  (`adapter.drop_relation`: dbt's relation cache does not know a table a statement created).
 
   A temporary relation is a view on Spark (dbt-spark's `create temporary view`), and the next
   state reads the staged rows twice (the stored rows they replace or close, then the rows
