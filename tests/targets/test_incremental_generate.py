@@ -27,10 +27,11 @@ THIS = "silver.orders__staged"
 
 
 class _Assay:
-    def __init__(self, incremental: bool = False, fingerprinted: bool = True):
+    def __init__(self, incremental: bool = False, fingerprinted: bool = True, counted: bool = False):
         self.calls: list[tuple] = []
         self.incremental = incremental
         self.fingerprinted = fingerprinted
+        self.counted = counted
 
     def __getattr__(self, name):
         def macro(*args):
@@ -41,6 +42,8 @@ class _Assay:
                 return self.incremental
             if name == "ledger_fingerprinted":  # a ledger an earlier assay built has no fingerprints
                 return self.incremental and self.fingerprinted
+            if name == "built_this_run":  # whether this invocation built the loads model (decision 0411)
+                return self.counted
             if name == "sql_type":
                 return {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP"}.get(args[0], "VARCHAR")
             return f"assay_{name}()"
@@ -48,8 +51,8 @@ class _Assay:
         return macro
 
 
-def render(sql: str, incremental: bool, fingerprinted: bool = True) -> tuple[exp.Expression, _Assay]:
-    assay = _Assay(incremental, fingerprinted)
+def render(sql: str, incremental: bool, fingerprinted: bool = True, counted: bool = False) -> tuple[exp.Expression, _Assay]:
+    assay = _Assay(incremental, fingerprinted, counted)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     text = env.from_string(sql).render(
         config=lambda **kw: "",
@@ -225,8 +228,9 @@ def test_staged_carries_a_late_arrival_warning(files):
 
 def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(files, tmp_path):
     full = generate_dbt(load_project(table_variant(tmp_path)))
-    # one file more: the rows the ingestion-metadata test of raw_orders reads (decision 0408)
-    assert sorted(full) == sorted(set(files) - {"macros/assay/ingestion/raw_orders.sql"})
+    # two files more: the rows the ingestion-metadata test of raw_orders reads (decision 0408) and
+    # the loads counted once per build (decision 0411)
+    assert sorted(full) == sorted(set(files) - {"macros/assay/ingestion/raw_orders.sql", "models/assay/orders/orders__loads.sql"})
     body = lambda text: text.split("\n", 1)[1]  # noqa: E731  (line 1 names the spec fingerprint)
     changed = {rel for rel in full if body(files[rel]) != body(full[rel])}
     assert changed == {STAGED, "models/assay/orders/_orders.yml", "macros/assay/audits/orders.sql", "models/assay/orders/orders.sql",
@@ -236,7 +240,7 @@ def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(
     tests = {t["name"]: t["data_tests"] for t in sources["sources"][0]["tables"]}
     assert tests["raw_orders"] == [{"assay.assay_ingestion_metadata": {
         "name": "assay_ingestion_metadata__raw_orders",
-        "arguments": {"rows": "assay_ingestion_rows__raw_orders", "ledger": "orders__staged"}}}]
+        "arguments": {"rows": "assay_ingestion_rows__raw_orders", "ledger": "orders__staged", "loads": "ref(\"orders__loads\")"}}}]
     assert tests["raw_customers"] == {t["name"]: t["data_tests"] for t in full_sources["sources"][0]["tables"]}["raw_customers"]
     assert "{% macro assay_ingestion_rows__raw_orders(ledger) %}" in files["macros/assay/ingestion/raw_orders.sql"]
     # The reject model writes only the diverted ledger rows written after their open reject row
@@ -252,7 +256,9 @@ def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(
     # changed since its newest row (decision 1090).
     entity, full_entity = files["models/assay/orders/orders.sql"], full["models/assay/orders/orders.sql"]
     assert body(entity) == body(full_entity).replace(", tags=['assay']", ", tags=['assay'], assay_ledger=\"orders__staged\"").replace(
-        " as _quality_ok\n", " as _quality_ok,\n    _processed_at\n")
+        " as _quality_ok\n", " as _quality_ok,\n    _processed_at\n").replace(
+        "-- depends_on: {{ source('bronze', \"raw_orders\") }}\n",
+        "-- depends_on: {{ source('bronze', \"raw_orders\") }}\n-- depends_on: {{ ref(\"orders__loads\") }}\n")
     # The ledger outlives bronze rows, so the audit places bronze rows one by one instead of counting.
     audit, full_audit = files["macros/assay/audits/orders.sql"], full["macros/assay/audits/orders.sql"]
     assert "left join assay_placements as c" in audit and "left join assay_placements" not in full_audit
@@ -281,6 +287,28 @@ def test_an_incremental_build_first_checks_the_columns_it_reads_back(files):
     read = {c.name for c in cte(tree, "prior").find_all(exp.Column) if c.table in ("l", "s")} - {"_redelivered", "_settled", "*"}
     assert read == set(columns) | {"_bronze_fp"}
     assert "_bronze_fp" not in columns
+
+
+def test_bronze_is_counted_once_per_build(files):
+    """Decision 0411: `<entity>__loads` is the query by which the ledger step, the
+    ingestion-metadata test and the conservation audit each counted bronze's loads. Each reads the
+    model where this invocation built it, and counts bronze itself where not (a selection without
+    the model, whose rows may then be older than bronze)."""
+    model = files["models/assay/orders/orders__loads.sql"]
+    assert "materialized='table'" in model
+    query = model.split("\n\n", 1)[1].strip("\n")
+    gate = ('{% if assay.built_this_run("orders__loads") %}\n'
+            '    select _mapping, _load_id, _rows, _fp from {{ ref("orders__loads") }}\n{% else %}\n' + query + "\n{% endif %}")
+    for rel in (STAGED, "macros/assay/audits/orders.sql", "macros/assay/ingestion/raw_orders.sql"):
+        assert files[rel].count("assay.built_this_run(") == 1 and gate in files[rel], rel
+    # the nodes that read it depend on it: the test by its `loads` argument (checked above), the
+    # others by a depends_on line, since dbt sees a ref inside an `if` only where its parse takes it
+    for rel in (STAGED, "models/assay/orders/orders.sql"):
+        assert '-- depends_on: {{ ref("orders__loads") }}' in files[rel]
+    counted, _ = render(files[STAGED], incremental=True, counted=True)
+    assert cte(counted, "assay_bronze_loads").sql() == "SELECT _mapping, _load_id, _rows, _fp FROM silver.orders__loads"
+    model_tree, _ = render(model, incremental=True)
+    assert model_tree.sql(comments=False) == cte(render(files[STAGED], incremental=True)[0], "assay_bronze_loads").sql()
 
 
 def test_loads_bronze_and_the_ledger_hold_alike_are_left_out(files):

@@ -7,12 +7,14 @@
     `rows` and `ledger` (decision 0408): where an incremental entity reads this relation, the
     generator's macro `rows` gives the rows to test, the loads its ledger model `ledger` does not
     prove clean; the verdict is the same as over all of bronze. Without them, or while that ledger
-    is not built with fingerprints, the test reads all of bronze. -#}
-{% test assay_ingestion_metadata(model, rows=none, ledger=none) %}
-  {{ return(adapter.dispatch('test_assay_ingestion_metadata', 'assay')(model, rows, ledger)) }}
+    is not built with fingerprints, the test reads all of bronze. `loads` (decision 0411) is a
+    `ref` to the entity's per-load counts, which `rows` reads when this build made them: the
+    argument makes the test wait for that model, not for the ledger it guards. -#}
+{% test assay_ingestion_metadata(model, rows=none, ledger=none, loads=none) %}
+  {{ return(adapter.dispatch('test_assay_ingestion_metadata', 'assay')(model, rows, ledger, loads)) }}
 {% endtest %}
 
-{% macro default__test_assay_ingestion_metadata(model, rows=none, ledger=none) %}
+{% macro default__test_assay_ingestion_metadata(model, rows=none, ledger=none, loads=none) %}
 {%- set row_id = assay._as_text('_source_row_id') -%}
 {%- set bounded = assay._ingestion_rows(rows, ledger) -%}
 with {% if bounded %}{{ bounded }},

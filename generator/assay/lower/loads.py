@@ -53,30 +53,38 @@ def route_sums(sp: Spelling) -> list[str]:
     return out
 
 
+def loads_query(sp: Spelling, entity: Entity, mappings: tuple[Mapping, ...] = ()) -> str:
+    """Bronze's loads, per mapping: `_mapping`, `_load_id`, `_rows` and `_fp` (the sum of the
+    deliveries' fingerprints). Bronze is read for its three metadata columns only. `mappings`
+    narrows it to those mappings (default: all of the entity's)."""
+    i = sp.indent
+    parts = [
+        sp.sql("{i}select {name} as _mapping, {load} as _load_id, count(*) as _rows, {fp} as _fp\n"
+               "{i}from {src} as b\n{i}group by {load}", i=i, name=sp.string(m.name), load=load_id(sp, m),
+               fp=sp.call("fingerprint_sum", Sql(delivery_fingerprint(sp, m))), src=sp.bronze(m.source))
+        for m in (mappings or entity.mappings)
+    ]
+    return sp.sql("\n{}union all\n", i).join(parts)
+
+
 def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapping, ...] = (),
                  routes: bool = False) -> list[str]:
     """The CTEs `assay_bronze_loads`, `assay_ledger_loads` and `assay_settled` (mapping, load),
-    each as `name as (...)`, for a WITH list. Bronze is read for its three metadata columns only.
-    `mappings` narrows them to those mappings (default: all of the entity's). With `routes`,
-    `assay_ledger_loads` also carries `route_sums`, so that the ledger is grouped by load once."""
+    each as `name as (...)`, for a WITH list. `assay_bronze_loads` is `loads_query`, which a target
+    may read from where the build counted it once (`Spelling.counted_loads`). `mappings` narrows
+    them to those mappings (default: all of the entity's). With `routes`, `assay_ledger_loads` also
+    carries `route_sums`, so that the ledger is grouped by load once."""
     i = sp.indent
+    narrowed = mappings and mappings != entity.mappings
     mappings = mappings or entity.mappings
-    bronze = []
-    for m in mappings:
-        bronze.append(
-            sp.sql("{i}select {name} as _mapping, {load} as _load_id, count(*) as _rows, {fp} as _fp\n"
-                   "{i}from {src} as b\n{i}group by {load}", i=i, name=sp.string(m.name), load=load_id(sp, m),
-                   fp=sp.call("fingerprint_sum", Sql(delivery_fingerprint(sp, m))), src=sp.bronze(m.source))
-        )
     return [
-        "assay_bronze_loads as (\n" + sp.sql("\n{}union all\n", i).join(bronze) + "\n)",
+        "assay_bronze_loads as (\n" + sp.counted_loads(entity, mappings, loads_query(sp, entity, mappings)) + "\n)",
         "\n".join([
             "assay_ledger_loads as (",
             sp.sql("{}select _mapping, _load_id, count({fp}) as _rows, {sum} as _fp", i, fp=FINGERPRINT,
                    sum=sp.call("fingerprint_sum", Sql(FINGERPRINT))) + "".join(",\n" + i * 2 + s for s in (route_sums(sp) if routes else [])),
             sp.sql("{}from {}", i, ledger),
-            *([] if mappings == entity.mappings else
-              [sp.sql("{}where _mapping in ({})", i, ", ".join(sp.string(m.name) for m in mappings))]),
+            *([sp.sql("{}where _mapping in ({})", i, ", ".join(sp.string(m.name) for m in mappings))] if narrowed else []),
             sp.sql("{}group by _mapping, _load_id", i),
             ")",
         ]),

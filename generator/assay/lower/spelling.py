@@ -152,6 +152,12 @@ class Spelling:
         """The relation of an entity's staged model (what the mart counts)."""
         raise NotImplementedError
 
+    def counted_loads(self, entity, mappings, query: str) -> str:
+        """Bronze's per-load counts of an incremental entity's `mappings` (`lower.loads.loads_query`,
+        given as `query`), where a consumer reads them: by default the query itself; a target that
+        counts them once per build reads them from there."""
+        return query
+
     def run_id(self) -> str:  # pragma: no cover - abstract
         """The id of the current run, as text."""
         raise NotImplementedError

@@ -28,10 +28,10 @@ What one build does (docs/incremental.md says what it does not):
 from __future__ import annotations
 
 from ...ir.model import Entity, Mapping, Project
-from ...lower.loads import FINGERPRINT, OPEN, bronze_rows, delivery_fingerprint, ingestion_rows_ctes, load_id, settled_ctes
+from ...lower.loads import FINGERPRINT, OPEN, bronze_rows, delivery_fingerprint, ingestion_rows_ctes, load_id, loads_query, settled_ctes
 from ...lower.spelling import Sql
 from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
-from .naming import staged_name
+from .naming import loads_name, staged_name
 from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
 INDENT = DBT.indent
@@ -259,6 +259,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
     lines = [
         header,
         config,
+        loads_dependency(entity),
         call("incremental_ledger_check", "this", "[" + ", ".join(jstr(c) for c in read_back) + "]"),
         f"{{% set {SETTLE} = assay.ledger_fingerprinted(this) %}}",
         "",
@@ -340,6 +341,22 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
     return "\n".join(lines)
 
 
+def loads_sql(entity: Entity, project: Project, header: str) -> str:
+    """`<entity>__loads`: bronze's per-load counts and fingerprint sums, counted once per build
+    (decision 0411). The ingestion-metadata test, the ledger step and the conservation audit each
+    counted them (a pass over bronze's metadata columns each); they read this table instead when
+    the build that runs them built it (`DbtSpelling.counted_loads`)."""
+    config = ("{{ config(materialized='table', schema=" + jstr(project.schema("silver"))
+              + ", tags=['assay', 'assay_incremental']) }}")
+    return "\n".join([header, config, "", loads_query(DBT, entity), ""])
+
+
+def loads_dependency(entity: Entity) -> str:
+    """The dependency on `<entity>__loads` of a node that reads it only when it was built in the
+    same invocation: dbt sees a `ref` inside an `if` only when the parse takes that branch."""
+    return "-- depends_on: {{ ref(" + jstr(loads_name(entity)) + ") }}"
+
+
 def late_arrivals_test(entity: Entity) -> dict:
     """A warning on every build while rows that arrived older than the window sit unprocessed."""
     return {
@@ -375,4 +392,6 @@ def ingestion_rows_macro(entity: Entity, mapping: Mapping, header: str) -> str:
 
 def ingestion_test_arguments(entity: Entity, mapping: Mapping) -> dict:
     """The metadata test's arguments where a ledger bounds it: the macro above and the ledger model."""
-    return {"rows": ingestion_rows_name(mapping.source), "ledger": staged_name(entity)}
+    return {"rows": ingestion_rows_name(mapping.source), "ledger": staged_name(entity),
+            # a ref, so that the test runs after the loads it reads (and before the ledger it guards)
+            "loads": f"ref({jstr(loads_name(entity))})"}

@@ -14,6 +14,11 @@ def staged_name(entity: Entity) -> str:
     return f"{entity.name}__staged"
 
 
+def loads_name(entity: Entity) -> str:
+    """An incremental entity's bronze per-load counts, counted once per build (decision 0411)."""
+    return f"{entity.name}__loads"
+
+
 def reject_name(entity: Entity) -> str:
     return f"{entity.name}__reject"
 

@@ -6,6 +6,7 @@ from ...ir.model import Entity, Project
 from ...lower.audits import Audited, entity_audits
 from ...lower.outputs import kept_query
 from ...lower.rejects import Prior, reject_query, resolution_bound, resolving_query
+from .incremental import loads_dependency
 from .spelling import DBT, jstr
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
@@ -45,6 +46,8 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         deps.append(f"-- depends_on: {_ref(reject_name(entity))}")
     for m in entity.mappings:
         deps.append(f"-- depends_on: {_source(m.source)}")
+    if incremental:  # its conservation audit reads the loads the build counted (decision 0411)
+        deps.append(loads_dependency(entity))
     if entity.declared_checks or entity.sql_checks:
         deps.append(f"-- depends_on: {_ref(RESULTS_TABLE)}")
         deps.append(f"-- depends_on: {_ref(EVENTS_MODEL)}")

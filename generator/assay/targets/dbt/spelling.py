@@ -13,7 +13,7 @@ import json
 import re
 
 from ...lower.spelling import Raw, Spelling, Sql, is_simple
-from .naming import model_name, staged_name
+from .naming import loads_name, model_name, staged_name
 
 #: dbt adapter name -> the sqlglot dialect a query assay writes per engine is spelled in
 #: (`engine_sql`): the engines the package dispatches to (assay.engine_types).
@@ -183,6 +183,21 @@ class DbtSpelling(Spelling):
 
     def staged(self, entity) -> str:
         return "{{ ref(" + jstr(staged_name(entity)) + ") }}"
+
+    def counted_loads(self, entity, mappings, query: str) -> str:
+        """The loads model's rows (decision 0411) when this invocation built it; otherwise, e.g.
+        a selection without it, the query itself: a model left from an earlier build may be older
+        than bronze, and a load it did not count would be skipped."""
+        name = jstr(loads_name(entity))
+        where = "" if mappings == entity.mappings else (
+            " where _mapping in (" + ", ".join(self.string(m.name) for m in mappings) + ")")
+        return "\n".join([
+            "{% if assay.built_this_run(" + name + ") %}",
+            self.indent + "select _mapping, _load_id, _rows, _fp from {{ ref(" + name + ") }}" + where,
+            "{% else %}",
+            query,
+            "{% endif %}",
+        ])
 
     def run_id(self) -> str:
         return self.cast(call("string_literal", "invocation_id"), "string", False)

@@ -4,18 +4,22 @@
 
 with agg__customer as (
     select
-        sum(case when _dedupe_rank = 1 then 1 else 0 end) as rows_evaluated,
-        sum(case when _route in ('quarantined', 'failed') then 1 else 0 end) as rows_quarantined,
-        sum(case when _route = 'deduped' then 1 else 0 end) as rows_deduped,
-        sum(case when {{ assay.flags_contain("_failed_rules", "country_coercible") }} then 1 else 0 end) as f__country_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "country_length") }} then 1 else 0 end) as f__country_length,
-        sum(case when {{ assay.flags_contain("_failed_rules", "customer_id_coercible") }} then 1 else 0 end) as f__customer_id_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "email_coercible") }} then 1 else 0 end) as f__email_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "email_pattern") }} then 1 else 0 end) as f__email_pattern,
-        sum(case when {{ assay.flags_contain("_failed_rules", "signup_date_coercible") }} then 1 else 0 end) as f__signup_date_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "tier_coercible") }} then 1 else 0 end) as f__tier_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "tier_range") }} then 1 else 0 end) as f__tier_range
-    from {{ ref("customer__staged") }}
+        sum(case when _evaluated = 1 then _n else 0 end) as rows_evaluated,
+        sum(case when _route in ('quarantined', 'failed') then _n else 0 end) as rows_quarantined,
+        sum(case when _route = 'deduped' then _n else 0 end) as rows_deduped,
+        sum(case when {{ assay.flags_contain("_failed_rules", "country_coercible") }} then _n else 0 end) as f__country_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "country_length") }} then _n else 0 end) as f__country_length,
+        sum(case when {{ assay.flags_contain("_failed_rules", "customer_id_coercible") }} then _n else 0 end) as f__customer_id_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "email_coercible") }} then _n else 0 end) as f__email_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "email_pattern") }} then _n else 0 end) as f__email_pattern,
+        sum(case when {{ assay.flags_contain("_failed_rules", "signup_date_coercible") }} then _n else 0 end) as f__signup_date_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "tier_coercible") }} then _n else 0 end) as f__tier_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "tier_range") }} then _n else 0 end) as f__tier_range
+    from (
+        select _route, case when _dedupe_rank = 1 then 1 else 0 end as _evaluated, _failed_rules, count(*) as _n
+        from {{ ref("customer__staged") }}
+        group by _route, case when _dedupe_rank = 1 then 1 else 0 end, _failed_rules
+    ) as g
 ),
 
 rules__customer as (
@@ -40,22 +44,26 @@ rules__customer as (
 
 agg__order as (
     select
-        sum(case when _dedupe_rank = 1 then 1 else 0 end) as rows_evaluated,
-        sum(case when _route in ('quarantined', 'failed') then 1 else 0 end) as rows_quarantined,
-        sum(case when _route = 'deduped' then 1 else 0 end) as rows_deduped,
-        sum(case when {{ assay.flags_contain("_failed_rules", "amount_coercible") }} then 1 else 0 end) as f__amount_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "amount_not_null") }} then 1 else 0 end) as f__amount_not_null,
-        sum(case when {{ assay.flags_contain("_failed_rules", "amount_range_max") }} then 1 else 0 end) as f__amount_range_max,
-        sum(case when {{ assay.flags_contain("_failed_rules", "amount_range_min") }} then 1 else 0 end) as f__amount_range_min,
-        sum(case when {{ assay.flags_contain("_failed_rules", "customer_id_coercible") }} then 1 else 0 end) as f__customer_id_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "discount_coercible") }} then 1 else 0 end) as f__discount_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "discount_not_above_amount") }} then 1 else 0 end) as f__discount_not_above_amount,
-        sum(case when {{ assay.flags_contain("_failed_rules", "order_id_coercible") }} then 1 else 0 end) as f__order_id_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "order_of_customer_referential") }} then 1 else 0 end) as f__order_of_customer_referential,
-        sum(case when {{ assay.flags_contain("_failed_rules", "ordered_at_coercible") }} then 1 else 0 end) as f__ordered_at_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "status_coercible") }} then 1 else 0 end) as f__status_coercible,
-        sum(case when {{ assay.flags_contain("_failed_rules", "status_in_enum") }} then 1 else 0 end) as f__status_in_enum
-    from {{ ref("order__staged") }}
+        sum(case when _evaluated = 1 then _n else 0 end) as rows_evaluated,
+        sum(case when _route in ('quarantined', 'failed') then _n else 0 end) as rows_quarantined,
+        sum(case when _route = 'deduped' then _n else 0 end) as rows_deduped,
+        sum(case when {{ assay.flags_contain("_failed_rules", "amount_coercible") }} then _n else 0 end) as f__amount_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "amount_not_null") }} then _n else 0 end) as f__amount_not_null,
+        sum(case when {{ assay.flags_contain("_failed_rules", "amount_range_max") }} then _n else 0 end) as f__amount_range_max,
+        sum(case when {{ assay.flags_contain("_failed_rules", "amount_range_min") }} then _n else 0 end) as f__amount_range_min,
+        sum(case when {{ assay.flags_contain("_failed_rules", "customer_id_coercible") }} then _n else 0 end) as f__customer_id_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "discount_coercible") }} then _n else 0 end) as f__discount_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "discount_not_above_amount") }} then _n else 0 end) as f__discount_not_above_amount,
+        sum(case when {{ assay.flags_contain("_failed_rules", "order_id_coercible") }} then _n else 0 end) as f__order_id_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "order_of_customer_referential") }} then _n else 0 end) as f__order_of_customer_referential,
+        sum(case when {{ assay.flags_contain("_failed_rules", "ordered_at_coercible") }} then _n else 0 end) as f__ordered_at_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "status_coercible") }} then _n else 0 end) as f__status_coercible,
+        sum(case when {{ assay.flags_contain("_failed_rules", "status_in_enum") }} then _n else 0 end) as f__status_in_enum
+    from (
+        select _route, case when _dedupe_rank = 1 then 1 else 0 end as _evaluated, _failed_rules, count(*) as _n
+        from {{ ref("order__staged") }}
+        group by _route, case when _dedupe_rank = 1 then 1 else 0 end, _failed_rules
+    ) as g
 ),
 
 rules__order as (

@@ -11,17 +11,21 @@ MODEL (
 
 WITH agg__q_code AS (
   SELECT
-    SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated,
-    SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined,
-    SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_coercible') THEN 1 ELSE 0 END) AS f__code_fail_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_unique') THEN 1 ELSE 0 END) AS f__code_fail_unique,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_coercible') THEN 1 ELSE 0 END) AS f__code_flag_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_unique') THEN 1 ELSE 0 END) AS f__code_flag_unique,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_id_coercible') THEN 1 ELSE 0 END) AS f__code_id_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_coercible') THEN 1 ELSE 0 END) AS f__code_quar_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_unique') THEN 1 ELSE 0 END) AS f__code_quar_unique
-  FROM silver.q_code__staged
+    SUM(CASE WHEN _evaluated = 1 THEN _n ELSE 0 END) AS rows_evaluated,
+    SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN _n ELSE 0 END) AS rows_quarantined,
+    SUM(CASE WHEN _route = 'deduped' THEN _n ELSE 0 END) AS rows_deduped,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_coercible') THEN _n ELSE 0 END) AS f__code_fail_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_unique') THEN _n ELSE 0 END) AS f__code_fail_unique,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_coercible') THEN _n ELSE 0 END) AS f__code_flag_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_unique') THEN _n ELSE 0 END) AS f__code_flag_unique,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_id_coercible') THEN _n ELSE 0 END) AS f__code_id_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_coercible') THEN _n ELSE 0 END) AS f__code_quar_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_unique') THEN _n ELSE 0 END) AS f__code_quar_unique
+  FROM (
+    SELECT _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+    FROM silver.q_code__staged
+    GROUP BY _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END, _failed_rules
+  ) AS g
 ),
 
 rules__q_code AS (
@@ -44,14 +48,18 @@ rules__q_code AS (
 
 agg__q_dup AS (
   SELECT
-    SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated,
-    SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined,
-    SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'group_id_coercible') THEN 1 ELSE 0 END) AS f__group_id_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'note_coercible') THEN 1 ELSE 0 END) AS f__note_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN 1 ELSE 0 END) AS f__status_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN 1 ELSE 0 END) AS f__status_in_set
-  FROM silver.q_dup__staged
+    SUM(CASE WHEN _evaluated = 1 THEN _n ELSE 0 END) AS rows_evaluated,
+    SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN _n ELSE 0 END) AS rows_quarantined,
+    SUM(CASE WHEN _route = 'deduped' THEN _n ELSE 0 END) AS rows_deduped,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'group_id_coercible') THEN _n ELSE 0 END) AS f__group_id_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'note_coercible') THEN _n ELSE 0 END) AS f__note_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN _n ELSE 0 END) AS f__status_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN _n ELSE 0 END) AS f__status_in_set
+  FROM (
+    SELECT _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+    FROM silver.q_dup__staged
+    GROUP BY _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END, _failed_rules
+  ) AS g
 ),
 
 rules__q_dup AS (
@@ -68,19 +76,23 @@ rules__q_dup AS (
 
 agg__q_line AS (
   SELECT
-    SUM(CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END) AS rows_evaluated,
-    SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 ELSE 0 END) AS rows_quarantined,
-    SUM(CASE WHEN _route = 'deduped' THEN 1 ELSE 0 END) AS rows_deduped,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_coercible') THEN 1 ELSE 0 END) AS f__amount_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_range_min') THEN 1 ELSE 0 END) AS f__amount_range_min,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_coercible') THEN 1 ELSE 0 END) AS f__code_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_unique') THEN 1 ELSE 0 END) AS f__code_unique,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'line_no_coercible') THEN 1 ELSE 0 END) AS f__line_no_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_date_coercible') THEN 1 ELSE 0 END) AS f__order_date_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_id_coercible') THEN 1 ELSE 0 END) AS f__order_id_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN 1 ELSE 0 END) AS f__status_coercible,
-    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN 1 ELSE 0 END) AS f__status_in_set
-  FROM silver.q_line__staged
+    SUM(CASE WHEN _evaluated = 1 THEN _n ELSE 0 END) AS rows_evaluated,
+    SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN _n ELSE 0 END) AS rows_quarantined,
+    SUM(CASE WHEN _route = 'deduped' THEN _n ELSE 0 END) AS rows_deduped,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_coercible') THEN _n ELSE 0 END) AS f__amount_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_range_min') THEN _n ELSE 0 END) AS f__amount_range_min,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_coercible') THEN _n ELSE 0 END) AS f__code_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_unique') THEN _n ELSE 0 END) AS f__code_unique,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'line_no_coercible') THEN _n ELSE 0 END) AS f__line_no_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_date_coercible') THEN _n ELSE 0 END) AS f__order_date_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_id_coercible') THEN _n ELSE 0 END) AS f__order_id_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN _n ELSE 0 END) AS f__status_coercible,
+    SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN _n ELSE 0 END) AS f__status_in_set
+  FROM (
+    SELECT _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+    FROM silver.q_line__staged
+    GROUP BY _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END, _failed_rules
+  ) AS g
 ),
 
 rules__q_line AS (
