@@ -207,7 +207,8 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     reject rows the ledger's diverted ones, compared by count and by the sum of a fingerprint of
     their `_source_row_id` (a compensating error, one row in place of another, changes the sum).
     One pass per relation, a hash aggregate with one group per load. The deliveries of the other
-    loads are placed one by one, as in the ROW form. A violation is a delivery (with its
+    loads are placed one by one, as in the ROW form, from a second read of the entity filtered to
+    those loads (`_open_load_rows`). A violation is a delivery (with its
     placements) or a settled load (`source_row_id` and `placements` NULL)."""
     i = sp.indent
     staged = sp.staged(entity)
@@ -225,15 +226,15 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     placed_branch = lambda src, rel, *where_: sp.sql(  # noqa: E731
         "{}select {} as source_relation, _source_row_id as source_row_id, _load_id as load_id, _mapping from {}", i, src, rel
     ) + "".join(" " + w for w in where_)
-    placed = [placed_branch(case, "assay_entity_rows", sp.sql("where not _settled")),
+    placed = [placed_branch(case, _open_load_rows(sp, where.entity, i)),
               placed_branch(case, staged, sp.sql("where _route = 'deduped'"))]
     # the ledger's sides come from the pass that groups it by load (route_sums), not a pass each
     sums = [
         sp.sql("{}select _mapping, _load_id, '{}' as _side, _{}_rows as _rows, _{}_fp as _fp from assay_ledger_loads", i, side, side, side)
         for side in ROUTE_SUMS
     ] + [
-        sp.sql("{}select _mapping, _load_id, 'entity' as _side, count(*) as _rows, {} as _fp from assay_entity_rows where _settled "
-               "group by _mapping, _load_id", i, srid_fp),
+        sp.sql("{}select _mapping, _load_id, 'entity' as _side, count(*) as _rows, {} as _fp from {} group by _mapping, _load_id",
+               i, srid_fp, where.entity),
     ]
     if where.reject is not None:
         mapping = _mapping_case(sp, entity, "source_relation")
@@ -252,12 +253,6 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         sp.sql(", assay_bronze as ("),
         bronze,
         ")",
-        # the entity's rows read once: an incremental candidate is a view that joins the ledger
-        sp.sql(", assay_entity_rows as ("),
-        sp.sql("{}select e._mapping, e._load_id, e._source_row_id, u._mapping is not null as _settled", i),
-        sp.sql("{}from {} as e", i, where.entity),
-        sp.sql("{}left join assay_settled as u on u._mapping = e._mapping and u._load_id = e._load_id", i),
-        ")",
         sp.sql(", assay_load_sums as ("),
         sp.sql("\n{}union all\n", i).join(sums),
         ")",
@@ -274,6 +269,23 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         sp.sql("{}or {}", i, differ("d", "r")),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _open_load_rows(sp: Spelling, relation: str, under: str) -> str:
+    """A from-item of the rows of `relation` (alias `e`) in `assay_open_loads`, and those without a
+    `_load_id`. The entity is grouped by load for the settled loads in a pass of its own, with no
+    join: marking each of its rows settled or not, by a join, cost more than both passes (decision
+    0411). This pass reads the open loads only: an inner join the engine turns into a filter of
+    the entity's scan, as `lower.loads.bronze_rows` does for bronze (decision 0409)."""
+    i = sp.indent
+    return ("\n" + under).join([
+        "(",
+        sp.sql("{}select e._mapping, e._load_id, e._source_row_id from {} as e", i, relation),
+        sp.sql("{}inner join {} as u on u._mapping = e._mapping and u._load_id = e._load_id", i, OPEN),
+        sp.sql("{}union all", i),
+        sp.sql("{}select e._mapping, e._load_id, e._source_row_id from {} as e where e._load_id is null", i, relation),
+        ") as e",
+    ])
 
 
 def conservation_sql(sp: Spelling, entity: Entity, where: Audited, form: str | None = None) -> str:
