@@ -24,6 +24,7 @@ from ..duration import Duration
 from ..ir.model import Entity, Mapping, Project
 from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, settled_ctes, source_row_fingerprint
 from .spelling import Spelling, Sql
+from .staged import diverted
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
 ROW = "row"  # the staged relation outlives bronze (an incremental ledger): delivery by delivery
@@ -85,7 +86,7 @@ def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
             sp.sql("{}where r.resolved_at is null", i),
             sp.sql("{}and exists (", i * 2),
             sp.sql("{}select 1 from {} as s", i * 3, sp.staged(entity)),
-            sp.sql("{}where s._route in ('quarantined', 'failed')", i * 3),
+            sp.sql("{}where {}", i * 3, diverted(sp, "s")),
             sp.sql("{}and s._source_row_id = r._source_row_id", i * 4),
             sp.sql("{}and s._load_id = r._load_id", i * 4),
             sp.sql("{}and r.source_relation = {}", i * 4, _source_case(sp, entity, "s")),
@@ -115,7 +116,7 @@ def conservation_count_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         sp.sql("{}count(*) as staged_rows,", i * 2),
         sp.sql("{}count(case when _route = 'kept' then 1 end) as kept_rows,", i * 2),
         sp.sql("{}count(case when _route = 'deduped' then 1 end) as deduped_rows,", i * 2),
-        sp.sql("{}count(case when _route in ('quarantined', 'failed') then 1 end) as diverted_rows", i * 2),
+        sp.sql("{}count(case when {} then 1 end) as diverted_rows", i * 2, diverted(sp)),
         sp.sql("{}from {}", i, sp.staged(entity)),
         ")",
         *_open_rejects_cte(sp, entity, where),

@@ -22,6 +22,7 @@ from ..ir.model import Entity
 from .anomaly import Anomalies
 from .history import History, HistoryRelations
 from .spelling import Sql, Spelling
+from .staged import diverted
 
 NUMERIC_TYPES = ("int",)
 BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows", "max_rate", "rule",
@@ -319,7 +320,7 @@ def measure_rate(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str
     sp = q.sp
     evaluated = q.staged_count("_dedupe_rank = 1", "assay_evaluated")
     if check.kind == "quarantine_rate":
-        failing = q.staged_count("_route in ('quarantined', 'failed')", "assay_quarantined")
+        failing = q.staged_count(diverted(sp), "assay_quarantined")
     elif check.kind == "flag_rate":
         flagged = sp.sql("_route = 'kept' and {} {}", sp.kw("not"), sp.call("quality_ok", Sql("_failed_rules")))
         failing = q.staged_count(flagged, "assay_flagged")
@@ -343,7 +344,7 @@ def measure_increase(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict
         return
     evaluated = q.staged_count("_dedupe_rank = 1", "assay_evaluated")
     if check.kind == "quarantine_increase":
-        failing = q.staged_count("_route in ('quarantined', 'failed')", "assay_quarantined")
+        failing = q.staged_count(diverted(sp), "assay_quarantined")
         desc["counts"].update(evaluated=evaluated, failing=failing, previous_evaluated=prev["previous_evaluated"],
                               previous_failing=prev["previous_quarantined"])
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..ir.model import Entity, Mapping
 from .spelling import Spelling, Sql
+from .staged import diverted
 
 FINGERPRINT = "_bronze_fp"  # a ledger row's delivery fingerprint
 OPEN = "assay_open_loads"  # bronze's loads that are not settled, by mapping
@@ -32,7 +33,12 @@ def load_id(sp: Spelling, mapping: Mapping) -> str:
     return sp.cast(raw(mapping, "_load_id"), "string", False)
 
 
-ROUTE_SUMS = {"kept": "_route = 'kept'", "diverted": "_route in ('quarantined', 'failed')"}
+ROUTE_SUMS = ("kept", "diverted")  # the ledger's sides the conservation audit sums per load
+
+
+def _side(sp: Spelling, side: str) -> str:
+    """The condition of a ledger row on one side of ROUTE_SUMS."""
+    return sp.sql("_route = 'kept'") if side == "kept" else diverted(sp)
 
 
 def source_row_fingerprint(sp: Spelling) -> str:
@@ -47,7 +53,8 @@ def route_sums(sp: Spelling) -> list[str]:
     same pass that groups it by load."""
     fp = source_row_fingerprint(sp)
     out = []
-    for side, when in ROUTE_SUMS.items():
+    for side in ROUTE_SUMS:
+        when = _side(sp, side)
         out.append(sp.sql("count(case when {} then 1 end) as _{}_rows", when, side))
         out.append(sp.sql("{} as _{}_fp", sp.call("fingerprint_sum", Sql(sp.sql("case when {} then {} end", when, fp))), side))
     return out

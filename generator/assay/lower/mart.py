@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..ir.model import Entity, Project
 from .spelling import Spelling, Sql
+from .staged import diverted
 
 
 def _aggregate(sp: Spelling, e: Entity) -> str:
@@ -22,7 +23,7 @@ def _aggregate(sp: Spelling, e: Entity) -> str:
     taken = lambda when: sp.sql("sum(case when {} then _n else 0 end)", when)  # noqa: E731
     agg = [
         sp.sql("{}{} as rows_evaluated", i * 2, taken(sp.sql("_evaluated = 1"))),
-        sp.sql("{}{} as rows_quarantined", i * 2, taken(sp.sql("_route in ('quarantined', 'failed')"))),
+        sp.sql("{}{} as rows_quarantined", i * 2, taken(diverted(sp))),
         sp.sql("{}{} as rows_deduped", i * 2, taken(sp.sql("_route = 'deduped'"))),
     ]
     agg += [sp.sql("{}{} as f__{}", i * 2, taken(sp.call("flags_contain", Sql("_failed_rules"), r.name)), r.name) for r in e.rules]

@@ -10,7 +10,7 @@ from typing import Callable
 
 from ..ir.model import Entity, Mapping
 from .spelling import Spelling, Sql
-from .staged import LINEAGE
+from .staged import LINEAGE, diverted
 
 
 def kept_query(sp: Spelling, entity: Entity, staged: str | None = None, processed_at: bool = False) -> str:
@@ -65,7 +65,7 @@ def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping, written: str
         sp.sql("{}{} as raw", i * 2, sp.row_json(b, entity.redact)),
         sp.sql("{}from {} as s", i, sp.staged(entity)),
     ]
-    where = sp.sql("{}where s._mapping = {} and s._route in ('quarantined', 'failed')", i, sp.string(mapping.name))
+    where = sp.sql("{}where s._mapping = {} and {}", i, sp.string(mapping.name), diverted(sp, "s"))
     if written:
         # before the bronze join, so that only the rows to write probe bronze
         join = "\n".join([

@@ -150,6 +150,16 @@ def failed_rules(sp: Spelling, entity: Entity, extra: tuple = ()) -> str:
     return sp.sql("{} as _failed_rules", sp.quality_flags([*extra, *((r.name, f"_r__{r.name}") for r in entity.rules)]))
 
 
+DIVERTED_ROUTES = ("quarantined", "failed")  # the routes whose rows go to the reject table
+
+
+def diverted(sp: Spelling, alias: str = "") -> str:
+    """The condition that a staged row (of `alias`) is diverted, which the mart, the audits, the
+    reject rows, the declared checks and the anomaly checks all read."""
+    prefix = f"{alias}." if alias else ""
+    return sp.sql("{}_route in ({})", prefix, ", ".join(f"'{r}'" for r in DIVERTED_ROUTES))
+
+
 def route(sp: Spelling, entity: Entity, late: bool = False) -> list[str]:
     """The `_route` CASE, one line each: deduped, then failed, then quarantined, else kept."""
     i = sp.indent
