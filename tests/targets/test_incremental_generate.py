@@ -27,8 +27,9 @@ THIS = "silver.orders__staged"
 
 
 class _Assay:
-    def __init__(self, incremental: bool = False, fingerprinted: bool = True, counted: bool = False):
+    def __init__(self, incremental: bool = False, fingerprinted: bool = True, counted: bool = False, ledger: str | None = None):
         self.calls: list[tuple] = []
+        self.ledger = ledger
         self.incremental = incremental
         self.fingerprinted = fingerprinted
         self.counted = counted
@@ -44,6 +45,8 @@ class _Assay:
                 return self.incremental and self.fingerprinted
             if name == "built_this_run":  # whether this invocation built the loads model (decision 0411)
                 return self.counted
+            if name == "fingerprinted_ledger":  # the ledger the loads model finds, if any
+                return self.ledger
             if name == "sql_type":
                 return {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP"}.get(args[0], "VARCHAR")
             return f"assay_{name}()"
@@ -51,8 +54,9 @@ class _Assay:
         return macro
 
 
-def render(sql: str, incremental: bool, fingerprinted: bool = True, counted: bool = False) -> tuple[exp.Expression, _Assay]:
-    assay = _Assay(incremental, fingerprinted, counted)
+def render(sql: str, incremental: bool, fingerprinted: bool = True, counted: bool = False,
+           ledger: str | None = None) -> tuple[exp.Expression, _Assay]:
+    assay = _Assay(incremental, fingerprinted, counted, ledger)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     text = env.from_string(sql).render(
         config=lambda **kw: "",
@@ -291,24 +295,39 @@ def test_an_incremental_build_first_checks_the_columns_it_reads_back(files):
 
 def test_bronze_is_counted_once_per_build(files):
     """Decision 0411: `<entity>__loads` is the query by which the ledger step, the
-    ingestion-metadata test and the conservation audit each counted bronze's loads. Each reads the
-    model where this invocation built it, and counts bronze itself where not (a selection without
-    the model, whose rows may then be older than bronze)."""
+    ingestion-metadata test and the conservation audit each counted bronze's loads, with the loads
+    the ledger held alike before this build (`_settled`), which the two nodes before the ledger's
+    write also computed. Each reads the model where this invocation built it, and counts itself
+    where not (a selection without the model, whose rows may then be older than bronze)."""
     model = files["models/assay/orders/orders__loads.sql"]
-    assert "materialized='table'" in model
-    query = model.split("\n\n", 1)[1].strip("\n")
-    gate = ('{% if assay.built_this_run("orders__loads") %}\n'
-            '    select _mapping, _load_id, _rows, _fp from {{ ref("orders__loads") }}\n{% else %}\n' + query + "\n{% endif %}")
-    for rel in (STAGED, "macros/assay/audits/orders.sql", "macros/assay/ingestion/raw_orders.sql"):
-        assert files[rel].count("assay.built_this_run(") == 1 and gate in files[rel], rel
+    assert "materialized='table'" in model and 'assay.fingerprinted_ledger("orders__staged")' in model
+    query = model.split("\n\nwith assay_bronze_loads as (\n", 1)[1].split("\n)", 1)[0]
+    counts = ('{% if assay.built_this_run("orders__loads") %}\n'
+              '    select _mapping, _load_id, _rows, _fp from {{ ref("orders__loads") }}\n{% else %}\n' + query + "\n{% endif %}")
+    settled = '{% if assay.built_this_run("orders__loads") %}\n    select _mapping, _load_id from {{ ref("orders__loads") }} where _settled\n'
+    audit, test = "macros/assay/audits/orders.sql", "macros/assay/ingestion/raw_orders.sql"
+    for rel in (STAGED, audit, test):
+        assert counts in files[rel], rel
+    # the settled loads before the ledger's write; the audit, after it, compares the ledger as written
+    for rel, gates in ((STAGED, 2), (test, 2), (audit, 1)):
+        assert files[rel].count("assay.built_this_run(") == gates and (settled in files[rel]) == (gates == 2), rel
     # the nodes that read it depend on it: the test by its `loads` argument (checked above), the
     # others by a depends_on line, since dbt sees a ref inside an `if` only where its parse takes it
     for rel in (STAGED, "models/assay/orders/orders.sql"):
         assert '-- depends_on: {{ ref("orders__loads") }}' in files[rel]
     counted, _ = render(files[STAGED], incremental=True, counted=True)
     assert cte(counted, "assay_bronze_loads").sql() == "SELECT _mapping, _load_id, _rows, _fp FROM silver.orders__loads"
-    model_tree, _ = render(model, incremental=True)
-    assert model_tree.sql(comments=False) == cte(render(files[STAGED], incremental=True)[0], "assay_bronze_loads").sql()
+    assert cte(counted, "assay_settled").sql() == "SELECT _mapping, _load_id FROM silver.orders__loads WHERE _settled"
+    # the model's _settled is the inline assay_settled's join, over the ledger it finds at run time
+    inline, _ = render(files[STAGED], incremental=True)
+    for ledger, settled_sql in ((THIS, "NOT o._mapping IS NULL AS _settled"), (None, "FALSE AS _settled")):
+        tree, _ = render(model, incremental=True, ledger=ledger)
+        assert cte(tree, "assay_bronze_loads").sql() == cte(inline, "assay_bronze_loads").sql()
+        assert (cte(tree, "assay_ledger_loads").sql() == cte(inline, "assay_ledger_loads").sql()) if ledger else (
+            "assay_ledger_loads" not in ctes(tree))
+        assert tree.expressions[-1].sql() == settled_sql
+    joined, _ = render(model, incremental=True, ledger=THIS)
+    assert joined.args["joins"][0].args["on"].sql() == cte(inline, "assay_settled").args["joins"][0].args["on"].sql()
 
 
 def test_loads_bronze_and_the_ledger_hold_alike_are_left_out(files):

@@ -74,35 +74,48 @@ def loads_query(sp: Spelling, entity: Entity, mappings: tuple[Mapping, ...] = ()
     return sp.sql("\n{}union all\n", i).join(parts)
 
 
-def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapping, ...] = (),
-                 routes: bool = False) -> list[str]:
-    """The CTEs `assay_bronze_loads`, `assay_ledger_loads` and `assay_settled` (mapping, load),
-    each as `name as (...)`, for a WITH list. `assay_bronze_loads` is `loads_query`, which a target
-    may read from where the build counted it once (`Spelling.counted_loads`). `mappings` narrows
-    them to those mappings (default: all of the entity's). With `routes`, `assay_ledger_loads` also
-    carries `route_sums`, so that the ledger is grouped by load once."""
+SETTLED_ON = "o._mapping = n._mapping and o._load_id = n._load_id and o._rows = n._rows and o._fp = n._fp"
+
+
+def ledger_loads_cte(sp: Spelling, ledger: str, mappings: tuple[Mapping, ...] = (), routes: bool = False) -> str:
+    """`assay_ledger_loads as (...)`: the ledger's rows with a fingerprint, counted and summed per
+    mapping and load (only `mappings`' when given). With `routes`, it also carries `route_sums`,
+    so that the ledger is grouped by load once."""
     i = sp.indent
-    narrowed = mappings and mappings != entity.mappings
+    return "\n".join([
+        "assay_ledger_loads as (",
+        sp.sql("{}select _mapping, _load_id, count({fp}) as _rows, {sum} as _fp", i, fp=FINGERPRINT,
+               sum=sp.call("fingerprint_sum", Sql(FINGERPRINT))) + "".join(",\n" + i * 2 + s for s in (route_sums(sp) if routes else [])),
+        sp.sql("{}from {}", i, ledger),
+        *([sp.sql("{}where _mapping in ({})", i, ", ".join(sp.string(m.name) for m in mappings))] if mappings else []),
+        sp.sql("{}group by _mapping, _load_id", i),
+        ")",
+    ])
+
+
+def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapping, ...] = (),
+                 routes: bool = False, before_write: bool = False) -> list[str]:
+    """The CTEs `assay_bronze_loads`, `assay_ledger_loads`, `assay_settled` (mapping, load) and
+    `assay_open_loads`, each as `name as (...)`, for a WITH list. `assay_bronze_loads` is
+    `loads_query`, which a target may read from where the build counted it once
+    (`Spelling.counted_loads`); so is `assay_settled` for a node that runs `before_write` of the
+    ledger, which sees the ledger the counting saw. `mappings` narrows them to those mappings
+    (default: all of the entity's). `routes`: see `ledger_loads_cte`."""
+    i = sp.indent
+    narrowed = mappings if mappings and mappings != entity.mappings else ()
     mappings = mappings or entity.mappings
+    settled = "\n".join([
+        sp.sql("{}select n._mapping, n._load_id", i),
+        sp.sql("{}from assay_bronze_loads as n", i),
+        sp.sql("{}inner join assay_ledger_loads as o", i),
+        sp.sql("{}on {}", i * 2, SETTLED_ON),
+    ])
+    if before_write:
+        settled = sp.counted_loads(entity, mappings, settled, settled=True)
     return [
         "assay_bronze_loads as (\n" + sp.counted_loads(entity, mappings, loads_query(sp, entity, mappings)) + "\n)",
-        "\n".join([
-            "assay_ledger_loads as (",
-            sp.sql("{}select _mapping, _load_id, count({fp}) as _rows, {sum} as _fp", i, fp=FINGERPRINT,
-                   sum=sp.call("fingerprint_sum", Sql(FINGERPRINT))) + "".join(",\n" + i * 2 + s for s in (route_sums(sp) if routes else [])),
-            sp.sql("{}from {}", i, ledger),
-            *([sp.sql("{}where _mapping in ({})", i, ", ".join(sp.string(m.name) for m in mappings))] if narrowed else []),
-            sp.sql("{}group by _mapping, _load_id", i),
-            ")",
-        ]),
-        "\n".join([
-            "assay_settled as (",
-            sp.sql("{}select n._mapping, n._load_id", i),
-            sp.sql("{}from assay_bronze_loads as n", i),
-            sp.sql("{}inner join assay_ledger_loads as o", i),
-            sp.sql("{}on o._mapping = n._mapping and o._load_id = n._load_id and o._rows = n._rows and o._fp = n._fp", i * 2),
-            ")",
-        ]),
+        ledger_loads_cte(sp, ledger, narrowed, routes),
+        "assay_settled as (\n" + settled + "\n)",
         _without(sp, OPEN, [sp.sql("{}select n._mapping, n._load_id from assay_bronze_loads as n", i)],
                  "assay_settled as s", "s._mapping = n._mapping and s._load_id = n._load_id", "s._mapping"),
     ]
@@ -166,7 +179,7 @@ def ingestion_rows_ctes(sp: Spelling, entity: Entity, mapping: Mapping, ledger: 
         sp.sql("{}from {} as b", i, bronze_rows(sp, mapping, "assay_unclean_loads", i)),
         ")",
     ])
-    return settled_ctes(sp, entity, ledger, (mapping,)) + [faults, clean, unclean, rows]
+    return settled_ctes(sp, entity, ledger, (mapping,), before_write=True) + [faults, clean, unclean, rows]
 
 
 def _without(sp: Spelling, name: str, head: list[str], other: str, on: str, missing: str) -> str:

@@ -152,9 +152,10 @@ class Spelling:
         """The relation of an entity's staged model (what the mart counts)."""
         raise NotImplementedError
 
-    def counted_loads(self, entity, mappings, query: str) -> str:
+    def counted_loads(self, entity, mappings, query: str, settled: bool = False) -> str:
         """Bronze's per-load counts of an incremental entity's `mappings` (`lower.loads.loads_query`,
-        given as `query`), where a consumer reads them: by default the query itself; a target that
+        given as `query`), or with `settled` the loads of them the ledger held alike before this
+        build wrote it, where a consumer reads them: by default the query itself; a target that
         counts them once per build reads them from there."""
         return query
 

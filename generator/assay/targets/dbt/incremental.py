@@ -28,7 +28,10 @@ What one build does (docs/incremental.md says what it does not):
 from __future__ import annotations
 
 from ...ir.model import Entity, Mapping, Project
-from ...lower.loads import FINGERPRINT, OPEN, bronze_rows, delivery_fingerprint, ingestion_rows_ctes, load_id, loads_query, settled_ctes
+from ...lower.loads import (
+    FINGERPRINT, OPEN, SETTLED_ON, bronze_rows, delivery_fingerprint, ingestion_rows_ctes, ledger_loads_cte, load_id, loads_query,
+    settled_ctes,
+)
 from ...lower.spelling import Sql
 from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
 from .naming import loads_name, staged_name
@@ -265,7 +268,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         "",
         "with",
         f"{{% if {SETTLE} %}}",
-        ",\n\n".join(settled_ctes(DBT, entity, "{{ this }}")) + ",",
+        ",\n\n".join(settled_ctes(DBT, entity, "{{ this }}", before_write=True)) + ",",
         "",
         "{% endif %}",
         "extracted as (",
@@ -342,13 +345,30 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
 
 
 def loads_sql(entity: Entity, project: Project, header: str) -> str:
-    """`<entity>__loads`: bronze's per-load counts and fingerprint sums, counted once per build
-    (decision 0411). The ingestion-metadata test, the ledger step and the conservation audit each
-    counted them (a pass over bronze's metadata columns each); they read this table instead when
-    the build that runs them built it (`DbtSpelling.counted_loads`)."""
+    """`<entity>__loads`: bronze's per-load counts and fingerprint sums, and whether the ledger held
+    each load alike before this build (`_settled`), counted once per build (decision 0411). The
+    ingestion-metadata test and the ledger step (both before the ledger's write) and the
+    conservation audit (the counts only, after it) each computed them; they read this table
+    instead when the build that runs them built it (`DbtSpelling.counted_loads`). The ledger is
+    found at run time, not by `ref`: the ledger step depends on this model."""
     config = ("{{ config(materialized='table', schema=" + jstr(project.schema("silver"))
               + ", tags=['assay', 'assay_incremental']) }}")
-    return "\n".join([header, config, "", loads_query(DBT, entity), ""])
+    held = "{% if ledger is not none %}"
+    return "\n".join([
+        header,
+        config,
+        "{% set ledger = assay.fingerprinted_ledger(" + jstr(staged_name(entity)) + ") %}",
+        "",
+        "with assay_bronze_loads as (",
+        loads_query(DBT, entity),
+        ")" + held + ",",
+        ledger_loads_cte(DBT, "{{ ledger }}") + "{% endif %}",
+        "",
+        f"select n._mapping, n._load_id, n._rows, n._fp, {held}o._mapping is not null{{% else %}}false{{% endif %}} as _settled",
+        "from assay_bronze_loads as n",
+        f"{held}left join assay_ledger_loads as o on {SETTLED_ON}{{% endif %}}",
+        "",
+    ])
 
 
 def loads_dependency(entity: Entity) -> str:

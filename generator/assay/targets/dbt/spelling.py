@@ -184,16 +184,18 @@ class DbtSpelling(Spelling):
     def staged(self, entity) -> str:
         return "{{ ref(" + jstr(staged_name(entity)) + ") }}"
 
-    def counted_loads(self, entity, mappings, query: str) -> str:
+    def counted_loads(self, entity, mappings, query: str, settled: bool = False) -> str:
         """The loads model's rows (decision 0411) when this invocation built it; otherwise, e.g.
         a selection without it, the query itself: a model left from an earlier build may be older
         than bronze, and a load it did not count would be skipped."""
         name = jstr(loads_name(entity))
-        where = "" if mappings == entity.mappings else (
-            " where _mapping in (" + ", ".join(self.string(m.name) for m in mappings) + ")")
+        where = (["_settled"] if settled else []) + ([] if mappings == entity.mappings else [
+            "_mapping in (" + ", ".join(self.string(m.name) for m in mappings) + ")"])
+        columns = "_mapping, _load_id" if settled else "_mapping, _load_id, _rows, _fp"
         return "\n".join([
             "{% if assay.built_this_run(" + name + ") %}",
-            self.indent + "select _mapping, _load_id, _rows, _fp from {{ ref(" + name + ") }}" + where,
+            self.indent + f"select {columns} from {{{{ ref({name}) }}}}" + "".join(
+                f" {'where' if n == 0 else 'and'} {w}" for n, w in enumerate(where)),
             "{% else %}",
             query,
             "{% endif %}",
