@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..duration import Duration
 from ..ir.model import Entity, Mapping, Project
-from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, settled_ctes, source_row_fingerprint
+from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, rows_in_loads, settled_ctes, source_row_fingerprint
 from .spelling import Spelling, Sql
 from .staged import diverted
 
@@ -273,20 +273,11 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
 
 
 def _open_load_rows(sp: Spelling, relation: str, under: str) -> str:
-    """A from-item of the rows of `relation` (alias `e`) in `assay_open_loads`, and those without a
-    `_load_id`. The entity is grouped by load for the settled loads in a pass of its own, with no
-    join: marking each of its rows settled or not, by a join, cost more than both passes (decision
-    0411). This pass reads the open loads only: an inner join the engine turns into a filter of
-    the entity's scan, as `lower.loads.bronze_rows` does for bronze (decision 0409)."""
-    i = sp.indent
-    return ("\n" + under).join([
-        "(",
-        sp.sql("{}select e._mapping, e._load_id, e._source_row_id from {} as e", i, relation),
-        sp.sql("{}inner join {} as u on u._mapping = e._mapping and u._load_id = e._load_id", i, OPEN),
-        sp.sql("{}union all", i),
-        sp.sql("{}select e._mapping, e._load_id, e._source_row_id from {} as e where e._load_id is null", i, relation),
-        ") as e",
-    ])
+    """The rows of `relation` (alias `e`) in `assay_open_loads` (`loads.rows_in_loads`). The entity
+    is grouped by load for the settled loads in a pass of its own, with no join: marking each of
+    its rows settled or not, by a join, cost more than both passes (decision 0411)."""
+    return rows_in_loads(sp, relation, "e", "e._mapping, e._load_id, e._source_row_id", "e._mapping", "e._load_id",
+                         "e._load_id", OPEN, under) + " as e"
 
 
 def conservation_sql(sp: Spelling, entity: Entity, where: Audited, form: str | None = None) -> str:

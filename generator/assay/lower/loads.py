@@ -121,25 +121,33 @@ def settled_ctes(sp: Spelling, entity: Entity, ledger: str, mappings: tuple[Mapp
     ]
 
 
-def bronze_rows(sp: Spelling, mapping: Mapping, loads: str, under: str = "") -> str:
-    """A from-item of `mapping`'s bronze rows (all columns) in the loads the CTE `loads` lists
-    (`_mapping`, `_load_id`), and those without a `_load_id`, which belong to no load.
+def rows_in_loads(sp: Spelling, relation: str, alias: str, columns: str, mapping: str, load: str, own_load: str,
+                  loads: str, under: str = "") -> str:
+    """A from-item (without its alias) of the rows of `relation` (as `alias`) in the loads the CTE
+    `loads` lists (`_mapping`, `_load_id`), matched by the SQL `mapping` and `load`, and the rows
+    whose `own_load` (their `_load_id` as stored) is NULL, which belong to no load; each row as
+    `columns`.
 
     An inner join on the load, not a left join kept where nothing matched: the engine then filters
-    bronze's scan by the few loads listed (DuckDB skips the row groups of other loads by their
-    min/max, decision 0409) instead of reading every column of every row first. The rows without
-    a `_load_id` come back through a second branch, since `=` never matches them. `under` indents
+    the scan by the few loads listed (DuckDB skips the row groups of other loads by their min/max,
+    decision 0409) instead of reading every column of every row first. The rows without a
+    `_load_id` come back through a second branch, since `=` never matches them. `under` indents
     every line after the first, for a from-item placed after a clause indented that much."""
     i = sp.indent
-    src, load = sp.bronze(mapping.source), load_id(sp, mapping)
     return ("\n" + under).join([
         "(",
-        sp.sql("{}select b.* from {} as b", i, src),
-        sp.sql("{}inner join {} as u on u._mapping = {} and u._load_id = {}", i, loads, sp.string(mapping.name), load),
+        sp.sql("{}select {} from {} as {}", i, columns, relation, alias),
+        sp.sql("{}inner join {} as u on u._mapping = {} and u._load_id = {}", i, loads, mapping, load),
         sp.sql("{}union all", i),
-        sp.sql("{}select b.* from {} as b where {} is null", i, src, raw(mapping, "_load_id")),
+        sp.sql("{}select {} from {} as {} where {} is null", i, columns, relation, alias, own_load),
         ")",
     ])
+
+
+def bronze_rows(sp: Spelling, mapping: Mapping, loads: str, under: str = "") -> str:
+    """`rows_in_loads` of `mapping`'s bronze rows, every column (alias `b`)."""
+    return rows_in_loads(sp, sp.bronze(mapping.source), "b", "b.*", sp.string(mapping.name), load_id(sp, mapping),
+                         raw(mapping, "_load_id"), loads, under)
 
 
 def ingestion_rows_ctes(sp: Spelling, entity: Entity, mapping: Mapping, ledger: str) -> list[str]:
