@@ -88,8 +88,17 @@ def _flag(arg: Any) -> bool:
     return bool(arg) and not isinstance(arg, exp.Null)
 
 
+def _strings(arg: Any, what: str) -> list[str]:
+    """A tuple of string literals (`('a', 'b')`, or `('a')`), NULL or absent: the texts, sorted."""
+    if arg is None or isinstance(arg, exp.Null):
+        return []
+    items = arg.expressions if isinstance(arg, (exp.Tuple, exp.Array)) else [arg.this if isinstance(arg, exp.Paren) else arg]
+    return sorted(string_arg(item, what) for item in items)
+
+
 @macro()
-def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
+def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr, ranked: exp.Expr = None,
+                                        mappings: exp.Expr = None) -> exp.Expr:
     """Bronze rows whose ingestion metadata cannot order a dedupe: a NULL `_load_id`,
     `_ingested_at` or `_source_row_id`, a `_source_row_id` repeated within one `_load_id`, an
     `_ingested_at` that is no ISO 8601 timestamp (read as assay_ingestion_timestamp reads it).
@@ -98,6 +107,11 @@ def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
     0014: the latest delivery supersedes the earlier ones); within one load two deliveries of
     one source row would tie.
 
+    With `ranked`, the staged model that ranks these rows' deliveries, and `mappings`, its
+    mappings of `rel` (decision 0412): the repeat search groups only the source rows it ranks
+    twice or more, and only the source rows whose parsed `_ingested_at` it holds NULL are parsed
+    again; the verdict is the same as over every row.
+
     >>> from assay_sqlmesh import render_sql
     >>> "unparseable_ingested_at" in render_sql("@assay_ingestion_metadata_violations(bronze.raw_orders)", "duckdb")
     True
@@ -105,16 +119,25 @@ def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr) -> exp.Expr:
     d = dialect_of(evaluator)
     row_id = as_text("_source_row_id", d)
     ingested = parse_ts_sql("_ingested_at", "ISO8601", d)
+    names = _strings(mappings, "a mapping name")
+    repeated, unparsed = "", f"({ingested}) IS NULL"
+    if ranked is not None and not isinstance(ranked, exp.Null) and names:
+        ranks = (f"SELECT r._source_row_id FROM {relation(ranked, d)} AS r "
+                 f"WHERE r._mapping IN ({', '.join(lit(n, d) for n in names)}) AND ")
+        repeated = f" AND {row_id} IN ({ranks}r._delivery_rank > 1)"
+        # in a CASE, so that no engine parses a row before the row is found a candidate
+        unparsed = (f"CASE WHEN _source_row_id IS NULL OR {row_id} IN ({ranks}r._ingested_at IS NULL) "
+                    f"THEN ({ingested}) IS NULL ELSE FALSE END")
     sql = f"""
     WITH metadata AS (SELECT _load_id, _ingested_at, _source_row_id FROM {relation(rel, d)})
     SELECT 'missing_metadata' AS failure, {row_id} AS source_row_id FROM metadata
     WHERE _load_id IS NULL OR _ingested_at IS NULL OR _source_row_id IS NULL
     UNION ALL
     SELECT 'duplicate_source_row_id' AS failure, {row_id} AS source_row_id FROM metadata
-    WHERE _source_row_id IS NOT NULL AND _load_id IS NOT NULL GROUP BY _load_id, _source_row_id HAVING COUNT(*) > 1
+    WHERE _source_row_id IS NOT NULL AND _load_id IS NOT NULL{repeated} GROUP BY _load_id, _source_row_id HAVING COUNT(*) > 1
     UNION ALL
     SELECT 'unparseable_ingested_at' AS failure, {row_id} AS source_row_id FROM metadata
-    WHERE _ingested_at IS NOT NULL AND ({ingested}) IS NULL"""
+    WHERE _ingested_at IS NOT NULL AND {unparsed}"""
     return render(sql, d)
 
 

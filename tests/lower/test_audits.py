@@ -366,18 +366,30 @@ def test_bronze_audits_are_decided_once_and_both_targets_spell_them(write_spec):
     })
     project = load_project(spec)
     lowered = {b.source: b for b in bronze_audits(project)}
-    assert lowered["raw_orders"] == BronzeAudits("raw_orders", True, "6h", "2d")
+    # Both entities are rebuilt in full, so their staged relations rank the deliveries the test
+    # searches for repeats (decision 0412): orders through both of its mappings of raw_orders.
+    orders, customers = project.entity("orders"), project.entity("customer")
+    assert lowered["raw_orders"] == BronzeAudits("raw_orders", True, "6h", "2d",
+                                                 ranked_by=(orders, ("raw_orders", "raw_orders_again")))
     assert (lowered["raw_orders"].warn_after.hours, lowered["raw_orders"].error_after.hours) == (6, 48)
-    assert lowered["raw_customers"] == BronzeAudits("raw_customers", True, None, None)
+    assert lowered["raw_customers"] == BronzeAudits("raw_customers", True, None, None,
+                                                    ranked_by=(customers, ("raw_customers",)))
 
     dbt_tables = {t["name"]: t for t in sources_yml(project)["sources"][0]["tables"]}
     assert dbt_tables["raw_orders"]["freshness"] == {"warn_after": {"count": 6, "period": "hour"},
                                                     "error_after": {"count": 2, "period": "day"}}
     assert dbt_tables["raw_orders"]["data_tests"] == [
-        {"assay.assay_ingestion_metadata": {"name": "assay_ingestion_metadata__raw_orders"}}]
+        {"assay.assay_ingestion_metadata": {"name": "assay_ingestion_metadata__raw_orders", "arguments": {
+            "ranked": 'ref("orders__staged")', "mappings": ["raw_orders", "raw_orders_again"]}}}]
     assert "freshness" not in dbt_tables["raw_customers"] and "loaded_at_field" not in dbt_tables["raw_customers"]
     assert sqlmesh_bronze_audits(project) == {
         "raw_customers": [("assay_ingestion_metadata", {})],
         "raw_orders": [("assay_ingestion_metadata", {}), ("assay_freshness_warn", {"max_age_hours": "6"}),
                        ("assay_freshness_error", {"max_age_hours": "48"})],
     }
+    # On SQLMesh the audit runs on each staged model that reads the relation, ranked by that model
+    from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+    from assay.targets.sqlmesh.staged import staged_audits
+
+    assert staged_audits(orders, project, SqlmeshSpelling("duckdb"))[0] == (
+        "assay_ingestion_metadata(source := bronze.raw_orders, ranked_mappings := ('raw_orders', 'raw_orders_again'))")

@@ -1103,6 +1103,20 @@ case(
     ],
 )
 case(
+    "unknown_member_on_a_key_column",
+    {**orders_entity("key: [order_id]", "key: [order_id, customer_id]"),
+     "mapping_orders.yaml": orders_mapping('  customer_id: {from: "$.customer"}').replace(
+         'key:\n  order_id: {from: "$.id"}\nfields:\n  customer_id: {from: "$.customer"}\n',
+         'key:\n  order_id: {from: "$.id"}\n  customer_id: {from: "$.customer"}\nfields: {}\n')},
+    [
+        ("entity_orders.yaml", 15, "SPEC_INVALID",
+         "referential rule via `order_customer` of entity `orders` uses `on_missing: "
+         "unknown_member`, which rewrites `customer_id` to the text `__unknown__`, and `customer_id` "
+         "is part of the key of `orders`: two orphans that differ only there would publish one key "
+         "twice. Use `on_missing: quarantine` or `flag`, or take `customer_id` out of `key:`."),
+    ],
+)
+case(
     "unknown_member_on_composite_key",
     {
         "extra.yaml": spec_doc("""

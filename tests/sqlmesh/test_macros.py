@@ -246,6 +246,21 @@ def test_audit_queries_return_the_violations(con):
     # r4 repeats within l1 (corrupt); r1 comes back in l2 (a re-delivery, decision 0014: not a violation)
     rows = con.execute(render_sql("@assay_ingestion_metadata_violations(bronze.raw)")).fetchall()
     assert sorted(rows) == [("duplicate_source_row_id", "r4"), ("missing_metadata", "r3"), ("unparseable_ingested_at", "r2")]
+    # Bounded by a staged model's delivery ranks (decision 0412), here ranked by hand: the same rows
+    con.execute(
+        "create or replace table bronze.ranked as select 'raw' as _mapping, _source_row_id, "
+        "try_cast(_ingested_at as timestamp) as _ingested_at, case when _source_row_id is null then 1 else "
+        "row_number() over (partition by _source_row_id order by _ingested_at desc, _load_id desc) end as _delivery_rank "
+        "from bronze.raw union all select 'other', 'r1', null, 2"  # another mapping's ranks are not read
+    )
+    ranked = render_sql("@assay_ingestion_metadata_violations(bronze.raw, bronze.ranked, ('raw'))")
+    assert "bronze.ranked" in ranked and sorted(con.execute(ranked).fetchall()) == sorted(rows)
+    con.execute("insert into bronze.raw values ('l2', 'garbage', NULL), ('l3', 'later', 'r1')")
+    con.execute("insert into bronze.ranked values ('raw', NULL, NULL, 1), ('raw', 'r1', NULL, 1)")
+    assert sorted(con.execute(ranked).fetchall(), key=repr) == sorted(
+        rows + [("missing_metadata", None), ("unparseable_ingested_at", None), ("unparseable_ingested_at", "r1")], key=repr)
+    assert sorted(con.execute(ranked).fetchall(), key=repr) == sorted(
+        con.execute(render_sql("@assay_ingestion_metadata_violations(bronze.raw)")).fetchall(), key=repr)
     fresh = render_sql("@assay_freshness_violations(bronze.raw, 24)", execution_ts="2026-01-05 20:00:00")
     assert con.execute(fresh).fetchall() == []
     stale = render_sql("@assay_freshness_violations(bronze.raw, 6)", execution_ts="2026-01-06 20:00:00")

@@ -163,3 +163,36 @@ def test_the_sandbox_copy_keeps_packages_relinked_and_leaves_out_builds(tmp_path
     assert (proj / "dbt_packages" / "assay").resolve() == (proj / "assay_packages" / "assay").resolve()
     assert sorted(p.name for p in (copy / "target").iterdir()) == ["manifest.json"]
     assert not (copy / "warehouse.duckdb").exists() and (copy / "dbt_project.yml").exists()
+
+
+def test_a_sqlmesh_run_with_nothing_due_is_no_audit_failure(tmp_path, monkeypatch):
+    """SQLMesh answers NOTHING_TO_DO (its is_success false) when no interval is due at the tick: after
+    the plan that is a passed build; after the replays nothing judged the replayed rows, so the
+    plan says so instead of reporting a failed audit."""
+    import datetime as dt
+
+    from sqlmesh.core.context import CompletionStatus
+
+    from assay.errors import ProjectError
+    from assay.plandata.steps import SqlmeshSteps
+
+    class Ctx:
+        def __init__(self, status):
+            self.status = status
+
+        def plan(self, **kwargs):
+            return None
+
+        def run(self, execution_time):
+            return self.status
+
+    steps = SqlmeshSteps(dt.datetime(2026, 12, 9, 0, 30), "duckdb")
+    monkeypatch.setattr(steps, "_tick", lambda path: dt.datetime(2026, 12, 10))
+    for status, ok in ((CompletionStatus.NOTHING_TO_DO, True), (CompletionStatus.SUCCESS, True), (CompletionStatus.FAILURE, False)):
+        monkeypatch.setattr(steps, "_context", lambda path, work, s=status: work(Ctx(s)))
+        assert steps.build(tmp_path).ok is ok, status
+    monkeypatch.setattr(steps, "_context", lambda path, work: work(Ctx(CompletionStatus.NOTHING_TO_DO)))
+    with pytest.raises(ProjectError, match="had nothing to do at 2026-12-10 00:00"):
+        steps.rebuild(tmp_path)
+    monkeypatch.setattr(steps, "_context", lambda path, work: work(Ctx(CompletionStatus.FAILURE)))
+    assert steps.rebuild(tmp_path).ok is False

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..duration import Duration
-from ..ir.model import Entity, Mapping, Project
+from ..ir.model import INGESTION_COLUMNS, Entity, Mapping, Project
 from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, rows_in_loads, settled_ctes, source_row_fingerprint
 from .spelling import Spelling, Sql
 from .staged import diverted
@@ -375,6 +375,22 @@ class BronzeAudits:
     # The incremental entity and its mapping of this relation whose ledger proves loads clean, so
     # that the metadata test reads only the other loads (decision 0408); None: it reads them all.
     settled_by: Optional[tuple[Entity, Mapping]] = None
+    # Where no ledger does: an entity rebuilt in full whose staged relation ranks this relation's
+    # deliveries, and its mappings of it, so that the repeat search groups only the re-delivered
+    # source rows (decision 0412); None: it groups every row.
+    ranked_by: Optional[tuple[Entity, tuple[str, ...]]] = None
+
+
+def ranking_mappings(entity: Entity, source: str) -> tuple[str, ...]:
+    """The mappings of `source` whose deliveries `entity`'s staged relation ranks (`_delivery_rank`
+    over every row of the relation, decision 0412), sorted; empty when it ranks none: an entity
+    without the ingestion metadata, an incremental ledger, which holds rows of earlier builds, or a
+    mapping that does not read all three metadata columns (its lineage there is NULL)."""
+    mappings = [m for m in entity.mappings if m.source == source]
+    if entity.materialized == "incremental" or not entity.has_ingestion_metadata or not all(
+            set(INGESTION_COLUMNS) <= set(m.bronze_columns) for m in mappings):
+        return ()
+    return tuple(sorted(m.name for m in mappings))
 
 
 def bronze_audits(project: Project) -> list[BronzeAudits]:
@@ -382,15 +398,18 @@ def bronze_audits(project: Project) -> list[BronzeAudits]:
     metadata: dict[str, bool] = {}
     strictest: dict[tuple[str, str], Duration] = {}
     ledgers: dict[str, tuple[Entity, Mapping]] = {}
+    ranked: dict[str, tuple[Entity, tuple[str, ...]]] = {}
     for e in sorted(project.entities, key=lambda e: e.name):
         for m in e.mappings:
             if e.materialized == "incremental" and e.has_ingestion_metadata:
                 ledgers.setdefault(m.source, (e, m))
+            if ranking_mappings(e, m.source):
+                ranked.setdefault(m.source, (e, ranking_mappings(e, m.source)))
             metadata[m.source] = metadata.get(m.source, False) or e.has_ingestion_metadata
             for key, value in (("warn", m.freshness_warn), ("error", m.freshness_error)):
                 held = strictest.get((m.source, key))
                 if value is not None and (held is None or value.hours < held.hours):
                     strictest[(m.source, key)] = value
     return [BronzeAudits(source, metadata[source], strictest.get((source, "warn")), strictest.get((source, "error")),
-                         ledgers.get(source))
+                         ledgers.get(source), None if source in ledgers else ranked.get(source))
             for source in sorted(metadata)]

@@ -136,7 +136,10 @@ class SqlmeshSteps:
                     raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
                                        f"new spec): {str(exc).splitlines()[0]}") from None
                 return Outcome(False, "sqlmesh plan: a blocking audit failed; nothing was applied", otherwise=False)
-            status = ctx.run(execution_time=self._tick(path))
+            tick = self._tick(path)
+            status = ctx.run(execution_time=tick)
+            if _nothing_to_do(status):  # the plan applied the change; no interval was due yet
+                return Outcome(True, f"sqlmesh plan: ok; run at {tick:%Y-%m-%d %H:%M}: nothing was due", otherwise=True)
             ok = bool(getattr(status, "is_success", status))
             return Outcome(ok, "sqlmesh plan and run: ok" if ok else "sqlmesh run: an audit failed", otherwise=True if ok else None)
         return self._context(path, work)
@@ -144,10 +147,23 @@ class SqlmeshSteps:
     def rebuild(self, path: Path) -> Outcome:
         """`sqlmesh run` at the tick after (it judges the replayed rows)."""
         def work(ctx):
-            status = ctx.run(execution_time=self._tick(path))
+            tick = self._tick(path)
+            status = ctx.run(execution_time=tick)
+            if _nothing_to_do(status):
+                # No model ran, so nothing judged the replayed rows: saying what they do would be a guess.
+                raise ProjectError(
+                    f"the run after the replays had nothing to do at {tick:%Y-%m-%d %H:%M} (no interval of the "
+                    "models was due: the project has already run past it); give `--execution-time` after the "
+                    "last interval the project has run")
             ok = bool(getattr(status, "is_success", status))
             return Outcome(ok, "sqlmesh run: ok" if ok else "sqlmesh run: an audit failed")
         return self._context(path, work)
+
+
+def _nothing_to_do(status) -> bool:
+    """SQLMesh's `NOTHING_TO_DO`: no interval was ready to run, which is no failure (its
+    `is_success` is false all the same)."""
+    return getattr(status, "value", None) == "nothing_to_do"
 
 
 def _refused(report) -> None:

@@ -152,3 +152,7 @@ def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int)
             fld = ent.fields.get(fk)
             if fld is not None and normalize_type(fld.type) != "string":
                 ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which rewrites the key to the text `__unknown__`, and `{fk}` is {fld.type}; make it a string column or use `on_missing: quarantine` or `flag`.")
+            elif fk in (ent.key or []):
+                # Dedupe runs before the rules, on the delivered keys: two orphans that differ
+                # only in this column would both be kept and then share one rewritten key.
+                ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which rewrites `{fk}` to the text `__unknown__`, and `{fk}` is part of the key of `{name}`: two orphans that differ only there would publish one key twice. Use `on_missing: quarantine` or `flag`, or take `{fk}` out of `key:`.")

@@ -10,7 +10,7 @@ from ...lower.audits import bronze_audits, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
 from .kept import test_gate
 from .naming import current_name, model_name, reject_name, staged_name
-from .spelling import inert
+from .spelling import inert, jstr
 
 _PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
 
@@ -25,6 +25,13 @@ def dump_yaml(data) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
 
 
+def ranked_test_arguments(entity: Entity, mappings: tuple[str, ...]) -> dict:
+    """The metadata test's arguments where a staged relation rebuilt in full ranks the deliveries
+    (decision 0412): a ref, so that the test runs after it (and before every node that reads it),
+    and the mappings whose ranks it reads."""
+    return {"ranked": f"ref({jstr(staged_name(entity))})", "mappings": [inert(m) for m in mappings]}
+
+
 def sources_yml(project: Project) -> dict:
     """One `bronze` source; a table per bronze relation, with freshness from its mappings."""
     tables: dict[str, dict] = {}
@@ -34,6 +41,8 @@ def sources_yml(project: Project) -> dict:
             test: dict = {"name": f"assay_ingestion_metadata__{b.source}"}
             if b.settled_by:  # an incremental entity's ledger proves loads clean (decision 0408)
                 test["arguments"] = ingestion_test_arguments(*b.settled_by)
+            elif b.ranked_by:  # a staged relation ranks the deliveries (decision 0412)
+                test["arguments"] = ranked_test_arguments(*b.ranked_by)
             t["data_tests"] = [{"assay.assay_ingestion_metadata": test}]
         fresh = {key: _threshold(value) for key, value in (("warn_after", b.warn_after), ("error_after", b.error_after))
                  if value is not None}

@@ -17,7 +17,8 @@ from .spelling import SqlmeshSpelling
 # the audits of staged models, bronze and cross-entity checks; an entity's own audits are inline
 # in its models, their queries lowered once for both targets (assay.lower.audits).
 AUDITS = (
-    ("assay_ingestion_metadata", True, None, "@assay_ingestion_metadata_violations(@source)"),
+    ("assay_ingestion_metadata", True, "ranked_mappings = NULL",
+     "@assay_ingestion_metadata_violations(@source, @this_model, @ranked_mappings)"),
     ("assay_fail_rule", True, "flags_column = _quality_flags", "@assay_fail_rule_violations(@this_model, @rule_name, @flags_column)"),
     ("assay_key_unique", True, "kept_only = FALSE", "@assay_key_uniqueness_violations(@this_model, @columns, @kept_only)"),
     ("assay_freshness_warn", False, None, "@assay_freshness_violations(@source, @max_age_hours)"),

@@ -8,7 +8,7 @@ audits that stop a run before the entity is rewritten.
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from ...lower.audits import staged_audits as staged_audits_of
+from ...lower.audits import ranking_mappings, staged_audits as staged_audits_of
 from ...lower.staged import staged_query, staged_relation
 from . import naming
 from .checks import staged_tail
@@ -24,7 +24,10 @@ def staged_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> lis
     audits = []
     per_source = bronze_audits(project)
     for source in sorted({m.source for m in entity.mappings}):
+        ranked = ranking_mappings(entity, source)
         for name, args in per_source[source]:
+            if name == "assay_ingestion_metadata" and ranked:  # this model ranks the deliveries (0412)
+                args = {**args, "ranked_mappings": "(" + ", ".join(low.lit(m) for m in ranked) + ")"}
             audits.append(audit_call(name, source=naming.bronze(project, source), **args))
     # SQLMesh writes the entity's table before its audits run: the key is judged here (lower.audits)
     for audit in staged_audits_of(entity, audits_a_candidate=False):

@@ -2,9 +2,10 @@
 AUDIT (
   name assay_ingestion_metadata,
   dialect duckdb,
-  blocking TRUE
+  blocking TRUE,
+  defaults (ranked_mappings = NULL)
 );
-SELECT * FROM (@assay_ingestion_metadata_violations(@source)) AS assay_violations;
+SELECT * FROM (@assay_ingestion_metadata_violations(@source, @this_model, @ranked_mappings)) AS assay_violations;
 
 AUDIT (
   name assay_fail_rule,

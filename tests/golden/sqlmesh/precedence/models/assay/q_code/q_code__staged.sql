@@ -6,7 +6,7 @@ MODEL (
   description 'Extracted, deduped and judged rows of q_code; internal to assay.',
   tags (assay, assay_staged),
   audits (
-    assay_ingestion_metadata(source := bronze.q__codes),
+    assay_ingestion_metadata(source := bronze.q__codes, ranked_mappings := ('q__codes')),
     assay_fail_rule(rule_name := 'code_fail_unique', flags_column := _failed_rules),
     assay_key_unique(columns := (code_id), kept_only := TRUE)
   )

@@ -6,7 +6,7 @@ MODEL (
   description 'Extracted, deduped and judged rows of q_dup; internal to assay.',
   tags (assay, assay_staged),
   audits (
-    assay_ingestion_metadata(source := bronze.q__dups),
+    assay_ingestion_metadata(source := bronze.q__dups, ranked_mappings := ('q__dups')),
     assay_fail_rule(rule_name := 'note_coercible', flags_column := _failed_rules),
     assay_key_unique(columns := (group_id), kept_only := TRUE)
   )

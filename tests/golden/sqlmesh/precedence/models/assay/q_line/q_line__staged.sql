@@ -6,7 +6,7 @@ MODEL (
   description 'Extracted, deduped and judged rows of q_line; internal to assay.',
   tags (assay, assay_staged),
   audits (
-    assay_ingestion_metadata(source := bronze.q__lines),
+    assay_ingestion_metadata(source := bronze.q__lines, ranked_mappings := ('q__lines')),
     assay_fail_rule(rule_name := 'amount_range_min', flags_column := _failed_rules)
   )
 );
