@@ -287,10 +287,18 @@ class Explainer:
                                  + (f"; every rule that fired: {', '.join(v['rule'] for v in fired)}" if len(fired) > 1 else ""))
                 d.why.extend(self._unknown_members(d))
         in_entity = False
+        lookup = None
         if key is not None and all(v is not None for v in (key or {}).values()):
-            where = " and ".join(f"cast({self.relation(k)} as varchar) = ?" for k in self.entity.key)
+            lookup = (" and ".join(f"cast({self.relation(k)} as varchar) = ?" for k in self.entity.key),
+                      tuple(key[k] for k in self.entity.key))
+        elif winner is not None and winner.route == "kept" and winner.source_row_id is not None:
+            # a key with a NULL part names no row (decision 0003): the kept delivery itself is looked up
+            load = "_load_id is null" if winner.load_id is None else "cast(_load_id as varchar) = ?"
+            lookup = (f"cast(_source_row_id as varchar) = ? and {load}",
+                      (winner.source_row_id,) + (() if winner.load_id is None else (winner.load_id,)))
+        if lookup is not None:
             try:
-                in_entity = bool(self.query(f"select count(*) from {self.published} where {where}", tuple(key[k] for k in self.entity.key))[0][0])
+                in_entity = bool(self.query(f"select count(*) from {self.published} where {lookup[0]}", lookup[1])[0][0])
             except Exception:  # a type-2 entity publishes through its snapshot; the staged route says it all
                 in_entity = winner is not None and winner.route == "kept"
         rejects = self._rejects([(d.source_relation, d.source_row_id) for d in deliveries])

@@ -30,8 +30,10 @@ from typing import Any, Optional
 
 from sqlglot import exp
 from sqlmesh import macro
+from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
 from ._core import dialect_of, lit, parse_one, pick, type_name
+from .check_rows import keep_rows, redacted
 
 RESULT_COLUMNS = (
     "run_id",
@@ -131,7 +133,12 @@ def _expanded(evaluator, query: exp.Expr, dialect: str) -> str:
 
 def _ensure_results(adapter, relation: str, dialect: str) -> None:
     """Create ``<meta>.assay_check_results`` on first use: the dbt target's columns, so
-    `assay checks` reads either target's results.
+    `assay checks` reads either target's results."""
+    ensure_table(adapter, relation, dialect, RESULT_COLUMNS, RESULT_TYPES)
+
+
+def ensure_table(adapter, relation: str, dialect: str, columns, types) -> None:
+    """Create a table of assay's meta schema on first use, with `columns` of assay `types`.
 
     Entities evaluated side by side may race to create it on a fresh warehouse (SQLMesh runs
     several evaluations at once on PostgreSQL); the loser's error is dropped once the table is
@@ -142,7 +149,7 @@ def _ensure_results(adapter, relation: str, dialect: str) -> None:
     statements = []
     if table.db:
         statements.append(f"CREATE SCHEMA IF NOT EXISTS {exp.to_identifier(table.db).sql(dialect=dialect)}")
-    cols = ", ".join(f"{c} {type_name(t, dialect)}" for c, t in zip(RESULT_COLUMNS, RESULT_TYPES))
+    cols = ", ".join(f"{c} {type_name(t, dialect)}" for c, t in zip(columns, types))
     statements.append(f"CREATE TABLE IF NOT EXISTS {table.sql(dialect=dialect)} ({cols})")
     pool = getattr(adapter, "_connection_pool", None)
     savepoint = bool(getattr(pool, "is_transaction_active", False)) and dialect in SAVEPOINT_DIALECTS
@@ -347,7 +354,7 @@ def _over_time_budget(check: dict, rows: int, seconds: int) -> dict:
 
 @macro()
 def assay_record_declared_checks(evaluator, table_name, results, checks, measure, scan_budget=None,
-                                 time_budget=None, only_if=None) -> Optional[exp.Expr]:
+                                 time_budget=None, only_if=None, redact=None) -> Optional[exp.Expr]:
     """Measure every declared check of ``table_name`` in one query, decide, and record.
 
     ``checks`` is the generator's JSON list of descriptors (which columns of the measuring row
@@ -356,8 +363,9 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     first, estimated before the pass, the pass does not run; past the second (PostgreSQL's
     statement timeout) it is cancelled; either way the row-reading checks are not_evaluated;
     ``only_if`` a query that must return a row for anything to be recorded (the staged model's
-    fallback recorder, decision 0921). Returns the INSERT of the results, or nothing outside an
-    evaluation:
+    fallback recorder, decision 0921). A measured check that did not pass keeps the rows its
+    descriptor's ``rows_sql`` returns, without the ``redact`` columns (check_rows.py). Returns the
+    INSERT of the results, or nothing outside an evaluation:
 
     >>> from sqlglot import exp
     >>> from sqlmesh.core.macros import MacroEvaluator
@@ -415,6 +423,9 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
         verdict = verdict_of(check["kind"], spec, measures)
         out.append((run_id, _string(table_name), check["check_id"], check["position"], check["kind"], check["enforcement"],
                     bool(verdict.passed), measures["rows"], _dumps(spec), _dumps(measures)))
+        if over is None and error is None and not verdict.passed and check.get("rows_sql"):
+            rows_sql = _expanded(evaluator, parse_sqlmesh(check["rows_sql"], dialect=d), d)
+            keep_rows(adapter, d, relation, run_id, _string(table_name), check["check_id"], rows_sql, redacted(redact))
     _ensure_results(adapter, relation, d)
     return _insert(relation, out, d)
 
@@ -439,7 +450,7 @@ def _without_missing_history(adapter, query: exp.Expr, d: str) -> exp.Expr:
 
 @macro()
 def assay_record_sql_check(evaluator, table_name, results, check_name, on_failure, position, query,
-                           only_if=None) -> Optional[exp.Expr]:
+                           only_if=None, redact=None) -> Optional[exp.Expr]:
     """Count the rows one SQL check file returns on the table just written, and record it
     (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``); ``only_if`` as for
     ``assay_record_declared_checks``. Nothing outside an evaluation:
@@ -460,7 +471,8 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     d = dialect_of(evaluator)
     relation = _string(results)
     outcome = _string(on_failure)
-    count_sql = f"SELECT COUNT(*) FROM ({_expanded(evaluator, query, d)}) AS assay_check"
+    check_sql = _expanded(evaluator, query, d)
+    count_sql = f"SELECT COUNT(*) FROM ({check_sql}) AS assay_check"
     counted, error = _try_fetchone(adapter, count_sql, d, read_only=True)
     spec = {"columns": [], "types": [], "bounds": {"on_failure": outcome}, "domain": None, "gap_scale": None, "orderable": None}
     if error is None:
@@ -474,6 +486,8 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     run_id = str(getattr(adapter, "correlation_id", None))
     row = (run_id, _string(table_name), _string(check_name), int(_string(position)), "sql", outcome, bool(verdict.passed), n,
            _dumps(spec), _dumps(measures))
+    if n > 0:  # what it returned, also for a check that only warns (as on dbt)
+        keep_rows(adapter, d, relation, run_id, _string(table_name), _string(check_name), check_sql, redacted(redact))
     _ensure_results(adapter, relation, d)
     return _insert(relation, [row], d)
 

@@ -212,3 +212,19 @@ def test_an_unknown_target_is_a_usage_error() -> None:
     result = run("--target", "airflow", str(INCREMENTAL))
     assert result.exit_code == 3
     assert "'airflow' is not one of 'dbt', 'sqlmesh'" in result.stderr
+
+
+def test_a_warning_beside_a_problem_stays_a_warning(tmp_path) -> None:
+    """A spec that the target refuses and also skips part of: the refusal is the one problem, the
+    skipped check is a warning line, as it is when nothing else is wrong."""
+    spec = tmp_path / "spec"
+    shutil.copytree(INCREMENTAL, spec)
+    (spec / "tables.yaml").write_text(READ_ONLY)
+    result = run("--target", "sqlmesh", str(spec))
+    assert result.exit_code == 1, result.output
+    warned = [ln for ln in result.stderr.splitlines() if "skipped on sqlmesh" in ln]
+    assert len(warned) == 1 and ": warning: UNSUPPORTED_BY_TARGET: skipped on sqlmesh: advisory check `FEW_ROWS`" in warned[0]
+    assert "refused on sqlmesh: entity `orders`" in result.output and "1 problem found." in result.output, result.output
+    payload = json.loads(run("--json", "--target", "sqlmesh", str(spec)).stdout)
+    assert [p["severity"] for p in payload["problems"]] == ["error"]
+    assert [w["severity"] for w in payload["warnings"]] == ["warning"]

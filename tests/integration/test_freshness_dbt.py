@@ -31,17 +31,20 @@ def engine_now_utc(project):
     return project.query(sql)[0][0]
 
 
-def orders(newest, oldest):
-    iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+def orders(newest, oldest, offset_hours: int = 0):
+    """The two deliveries, `_ingested_at` written as local time at `offset_hours` from UTC."""
+    sign = "-" if offset_hours < 0 else "+"
+    zone = "Z" if offset_hours == 0 else f"{sign}{abs(offset_hours):02d}:00"
+    iso = lambda t: (t + timedelta(hours=offset_hours)).strftime("%Y-%m-%dT%H:%M:%S") + zone  # noqa: E731
     return Relation("raw_orders", ORDER_COLS, [
         ["l1", iso(oldest), "o1", "O-1", "c1", "2026-01-04T10:00:00Z", "paid", "10.00", "0"],
         ["l2", iso(newest), "o2", "O-2", "c1", "2026-01-04T11:00:00Z", "paid", "20.00", "0"],
     ])
 
 
-def freshness(project, age):
+def freshness(project, age, offset_hours: int = 0):
     now = engine_now_utc(project)
-    project.load_bronze([orders(now - age, now - age - timedelta(days=30))])
+    project.load_bronze([orders(now - age, now - age - timedelta(days=30), offset_hours)])
     proc = project.dbt("source", "freshness", "--select", "source:bronze.raw_orders")
     result = json.loads((project.path / "target" / "sources.json").read_text())["results"]
     assert [r["unique_id"] for r in result] == ["source.assay_it.bronze.raw_orders"], result
@@ -60,6 +63,14 @@ class Freshness:
         assert abs(result["max_loaded_at_time_ago_in_s"] - age.total_seconds()) < 600, result
         label = {"pass": "PASS", "warn": "WARN", "error": "ERROR STALE"}[status]
         assert f"{label} freshness of bronze.raw_orders" in proc.stdout, proc.stdout[-3000:]
+
+    @pytest.mark.parametrize("offset", [-8, 5])
+    def test_an_offset_is_converted_to_utc(self, project, offset):
+        # delivered an hour ago, written in local time: a cast that dropped the offset would read
+        # it as 9 hours old (warn) at -08:00, or as 4 hours in the future at +05:00
+        proc, result, _now = freshness(project, timedelta(hours=1), offset)
+        assert result["status"] == "pass", (result, proc.stdout[-3000:])
+        assert abs(result["max_loaded_at_time_ago_in_s"] - 3600) < 600, result
 
 
 class TestFreshnessDuckDB(Freshness):

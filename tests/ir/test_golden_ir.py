@@ -74,8 +74,8 @@ def _rules(project, entity: str) -> dict:
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_every_mapped_field_of_an_opted_in_entity_has_its_coercible_rule(projects, name: str) -> None:
     # 001: implicit coercible on every mapped field of an opted-in entity, at quarantine,
-    # at fail on the columns the dedupe order reads; none where the chain holds nullif or
-    # regex_extract unless dedupe reads the column; a stated coercible replaces it.
+    # at fail on the columns the dedupe order reads, whatever the chain (nullif and
+    # regex_extract included, decision 0019); a stated coercible replaces it.
     for entity in projects[name].entities:
         assert entity.opted_in
         order = {k.column for k in entity.dedupe if not k.metadata}
@@ -83,9 +83,6 @@ def test_every_mapped_field_of_an_opted_in_entity_has_its_coercible_rule(project
         for mapping in entity.mappings:
             for source in mapping.fields:
                 coercible = rules.get(f"{source.column}_coercible")
-                if source.nulls_on_purpose and source.column not in order:
-                    assert coercible is None or not coercible.implicit, (entity.name, source.column)
-                    continue
                 assert coercible is not None, (entity.name, source.column)
                 if coercible.implicit:
                     assert coercible.disposition == ("fail" if source.column in order else "quarantine")

@@ -49,10 +49,12 @@ def test_opted_in_entity_gets_coercible_per_mapped_field(write_spec) -> None:
         # the dedupe order reads seq and batch: fail, even through nullif / regex_extract
         "seq_coercible": ("fail", True),
         "batch_coercible": ("fail", True),
-        # everything else mapped: quarantine...
+        # everything else mapped: quarantine, chains that make a NULL on purpose included: their
+        # markers see only casts that fail (value: nullif then to_decimal; decision 0019)
         "reading_id_coercible": ("quarantine", True),
         "taken_on_coercible": ("quarantine", True),
-        # ...except chains that produce NULL on purpose: value (nullif), code (regex_extract)
+        "value_coercible": ("quarantine", True),
+        "code_coercible": ("quarantine", True),
     }
     assert [(k.column, k.metadata) for k in reading.dedupe] == [("seq", False), ("batch", False), ("_load_id", True), ("_source_row_id", True)]
 

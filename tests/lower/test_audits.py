@@ -381,7 +381,7 @@ def test_bronze_audits_are_decided_once_and_both_targets_spell_them(write_spec):
     assert dbt_tables["raw_orders"]["data_tests"] == [
         {"assay.assay_ingestion_metadata": {"name": "assay_ingestion_metadata__raw_orders", "arguments": {
             "ranked": 'ref("orders__staged")', "mappings": ["raw_orders", "raw_orders_again"]}}}]
-    assert "freshness" not in dbt_tables["raw_customers"] and "loaded_at_field" not in dbt_tables["raw_customers"]
+    assert "freshness" not in dbt_tables["raw_customers"] and "config" not in dbt_tables["raw_customers"]
     assert sqlmesh_bronze_audits(project) == {
         "raw_customers": [("assay_ingestion_metadata", {})],
         "raw_orders": [("assay_ingestion_metadata", {}), ("assay_freshness_warn", {"max_age_hours": "6"}),

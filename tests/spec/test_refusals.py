@@ -1439,6 +1439,16 @@ case(
     ],
 )
 case(
+    "transform_unknown_time_zone",
+    orders_fields('amount: {from: "$.amount", transform: [{to_utc: Mars/Olympus}]}'),
+    [
+        ("mapping_orders.yaml", 7, "SPEC_INVALID",
+         "transform 1 of `amount` in mapping `raw_orders` into `orders`: `to_utc` takes an IANA time "
+         "zone name, and `Mars/Olympus` is none; write e.g. `{to_utc: Europe/Berlin}` (the names are "
+         "those of the tz database)."),
+    ],
+)
+case(
     "transform_two_keys",
     orders_fields('amount: {from: "$.amount", transform: [{to_decimal: [12, 2], round: 2}]}'),
     [

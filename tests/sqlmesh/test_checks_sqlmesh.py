@@ -223,6 +223,10 @@ def story(tmp_path_factory, engine):
             out["cli"][plan] = (res.exit_code, res.stdout, res.stderr)
         res = CliRunner().invoke(cli, ["check", "list", "--json", "--project", str(project.path)])
         out["cli"]["list"] = (res.exit_code, res.stdout, res.stderr)
+        out["rows"] = {}
+        for plan, check in ROWS_FOUND:
+            res = CliRunner().invoke(cli, ["check", "rows", out[plan], check, "--json", "--project", str(project.path)])
+            out["rows"][(plan, check)] = (res.exit_code, res.stdout, res.stderr)
         yield out
     finally:
         project.close()
@@ -288,6 +292,29 @@ def test_sqlmesh_run_stops_downstream_but_the_entity_holds_the_new_rows(story):
     assert story["published4"] == ["r5", "r6", "r7"]
     run_ids = story["runs"] - {story["plan1"], story["plan2"], story["plan3"]}
     assert len(run_ids) == 1 and next(iter(run_ids)).startswith("SQLMESH_RUN: ")
+
+
+# The rows each failing check found (decision 0532), by reading_id, written by hand from the loads:
+# the repeated key (A, 00:00), the humidities outside [0, 100], station Z, and the warn file's B rows.
+ROWS_FOUND = {
+    ("plan2", "GRAIN_UNIQUE"): ["r5", "r6"],
+    ("plan2", "HUMIDITY_IN_RANGE"): ["r5", "r7"],
+    ("plan2", "silver.reading/no_station_z"): ["r7"],
+    ("plan3", "silver.reading/few_b"): ["r10"],
+}
+
+
+def test_check_rows_shows_what_each_failing_check_found(story):
+    for (plan, check), expected_ids in ROWS_FOUND.items():
+        code, stdout, stderr = story["rows"][(plan, check)]
+        assert code == 0, (check, stdout, stderr)
+        kept = json.loads(stdout)
+        assert sorted(i["row"]["reading_id"] for i in kept) == expected_ids, (check, kept)
+        assert [i["row_number"] for i in kept] == list(range(1, len(kept) + 1)), kept
+        if check == "HUMIDITY_IN_RANGE":  # the whole row, its numbers digit for digit
+            from decimal import Decimal
+
+            assert {Decimal(str(i["row"]["humidity"])) for i in kept} == {Decimal("104.5"), Decimal("-3")}, kept
 
 
 def test_docstring_examples_of_the_check_macros_run():

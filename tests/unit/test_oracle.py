@@ -514,7 +514,7 @@ unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
 
 
-def test_implicit_coercible_is_fail_on_the_dedupe_order_and_absent_on_purposeful_nulls(write_spec):
+def test_implicit_coercible_is_fail_on_the_dedupe_order_and_quarantine_elsewhere(write_spec):
     spec = write_spec({"entity.yaml": DEDUPE_ENTITY, "mapping.yaml": DEDUPE_MAPPING}, base=False)
     rules = _rules(spec, "reading")
     assert {n: (r.disposition, r.implicit) for n, r in rules.items()} == {
@@ -522,7 +522,10 @@ def test_implicit_coercible_is_fail_on_the_dedupe_order_and_absent_on_purposeful
         "batch_coercible": ("fail", True),  # a tie_break column: fail
         "reading_id_coercible": ("quarantine", True),
         "taken_on_coercible": ("quarantine", True),
-        # value (nullif) and code (regex_extract) produce NULL on purpose: no coercible
+        # value (nullif) and code (regex_extract) too: the NULL they make on purpose is no failed
+        # cast, their casts' failures are (decision 0019)
+        "value_coercible": ("quarantine", True),
+        "code_coercible": ("quarantine", True),
     }
     from tests.support.oracle import read_spec
 

@@ -16,6 +16,7 @@ from typing import Optional
 
 import click
 
+from .. import exactjson
 from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
@@ -190,10 +191,10 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
             continue
         items.append(item)
     if as_json:
-        click.echo(json.dumps(items, indent=2))
+        click.echo(exactjson.dumps(items, indent=2))
     else:
         for i in items:
-            click.echo(f"{i['table']}: {wanted} #{i['row_number']}: {json.dumps(i['row'], separators=(', ', ': '))}")
+            click.echo(f"{i['table']}: {wanted} #{i['row_number']}: {exactjson.dumps(i['row'], separators=(', ', ': '))}")
     tables = {i["table"] for i in items}
     for r in results:
         if r["table"] not in tables:

@@ -80,8 +80,10 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
                            "pass --spec with the folder that holds your assay.yml and spec files.")
     validated = validate(loaded, target, (dialect or DEFAULT_DIALECT) if target == "sqlmesh" else None)
     project, diags = resolve(loaded, validated)
-    # what the target skips without changing any row (advisory checks): reported, not refused
-    warnings = [d for d in validated.diagnostics if d.severity != "error"] if project is not None else []
+    # what the target skips without changing any row (advisory checks): reported, not refused,
+    # and never counted among the problems, also when there are problems beside it
+    warnings = [d for d in (validated.diagnostics if project is not None else diags) if d.severity != "error"]
+    diags = [d for d in diags if d.severity == "error"]
     skipped = [{"file": f, "kind": k} for f, k in loaded.skipped]
     if as_json:
         payload = {
@@ -99,13 +101,13 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
         return
     for f, k in loaded.skipped:
         click.echo(f"skipped {openable(spec_dir, f)}: `{k}` documents carry no quality semantics", err=True)
+    for d in warnings:
+        click.echo(f"{openable(spec_dir, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     if project is None:
         raise SpecError(diags, spec_dir=spec_dir, summary=f"{plural(len(diags), 'problem')} found.")
     if not project.entities:
         click.echo(f"warning: {spec_dir} declares no entities, so `assay generate` has nothing to build and refuses it; "
                    "add a `spec_version: 1` document with `entities:`.", err=True)
-    for d in warnings:
-        click.echo(f"{openable(spec_dir, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     s = summary(project)
     click.echo(
         f"ok: {plural(s['entities'], 'entity', 'entities')}, {plural(s['mappings'], 'mapping')}, "

@@ -52,15 +52,6 @@ class FieldSource:
         return self.path[0]
 
     @property
-    def casts(self) -> bool:
-        """The chain holds a step that can fail on a value (including the final cast)."""
-        return any(s.spec.casts for s in self.steps) or self.target_type != "string" or len(self.path) > 1
-
-    @property
-    def nulls_on_purpose(self) -> bool:
-        return any(s.spec.nulls_on_purpose for s in self.steps)
-
-    @property
     def enum_values(self) -> tuple[str, ...]:
         for s in self.steps:
             if s.name == "enum_map":

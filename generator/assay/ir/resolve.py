@@ -174,7 +174,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         for src in m.fields:
             fm = (doc.key if src.is_key else doc.fields)[src.column]
             explicit = [r for r in fm.quality if r.rule == "coercible"]
-            if opted_in and not explicit and (not src.nulls_on_purpose or src.column in order_cols):
+            if opted_in and not explicit:  # every chain: its markers see only failed casts (decision 0019)
                 disp = "fail" if src.column in order_cols else "quarantine"
                 add("coercible", disp, src.column, m.name, {}, True, src.loc)
             for r in fm.quality:

@@ -63,6 +63,57 @@ def decimal_literal(sp: Spelling, bound: str) -> str:
     return sp.cast(sp.string(bound), f"decimal({precision},{scale})", False)
 
 
+def _grid(assay_type: str, bound: str) -> tuple[int, int]:
+    """(integer digits, scale) of the decimal a bound is compared as: the column's own where its
+    type is known (`int` is a 64-bit integer: 19 digits), so that no engine widens the column to
+    the literal's scale (DuckDB compares decimal(38,2) with decimal(19,18) as decimal(38,18), which
+    overflows on large values); else as many fraction digits as 38 digits leave the bound."""
+    if assay_type == "int":
+        return 19, 0
+    if "(" in assay_type:
+        precision, scale = (int(x) for x in assay_type[assay_type.index("(") + 1:-1].split(","))
+        return precision - scale, scale
+    whole = len(bound.lstrip("-").partition(".")[0].lstrip("0"))
+    scale = max(0, min(len(bound.partition(".")[2]), 38 - whole))
+    return 38 - scale, scale
+
+
+def outside_range(sp: Spelling, check: DeclaredCheck, assay_type: str) -> str:
+    """The predicate of a value outside a `value_range` check's bounds, exact for the column's
+    type: 000's grammar allows bounds of 39 integer and 18 fraction digits, which no engine's
+    decimal holds (the measuring query then failed, and every check of the table with it).
+
+    A bound is moved onto the column's grid outward-safe (the minimum up, the maximum down): for
+    a value on the grid, v < 0.55 is v < 0.6 at scale 1, so the comparison is the same. A bound
+    beyond every value the column can hold makes its side constant."""
+    import decimal as _d
+
+    c = sp.ident(check.columns[0])
+    parts = []
+    for op, text, rounding in (("<", check.min_value, _d.ROUND_CEILING), (">", check.max_value, _d.ROUND_FLOOR)):
+        whole, scale = _grid(assay_type, text)
+        known = "(" in assay_type or assay_type == "int"
+        limit = _d.Decimal(10) ** (whole if known else 38)
+        with _d.localcontext() as ctx:
+            ctx.prec = 100  # the grammar's widest bound is 57 digits
+            near = _d.Decimal(text).quantize(_d.Decimal(1).scaleb(-scale), rounding=rounding)
+            if not known and scale and abs(near) >= _d.Decimal(10) ** whole:
+                # 99.99 rounded up at one digit is 100.0: one fraction digit less keeps 38 digits
+                whole, scale = whole + 1, scale - 1
+                near = _d.Decimal(text).quantize(_d.Decimal(1).scaleb(-scale), rounding=rounding)
+        if (op == "<" and near <= -limit) or (op == ">" and near >= limit):
+            continue  # no value lies beyond this bound
+        if abs(near) >= limit:
+            parts.append(sp.sql("{} is not null", c))  # every value does
+            continue
+        # the column's own type where known; else the fewest digits that hold the bound, which
+        # widen an unknown column's comparison the least
+        digits = whole + scale if known else max(len(format(abs(near), "f").partition(".")[0].lstrip("0")) + scale, scale + 1)
+        literal = sp.cast(sp.string(format(near, "f")), f"decimal({digits},{scale})", False)
+        parts.append(sp.sql("{} {} {}", c, op, literal))
+    return sp.join("or", parts) if parts else sp.kw("false")
+
+
 def bounds(check: DeclaredCheck) -> dict[str, Any]:
     """The bounds a check states, as the results table keeps them (decision 0502)."""
     return {name: getattr(check, name) for name in BOUND_NAMES if getattr(check, name) is not None}
@@ -176,8 +227,7 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
         c = sp.ident(check.columns[0])
         desc["orderable"] = is_numeric(types[0])
         if desc["orderable"]:
-            outside = sp.sql("{c} < {lo} or {c} > {hi}", c=c, lo=decimal_literal(sp, check.min_value),
-                             hi=decimal_literal(sp, check.max_value))
+            outside = outside_range(sp, check, types[0])
             q.base += [
                 (sp.sql("count({})", c), f"{p}values"),
                 (sp.sql("coalesce(sum(case when {} then 1 else 0 end), 0)", outside), f"{p}outside"),
@@ -276,9 +326,7 @@ def failing_rows_query(check: DeclaredCheck, entity: Entity, sp: Spelling, relat
     if check.kind == "value_range":
         if not is_numeric(types[0]):
             return None
-        c = sp.ident(check.columns[0])
-        return (f"select * from {relation} where {c} < {decimal_literal(sp, check.min_value)} "
-                f"or {c} > {decimal_literal(sp, check.max_value)}")
+        return f"select * from {relation} where {outside_range(sp, check, types[0])}"
     if check.kind == "key_uniqueness":
         cols = [sp.ident(c) for c in check.columns]
         return (f"select assay_r.* from {relation} as assay_r join (select {', '.join(cols)} from "
@@ -297,6 +345,16 @@ def failing_rows_query(check: DeclaredCheck, entity: Entity, sp: Spelling, relat
                 f"as assay_v from {relation} where {c} is not null) as assay_d) as assay_p where assay_lo is not null "
                 f"and {gap} > {ceiling}) select assay_lo from assay_g union all select assay_hi from assay_g)")
     return None
+
+
+def redacted_columns(entity: Entity) -> list[str]:
+    """Columns kept out of the rows a failing check found (both targets): the bronze columns
+    ``redact:`` names (no mapping may read them, so they reach captured rows only through a SQL
+    check that reads bronze), and the fields classified `pii` with the bronze columns they are
+    read from (privacy.py)."""
+    from ..privacy import hidden_names
+
+    return sorted(set(entity.redact) | hidden_names(entity))
 
 
 def key_audit_proves(check: DeclaredCheck, entity: Entity) -> bool:

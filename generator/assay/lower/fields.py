@@ -27,6 +27,22 @@ def step_type(step: Step, current: str | None) -> str | None:
     return produced  # "numeric" is NUMERIC: kept apart from every field type on purpose
 
 
+# The arithmetic transforms, and the number a text operand is read as before them: a read that can
+# fail like any cast, so it has a coercion marker of its own.
+ARITHMETIC = ("multiply", "divide", "round", "abs")
+OPERAND = "decimal(38,9)"
+
+
+def is_number(current: str | None) -> bool:
+    return current is not None and (current == NUMERIC or is_numeric(current))
+
+
+def whole(sp: Spelling, expr: str) -> str:
+    """A number as a whole number, NULL when it has a fraction: `1234.00` reads as the int 1234,
+    `12.5` does not read as an int at all (as the text `12.5` does not)."""
+    return sp.sql("case when {e} = round({e}, 0) then round({e}, 0) end", e=expr)
+
+
 def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: bool) -> tuple[str, str | None]:
     """Apply one transform; return (expression, its logical type)."""
     n, a = step.name, step.args
@@ -36,6 +52,8 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
         return sp.sql(n + "({})", text), out_type
     if n == "to_string":
         return text, out_type
+    if n == "to_int" and is_number(current) and current != "int":
+        return sp.cast(whole(sp, expr), out_type, safe), out_type
     if n in ("to_int", "to_bool", "to_decimal"):
         return sp.cast(text, out_type, safe), out_type
     if n in ("parse_date", "parse_ts"):
@@ -59,8 +77,7 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
         return f"({text} || {sp.string(str(a[0]))})", out_type
     if n in ("coalesce", "nullif"):
         return sp.sql(n + "({}, {})", expr, sp.literal(a[0])), out_type
-    number = current is not None and (current == NUMERIC or is_numeric(current))
-    num = expr if number else sp.cast(expr, "decimal(38,9)", safe)
+    num = expr if is_number(current) else sp.cast(text, OPERAND, safe)
     if n == "multiply":
         return f"({num} * {Decimal(str(a[0]))})", out_type
     if n == "divide":
@@ -82,12 +99,18 @@ def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple
     current = "string"
     markers = []
     for step in src.steps:
+        if step.name in ARITHMETIC and not is_number(current):
+            # a text operand is read as a number first; a value that is none is a coercion failure
+            before = expr
+            expr, current = sp.cast(expr, OPERAND, safe), OPERAND
+            markers.append(sp.coercion_failed(before, expr))
         before = expr
         expr, current = lower_step(sp, expr, step, current, safe)
         if step.spec.casts:
             markers.append(sp.coercion_failed(before, expr))
     if current != src.target_type:
         before = expr
-        expr = sp.cast(expr, src.target_type, safe)
+        operand = whole(sp, expr) if src.target_type == "int" and is_number(current) else expr
+        expr = sp.cast(operand, src.target_type, safe)
         markers.append(sp.coercion_failed(before, expr))
     return expr, (sp.join("or", markers) if markers else None)

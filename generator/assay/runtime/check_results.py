@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
+from .. import exactjson
 from ..errors import AssayUsageError
 
 RESULTS_TABLE = "assay_check_results"
@@ -135,5 +136,5 @@ class CheckResults:
         out by the build), in table then row order."""
         kept = self.rows(("table_name", "row_number", "row_json"), "where run_id = ? and check_id = ?",
                          (run_id, check_id), table=ROWS_TABLE)
-        return [{"table": table, "check_id": check_id, "row_number": int(number), "row": json.loads(text)}
+        return [{"table": table, "check_id": check_id, "row_number": int(number), "row": exactjson.loads(text)}
                 for table, number, text in sorted(kept, key=lambda r: (r[0], int(r[1])))]

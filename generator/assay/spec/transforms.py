@@ -21,8 +21,6 @@ class TransformSpec:
     produces: str
     # A cast that yields NULL on a value it cannot convert (counts for `coercible`).
     casts: bool = False
-    # Produces NULL on purpose; a chain with one gets no implicit `coercible` rule.
-    nulls_on_purpose: bool = False
     doc: str = ""
 
 
@@ -45,12 +43,12 @@ TRANSFORMS: dict[str, TransformSpec] = {
         TransformSpec("to_utc", "str", "timestamp", doc="a local timestamp in the named zone, to UTC"),
         TransformSpec("enum_map", "pairs", "string", doc="[raw, mapped, ...]; unmapped values pass through"),
         TransformSpec("split_part", "pair", "string", doc="[delimiter, 1-based index]"),
-        TransformSpec("regex_extract", "pair", "string", nulls_on_purpose=True, doc="[pattern, group]; NULL when no match"),
+        TransformSpec("regex_extract", "pair", "string", doc="[pattern, group]; NULL when no match"),
         TransformSpec("strip_prefix", "str", "string", doc="remove a leading text"),
         TransformSpec("strip_suffix", "str", "string", doc="remove a trailing text"),
         TransformSpec("concat", "str", "string", doc="append a text"),
         TransformSpec("coalesce", "literal", "same", doc="replace NULL by a literal"),
-        TransformSpec("nullif", "literal", "same", nulls_on_purpose=True, doc="a sentinel value becomes NULL"),
+        TransformSpec("nullif", "literal", "same", doc="a sentinel value becomes NULL"),
         TransformSpec("multiply", "number", "numeric", doc="multiply by a number"),
         TransformSpec("divide", "number", "numeric", doc="divide by a non-zero number"),
         TransformSpec("round", "int", "numeric", doc="round to a number of digits"),
@@ -113,7 +111,20 @@ def parse_step(raw: Any) -> tuple[Optional[Step], Optional[str]]:
         return None, f"`{name}` takes {_arg_example(spec)} as its argument, not {arg!r}; write e.g. `{{{name}: {_EXAMPLES[name]}}}`."
     if spec.arg in ("decimal", "pair", "pairs"):
         return Step(name, tuple(arg)), None
+    if name == "to_utc" and not _known_zone(str(arg)):
+        # the engine would refuse it at build time, on the first row: refused here, with the spec
+        return None, (f"`to_utc` takes an IANA time zone name, and `{arg}` is none; write e.g. "
+                      f"`{{to_utc: {_EXAMPLES[name]}}}` (the names are those of the tz database).")
     return Step(name, (arg,)), None
+
+
+def _known_zone(name: str) -> bool:
+    """An IANA time zone name, as the tz database this machine carries lists them (every name is
+    accepted where it carries none, rather than refusing them all)."""
+    import zoneinfo
+
+    zones = zoneinfo.available_timezones()
+    return not zones or name in zones
 
 
 # One argument per transform that takes one, as a user would write it in YAML.

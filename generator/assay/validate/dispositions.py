@@ -34,8 +34,6 @@ def check_retention(ctx) -> None:
     whose only quarantines are the implicit `coercible` rules is reported once, on
     the entity, naming the columns.
     """
-    from ..spec.transforms import parse_step
-
     for name, (file, ent) in sorted(ctx.entities.items()):
         if ent.quarantine is not None and ent.quarantine.retention:
             continue
@@ -69,9 +67,6 @@ def check_retention(ctx) -> None:
         for _f, m in mappings:
             for col, fm in list(m.key.items()) + list(m.fields.items()):
                 if col in order or col not in ent.fields or any(r.rule == "coercible" for r in fm.quality):
-                    continue
-                steps = [parse_step(raw)[0] for raw in fm.transform]
-                if any(s is not None and s.spec.nulls_on_purpose for s in steps):
                     continue
                 if col not in implicit:
                     implicit.append(col)

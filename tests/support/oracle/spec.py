@@ -28,7 +28,6 @@ INGESTION = ("_load_id", "_ingested_at", "_source_row_id")
 SEVERITY = {"flag": 1, "quarantine": 2, "fail": 3}  # fail > quarantine > flag (001)
 REFERENTIAL_DISPOSITION = {"unknown_member": "flag", "quarantine": "quarantine", "flag": "flag"}
 DEFAULT_SCHEMAS = {"bronze": "bronze", "silver": "silver", "gold": "gold", "meta": "assay_meta"}
-NULLS_ON_PURPOSE = ("nullif", "regex_extract")
 _CODEPOINTS = re.compile(r"U\+([0-9A-Fa-f]{4,6})(?:-U\+([0-9A-Fa-f]{4,6}))?")
 
 
@@ -237,8 +236,8 @@ def _entity(name: str, ent: dict, mdocs: list) -> Entity:
         col = src.column
         ctype = types.get(col, "string")
         explicit = [r for r in rdocs if r.get("rule") == "coercible"]
-        purposeful = any(step in NULLS_ON_PURPOSE for step, _a in src.steps)
-        if opted_in and not explicit and (col in order_columns or not purposeful):
+        # Every chain, nullif and regex_extract included: the NULL they make on purpose is no failed cast.
+        if opted_in and not explicit:
             add(fold(f"{col}_coercible"), kind="coercible", disposition="fail" if col in order_columns else "quarantine",
                 column=col, mapping=mname, implicit=True)
         for r in rdocs:

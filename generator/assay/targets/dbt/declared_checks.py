@@ -26,7 +26,7 @@ from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
 from ...lower.declared_checks import INCREASE_KINDS
 from ...lower.declared_checks import measuring_query
-from ...lower.declared_checks import failing_rows_query, proven_by_key_audit
+from ...lower.declared_checks import failing_rows_query, proven_by_key_audit, redacted_columns
 from ...lower.declared_checks import decimal_literal as lower_decimal
 from ...lower.history import HistoryRelations
 from .spelling import DbtSpelling, jstr, qi
@@ -69,15 +69,6 @@ def jinja_literal(value: Any) -> str:
 def rows_query(check: DeclaredCheck, entity: Entity) -> Optional[str]:
     """The rows of the candidate a failing check found (``lower``'s query over ``candidate``)."""
     return failing_rows_query(check, entity, SP, CANDIDATE)
-
-
-def redacted_columns(entity: Entity) -> list[str]:
-    """Columns kept out of captured rows: the bronze columns ``redact:`` names (no mapping may
-    read them, so they reach captured rows only through a SQL check that reads bronze), and the
-    fields classified `pii` with the bronze columns they are read from (privacy.py)."""
-    from ...privacy import hidden_names
-
-    return sorted(set(entity.redact) | hidden_names(entity))
 
 
 def capture_macro_name(entity: Entity) -> str:

@@ -48,7 +48,9 @@ def sources_yml(project: Project) -> dict:
                  if value is not None}
         if fresh:
             t["freshness"] = fresh
-            t["loaded_at_field"] = "cast(_ingested_at as timestamp)"
+            # read as every other step reads it: an offset is converted to UTC (a plain cast drops it
+            # on DuckDB); dbt renders this query, with the package's macros, when it measures freshness
+            t["config"] = {"loaded_at_query": "select max({{ assay.ingestion_timestamp('_ingested_at') }}) from {{ this }}"}
     # Bronze relations that only a tables document names: their check task reads them (decision 0520).
     from .table_checks import checked_bronze_sources
 

@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
-from ...lower.declared_checks import measuring_query
+from ...lower.declared_checks import failing_rows_query, measuring_query, redacted_columns
 from ...lower.history import HistoryRelations
 from . import naming
 from ...lower.outputs import kept_query
@@ -128,12 +128,19 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
     results = low.string(results_relation(project))
     table = low.string(entity.name)
     condition = [f"{INDENT}only_if := (", _indent(only_if, INDENT * 2), f"{INDENT}),"] if only_if else []
+    hidden = redacted_columns(entity)
+    redact = [f"{INDENT}redact := {low.string(json.dumps(hidden))},"] if hidden else []
     out = []
     if entity.declared_checks:
         # a subquery in FROM needs an alias on PostgreSQL (a check file's query keeps its own)
         sql, descriptors = declared_query(entity, low, this if this == THIS else f"{this} AS assay_kept",
                                           None if this == THIS else THIS,
                                           HistoryRelations(mart=naming.mart(project), results=results_relation(project)))
+        if this == THIS:  # the rows a failing check found, kept by the recorder (decision 0532)
+            for check, descriptor in zip(entity.declared_checks, descriptors):
+                rows = failing_rows_query(check, entity, low, THIS)
+                if rows is not None:
+                    descriptor["rows_sql"] = rows
         # 000's budgets of the row pass (assay.yml `checks`), applied by the recorder (0214).
         scan_bytes, time_seconds = project.budget_of(entity.name)
         out.append(
@@ -146,6 +153,7 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
                     f"{INDENT}scan_budget := {scan_bytes},",
                     f"{INDENT}time_budget := {time_seconds},",
                     *condition,
+                    *redact,
                     f"{INDENT}measure := (",
                     _indent(sql, INDENT * 2),
                     f"{INDENT})",
@@ -165,6 +173,7 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
                     f"{INDENT}on_failure := {low.string(check.on_failure)},",
                     f"{INDENT}position := {SQL_POSITION + n},",
                     *condition,
+                    *redact,
                     f"{INDENT}query := (",
                     _indent(sql, INDENT * 2),
                     f"{INDENT})",
