@@ -55,3 +55,27 @@ def test_check_rows_points_at_the_short_id(recorded):
     result = invoke("check", "rows", "e7ee787e", "NOPE", "--project", str(recorded))
     assert result.exit_code == 1
     assert f"run {RUN} recorded no check NOPE; its checks are ENOUGH_ORDERS. Run `assay checks e7ee787e` to see them." in result.stderr
+
+
+def test_an_errored_result_says_errored_once(tmp_path):
+    project, con = results_warehouse(tmp_path)
+    spec = json.dumps({"columns": [], "types": [], "bounds": {"on_failure": "warn"}})
+    con.execute("insert into assay_meta.assay_check_results values "
+                "(?, 'order', 'silver.order/bad_cast', 1001, 'sql', 'warn', false, 0, ?, ?, '2026-12-01 10:00:00')",
+                [RUN, spec, json.dumps({"rows": 0, "failing_rows": None, "error": "Conversion Error: no"})])
+    con.close()
+    result = invoke("checks", RUN, "--project", str(project))
+    [line] = [ln for ln in result.stdout.splitlines() if "bad_cast" in ln]
+    assert line.startswith("order: silver.order/bad_cast: ERRORED: ") and "errored" not in line, line
+    assert line.endswith("Conversion Error: no"), line
+
+
+def test_an_unknown_run_is_explained_in_the_projects_own_terms(tmp_path):
+    from assay.cli.common import run_id_hint
+
+    (tmp_path / "sqlmesh").mkdir()
+    (tmp_path / "sqlmesh" / "config.yaml").write_text("model_defaults: {dialect: duckdb}\n")
+    assert "SQLMESH_PLAN: " in run_id_hint(tmp_path / "sqlmesh") and "dbt" not in run_id_hint(tmp_path / "sqlmesh")
+    (tmp_path / "dbt").mkdir()
+    (tmp_path / "dbt" / "dbt_project.yml").write_text("name: x\n")
+    assert "invocation_id" in run_id_hint(tmp_path / "dbt")

@@ -291,3 +291,10 @@ def test_checker_never_crashes_on_arbitrary_text(text):
     problems = check_pattern(text)
     for p in problems:
         assert " at position " in p and p.endswith(".")
+
+
+def test_the_anchored_form_is_offered_only_when_it_would_be_accepted():
+    # offering ^(\d+)-\1$ would send the user to another refusal (its group and backreference)
+    unanchored = [m for m in check_pattern(r"(\d+)-\1") if m.startswith("an unanchored pattern")]
+    assert len(unanchored) == 1 and unanchored[0].endswith("; anchor it with ^ and $.")
+    assert check_pattern("[0-9]{5}")[0].endswith("; write ^[0-9]{5}$ instead.")

@@ -1439,6 +1439,18 @@ case(
     ],
 )
 case(
+    "quality_written_empty",
+    orders_fields("""
+        amount:
+          from: "$.amount"
+          quality:
+    """),
+    [
+        ("mapping_orders.yaml", 9, "SPEC_GRAMMAR",
+         "fields.amount.quality is empty; write its items as a list under it, or leave `quality` out."),
+    ],
+)
+case(
     "transform_unknown_time_zone",
     orders_fields('amount: {from: "$.amount", transform: [{to_utc: Mars/Olympus}]}'),
     [
@@ -1792,3 +1804,34 @@ def test_unportable_pattern_is_refused_with_the_subset_sentence(write_spec) -> N
     assert (d.file, d.line, d.code) == ("mapping_orders.yaml", 10, "PATTERN_UNPORTABLE")
     assert d.message.startswith("rule `pattern` on `status` in mapping `raw_orders` into `orders`: ")
     assert "unanchored" in d.message and "^[a-z]+$" in d.message
+
+
+def test_a_broken_rule_or_a_missing_grain_hides_no_other_problem(write_spec) -> None:
+    """Every problem at once (issue 26's probes): a missing `grain`, a rule that does not parse and
+    a check that does not parse are reported, and the rest of their entity and mapping is still
+    judged, without echoes of what was left out."""
+    entity = ORDERS_ENTITY.replace("    grain: one row per order\n", "").replace(
+        "    dedupe: {keep: latest_by, field: updated_at, tie_break: [_load_id]}\n",
+        "    dedupe: {keep: latest_by, field: updated_at}\n").replace(
+        "      - {rule: referential, via: order_customer, on_missing: unknown_member}\n",
+        "      - {rule: referential, via: order_customer, on_missing: fail}\n"
+        "      - {rule: expression, name: pos, expr: \"amount > 0\", on_fail: drop}\n")
+    mapping = orders_mapping(_indent("""
+        amount:
+          from: "$.amount"
+          transform: [frobnicate]
+          quality:
+            - {rule: in_set, on_fail: flag}
+            - {rule: range, min: 0}
+    """, "  "))
+    _project, diagnostics, _loaded = compile_spec(write_spec({"entity_orders.yaml": entity, "mapping_orders.yaml": mapping}))
+    found = sorted((d.file, d.line, d.code, d.message.split(";")[0][:60]) for d in diagnostics)
+    assert [(f, ln, code) for f, ln, code, _m in found] == [
+        ("entity_orders.yaml", 3, "SPEC_GRAMMAR"),  # no grain
+        ("entity_orders.yaml", 11, "SPEC_INVALID"),  # dedupe without tie_break
+        ("entity_orders.yaml", 14, "SPEC_GRAMMAR"),  # on_missing: fail
+        ("entity_orders.yaml", 15, "SPEC_INVALID"),  # on_fail: drop, on the line after the rule left out
+        ("mapping_orders.yaml", 9, "SPEC_INVALID"),  # frobnicate
+        ("mapping_orders.yaml", 11, "SPEC_GRAMMAR"),  # in_set without values
+        ("mapping_orders.yaml", 12, "SPEC_INVALID"),  # range without on_fail
+    ], found

@@ -309,3 +309,13 @@ def test_a_never_built_entity_and_a_table_assay_only_reads():
     text = _text(render(data))
     assert "check PAYMENTS_ROWS warned: row count 0 is below the declared minimum of 1" in text
     assert "Not built yet: no run of this entity is in mart_data_quality." in text
+
+
+def test_a_check_that_warned_counts_as_passed_in_the_entitys_line():
+    """002: a table's heading says how many of its checks passed, a warning counting as passed."""
+    from assay.report.health import _entity_line
+
+    checks = [{"table": "shop", "check_id": c, "outcome": o, "detail": ""}
+              for c, o in (("A", "passed"), ("B", "warned"), ("C", "failed"))]
+    line = _entity_line({"entity": "shop", "latest": {"run_id": "r"}}, checks, {})
+    assert (line["checks_passed"], line["checks"]) == (2, 3)

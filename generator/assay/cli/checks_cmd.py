@@ -22,7 +22,8 @@ from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import short_run_id
-from .common import PROJECT_HELP, build_command, json_option, optional_spec, plural, project_option, shown, spec_option, warehouse_options
+from .common import (PROJECT_HELP, build_command, json_option, optional_spec, plural, project_option, run_id_hint, shown,
+                     spec_option, warehouse_options)
 
 SPEC_HELP = ("Read the results in this spec's meta schema (default: the spec `assay generate` recorded for the "
              "project; without one, the schema dbt's manifest or assay's record says the build wrote them to).")
@@ -67,8 +68,8 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                 f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`."
             )
         raise AssayError(
-            f"no check results are recorded for run {run_id}; check the run id (dbt's invocation_id, in "
-            "target/run_results.json; `assay demo` prints it), or list the recorded runs with `assay check list`."
+            f"no check results are recorded for run {run_id}; check the run id ({run_id_hint(project_dir)}), "
+            "or list the recorded runs with `assay check list`."
         )
     if run_id != found:
         # Say which run this is: the caller gave none, or only the start of its id.
@@ -79,8 +80,11 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
     else:
         for r in results:
             label = _label(r)
-            # A not_evaluated detail already opens with its label: print it once.
-            detail = r["detail"][len(NOT_EVALUATED_PREFIX):] if label == "not_evaluated" else r["detail"]
+            # A not_evaluated or errored detail already opens with its label: print it once.
+            detail = r["detail"]
+            for opening in (NOT_EVALUATED_PREFIX, "errored: "):
+                if detail.startswith(opening) and label.lower() == opening.rstrip(": "):
+                    detail = detail[len(opening):]
             click.echo(f"{r['table']}: {r['check_id']}: {label}: {detail}")
     failed = [r for r in results if not r["passed"]]
     if failed:
@@ -173,8 +177,8 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
         found = recorded.find_run(run_id)
         if found is None:
             raise AssayError(
-                f"no check results are recorded for run {run_id}; check the run id (dbt's invocation_id, in "
-                "target/run_results.json), or list the recorded runs with `assay check list`."
+                f"no check results are recorded for run {run_id}; check the run id ({run_id_hint(project_dir)}), "
+                "or list the recorded runs with `assay check list`."
             )
         of_run = recorded.of_run(found)
         # Declared ids are reported upper-cased (000), SQL check files by their file name: either case finds them.

@@ -211,6 +211,15 @@ def build_command(project_dir: Path) -> str:
     return "dbt build" + ("" if where == "." else f" in {where}")
 
 
+def run_id_hint(project_dir: Path) -> str:
+    """Where the run ids of the project's tool are found, for a message about an unknown one."""
+    from ..runtime.warehouse import SQLMESH, project_kind
+
+    if project_kind(project_dir) == SQLMESH:
+        return "a SQLMesh run's id is `SQLMESH_PLAN: <plan id>` or `SQLMESH_RUN: <...>`"
+    return "dbt's invocation_id, in target/run_results.json; `assay demo` prints it"
+
+
 def warehouse_options(func: Callable) -> Callable:
     """`--profiles-dir DIR` and `--target NAME`: how a command reaches the project's warehouse.
 

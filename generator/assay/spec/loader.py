@@ -210,7 +210,12 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         elif kind in ("string_type",):
             msg = f"{path} is {_show(value)}, not text; write it in quotes: `'{value}'`." if not isinstance(value, (list, dict)) else f"{path} is {_show(value)}; write one text."
         elif kind in ("list_type",):
-            msg = f"{path} is {_show(value)}, not a list; write a list such as `[{value}]`." if not isinstance(value, dict) else f"{path} is a mapping; write a list `[...]`."
+            if value is None:  # a key with nothing after it: an empty list, or leave the key out
+                msg = f"{path} is empty; write its items as a list under it, or leave `{loc[-1]}` out."
+            elif isinstance(value, dict):
+                msg = f"{path} is a mapping; write a list `[...]`."
+            else:
+                msg = f"{path} is {_show(value)}, not a list; write a list such as `[{value}]`."
         elif kind in ("model_type", "model_attributes_type") and _fields_of(model, loc):
             keys = ", ".join(f"`{a}`" for a in _fields_of(model, loc))
             msg = f"{path} is {_show(value)}, not a mapping; write its keys under it ({keys})."
@@ -382,11 +387,17 @@ def read_spec_file(path: Path, rel: str) -> tuple[str, Optional[Diagnostic]]:
 
 
 def _salvage(loaded: LoadedSpec, model, raw: LineDict):
-    """Keep the well-formed entities of a document that has a broken one.
+    """(The document, the positioned YAML it was read from) for a document that does not parse:
+    a mapping repaired as `_repaired` does, or an entities document with its well-formed entities,
+    each repaired; None when nothing can be kept.
 
     Without this, one typo in one entity would hide every other problem of the
-    project behind "not a declared entity" echoes.
+    project behind "not a declared entity" echoes. The lines of the document are those of the
+    repaired copy, whose lists no longer hold the items left out.
     """
+    if model is MappingDocument:
+        body = _repaired(model, raw)
+        return None if body is None else (model.model_validate(body), body)
     if model is not EntityDocument:
         return None
     entities = raw.get("entities")
@@ -402,28 +413,40 @@ def _salvage(loaded: LoadedSpec, model, raw: LineDict):
     good.key_lines = dict(getattr(entities, "key_lines", {}))
     if isinstance(entities, dict):
         for name, body in entities.items():
-            body = _without_unknown_keys(Entity, body)
+            body = _repaired(Entity, body)
             if body is not None:
                 good[name] = body
     trimmed["entities"] = good
     for key in ("relationships", "coverage", "reconcile"):
-        try:
-            model.model_validate({"spec_version": 1, key: raw.get(key, [])})
-        except ValidationError:
+        if key not in raw:
+            continue
+        kept = _repaired(model, LineDict({"spec_version": 1, key: raw[key]}))
+        if kept is None:
             trimmed[key] = LineList()
             trimmed[key].line, trimmed[key].item_lines = raw.line, []
+        else:
+            trimmed[key] = kept[key]
     try:
-        return model.model_validate(trimmed)
+        return model.model_validate(trimmed), trimmed
     except ValidationError:
         return None
 
 
-def _without_unknown_keys(model, body: Any) -> Any:
-    """`body` when it validates; else, when its only errors are unknown keys (already reported as
-    SPEC_GRAMMAR), a copy with each one renamed to the key it is a typo of (the "did you mean" of
-    its message) or left out, so the entity's other problems are found too (issue 19: a typo'd key
-    hid every other error of its entity); else None. Other broken values drop the entity, whose
-    names would otherwise echo as errors elsewhere."""
+# Lists whose broken items can be left out without a later check echoing them as a problem of
+# their own: each item stands alone (a rule, a check, a transform step, a relationship).
+_PRUNABLE = frozenset({"quality", "checks", "transform", "relationships", "coverage", "reconcile"})
+# Required prose that no later check reads: a missing one is reported, and filled in the copy.
+_PROSE = frozenset({"grain"})
+
+
+def _repaired(model, body: Any) -> Any:
+    """`body` when it validates; else a copy of it that does, so that the entity's or mapping's
+    other problems are found too (issues 19 and 26: one broken key or rule hid every other error
+    of its document), or None. Its problems are already reported (SPEC_GRAMMAR); the copy only
+    repairs what no later check reads: an unknown key is renamed to the key it is a typo of (the
+    "did you mean" of its message) or left out, and a broken item of a list of rules, checks,
+    transform steps or relationships is left out, and missing prose (`grain`) is filled. Any other
+    broken value drops it, whose names would otherwise echo as errors elsewhere."""
     import copy
 
     from .yamlload import locate
@@ -433,24 +456,63 @@ def _without_unknown_keys(model, body: Any) -> Any:
         return body
     except ValidationError as exc:
         errors = exc.errors()
-    if not isinstance(body, dict) or any(e.get("type") != "extra_forbidden" or not e.get("loc") for e in errors):
+    if not isinstance(body, dict):
         return None
     trimmed = copy.deepcopy(body)
-    for e in errors:
-        parent, last, _ = locate(trimmed, tuple(e["loc"]), tolerant=True)
-        if not isinstance(parent, dict) or last not in parent:
+    for _round in range(100):
+        repaired = False
+        for e in errors:
+            loc = tuple(e.get("loc") or ())
+            if e.get("type") == "extra_forbidden" and loc:
+                parent, last, _ = locate(trimmed, loc, tolerant=True)
+                if not isinstance(parent, dict) or last not in parent:
+                    return None
+                guess = difflib.get_close_matches(str(last), _fields_of(model, loc[:-1]), n=1)
+                value = parent.pop(last)
+                if guess and guess[0] not in parent:
+                    parent[guess[0]] = value
+                    if hasattr(parent, "key_lines"):
+                        parent.key_lines[guess[0]] = parent.key_lines.get(last, getattr(parent, "line", 1))
+                repaired = True
+            elif _drop_list_item(trimmed, loc):
+                repaired = True
+            elif e.get("type") == "missing" and loc and loc[-1] in _PROSE:
+                parent, _last, _ = locate(trimmed, loc[:-1], tolerant=True)
+                node = parent.get(_last) if isinstance(parent, dict) and _last is not None else trimmed
+                if isinstance(node, dict) and loc[-1] not in node:
+                    node[loc[-1]] = "(missing)"
+                    repaired = True
+            if repaired:
+                break  # positions shift: validate again before the next repair
+        if not repaired:
             return None
-        guess = difflib.get_close_matches(str(last), _fields_of(model, tuple(e["loc"])[:-1]), n=1)
-        value = parent.pop(last)
-        if guess and guess[0] not in parent:
-            parent[guess[0]] = value
-            if hasattr(parent, "key_lines"):
-                parent.key_lines[guess[0]] = parent.key_lines.get(last, getattr(parent, "line", 1))
-    try:
-        model.model_validate(trimmed)
-    except ValidationError:
-        return None
-    return trimmed
+        try:
+            model.model_validate(trimmed)
+            return trimmed
+        except ValidationError as exc:
+            errors = exc.errors()
+    return None
+
+
+def _drop_list_item(body: Any, loc: tuple) -> bool:
+    """Leave out the item of a prunable list (`_PRUNABLE`) that `loc` points into; False when the
+    error is not inside one."""
+    node, target, key = body, None, None
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            key, node = part, node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            if key in _PRUNABLE:
+                target = (node, part)
+            key, node = None, node[part]
+    if target is None:
+        return False
+    items, index = target
+    del items[index]
+    lines = getattr(items, "item_lines", None)
+    if isinstance(lines, list) and index < len(lines):
+        del lines[index]
+    return True
 
 
 def _remember_unparsed(loaded: LoadedSpec, text: str) -> None:
@@ -524,9 +586,10 @@ def _load_document(loaded: LoadedSpec, rel: str, text: str) -> None:
         loaded.diagnostics.extend(pydantic_diagnostics(rel, model, raw, exc))
         if model is MappingDocument and isinstance(raw.get("target"), str):
             loaded.fed_entities.add(raw["target"])
-        doc = _salvage(loaded, model, raw)
-        if doc is None:
+        salvaged = _salvage(loaded, model, raw)
+        if salvaged is None:
             return
+        doc, raw = salvaged
     attach_lines(doc, raw)
     if isinstance(doc, EntityDocument):
         loaded.known_entities.update(doc.entities)

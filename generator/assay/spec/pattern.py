@@ -112,13 +112,20 @@ def _anchor_problems(text: str, branches: list[_Branch]) -> list[tuple[int, str]
             where = f"branch {idx + 1} of {len(branches)}"
             example = ("so with alternation each branch carries its own pair of anchors, as in "
                        "^a$|^b$")
+        # The anchored form is offered only where nothing else of the pattern is refused: an
+        # offer of another refused pattern would send the user round in a circle.
+        offer = f"write {_show(fixed)} instead" if _portable_but_anchors(fixed) else "anchor it with ^ and $"
         out.append((
             br.start,
             f"an unanchored pattern at position {br.start + 1} is refused: {where} {lacks}, "
-            f"and every SQL regex predicate matches a substring, {example}; write "
-            f"{_show(fixed)} instead.",
+            f"and every SQL regex predicate matches a substring, {example}; {offer}.",
         ))
     return out
+
+
+def _portable_but_anchors(fixed: str) -> bool:
+    """Whether the anchored form of a pattern is accepted: nothing but its anchors was refused."""
+    return not check_pattern(fixed)
 
 
 def _first_unbounded(branches: list[_Branch]) -> Optional[_Quant]:
