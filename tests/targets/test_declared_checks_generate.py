@@ -21,7 +21,6 @@ from assay.targets.dbt.declared_checks import (
     declared_macro,
     declared_macro_name,
     declared_query,
-    decimal_literal,
     jinja_literal,
 )
 
@@ -129,9 +128,9 @@ def test_one_select_for_every_check_and_no_float():
     assert [d["check_id"] for d in descriptors] == [c.check_id for c in ALL.declared_checks]
     assert [d["position"] for d in descriptors] == list(range(1, 11))
     assert {d["check_id"]: d["blocking"] for d in descriptors}["GAPS"] is False
-    # bounds compare against a decimal literal of their own precision
-    assert decimal_literal("104.5") == "cast('104.5' as {{ assay.sql_type(\"decimal(4,1)\") }})"
-    assert decimal_literal("-0.25") == "cast('-0.25' as {{ assay.sql_type(\"decimal(3,2)\") }})"
+    # bounds compare against a decimal literal of the column's own type (decision 0534)
+    assert ("rh < cast('0.0' as {{ assay.sql_type(\"decimal(5,1)\") }}) or "
+            "rh > cast('100.0' as {{ assay.sql_type(\"decimal(5,1)\") }})") in sql, sql
     assert "{{ adapter.quote(\"select\") }}" in sql
 
 

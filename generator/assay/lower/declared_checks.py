@@ -53,16 +53,6 @@ def column_type(entity: Entity, name: str) -> str:
     return col.type if col is not None else "string"
 
 
-def decimal_literal(sp: Spelling, bound: str) -> str:
-    """A ``value_range`` bound as a decimal literal of exactly its own precision and scale,
-    so the comparison is exact (never a float) on every engine."""
-    digits = bound.lstrip("-")
-    whole, _, frac = digits.partition(".")
-    scale = len(frac)
-    precision = min(max(len(whole) + scale, scale + 1, 1), 38)
-    return sp.cast(sp.string(bound), f"decimal({precision},{scale})", False)
-
-
 def _grid(assay_type: str, bound: str) -> tuple[int, int]:
     """(integer digits, scale) of the decimal a bound is compared as: the column's own where its
     type is known (`int` is a 64-bit integer: 19 digits), so that no engine widens the column to

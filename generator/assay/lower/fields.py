@@ -77,15 +77,15 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
         return f"({text} || {sp.string(str(a[0]))})", out_type
     if n in ("coalesce", "nullif"):
         return sp.sql(n + "({}, {})", expr, sp.literal(a[0])), out_type
-    num = expr if is_number(current) else sp.cast(text, OPERAND, safe)
+    # arithmetic: `lower_field` has read a text operand as a number already (with its marker)
     if n == "multiply":
-        return f"({num} * {Decimal(str(a[0]))})", out_type
+        return f"({expr} * {Decimal(str(a[0]))})", out_type
     if n == "divide":
-        return f"({num} / {Decimal(str(a[0]))})", out_type
+        return f"({expr} / {Decimal(str(a[0]))})", out_type
     if n == "round":
-        return sp.sql("round({}, {})", num, int(a[0])), out_type
+        return sp.sql("round({}, {})", expr, int(a[0])), out_type
     if n == "abs":
-        return sp.sql("abs({})", num), out_type
+        return sp.sql("abs({})", expr), out_type
     raise ValueError(f"unknown transform {n}")  # pragma: no cover - validation refuses it
 
 

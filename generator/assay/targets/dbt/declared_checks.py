@@ -27,7 +27,6 @@ from ...ir.model import Entity, Project
 from ...lower.declared_checks import INCREASE_KINDS
 from ...lower.declared_checks import measuring_query
 from ...lower.declared_checks import failing_rows_query, proven_by_key_audit, redacted_columns
-from ...lower.declared_checks import decimal_literal as lower_decimal
 from ...lower.history import HistoryRelations
 from .spelling import DbtSpelling, jstr, qi
 from .naming import audits_macro_name
@@ -42,11 +41,6 @@ def declared_macro_name(entity: Entity) -> str:
     """Derived from the audits macro name, so the materialization finds it from the one
     ``assay_audits`` config value the entity model already carries."""
     return audits_macro_name(entity).replace("assay_audits__", "assay_declared__")
-
-
-def decimal_literal(bound: str) -> str:
-    """A ``value_range`` bound as a decimal literal of its own precision (dbt's spelling)."""
-    return lower_decimal(SP, bound)
 
 
 def jinja_literal(value: Any) -> str:
