@@ -1835,3 +1835,21 @@ def test_a_broken_rule_or_a_missing_grain_hides_no_other_problem(write_spec) -> 
         ("mapping_orders.yaml", 11, "SPEC_GRAMMAR"),  # in_set without values
         ("mapping_orders.yaml", 12, "SPEC_INVALID"),  # range without on_fail
     ], found
+
+
+def test_a_header_block_below_the_first_line_is_named_as_a_warning(write_spec) -> None:
+    """002: only a block that opens the first line is a header; a `/* assay` block further down is
+    ordinary SQL, so its `on_failure: warn` does not apply. Not a refusal, a warning that says so."""
+    from assay.spec.loader import load_spec
+    from assay.validate import validate
+
+    text = "-- orders that cost nothing\n/* assay\non_failure: warn\n*/\nSELECT * FROM silver.orders WHERE amount = 0\n"
+    spec = write_spec({"checks/silver/orders/free.sql": text})
+    validated = validate(load_spec(spec), "dbt")
+    assert validated.ok
+    [warned] = [d for d in validated.diagnostics if d.file == "checks/silver/orders/free.sql"]
+    assert (warned.line, warned.severity, warned.code) == (2, "warning", "SQL_CHECK_INVALID")
+    assert "this block is ordinary SQL and the check takes `on_failure: block`" in warned.message
+    project, _diagnostics, _loaded = compile_spec(spec)
+    [check] = project.entity("orders").sql_checks
+    assert check.on_failure == "block"

@@ -179,6 +179,11 @@ def _split_path(rel_path: str, checks_dir: Optional[str], out: _Problems
     return namespace, table, file_name, stem
 
 
+def opens_header(line: str) -> bool:
+    """Whether a line is a header block's opening (`/* assay`), wherever it stands."""
+    return bool(_HEADER_OPEN_RE.fullmatch(line))
+
+
 def _read_header(text: str, out: _Problems, label: str) -> tuple[int, int, dict, dict]:
     """Find and read the header block.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import Diagnostic
 from ..spec.yamlload import locate
 from .context import Context
 
@@ -54,6 +55,16 @@ def check_sql_files(ctx: Context) -> list:
             ctx.report(rel_path, p.line, p.message, p.code)
         if check is None:
             continue
+        stray = _stray_header_line(text) if check.header_line_count == 0 else 0
+        if stray:
+            # 002: only a block opening the first line is a header; this one is ordinary SQL, so a
+            # `warn` or `keep` written in it would silently be the default instead
+            ctx.out.append(Diagnostic(
+                rel_path, stray,
+                f"check `{check.name}` opens a header block on line {stray}, but a header opens the file's first "
+                f"line; this block is ordinary SQL and the check takes `on_failure: {check.on_failure}`. Move the "
+                "block to line 1 (comments go after it) for its settings to apply.",
+                "SQL_CHECK_INVALID", severity="warning"))
         known_entity = check.namespace == settings.schemas.silver and check.table in ctx.entities
         known_table = any(f"{check.namespace}.{check.table}" in doc.tables for _f, doc, _r in ctx.loaded.table_docs)
         if not known_entity and not known_table:
@@ -73,3 +84,13 @@ def check_sql_files(ctx: Context) -> list:
     for p in check_table_limits([c for _r, c in parsed]):
         ctx.report(ctx.loaded.checks_dir, p.line, p.message, p.code)
     return parsed
+
+
+def _stray_header_line(text: str) -> int:
+    """The line of a header block's opening after the first line (`/* assay` alone on it), or 0."""
+    from ..checks.sqlfile import opens_header
+
+    for n, line in enumerate(text.replace("\r\n", "\n").split("\n")[1:], 2):
+        if opens_header(line.strip()):
+            return n
+    return 0
