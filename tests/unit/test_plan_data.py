@@ -183,7 +183,8 @@ def test_a_sqlmesh_run_with_nothing_due_is_no_audit_failure(tmp_path, monkeypatc
         def plan(self, **kwargs):
             return None
 
-        def run(self, execution_time):
+        def run(self, execution_time, end):
+            assert end == execution_time  # up to the tick, not the wall clock
             return self.status
 
     steps = SqlmeshSteps(dt.datetime(2026, 12, 9, 0, 30), "duckdb")

@@ -137,7 +137,9 @@ class SqlmeshSteps:
                                        f"new spec): {str(exc).splitlines()[0]}") from None
                 return Outcome(False, "sqlmesh plan: a blocking audit failed; nothing was applied", otherwise=False)
             tick = self._tick(path)
-            status = ctx.run(execution_time=tick)
+            # `end`: SQLMesh's run stops at the wall clock otherwise, so a tick after today
+            # (a plan for tomorrow's build) would have nothing to run
+            status = ctx.run(execution_time=tick, end=tick)
             if _nothing_to_do(status):  # the plan applied the change; no interval was due yet
                 return Outcome(True, f"sqlmesh plan: ok; run at {tick:%Y-%m-%d %H:%M}: nothing was due", otherwise=True)
             ok = bool(getattr(status, "is_success", status))
@@ -148,7 +150,7 @@ class SqlmeshSteps:
         """`sqlmesh run` at the tick after (it judges the replayed rows)."""
         def work(ctx):
             tick = self._tick(path)
-            status = ctx.run(execution_time=tick)
+            status = ctx.run(execution_time=tick, end=tick)
             if _nothing_to_do(status):
                 # No model ran, so nothing judged the replayed rows: saying what they do would be a guess.
                 raise ProjectError(
