@@ -115,13 +115,31 @@ def _reach(start: set[str], edges: dict[str, set[str]]) -> set[str]:
 
 
 def parents_first(names: set[str], edges: dict[str, set[str]]) -> tuple[str, ...]:
-    """Topological order over `names` (parent before child), ties by name, cycles broken at the first name."""
+    """Topological order over `names` (parent before child), ties by name. Where every name left
+    waits on another, a cycle is broken at its first member by name (reference 001), and parent
+    first order resumes from there: the cycle is one that waits on no name outside it, never a
+    child of a cycle (which would come before its parents)."""
     remaining = set(names)
     incoming = {n: {p for p, cs in edges.items() if n in cs and p in remaining and p != n} for n in remaining}
     order: list[str] = []
     while remaining:
         ready = sorted(n for n in remaining if not (incoming[n] & remaining))
-        pick = ready[0] if ready else sorted(remaining)[0]
+        if ready:
+            pick = ready[0]
+        else:
+            # the members of cycles that wait only on their own cycle: whoever they wait on, at
+            # any distance, they also reach
+            def closure(start: str, step) -> set[str]:
+                seen, todo = set(), [start]
+                while todo:
+                    for m in step(todo.pop()):
+                        if m in remaining and m not in seen:
+                            seen.add(m)
+                            todo.append(m)
+                return seen
+
+            pick = min(n for n in remaining
+                       if closure(n, lambda m: incoming[m]) <= closure(n, lambda m: edges.get(m, ())))
         order.append(pick)
         remaining.discard(pick)
     return tuple(order)

@@ -440,3 +440,33 @@ def test_generate_as_json(separate):
     assert doc["written"] == [] and doc["removed"] == [] and doc["overwrote_edits"] == []
     assert doc["schemas"] == {"silver": "main_silver", "gold": "main_gold", "meta": "main_assay_meta"}
     assert doc["next"].startswith(f"cd {project} && dbt deps && dbt build")
+
+
+def test_replay_says_an_incremental_entitys_rows_in_bronze_need_a_full_refresh(tmp_path):
+    """An incremental entity's ledger took its bronze rows once: the next build does not judge them
+    again (docs/incremental.md), so replay must not say it does; it names the command that does."""
+    import shutil
+
+    spec = tmp_path / "shop"
+    shutil.copytree(EXAMPLE, spec, ignore=shutil.ignore_patterns("warehouse*", "target", "dbt_packages", "logs"))
+    entities = spec / "spec" / "entities.yml"
+    text = entities.read_text()
+    marker = "    grain: one row per order, latest delivery wins\n"
+    assert marker in text
+    entities.write_text(text.replace(marker, marker + "    materialized: incremental\n"))
+    project = tmp_path / "proj"
+    write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create schema silver; create schema bronze")
+    con.execute('create table silver."order__reject" (reject_id varchar, _source_row_id varchar, _load_id varchar, last_seen timestamp, '
+                'raw varchar, key_values varchar, resolved_at timestamp, source_relation varchar)')
+    con.execute("""insert into silver."order__reject" values ('r-404', 'o-404', 'l1', '2026-03-01 10:00:00',
+                   '{"order_ref": "O-404", "price": "-1"}', '{"order_id": "O-404"}', null, 'raw_orders')""")
+    con.execute("create table bronze.raw_orders (_load_id varchar, _ingested_at varchar, _source_row_id varchar, order_ref varchar, price varchar)")
+    con.execute("insert into bronze.raw_orders values ('l1', '2026-03-01T10:00:00Z', 'o-404', 'O-404', '-1')")
+    con.close()
+    result = invoke("replay", "order", "--spec", str(spec), "--project", str(project), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == (
+        "order: 1 open reject row is still in bronze; an incremental entity's next build does not judge it again: "
+        "`dbt build --full-refresh --select order__staged+` does")

@@ -55,7 +55,13 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
         return
     verb = "would re-deliver" if dry_run else "re-delivered"
     rows = plural(report.in_bronze, "open reject row")
-    click.echo(f"{entity}: {rows} {'is' if report.in_bronze == 1 else 'are'} still in bronze and re-judged by the next build")
+    if ent.materialized == "incremental" and report.in_bronze:
+        # its ledger took these deliveries once: the next build judges only new ones (docs/incremental.md)
+        click.echo(f"{entity}: {rows} {'is' if report.in_bronze == 1 else 'are'} still in bronze; an incremental entity's "
+                   f"next build does not judge {'it' if report.in_bronze == 1 else 'them'} again: "
+                   f"`dbt build --full-refresh --select {entity}__staged+` does")
+    else:
+        click.echo(f"{entity}: {rows} {'is' if report.in_bronze == 1 else 'are'} still in bronze and re-judged by the next build")
     for source, n in sorted(report.redelivered.items()):
         click.echo(f"{entity}: {verb} {plural(n, 'row')} into {project.schema('bronze')}.{source} with _load_id '__replay__'")
     if report.unrecoverable:
