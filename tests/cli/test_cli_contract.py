@@ -470,3 +470,13 @@ def test_replay_says_an_incremental_entitys_rows_in_bronze_need_a_full_refresh(t
     assert result.stdout.splitlines()[0] == (
         "order: 1 open reject row is still in bronze; an incremental entity's next build does not judge it again: "
         "`dbt build --full-refresh --select order__staged+` does")
+    # a row bronze no longer holds is re-delivered with its _ingested_at: only a full rebuild ranks it
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("""insert into silver."order__reject" values ('r-405', 'o-405', 'l1', '2026-03-01 10:00:00',
+                   '{"_load_id": "l1", "_ingested_at": "2026-03-01T10:00:00Z", "_source_row_id": "o-405",
+                     "order_ref": "O-405", "price": "-1"}', '{"order_id": "O-405"}', null, 'raw_orders')""")
+    con.close()
+    result = invoke("replay", "order", "--spec", str(spec), "--project", str(project))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1].startswith(
+        "next: dbt build --full-refresh --select order__staged+ (an incremental build would take the re-delivered rows"), result.stdout

@@ -321,8 +321,9 @@ _J6 = {**_J5, "b4": rej("11:00", ("quantity_sane",), "admitted"), "e1": rej("14:
 EXPECTED_REJECT = {"load1": _J1, "load2": _J2, "load3": _J3, "load4": _J4, "full_refresh": _J5,
                    "load6": _J6, "rerun": _J6, "bronze_retention": _J6}
 
-# mart (entity) row of the step's run: rank-1 rows, quarantined, deduped. Late rows have no rank.
-EXPECTED_MART = {"load1": (4, 1, 1), "load2": (5, 3, 4), "load3": (6, 2, 7), "load4": (7, 3, 8),
+# mart (entity) row of the step's run: evaluated (rank-1 rows, and late rows, judged late: decision
+# 0401), quarantined, deduped; evaluated + deduped is bronze.
+EXPECTED_MART = {"load1": (4, 1, 1), "load2": (5, 3, 4), "load3": (6, 2, 7), "load4": (9, 3, 8),
                  "full_refresh": (8, 1, 9), "load6": (8, 1, 10), "rerun": (8, 1, 10),
                  # the ledger still counts a1..a5 after bronze dropped them: a5 a winner, four deduped
                  "bronze_retention": (8, 1, 10)}

@@ -74,14 +74,22 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
         click.echo(f"{entity}: {plural(report.superseded, 'row')} not re-delivered: {'its' if report.superseded == 1 else 'their'} "
                    f"key is held by a row bronze delivers, or by a later replayed row; {marked}")
     if not dry_run:
-        click.echo(_next_step(project_dir, project.schema("silver"), entity, environment))
+        click.echo(_next_step(project_dir, project.schema("silver"), entity, environment,
+                              incremental=ent.materialized == "incremental"))
 
 
-def _next_step(project_dir: Path, silver: str, entity: str, environment: Optional[str] = None) -> str:
-    """What judges the re-delivered rows: the next build (dbt), the next plan or run (SQLMesh, decision 0702)."""
+def _next_step(project_dir: Path, silver: str, entity: str, environment: Optional[str] = None,
+               incremental: bool = False) -> str:
+    """What judges the re-delivered rows: the next build (dbt), the next plan or run (SQLMesh, decision 0702).
+    An incremental entity's ledger takes a re-delivered row, which keeps its original
+    `_ingested_at`, as a late arrival; only a rebuild of the ledger ranks it (docs/incremental.md)."""
     from ..runtime.warehouse import SQLMESH, project_kind
 
     step = build_command(project_dir)
+    if incremental:
+        return (f"next: dbt build --full-refresh --select {entity}__staged+ (an incremental build would take the "
+                "re-delivered rows, which keep their _ingested_at, as late arrivals; the full rebuild judges them "
+                "under the current spec)")
     if project_kind(project_dir) != SQLMESH:
         return f"next: {step} (the rows are judged under the current spec)"
     if environment is not None:

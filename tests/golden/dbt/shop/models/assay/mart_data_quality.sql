@@ -16,9 +16,9 @@ with agg__customer as (
         sum(case when {{ assay.flags_contain("_failed_rules", "tier_coercible") }} then _n else 0 end) as f__tier_coercible,
         sum(case when {{ assay.flags_contain("_failed_rules", "tier_range") }} then _n else 0 end) as f__tier_range
     from (
-        select _route, case when _dedupe_rank = 1 then 1 else 0 end as _evaluated, _failed_rules, count(*) as _n
+        select _route, case when _route = 'deduped' then 0 else 1 end as _evaluated, _failed_rules, count(*) as _n
         from {{ ref("customer__staged") }}
-        group by _route, case when _dedupe_rank = 1 then 1 else 0 end, _failed_rules
+        group by _route, case when _route = 'deduped' then 0 else 1 end, _failed_rules
     ) as g
 ),
 
@@ -60,9 +60,9 @@ agg__order as (
         sum(case when {{ assay.flags_contain("_failed_rules", "status_coercible") }} then _n else 0 end) as f__status_coercible,
         sum(case when {{ assay.flags_contain("_failed_rules", "status_in_enum") }} then _n else 0 end) as f__status_in_enum
     from (
-        select _route, case when _dedupe_rank = 1 then 1 else 0 end as _evaluated, _failed_rules, count(*) as _n
+        select _route, case when _route = 'deduped' then 0 else 1 end as _evaluated, _failed_rules, count(*) as _n
         from {{ ref("order__staged") }}
-        group by _route, case when _dedupe_rank = 1 then 1 else 0 end, _failed_rules
+        group by _route, case when _route = 'deduped' then 0 else 1 end, _failed_rules
     ) as g
 ),
 

@@ -22,9 +22,9 @@ WITH agg__q_code AS (
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_coercible') THEN _n ELSE 0 END) AS f__code_quar_coercible,
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_unique') THEN _n ELSE 0 END) AS f__code_quar_unique
   FROM (
-    SELECT _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+    SELECT _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END AS _evaluated, _failed_rules, COUNT(*) AS _n
     FROM silver.q_code__staged
-    GROUP BY _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END, _failed_rules
+    GROUP BY _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END, _failed_rules
   ) AS g
 ),
 
@@ -56,9 +56,9 @@ agg__q_dup AS (
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN _n ELSE 0 END) AS f__status_coercible,
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN _n ELSE 0 END) AS f__status_in_set
   FROM (
-    SELECT _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+    SELECT _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END AS _evaluated, _failed_rules, COUNT(*) AS _n
     FROM silver.q_dup__staged
-    GROUP BY _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END, _failed_rules
+    GROUP BY _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END, _failed_rules
   ) AS g
 ),
 
@@ -89,9 +89,9 @@ agg__q_line AS (
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN _n ELSE 0 END) AS f__status_coercible,
     SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN _n ELSE 0 END) AS f__status_in_set
   FROM (
-    SELECT _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+    SELECT _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END AS _evaluated, _failed_rules, COUNT(*) AS _n
     FROM silver.q_line__staged
-    GROUP BY _route, CASE WHEN _dedupe_rank = 1 THEN 1 ELSE 0 END, _failed_rules
+    GROUP BY _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END, _failed_rules
   ) AS g
 ),
 
