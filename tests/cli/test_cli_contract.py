@@ -357,7 +357,9 @@ def test_without_a_spec_only_the_schema_the_build_recorded_is_read(recorded):
 # ----------------------------------------------------------------------------- replay --json
 
 
-def test_replay_dry_run_as_json_and_in_the_singular(tmp_path):
+def _reject_warehouse(tmp_path):
+    """A dbt project whose warehouse holds the open reject row o-404 of `order` and an empty
+    bronze.raw_orders; (the project, an open connection the caller closes)."""
     project = tmp_path / "proj"
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
     con = duckdb.connect(str(project / "warehouse.duckdb"))
@@ -367,6 +369,11 @@ def test_replay_dry_run_as_json_and_in_the_singular(tmp_path):
     con.execute("""insert into silver."order__reject" values ('r-404', 'o-404', 'l1', '2026-03-01 10:00:00',
                    '{"order_ref": "O-404", "price": "-1"}', '{"order_id": "O-404"}', null, 'raw_orders')""")
     con.execute("create table bronze.raw_orders (_load_id varchar, _ingested_at varchar, _source_row_id varchar, order_ref varchar, price varchar)")
+    return project, con
+
+
+def test_replay_dry_run_as_json_and_in_the_singular(tmp_path):
+    project, con = _reject_warehouse(tmp_path)
     con.close()
     args = ["replay", "order", "--spec", str(EXAMPLE), "--project", str(project), "--dry-run"]
     as_json = invoke(*args, "--json")
@@ -454,15 +461,7 @@ def test_replay_says_an_incremental_entitys_rows_in_bronze_need_a_full_refresh(t
     marker = "    grain: one row per order, latest delivery wins\n"
     assert marker in text
     entities.write_text(text.replace(marker, marker + "    materialized: incremental\n"))
-    project = tmp_path / "proj"
-    write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
-    con = duckdb.connect(str(project / "warehouse.duckdb"))
-    con.execute("create schema silver; create schema bronze")
-    con.execute('create table silver."order__reject" (reject_id varchar, _source_row_id varchar, _load_id varchar, last_seen timestamp, '
-                'raw varchar, key_values varchar, resolved_at timestamp, source_relation varchar)')
-    con.execute("""insert into silver."order__reject" values ('r-404', 'o-404', 'l1', '2026-03-01 10:00:00',
-                   '{"order_ref": "O-404", "price": "-1"}', '{"order_id": "O-404"}', null, 'raw_orders')""")
-    con.execute("create table bronze.raw_orders (_load_id varchar, _ingested_at varchar, _source_row_id varchar, order_ref varchar, price varchar)")
+    project, con = _reject_warehouse(tmp_path)
     con.execute("insert into bronze.raw_orders values ('l1', '2026-03-01T10:00:00Z', 'o-404', 'O-404', '-1')")
     con.close()
     result = invoke("replay", "order", "--spec", str(spec), "--project", str(project), "--dry-run")
