@@ -403,8 +403,9 @@ def bronze_audits(project: Project) -> list[BronzeAudits]:
         for m in e.mappings:
             if e.materialized == "incremental" and e.has_ingestion_metadata:
                 ledgers.setdefault(m.source, (e, m))
-            if ranking_mappings(e, m.source):
-                ranked.setdefault(m.source, (e, ranking_mappings(e, m.source)))
+            ranks = ranking_mappings(e, m.source)
+            if ranks:
+                ranked.setdefault(m.source, (e, ranks))
             metadata[m.source] = metadata.get(m.source, False) or e.has_ingestion_metadata
             for key, value in (("warn", m.freshness_warn), ("error", m.freshness_error)):
                 held = strictest.get((m.source, key))
