@@ -1011,6 +1011,42 @@ case(
     ],
 )
 case(
+    "expression_reading_a_server_file",
+    expression("pg_read_file('/etc/hostname') <> amount"),
+    [
+        ("entity_orders.yaml", 15, "SPEC_INVALID",
+         "expression rule `amount_check` of entity `orders`: `pg_read_file('/etc/hostname') <> amount` calls "
+         "pg_read_file, which reads files on the database server; an expression rule judges the values of its "
+         "own row, so remove the call (docs/checks.md lists the functions that are refused)"),
+    ],
+)
+case(
+    "expression_writing_a_large_object_and_reading_settings",
+    expression("lo_import('/etc/hostname') > 0 and current_setting('data_directory') <> 'x'"),
+    [
+        ("entity_orders.yaml", 15, "SPEC_INVALID",
+         "expression rule `amount_check` of entity `orders`: `lo_import('/etc/hostname') > 0 and "
+         "current_setting('data_directory') <> 'x'` calls current_setting, which reads the engine's settings "
+         "(paths, credentials); an expression rule judges the values of its own row, so remove the call "
+         "(docs/checks.md lists the functions that are refused)"),
+        ("entity_orders.yaml", 15, "SPEC_INVALID",
+         "expression rule `amount_check` of entity `orders`: `lo_import('/etc/hostname') > 0 and "
+         "current_setting('data_directory') <> 'x'` calls lo_import, which reads or writes large objects "
+         "(lo_import and lo_export read and write server files); an expression rule judges the values of its "
+         "own row, so remove the call (docs/checks.md lists the functions that are refused)"),
+    ],
+)
+case(
+    "expression_with_a_struct_literal",
+    expression("{'a': 1} = amount"),
+    [
+        ("entity_orders.yaml", 15, "SPEC_INVALID",
+         "expression rule `amount_check` of entity `orders`: `{'a': 1} = amount` holds a struct or map literal "
+         "(`{...}`, DuckDB's syntax), which no column of a row is compared with on every engine; write a "
+         "comparison of the entity's columns with scalar values."),
+    ],
+)
+case(
     "expression_not_boolean",
     expression("amount + 1"),
     [

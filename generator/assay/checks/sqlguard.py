@@ -111,9 +111,12 @@ def _line(node: exp.Expression, default: int) -> int:
     return default
 
 
-def refused_calls(stmt: exp.Expression, default_line: int) -> Iterator[tuple[int, str]]:
+def refused_calls(stmt: exp.Expression, default_line: int,
+                  only: str = "a check may only read the warehouse's tables") -> Iterator[tuple[int, str]]:
     """(line, sentence: what was called, why it is refused, what to do) for every refused function
-    called and every file or URL read as a table in `stmt`, in the order they are written."""
+    called and every file or URL read as a table in `stmt`, in the order they are written. `only`
+    says what the text that calls it may do instead (a check file's; an expression rule's is
+    narrower, and runs inside the build's own SELECT, so the same list applies to it)."""
     found: list[tuple[int, int, str]] = []
     for node in stmt.walk():
         if isinstance(node, exp.Func):
@@ -123,9 +126,8 @@ def refused_calls(stmt: exp.Expression, default_line: int) -> Iterator[tuple[int
                 if hit is not None:
                     line = _line(node, default_line)
                     shown = node.name if isinstance(node, exp.Anonymous) else hit.lower()
-                    found.append((line, len(found), f"calls {shown}, which {rule.does}; a check may only read the "
-                                                    "warehouse's tables, so remove the call (docs/checks.md lists the "
-                                                    "functions a check may not call)"))
+                    found.append((line, len(found), f"calls {shown}, which {rule.does}; {only}, so remove the call "
+                                                    "(docs/checks.md lists the functions that are refused)"))
                     break
         elif isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and not is_identifier(node.name):
             line = _line(node.this, default_line)

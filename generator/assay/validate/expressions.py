@@ -7,6 +7,8 @@ from typing import Optional
 import sqlglot
 from sqlglot import exp
 
+from ..checks.sqlguard import refused_calls
+
 _NOT_BOOLEAN = (exp.Literal, exp.Column, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Concat, exp.DPipe)
 
 
@@ -27,6 +29,14 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
         problems.append(f"`{text}` holds a subquery; an expression rule reads only its own row. Use a `referential` rule or a `reconcile` check for other tables.")
     if any(True for _ in tree.find_all(exp.AggFunc)) or any(True for _ in tree.find_all(exp.Window)):
         problems.append(f"`{text}` aggregates or uses a window; an expression rule judges one row. Use a `reconcile` check for aggregates.")
+    # The expression runs inside the build's own query with the build's credentials: a function
+    # that reads host files, settings or the environment, writes state or runs SQL held in a
+    # string is refused here exactly as in a check file (docs/security.md).
+    only = "an expression rule judges the values of its own row"
+    problems += [f"`{text}` {sentence}" for _line, sentence in refused_calls(tree, 0, only)]
+    if any(True for _ in tree.find_all(exp.Struct, exp.Map, exp.VarMap)):
+        problems.append(f"`{text}` holds a struct or map literal (`{{...}}`, DuckDB's syntax), which no column of a row "
+                        "is compared with on every engine; write a comparison of the entity's columns with scalar values.")
     if isinstance(tree, _NOT_BOOLEAN):
         problems.append(f"`{text}` is not a boolean expression; write a comparison or a test such as `amount >= 0` or `code IS NOT NULL`.")
     return tree, problems
