@@ -9,7 +9,7 @@ The previous successful run is the latest run of the mart's ``(entity)`` row for
 other than the current run, that
 
 - fired no rule whose disposition is ``fail`` (``rows_failed > 0`` on such a rule's row);
-- recorded no ``required`` check of the table as not passed in ``<meta>.assay_check_results``
+- recorded no ``required`` check (nor ``block`` check file) of the table as not passed in ``<meta>.assay_check_results``
   (a check not evaluated over its budget does not count: it never blocks);
 - was not set back: no ``TABLE_ROLLED_BACK`` event of that run for the table in
   ``<meta>.assay_events`` (where the target keeps events: dbt).
@@ -85,7 +85,7 @@ class History:
                             cols=", ".join([sp.sql("{} as {}", txt(null), c) for c in mart_cols]
                                            + [sp.sql("{} as {}", num(null), c) for c in mart_nums]))
         blocked = [self.rel.guard("results", sp.sql(
-            "{i}select run_id from {rel}\n{i}where table_name = {e} and enforcement = 'required' and {no} passed\n"
+            "{i}select run_id from {rel}\n{i}where table_name = {e} and enforcement in ('required', 'block') and {no} passed\n"
             "{i}{a} measures {no} like '%\"not_evaluated\":%'", i=i, rel=self.rel.results, e=name, no=sp.kw("not"),
             a=sp.kw("and")), sp.sql("{i}select {n} as run_id where 1 = 0", i=i, n=txt(null)))]
         if self.rel.events is not None:

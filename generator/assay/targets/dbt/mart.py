@@ -13,8 +13,7 @@ from .spelling import DBT, jstr
 
 def mart_sql(project: Project, header: str) -> str:
     """The mart's file text."""
-    # The mart reads only staged tables; the refs make dbt build it after every entity.
-    deps = [f"-- depends_on: {{{{ ref({jstr(model_name(e))}) }}}}" for e in project.entities if e.scd == "type1"]
+    deps: list[str] = []
     config = (
         "{{ config(materialized='incremental', incremental_strategy='append', full_refresh=false, "
         f"schema={jstr(project.schema('gold'))}, tags=['assay']) }}}}"

@@ -19,8 +19,6 @@ INDENT = "  "
 
 def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
     """The mart's file text: the mart query (assay.lower.mart) under its MODEL block."""
-    # The mart reads only staged tables, but it describes a finished run: it waits for every chain.
-    depends = "(" + ", ".join(sorted(naming.last_node(project, e) for e in project.entities)) + ")"
     block = model_block(
         name=naming.mart(project),
         kind="INCREMENTAL_UNMANAGED",
@@ -28,7 +26,6 @@ def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
         description=low.lit("Per run: one (entity) accounting row per entity and one row per rule; history is kept."),
         tags="(assay)",
         grain="(run_id, entity, rule, mapping)",
-        depends_on=depends,
     )
     return "\n".join([header, block, "", mart_query(low, project)])
 

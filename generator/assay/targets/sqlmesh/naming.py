@@ -41,8 +41,3 @@ def cross_checks(project: Project) -> str:
     return f"{project.schema('meta')}.assay_cross_entity_checks"
 
 
-def last_node(project: Project, entity: Entity) -> str:
-    """The model an entity's chain ends with; the mart runs after it."""
-    if entity.has_reject:
-        return reject(project, entity)
-    return entity_model(project, entity)

@@ -5,8 +5,7 @@ MODEL (
   dialect duckdb,
   description 'Per run: one (entity) accounting row per entity and one row per rule; history is kept.',
   tags (assay),
-  grain (run_id, entity, rule, mapping),
-  depends_on (silver.q_code__reject, silver.q_dup__reject, silver.q_line__reject)
+  grain (run_id, entity, rule, mapping)
 );
 
 WITH agg__q_code AS (
