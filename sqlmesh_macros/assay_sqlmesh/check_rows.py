@@ -4,7 +4,9 @@ The dbt package keeps them in its materialization (`_capture_check_rows`); here 
 `checks.py` call `keep_rows` right after they decide a check did not pass: a declared check's
 violating rows (the generator's query, in its descriptor) or what a SQL check file returned. At
 most `KEPT` rows per check and run, each the whole row as JSON text without the redacted columns,
-in `<meta>.assay_check_rows`, the dbt target's table, so the command reads either target.
+in `<meta>.assay_check_rows`, the dbt target's table, so the command reads either target. For a SQL
+check file the generator names the redacted columns by lineage (`assay.lower.check_rows`, decision
+0913): every output column derived from a pii value, whatever it is called.
 """
 
 from __future__ import annotations
@@ -62,3 +64,17 @@ def redacted(arg: Any) -> list[str]:
         return []
     text = arg.this if isinstance(arg, exp.Literal) else str(arg)
     return sorted(json.loads(text))
+
+
+def keeps_rows(arg: Any) -> bool:
+    """The SQL check recorder's `keep_found` argument: FALSE when the generator could not trace the
+    check's output to the columns it comes from (decision 0913: no row is kept); absent is TRUE.
+
+    >>> keeps_rows(None), keeps_rows(exp.false()), keeps_rows(exp.true())
+    (True, False, True)
+    """
+    if arg is None or isinstance(arg, exp.Null):
+        return True
+    if isinstance(arg, exp.Boolean):
+        return bool(arg.this)
+    return str(arg.this if isinstance(arg, exp.Literal) else arg).strip().lower() not in ("false", "0")

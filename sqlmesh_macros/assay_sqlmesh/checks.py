@@ -33,7 +33,7 @@ from sqlmesh import macro
 from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
 from ._core import dialect_of, lit, parse_one, pick, type_name
-from .check_rows import keep_rows, redacted
+from .check_rows import keep_rows, keeps_rows, redacted
 
 RESULT_COLUMNS = (
     "run_id",
@@ -450,10 +450,12 @@ def _without_missing_history(adapter, query: exp.Expr, d: str) -> exp.Expr:
 
 @macro()
 def assay_record_sql_check(evaluator, table_name, results, check_name, on_failure, position, query,
-                           only_if=None, redact=None) -> Optional[exp.Expr]:
+                           only_if=None, redact=None, keep_found=None) -> Optional[exp.Expr]:
     """Count the rows one SQL check file returns on the table just written, and record it
     (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``); ``only_if`` as for
-    ``assay_record_declared_checks``. Nothing outside an evaluation:
+    ``assay_record_declared_checks``. The rows it returned are kept without the ``redact``
+    columns (those its lineage ties to a pii value, decision 0913), and not at all with
+    ``keep_found := FALSE`` (its output could not be traced). Nothing outside an evaluation:
 
     >>> from sqlglot import exp
     >>> from sqlmesh.core.macros import MacroEvaluator
@@ -486,7 +488,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     run_id = str(getattr(adapter, "correlation_id", None))
     row = (run_id, _string(table_name), _string(check_name), int(_string(position)), "sql", outcome, bool(verdict.passed), n,
            _dumps(spec), _dumps(measures))
-    if n > 0:  # what it returned, also for a check that only warns (as on dbt)
+    if n > 0 and keeps_rows(keep_found):  # what it returned, also for a check that only warns (as on dbt)
         keep_rows(adapter, d, relation, run_id, _string(table_name), _string(check_name), check_sql, redacted(redact))
     _ensure_results(adapter, relation, d)
     return _insert(relation, [row], d)

@@ -39,7 +39,13 @@
       {%- endif -%}
     {%- else -%}
       {%- do results.append({'check': spec, 'measures': {'rows': n, 'failing_rows': n}, 'passed': assay._sql_check_passed(n, check['on_failure'])}) -%}
-      {%- if n > 0 -%}{%- do assay._capture_check_rows(candidate, audits_macro, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), check['name'], check['sql']) -%}{%- endif -%}
+      {#- What the check returned is kept without the columns its lineage ties to a pii value
+          (`redact`, decided by the generator), and not at all when it could not be traced. -#}
+      {%- if n > 0 and check.get('keep_rows', true) -%}
+        {%- do assay._capture_check_rows(candidate, audits_macro, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), check['name'], check['sql'], check.get('redact', [])) -%}
+      {%- elif n > 0 -%}
+        {%- do log('assay: the rows check ' ~ check['name'] ~ ' returned are not kept: its output columns cannot be traced to the columns they come from, so any may carry a pii value', info=true) -%}
+      {%- endif -%}
       {%- if n > 0 and check['on_failure'] == 'block' -%}
         {%- do failures.append(check['name'] ~ ': returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's')) -%}
       {%- elif n > 0 -%}

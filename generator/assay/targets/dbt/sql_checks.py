@@ -13,6 +13,7 @@ import sqlglot
 from sqlglot import exp
 
 from ...ir.model import Entity, Project
+from ...lower.check_rows import sql_check_redaction
 from .spelling import jstr
 from .naming import audits_macro_name
 
@@ -46,6 +47,17 @@ def _jinja_sql(sql: str, table: str) -> str:
     return " ~ candidate ~ ".join(alias.join(jstr(q) for q in p.split(ALIAS_PLACEHOLDER)) for p in sql.split(PLACEHOLDER))
 
 
+def _rows_items(check, project: Project) -> str:
+    """What the package keeps of the rows the check returned (decision 0913): ``'redact'``, the
+    output columns that may carry a `pii` value (traced by lineage, ``lower.check_rows``), or
+    ``'keep_rows': false`` when its output cannot be traced. The entity's own redacted columns
+    come from its ``assay_capture__`` macro, as for declared checks."""
+    redact = sql_check_redaction(check, project)
+    if redact is None:
+        return ", 'keep_rows': false"
+    return (", 'redact': [" + ", ".join(jstr(c) for c in redact) + "]") if redact else ""
+
+
 def sqlchecks_macro(entity: Entity, project: Project) -> str:
     """The macro the materialization calls: one entry per SQL check file of the entity."""
     if not entity.sql_checks:
@@ -55,7 +67,7 @@ def sqlchecks_macro(entity: Entity, project: Project) -> str:
         sql = _against_candidate(check, project.schema("silver"))
         lines.append(
             "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
-            + ", 'sql': " + _jinja_sql(sql, check.table) + "}) %}"
+            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table) + "}) %}"
         )
     lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
     return "\n".join(lines)

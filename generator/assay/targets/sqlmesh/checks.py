@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from ...checks.declared import DeclaredCheck
 from ...ir.model import Entity, Project
+from ...lower.check_rows import sql_check_redaction
 from ...lower.declared_checks import failing_rows_query, measuring_query, redacted_columns
 from ...lower.history import HistoryRelations
 from . import naming
@@ -163,6 +164,11 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
         )
     for n, check in enumerate(_sorted_sql_checks(entity), 1):
         sql = _sql_against_this(check, project.schema("silver"), low.dialect, this)
+        # What it returned is kept without the output columns its lineage ties to a pii value,
+        # and not at all when its output cannot be traced (decision 0913).
+        check_hidden = sql_check_redaction(check, project, entity)
+        rows = ([f"{INDENT}keep_found := FALSE,"] if check_hidden is None else
+                [f"{INDENT}redact := {low.string(json.dumps(check_hidden))},"] if check_hidden else [])
         out.append(
             "\n".join(
                 [
@@ -173,7 +179,7 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
                     f"{INDENT}on_failure := {low.string(check.on_failure)},",
                     f"{INDENT}position := {SQL_POSITION + n},",
                     *condition,
-                    *redact,
+                    *rows,
                     f"{INDENT}query := (",
                     _indent(sql, INDENT * 2),
                     f"{INDENT})",

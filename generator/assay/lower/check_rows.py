@@ -1,0 +1,175 @@
+"""Which output columns of a SQL check file may carry a `pii` value (decision 0913), for both targets.
+
+A SQL check file returns the rows that are wrong, and `assay check rows` shows them (decision
+0532). The rows are kept as JSON of the query's own output, so leaving out the columns *named*
+like a `pii` field is not enough: ``select full_name as who`` or ``upper(full_name)`` carries the
+value under another name. Here the query's output is traced back to the columns it derives from,
+with sqlglot's ``qualify`` (stars expanded from the spec's tables) and ``lineage`` (through
+aliases, functions, CASE, CTEs, subqueries, set operations and joins):
+
+- an output column is left out when any column it derives from is a private column of a
+  relation the spec knows: a `pii` field of an entity (silver), or, in a bronze relation an
+  entity maps from, a column a `pii` field is read from or one ``quarantine.redact`` names
+  (privacy.py);
+- it is left out too when its origin cannot be told: a column of a relation the spec does not
+  know, a column sqlglot cannot attribute, a query sqlglot cannot trace (fail closed);
+- it is kept when it derives only from known, non-private columns, or from no column at all (a
+  literal, ``count(*)``);
+- when the output's columns cannot be listed at all (a star over a relation the spec does not
+  know, a query that does not parse), no row of the check is kept (``None``).
+
+Names are left out in every spelling an engine may give them (as written, lower and upper case),
+since the row's JSON keys follow the engine's case folding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.lineage import lineage
+from sqlglot.optimizer.qualify import qualify
+
+from ..ir.model import Entity, Project
+
+#: The dialects a check file is read with, in order (as assay.checks.sqlfile.PARSE_DIALECTS).
+DIALECTS: tuple[Optional[str], ...] = ("duckdb", "postgres", None)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation the spec knows: the columns it is known to have and the private ones among them."""
+
+    columns: tuple[str, ...]
+    private: frozenset[str]
+
+
+def known_relations(project: Project) -> dict[tuple[str, str], Relation]:
+    """``(schema, table)`` -> Relation: every entity table in silver, every bronze relation an
+    entity maps from (a column read into a `pii` field, or redacted, is private there)."""
+    from ..privacy import pii_bronze_columns, pii_columns
+
+    out: dict[tuple[str, str], Relation] = {}
+    silver, bronze = project.schema("silver"), project.schema("bronze")
+    for e in project.entities:
+        out[(silver, e.name)] = Relation(tuple(c.name for c in e.columns), pii_columns(e))
+    sources: dict[str, tuple[set, set]] = {}
+    for e in project.entities:
+        private = set(e.redact) | pii_bronze_columns(e)
+        for m in e.mappings:
+            cols, priv = sources.setdefault(m.source, (set(), set()))
+            cols.update(m.bronze_columns)
+            cols.update(e.redact)
+            priv.update(private)
+    for source, (cols, priv) in sources.items():
+        out.setdefault((bronze, source), Relation(tuple(sorted(cols | priv)), frozenset(priv)))
+    return out
+
+
+def _parse(sql: str) -> tuple[Optional[exp.Expression], Optional[str]]:
+    for dialect in DIALECTS:
+        try:
+            tree = sqlglot.parse_one(sql, read=dialect)
+        except Exception:  # noqa: BLE001 - any dialect that cannot read it: try the next
+            continue
+        if isinstance(tree, exp.Query):
+            return tree, dialect
+    return None, None
+
+
+def _lookup(relations: Mapping[tuple[str, str], Relation], table: exp.Table, defaults: Iterable[str]) -> Optional[Relation]:
+    """The known relation a table reference names: ``schema.table``, or ``table`` alone in one of
+    the ``defaults`` schemas (the check's own namespace first). A catalog-qualified name is
+    matched on its schema and table."""
+    name = table.name.lower()
+    if table.db:
+        return relations.get((table.db.lower(), name))
+    for schema in defaults:
+        if (schema.lower(), name) in relations:
+            return relations[(schema.lower(), name)]
+    return None
+
+
+def private_outputs(sql: str, relations: Mapping[tuple[str, str], Relation],
+                    default_schemas: Iterable[str] = ()) -> Optional[list[str]]:
+    """The output names of ``sql`` that may carry a private value, sorted, in every spelling an
+    engine may key them by; ``None`` when the output cannot be listed (keep no row).
+
+    >>> rel = {("silver", "patient"): Relation(("patient_id", "full_name"), frozenset({"full_name"}))}
+    >>> private_outputs("select patient_id, upper(p.full_name) as Shout from silver.patient p", rel)
+    ['SHOUT', 'Shout', 'shout']
+    >>> private_outputs("select * from elsewhere.t", rel) is None
+    True
+    """
+    relations = {(s.lower(), t.lower()): r for (s, t), r in relations.items()}
+    defaults = [d for d in default_schemas]
+    tree, dialect = _parse(sql)
+    if tree is None:
+        return None
+    written = [s.output_name for s in tree.selects] if not any(
+        isinstance(s, exp.Star) or (isinstance(s, exp.Column) and isinstance(s.this, exp.Star)) for s in tree.selects) else []
+    schema: dict = {}
+    for (s, t), r in relations.items():
+        schema.setdefault(s, {})[t] = {c.lower(): "text" for c in r.columns}
+    try:
+        qualified = qualify(tree.copy(), schema=schema, dialect=dialect, db=defaults[0] if defaults else None,
+                            validate_qualify_columns=False, quote_identifiers=False, identify=False)
+    except Exception:  # noqa: BLE001 - a query sqlglot cannot qualify cannot be traced
+        return None
+    selects = qualified.selects
+    if not selects or any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and isinstance(s.this, exp.Star))
+                          for s in selects):
+        return None
+    names = [s.output_name for s in selects]
+    if any(not n for n in names):
+        return None
+    private: set[str] = set()
+    for name in dict.fromkeys(names):
+        if not _traced_clean(name, qualified, schema, dialect, relations, defaults):
+            private.add(name)
+    out: set[str] = set()
+    for name in private:
+        out |= {name, name.lower(), name.upper()}
+        out |= {w for w in written if w and w.lower() == name.lower()}
+    return sorted(out)
+
+
+def _traced_clean(name: str, qualified: exp.Expression, schema: dict, dialect: Optional[str],
+                  relations: Mapping[tuple[str, str], Relation], defaults: list[str]) -> bool:
+    """Whether output ``name`` derives only from known, non-private columns (or from none)."""
+    try:
+        node = lineage(name, qualified, schema=schema, dialect=dialect)
+    except Exception:  # noqa: BLE001 - untraceable: not clean
+        return False
+    for n in node.walk():
+        if n.downstream:
+            continue
+        source = n.source
+        if isinstance(source, exp.Table):
+            relation = _lookup(relations, source, defaults)
+            column = n.name.split(".")[-1].lower()
+            if relation is None or column == "*" or column in {c.lower() for c in relation.private}:
+                return False
+            continue
+        # A leaf that is not a table column: clean only when it reads no column at all (a
+        # literal, count(*)); a column sqlglot could not attribute is not.
+        if n.expression.find(exp.Column) is not None or n.expression.find(exp.Placeholder) is not None \
+                or isinstance(n.expression, exp.Placeholder):
+            return False
+    return True
+
+
+def sql_check_redaction(check, project: Project, entity: Optional[Entity] = None) -> Optional[list[str]]:
+    """What ``assay check rows`` leaves out of the rows SQL check file ``check`` returned (both
+    targets): the output columns that may carry a private value, with the entity's own
+    redacted columns (``redacted_columns``) when the check is an entity's; ``None``: keep no
+    row (the output cannot be traced)."""
+    from .declared_checks import redacted_columns
+
+    found = private_outputs(check.sql, known_relations(project), [check.namespace])
+    if found is None:
+        return None
+    own = redacted_columns(entity) if entity is not None else []
+    return sorted(set(found) | set(own))
