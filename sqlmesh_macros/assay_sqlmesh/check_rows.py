@@ -68,7 +68,7 @@ def redacted(arg: Any) -> list[str]:
 
 def keeps_rows(arg: Any) -> bool:
     """The SQL check recorder's `keep_found` argument: FALSE when the generator could not trace the
-    check's output to the columns it comes from (decision 0913: no row is kept); absent is TRUE.
+    check's output to the columns it comes from (decision 0914: no row is kept); absent is TRUE.
 
     >>> keeps_rows(None), keeps_rows(exp.false()), keeps_rows(exp.true())
     (True, False, True)

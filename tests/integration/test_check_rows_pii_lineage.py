@@ -1,5 +1,5 @@
 """A `pii` value never reaches `<meta>.assay_check_rows` nor `assay check rows` through a SQL check
-file that renames or derives it (decision 0913), on dbt and on SQLMesh (DuckDB).
+file that renames or derives it (decision 0914), on dbt and on SQLMesh (DuckDB).
 
 The shop example classifies `customer.email` as `pii`. The check files return it under another
 name (`contact`), through a function (`upper`), through a CASE in a CTE, from a join of two

@@ -1,6 +1,7 @@
 """Type-2 entities on every target: the history versions the kept rows (dbt snapshots, SQLMesh
 SCD_TYPE_2_BY_COLUMN), a child probes only the parent's current versions, so history never
-fans a child row out, and a quarantined delivery leaves the last admitted version current.
+fans a child row out, a quarantined delivery leaves the last admitted version current, and a row
+without a key is kept but never versioned.
 
 The README's shop spec, three builds per target (the `runner` fixture). DuckDB, and Spark
 (tests/integration/test_spark_type2.py), where the history is the `assay_history` model instead
@@ -29,8 +30,10 @@ A2 = ["l1", "2026-01-05T08:00:00Z", "a2", "c2", "b@x.io", "us", "1", "2024-01-01
 A3 = ["l2", "2026-01-06T08:00:00Z", "a3", "c1", "a@x.io", "gb", "2", "2024-01-01", None]
 A4 = ["l3", "2026-01-07T08:00:00Z", "a4", "c1", "a@x.io", "gb", "3", "2024-01-01", None]
 A5 = ["l3", "2026-01-07T08:00:00Z", "a5", "c2", "b@x.io", "us", "nine", "2024-01-01", "+1 5"]
+# a customer without an id: kept (decision 0003), never versioned (decision 0414)
+A0 = ["l1", "2026-01-05T08:00:00Z", "a0", None, "n@x.io", "fr", "1", "2024-01-01", None]
 # c1 changes tier twice over two more builds; c2 is quarantined by a bad tier in the last one
-BATCHES = ((A1, A2), (A1, A2, A3), (A1, A2, A3, A4, A5))
+BATCHES = ((A0, A1, A2), (A0, A1, A2, A3), (A0, A1, A2, A3, A4, A5))
 
 
 def customers(*rows):
@@ -73,6 +76,8 @@ def history(runner, engine, type2_spec, tmp_path_factory) -> dict:
             "valid_from": dict(project.query(
                 f"select tier, {runner.valid_from} from silver.\"customer\" where customer_id = 'C1'")),
             "orders": project.query('select order_id, customer_id, _quality_flags from silver."order" order by order_id'),
+            "keyless": (project.query('select count(*) from silver.customer__current where customer_id is null'),
+                        project.query('select count(*) from silver."customer" where customer_id is null')),
             "rejects": project.query(
                 "select _source_row_id, failed_rules, raw from silver.customer__reject where resolved_at is null"),
         }
@@ -82,6 +87,11 @@ def history(runner, engine, type2_spec, tmp_path_factory) -> dict:
 
 def test_history_is_versioned(history):
     assert history["versions"] == [("C1", 1, False), ("C1", 2, False), ("C1", 3, True), ("C2", 1, True)]
+
+
+def test_a_row_without_a_key_is_kept_but_never_versioned(history):
+    # a merge on the key never matches a NULL, so versioning it would open one more version per build
+    assert history["keyless"] == ([(1,)], [(0,)])
 
 
 def test_probes_read_current_versions(history):

@@ -1,4 +1,4 @@
-"""Which output columns of a SQL check file may carry a `pii` value (decision 0913): traced by
+"""Which output columns of a SQL check file may carry a `pii` value (decision 0914): traced by
 sqlglot's lineage through aliases, functions, CASE, CTEs, subqueries and joins; what cannot be
 traced is left out (a column) or keeps no row at all (an output that cannot be listed). And the
 one decision reaches both targets' generated files."""

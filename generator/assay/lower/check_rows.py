@@ -1,4 +1,4 @@
-"""Which output columns of a SQL check file may carry a `pii` value (decision 0913), for both targets.
+"""Which output columns of a SQL check file may carry a `pii` value (decision 0914), for both targets.
 
 A SQL check file returns the rows that are wrong, and `assay check rows` shows them (decision
 0532). The rows are kept as JSON of the query's own output, so leaving out the columns *named*

@@ -36,6 +36,17 @@ def kept_query(sp: Spelling, entity: Entity, staged: str | None = None, processe
     )
 
 
+def versioned_query(sp: Spelling, entity: Entity, current: str) -> str:
+    """What a type-2 entity's history versions: its current kept rows that have an identity.
+
+    A row with a NULL key part is kept (decision 0003: the absence of identity; the rules decide
+    its fate) and stays in `current`, but no merge on the key can ever match it, so a snapshot or
+    an SCD type 2 model would open one more version of it on every build. It is left out of the
+    history (decision 0414)."""
+    keys = sp.join("and", (sp.sql("{} is not null", sp.ident(k)) for k in entity.key))
+    return "\n".join([sp.sql("select *"), sp.sql("from {}", current), sp.sql("where {}", keys), ""])
+
+
 def reject_id(sp: Spelling, mapping: Mapping) -> str:
     """A diverted row's id: its source relation and source row, stable across deliveries."""
     return sp.call("reject_id", mapping.source, Sql("s._source_row_id"))

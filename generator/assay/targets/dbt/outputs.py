@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...ir.model import Entity, Project
 from ...lower.audits import Audited, entity_audits
-from ...lower.outputs import kept_query
+from ...lower.outputs import kept_query, versioned_query
 from ...lower.rejects import Prior, reject_query, resolution_bound, resolving_query
 from .incremental import loads_dependency
 from .spelling import DBT, jstr
@@ -148,7 +148,7 @@ def snapshot_sql(entity: Entity, project: Project, header: str) -> str:
             header,
             f"{{% snapshot {entity.name} %}}",
             _config(enabled="assay.type2_is_snapshot()", **_history_config(entity, project, strategy="'check'")),
-            f"select * from {_ref(current_name(entity))}",
+            versioned_query(DBT, entity, _ref(current_name(entity))).rstrip("\n"),
             "{% endsnapshot %}",
             "",
         ]
@@ -180,7 +180,6 @@ def history_sql(entity: Entity, project: Project, header: str) -> str:
                 meta=_meta_literal(entity),
             ),
             "",
-            f"select * from {_ref(current_name(entity))}",
-            "",
+            versioned_query(DBT, entity, _ref(current_name(entity))),
         ]
     )

@@ -48,7 +48,7 @@ def _jinja_sql(sql: str, table: str) -> str:
 
 
 def _rows_items(check, project: Project) -> str:
-    """What the package keeps of the rows the check returned (decision 0913): ``'redact'``, the
+    """What the package keeps of the rows the check returned (decision 0914): ``'redact'``, the
     output columns that may carry a `pii` value (traced by lineage, ``lower.check_rows``), or
     ``'keep_rows': false`` when its output cannot be traced. The entity's own redacted columns
     come from its ``assay_capture__`` macro, as for declared checks."""

@@ -165,7 +165,7 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
     for n, check in enumerate(_sorted_sql_checks(entity), 1):
         sql = _sql_against_this(check, project.schema("silver"), low.dialect, this)
         # What it returned is kept without the output columns its lineage ties to a pii value,
-        # and not at all when its output cannot be traced (decision 0913).
+        # and not at all when its output cannot be traced (decision 0914).
         check_hidden = sql_check_redaction(check, project, entity)
         rows = ([f"{INDENT}keep_found := FALSE,"] if check_hidden is None else
                 [f"{INDENT}redact := {low.string(json.dumps(check_hidden))},"] if check_hidden else [])

@@ -14,7 +14,7 @@ import re
 
 from ...ir.model import Entity, Project
 from ...lower.audits import FLAG_PREFIX, Audit, Audited, entity_audits as lowered_audits
-from ...lower.outputs import kept_query
+from ...lower.outputs import kept_query, versioned_query
 from ...lower.rejects import COLUMNS as REJECT_COLUMNS, Prior, reject_query
 from . import naming
 from .spelling import SqlmeshSpelling
@@ -124,7 +124,7 @@ def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str
         grants=_grants(entity, low),
         column_descriptions=_column_descriptions(entity, low),
     )
-    return "\n".join([header, block, "", "SELECT *", f"FROM {naming.current(project, entity)}", ""])
+    return "\n".join([header, block, "", versioned_query(low, entity, naming.current(project, entity))])
 
 
 def _reject_columns(low: SqlmeshSpelling) -> list[str]:
