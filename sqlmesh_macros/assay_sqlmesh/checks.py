@@ -33,6 +33,7 @@ from sqlmesh import macro
 from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
 from ._core import dialect_of, lit, parse_one, pick, type_name
+from .build_events import record_blocked_build
 from .check_rows import keep_rows, keeps_rows, redacted
 
 RESULT_COLUMNS = (
@@ -173,12 +174,15 @@ def _holds(evaluator, adapter, only_if) -> bool:
 
     The staged model of an entity without dedupe records the entity's checks only when its
     key audit is about to stop the run (decision 0921): otherwise the entity records them."""
-    if only_if is None:
-        return True
+    return only_if is None or bool(_found(evaluator, adapter, only_if))
+
+
+def _found(evaluator, adapter, only_if) -> int:
+    """How many rows the condition query returns (the repeated keys the key audit will report)."""
     d = dialect_of(evaluator)
     found = adapter.fetchone(f"SELECT COUNT(*) FROM ({_expanded(evaluator, only_if, d)}) AS assay_only_if",
                              quote_identifiers=False)
-    return bool(found and int(found[0]))
+    return int(found[0]) if found and found[0] is not None else 0
 
 
 def _results_exist(adapter, table: exp.Table, dialect: str) -> bool:
@@ -412,6 +416,7 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     # decision 0531), its row count unknown and recorded as 0.
     run_id = str(getattr(adapter, "correlation_id", None))
     out = []
+    blocked: list[tuple[str, str]] = []
     for check in descriptors:
         if over is not None:
             measures = over(check)
@@ -423,10 +428,13 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
         verdict = verdict_of(check["kind"], spec, measures)
         out.append((run_id, _string(table_name), check["check_id"], check["position"], check["kind"], check["enforcement"],
                     bool(verdict.passed), measures["rows"], _dumps(spec), _dumps(measures)))
+        if check["enforcement"] == "required" and not verdict.passed and "not_evaluated" not in measures:
+            blocked.append((check["check_id"], verdict.detail))
         if over is None and error is None and not verdict.passed and check.get("rows_sql"):
             rows_sql = _expanded(evaluator, parse_sqlmesh(check["rows_sql"], dialect=d), d)
             keep_rows(adapter, d, relation, run_id, _string(table_name), check["check_id"], rows_sql, redacted(redact))
     _ensure_results(adapter, relation, d)
+    record_blocked_build(evaluator, adapter, d, relation, run_id, _string(table_name), blocked, only_if)
     return _insert(relation, out, d)
 
 
@@ -491,6 +499,8 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     if n > 0 and keeps_rows(keep_found):  # what it returned, also for a check that only warns (as on dbt)
         keep_rows(adapter, d, relation, run_id, _string(table_name), _string(check_name), check_sql, redacted(redact))
     _ensure_results(adapter, relation, d)
+    blocked = [(_string(check_name), verdict.detail)] if outcome == "block" and not verdict.passed else []
+    record_blocked_build(evaluator, adapter, d, relation, run_id, _string(table_name), blocked, only_if)
     return _insert(relation, [row], d)
 
 

@@ -4,13 +4,18 @@ list|get` print it; the report puts each entity's on top.
 
 A table is `published`, `set_back` (the latest build failed a blocking check: the previous
 version is still published, this build's data is not), `not_published` (its first build failed a
-blocking check, so it does not exist yet) or `kept` (a keep check failed; assay-built readers are
-refused until its checks pass). The state is derived, never stored twice: `kept` from the newest
-TABLE_KEPT / TABLE_KEPT_CLEARED event of the table in ``<meta>.assay_events``; otherwise
-`not_published` when the table is absent from the warehouse (the why is its newest
-TABLE_ROLLED_BACK event); `set_back` when the newest TABLE_ROLLED_BACK event is of the latest run
-that recorded the table's check results; else `published`. The schemas are those the build wrote
-(runtime/built_relations.py).
+blocking check, so it does not exist yet), `kept` (a keep check failed; assay-built readers are
+refused until its checks pass) or, on SQLMesh only, `published_failing` (the latest build failed
+a blocking check but SQLMesh had evaluated it in place: its rows are what readers see; decision
+0932). The state is derived, never stored twice: `kept` from the newest TABLE_KEPT /
+TABLE_KEPT_CLEARED event of the table in ``<meta>.assay_events``; otherwise `not_published` when
+the table is absent from the warehouse (the why is its newest failed build); when the newest
+failed build is the latest run that recorded the table's check results, `set_back`, or
+`published_failing` when the table the reader's view shows is the one that build wrote; else
+`published`. A failed build is dbt's TABLE_ROLLED_BACK (never the published table) or SQLMesh's
+TABLE_BUILD_FAILED, whose why names the physical table it wrote (sqlmesh_macros/assay_sqlmesh/
+build_events.py); the view read is the environment's (`--environment`, else prod). The schemas
+are those the build wrote (runtime/built_relations.py).
 
 The tables are the spec's entities with checks (every entity, for the report) and
 `tables_version: 1` tables that have checks, and any table the events name as kept (a table whose
@@ -24,8 +29,15 @@ from typing import Any, Optional
 from .check_results import CheckResults
 
 EVENTS_TABLE = "assay_events"
-MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", "TABLE_ROLLED_BACK")
+# A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
+# its why is `wrote <schema>.<table>`, the physical table it wrote, or `not_written`).
+ROLLED_BACK, BUILD_FAILED = "TABLE_ROLLED_BACK", "TABLE_BUILD_FAILED"
+FAILED_BUILDS = (ROLLED_BACK, BUILD_FAILED)
+MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", *FAILED_BUILDS)
+WROTE = "wrote "
 READ_ONLY = "not built by this project"
+# The why of each state a failed SQLMesh build leaves, as dbt's TABLE_ROLLED_BACK says it (decision 0510).
+WHY = {"set_back": "previous_version_kept", "not_published": "not_published", "published_failing": "evaluated_in_place"}
 
 
 def iso_utc(value: Any) -> Optional[str]:
@@ -74,15 +86,17 @@ def _events(reader, meta: str) -> list[tuple]:
 
 
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
-           latest_run: Optional[str], started: Optional[str] = None) -> dict[str, Any]:
+           latest_run: Optional[str], started: Optional[str] = None, shown: Optional[bool] = False) -> dict[str, Any]:
     """The state of one table from its marks, its presence and its latest build (see the module
     docstring). A table that records no check results has no latest run there; `started`, when
-    known (the report reads it from the mart), is when its latest recorded build began: a set-back
-    after it is the latest build's."""
+    known (the report reads it from the mart), is when its latest recorded build began: a failed
+    build after it is the latest build's. `shown`: whether the view read shows the table `back`
+    (the newest failed build) wrote; None when that cannot be told."""
     def state(what: str, ev: Optional[tuple] = None, why: Optional[str] = None) -> dict[str, Any]:
+        if why is None and ev is not None:
+            why = WHY.get(what, ev[4]) if ev[0] == BUILD_FAILED else ev[4]  # dbt's say it themselves
         return {"table": name, "state": what, "run": ev[1] if ev else None, "check": ev[3] if ev else None,
-                "why": why if why is not None else (ev[4] if ev else None), "since": iso_utc(ev[5]) if ev else None,
-                "built_by_project": built}
+                "why": why, "since": iso_utc(ev[5]) if ev else None, "built_by_project": built}
 
     if not built:
         # 002: a table the project only reads is never set back or kept by it; its checks run in
@@ -94,8 +108,42 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
     if not present:
         return state("not_published", back, why=None if back else "never built")
     if back is not None and (back[1] == latest_run or (latest_run is None and (started is None or iso_utc(back[5]) >= iso_utc(started)))):
-        return state("set_back", back)
+        # What readers see is the failed build's own rows only where it was evaluated in place
+        # (SQLMesh); a view that cannot be read counts as showing them: never claim a set-back
+        # that cannot be seen (decision 0932).
+        return state("published_failing" if shown is not False else "set_back", back)
     return state("published")
+
+
+def _wrote(ev: Optional[tuple]) -> Optional[str]:
+    """The physical table (`schema.table`) a failed SQLMesh build wrote; None for dbt's set-back and
+    for a build stopped before the table was written."""
+    if ev is None or ev[0] != BUILD_FAILED or not str(ev[4] or "").startswith(WROTE):
+        return None
+    return str(ev[4])[len(WROTE):]
+
+
+def _shown(reader, schema: str, name: str) -> Optional[str]:
+    """The physical table (`schema.table`) the view `schema.name` selects from, as SQLMesh's virtual
+    layer writes it (`SELECT * FROM <catalog>.<schema>.<table>`, decision 0700); None when it is
+    no such view or its definition cannot be read."""
+    from .relations import _single_source
+
+    try:
+        rows = reader.query("select view_definition from information_schema.views where table_schema = ? and table_name = ?",
+                            (schema, name))
+    except Exception:  # noqa: BLE001 - an engine without the view: nothing can be told
+        return None
+    if not rows or not rows[0][0]:
+        return None
+    sql = str(rows[0][0])
+    if not sql.lstrip().lower().startswith("create"):
+        sql = f"create view v as {sql}"  # PostgreSQL keeps the query only
+    for dialect in ("duckdb", "postgres"):
+        found = _single_source(sql.rstrip().rstrip(";"), dialect)
+        if found is not None:
+            return f"{found[0]}.{found[1]}".lower()
+    return None
 
 
 def table_states(project, reader, every_entity: bool = False, started: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
@@ -109,13 +157,22 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     mark: dict[str, tuple] = {}
     rolled: dict[str, tuple] = {}
     for ev in _events(reader, meta):
-        (rolled if ev[0] == "TABLE_ROLLED_BACK" else mark)[ev[2]] = ev
+        (rolled if ev[0] in FAILED_BUILDS else mark)[ev[2]] = ev
     for name, ev in mark.items():
         if ev[0] == "TABLE_KEPT" and name not in tables:
             tables[name] = (project.schema("silver"), name, True)
     latest = CheckResults(reader, meta).latest_run_per_table()
+
+    def shown(name: str) -> Optional[bool]:
+        """Whether the view read shows the table the newest failed build wrote (see `_state`)."""
+        wrote = _wrote(rolled.get(name))
+        if wrote is None:
+            return False
+        view = _shown(reader, tables[name][0], tables[name][1])
+        return None if view is None else view == wrote.lower()
+
     return [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
-                   rolled.get(name), latest.get(name), (started or {}).get(name)) for name in sorted(tables)]
+                   rolled.get(name), latest.get(name), (started or {}).get(name), shown(name)) for name in sorted(tables)]
 
 
 EVENTS_SHOWN = 10  # `table get` shows the table's newest events, this many
@@ -150,6 +207,9 @@ def line(t: dict[str, Any]) -> str:
     if t["state"] == "set_back":
         return (f"{t['table']}: set back by the latest build (run {t['run']}): check {t['check']} did not pass; "
                 "the previous version is still published")
+    if t["state"] == "published_failing":
+        return (f"{t['table']}: published although the latest build (run {t['run']}) did not pass check {t['check']}: "
+                "SQLMesh evaluated it in place, so readers see the rows that failed")
     if t["state"] == "not_published":
         if t["run"] is None:
             return f"{t['table']}: not published (never built)"
