@@ -462,7 +462,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     """Count the rows one SQL check file returns on the table just written, and record it
     (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``); ``only_if`` as for
     ``assay_record_declared_checks``. The rows it returned are kept without the ``redact``
-    columns (those its lineage ties to a pii value, decision 0913), and not at all with
+    columns (those its lineage ties to a pii value, decision 0914), and not at all with
     ``keep_found := FALSE`` (its output could not be traced). Nothing outside an evaluation:
 
     >>> from sqlglot import exp

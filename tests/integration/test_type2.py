@@ -1,6 +1,6 @@
 """Type-2 entities on every target: the history versions the kept rows (dbt snapshots, SQLMesh
 SCD_TYPE_2_BY_COLUMN), a child probes only the parent's current versions, so history never
-fans a child row out, a quarantined delivery leaves the last admitted version current, and a row
+fans a child row out, a quarantined newest delivery closes the last admitted version, and a row
 without a key is kept but never versioned.
 
 The README's shop spec, three builds per target (the `runner` fixture). DuckDB, and Spark
@@ -86,7 +86,9 @@ def history(runner, engine, type2_spec, tmp_path_factory) -> dict:
 
 
 def test_history_is_versioned(history):
-    assert history["versions"] == [("C1", 1, False), ("C1", 2, False), ("C1", 3, True), ("C2", 1, True)]
+    # C2's newest delivery is quarantined: its older clean version is closed, not left current (001:
+    # a corrupt latest row is never silently replaced by a stale clean one; decision 0415)
+    assert history["versions"] == [("C1", 1, False), ("C1", 2, False), ("C1", 3, True), ("C2", 1, False)]
 
 
 def test_a_row_without_a_key_is_kept_but_never_versioned(history):
@@ -95,13 +97,16 @@ def test_a_row_without_a_key_is_kept_but_never_versioned(history):
 
 
 def test_probes_read_current_versions(history):
-    # Three versions of C1 do not triple O-1; the orders keep their customer keys.
-    assert [(r[0], r[1], list(r[2])) for r in history["orders"]] == [("O-1", "C1", []), ("O-2", "C2", [])]
+    # Three versions of C1 do not triple O-1. C2 has no current version (its newest delivery is
+    # quarantined), so O-2 is an orphan (001: a quarantined parent counts as absent): unknown member.
+    assert [(r[0], r[1], list(r[2])) for r in history["orders"]] == [
+        ("O-1", "C1", []), ("O-2", "__unknown__", ["order_of_customer_referential"])]
 
 
-def test_a_quarantined_delivery_keeps_the_last_admitted_version_current(history):
-    # The newest C2 delivery is quarantined; the history keeps the last admitted version current
-    # (dbt's hard_deletes: ignore), and the reject row says why.
+def test_a_quarantined_delivery_closes_the_last_admitted_version(history):
+    # The newest C2 delivery is quarantined; the history closes the last admitted version (dbt's
+    # hard_deletes: invalidate, SQLMesh's invalidate_hard_deletes; see test_history_is_versioned),
+    # and the reject row says why.
     rej = history["rejects"]
     assert [(r[0], list(r[1])) for r in rej] == [("a5", ["tier_coercible"])]
     # `redact: [$.phone]`: the reject payload never holds the phone number

@@ -132,6 +132,9 @@ def _history_config(entity: Entity, project: Project, **extra) -> dict:
         unique_key="[" + ", ".join(jstr(k) for k in entity.key) + "]",
         **extra,
         check_cols="[" + ", ".join(jstr(c.name) for c in entity.columns) + "]",
+        # a key the build no longer admits (its newest delivery quarantined, its rows gone from
+        # bronze) has no current version: the stale clean one is closed (decision 0415)
+        hard_deletes="'invalidate'",
         grants=_grants(entity),
         pre_hook=snapshot_gate(entity, project),
     )

@@ -116,7 +116,9 @@ def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str
     block = model_block(
         name=naming.entity_model(project, entity),
         # A first version is valid from the run that saw it (as a dbt snapshot's), not from 1970.
-        kind=f"SCD_TYPE_2_BY_COLUMN (unique_key {keys}, columns {check}, execution_time_as_valid_from TRUE)",
+        # A key this build no longer admits has no current version (decision 0415).
+        kind=f"SCD_TYPE_2_BY_COLUMN (unique_key {keys}, columns {check}, execution_time_as_valid_from TRUE, "
+             "invalidate_hard_deletes TRUE)",
         dialect=low.dialect,
         owner=low.lit(entity.owner) if entity.owner else None,
         description=low.lit(entity.description or f"{entity.name}: {entity.grain}"),
