@@ -96,7 +96,8 @@ def test_a_build_whose_blocking_check_fails_exits_2_with_dbts_report(demo):
     finally:
         check.unlink()
     assert result.exit_code == 2, result.output
-    assert "4. dbt build: FAILED Done. PASS=11 WARN=0 ERROR=1 SKIP=2 NO-OP=0 TOTAL=14" in result.stdout
+    assert "4. dbt build: FAILED Done. PASS=12 WARN=0 ERROR=1 SKIP=1 NO-OP=0 TOTAL=14" in result.stdout
+    # (the mart reads the staged rows, so it is built although the order entity failed: decision 0413)
     assert "What landed where" not in result.stdout  # nothing downstream of a failed build
     assert "CHECK_FAILED: silver.order/all_refunded: returned 5 rows." in result.stderr
     assert "`dbt build` ran, but checks did not pass (dbt's report is above)" in result.stderr

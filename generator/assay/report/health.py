@@ -17,7 +17,8 @@ LEVELS = ("fail", "warn", "ok")
 FAILED_CHECK = ("FAILED", "failed (kept)", "errored")
 WARNED_CHECK = ("warned", "not_evaluated")
 FRESHNESS = ("error", "no data", "warn", "pass")  # worst first
-STATE_WORDS = {"published": "published", "set_back": "set back", "not_published": "not published", "kept": "kept"}
+STATE_WORDS = {"published": "published", "set_back": "set back", "not_published": "not published", "kept": "kept",
+               "published_failing": "published with failing rows"}
 
 
 def _state_reason(outcome: dict) -> str | None:
