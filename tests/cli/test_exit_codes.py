@@ -336,6 +336,34 @@ def test_checks_of_an_unknown_run_exit_1_and_say_where_to_look(recorded):
     assert "`assay check list`" in result.stderr
 
 
+def _stopped_invocation(project: Path, invocation: str) -> None:
+    """target/run_results.json of a dbt build a `fail` rule stopped on the staged model."""
+    (project / "target").mkdir(exist_ok=True)
+    (project / "target" / "run_results.json").write_text(json.dumps({
+        "metadata": {"invocation_id": invocation},
+        "results": [
+            {"unique_id": "model.shop.order__staged", "status": "success"},
+            {"unique_id": "test.shop.assay_fail_rule__order__amount_positive", "status": "fail"},
+            {"unique_id": "model.shop.order", "status": "skipped"},
+        ]}))
+
+
+def test_a_run_that_stopped_before_its_checks_is_named_not_mistaken_for_a_typo(recorded):
+    _stopped_invocation(recorded, "inv-stopped-1234")
+    result = invoke("checks", "inv-stopped", "--project", str(recorded))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: run inv-stopped-1234 (dbt's last invocation) recorded no check results: it stopped before any table's checks "
+        "ran (assay_fail_rule__order__amount_positive failed); target/run_results.json says more, and `assay check "
+        "list` lists the runs that recorded results.\n")
+    # the latest recorded run is not called the latest build
+    latest = invoke("checks", "--project", str(recorded))
+    assert latest.exit_code == 2
+    assert latest.stderr.splitlines()[0] == (
+        "run run-bad (the latest that recorded check results; dbt's last invocation inv-stopped-1234 recorded none: "
+        "assay_fail_rule__order__amount_positive failed)")
+
+
 def test_check_list_lists_and_exits_0_even_when_checks_failed(recorded):
     result = invoke("check", "list", "--project", str(recorded), "--output", "json")
     assert result.exit_code == 0

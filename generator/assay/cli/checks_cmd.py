@@ -42,6 +42,42 @@ def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional
     return open_results(project_dir, project, profiles_dir=profiles_dir, target=target)
 
 
+def _dbt_stopped_run(project_dir: Path, run_id: Optional[str] = None):
+    """dbt's last invocation when it recorded no check result (and is `run_id`, when given): a
+    build that stopped before any table's checks ran, e.g. on a `fail` rule or the ingestion test."""
+    from ..runtime.dbt import last_invocation
+    from ..runtime.warehouse import SQLMESH, project_kind
+
+    if project_kind(project_dir) == SQLMESH:
+        return None
+    last = last_invocation(project_dir)
+    if last is None or (run_id is not None and not last.invocation_id.startswith(run_id)):
+        return None
+    return last
+
+
+def unrecorded_run(run_id: str, project_dir: Path) -> str:
+    """Why run `run_id` has no check results: dbt's last invocation that stopped first, or an id
+    that names no recorded run."""
+    last = _dbt_stopped_run(project_dir, run_id)
+    if last is not None:
+        why = (f"it stopped before any table's checks ran ({last.stopped_by()})" if last.not_ok
+               else "it built no table that has checks")
+        return (f"run {last.invocation_id} (dbt's last invocation) recorded no check results: {why}; "
+                "target/run_results.json says more, and `assay check list` lists the runs that recorded results.")
+    return (f"no check results are recorded for run {run_id}; check the run id ({run_id_hint(project_dir)}), "
+            "or list the recorded runs with `assay check list`.")
+
+
+def _latest_label(found: str, project_dir: Path) -> str:
+    """` (the latest)`, unless dbt's last invocation is another run that recorded nothing."""
+    last = _dbt_stopped_run(project_dir)
+    if last is not None and last.invocation_id != found and last.not_ok:
+        return (f" (the latest that recorded check results; dbt's last invocation {last.invocation_id} recorded none: "
+                f"{last.stopped_by()})")
+    return " (the latest)"
+
+
 @click.command("checks")
 @click.argument("run_id", required=False)
 @project_option(PROJECT_HELP)
@@ -67,13 +103,10 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                 f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "
                 f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`."
             )
-        raise AssayError(
-            f"no check results are recorded for run {run_id}; check the run id ({run_id_hint(project_dir)}), "
-            "or list the recorded runs with `assay check list`."
-        )
+        raise AssayError(unrecorded_run(run_id, project_dir))
     if run_id != found:
         # Say which run this is: the caller gave none, or only the start of its id.
-        click.echo(f"run {found}" + (" (the latest)" if run_id is None else ""), err=True)
+        click.echo(f"run {found}" + (_latest_label(found, project_dir) if run_id is None else ""), err=True)
     if as_json:
         # 000's wire shape, and the table each result is of (a run checks several tables).
         click.echo(json.dumps([{k: r[k] for k in WIRE} for r in results], indent=2))
@@ -176,10 +209,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     with _results(spec_dir, project_dir, profiles_dir, target) as recorded:
         found = recorded.find_run(run_id)
         if found is None:
-            raise AssayError(
-                f"no check results are recorded for run {run_id}; check the run id ({run_id_hint(project_dir)}), "
-                "or list the recorded runs with `assay check list`."
-            )
+            raise AssayError(unrecorded_run(run_id, project_dir))
         of_run = recorded.of_run(found)
         # Declared ids are reported upper-cased (000), SQL check files by their file name: either case finds them.
         results = [r for r in of_run if r["check_id"].upper() == check_id.upper()]

@@ -161,3 +161,34 @@ def run_dbt_step(project_dir: Path, *args: str, run=run_dbt) -> DbtRun:
         except (OSError, ValueError, AttributeError):
             results = []
     return DbtRun(tuple(args), proc.returncode, proc.stdout or "", proc.stderr or "", results, invocation)
+
+
+@dataclass(frozen=True)
+class LastInvocation:
+    """What dbt's last invocation in a project left in target/run_results.json: its id and the
+    nodes that did not succeed (name, status), worst first."""
+
+    invocation_id: str
+    not_ok: tuple[tuple[str, str], ...]
+
+    def stopped_by(self) -> str:
+        """The nodes that stopped it, as a sentence part: `test X failed, model Y errored`."""
+        verbs = {"fail": "failed", "error": "errored", "runtime error": "errored"}
+        said = [f"{name} {verbs[status]}" for name, status in self.not_ok if status in verbs]
+        return ", ".join(said) if said else "nothing failed in it"
+
+
+def last_invocation(project_dir: Path) -> "LastInvocation | None":
+    """dbt's last invocation in `project_dir` (None without a readable target/run_results.json).
+    Names and statuses only: dbt's messages may quote the data."""
+    try:
+        doc = json.loads((Path(project_dir) / "target" / "run_results.json").read_text(encoding="utf-8"))
+        invocation = str(doc["metadata"]["invocation_id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    order = ("error", "runtime error", "fail")
+    bad = [(str(r.get("unique_id", "")).split(".")[-1], str(r.get("status"))) for r in doc.get("results") or []
+           if isinstance(r, dict) and r.get("status") in order
+           and not str(r.get("unique_id", "")).startswith("source.")]  # `dbt source freshness` builds nothing
+    bad.sort(key=lambda b: (order.index(b[1]), b[0]))
+    return LastInvocation(invocation, tuple(bad))
