@@ -131,3 +131,52 @@ def test_every_refusal_is_reported_together(tmp_path):
     assert project is None
     # incremental, keep, the read-only table's required check; its advisory one is reported as skipped
     assert sorted(d.severity for d in diags) == ["error", "error", "error", "warning"]
+
+
+def _with_placed_at(root: Path, fmt: str) -> None:
+    """A `placed_at` timestamp on orders, parsed with the strftime format `fmt`."""
+    ent = root / ENTITIES
+    ent.write_text(ent.read_text().replace("      quantity: {type: int}\n", "      quantity: {type: int}\n      placed_at: {type: timestamp}\n", 1))
+    m = root / "mapping_orders.yaml"
+    m.write_text(m.read_text().replace("unmapped:", f'  placed_at: {{from: "$.placed", transform: [{{parse_ts: "{fmt}"}}]}}\nunmapped:'))
+
+
+def test_a_strftime_directive_only_duckdb_knows_is_refused_off_duckdb_and_noted_on_dbt(tmp_path):
+    root = spec(tmp_path)
+    _with_placed_at(root, "%d/%m/%Y %I:%M %p")
+    line = line_of(root, "mapping_orders.yaml", "placed_at")
+    said = ("`parse_ts: '%d/%m/%Y %I:%M %p'` of `placed_at` in the mapping of `raw_orders` (%I, %p) is understood by "
+            "DuckDB's own strptime only: on PostgreSQL and Spark assay parses the portable directives (%Y %y %m %b %B "
+            "%d %H %M %S %f %%) and the build stops at compile time; write the format with the portable directives, "
+            "or parse the value with `regex_extract` first")
+    project, diags, _ = compile_spec(root, "sqlmesh", "postgres")
+    assert project is None
+    assert [(d.file, d.line, d.code, d.message) for d in diags] == [
+        ("mapping_orders.yaml", line, "UNSUPPORTED_BY_TARGET", f"refused on sqlmesh --dialect postgres: {said}.")]
+    # DuckDB's strptime knows them: nothing to say
+    project, diags, _ = compile_spec(root, "sqlmesh", "duckdb")
+    assert diags == [] and project is not None
+    # dbt's engine is the profile's: a warning, and the project generates
+    project, diags, _ = compile_spec(root, "dbt")
+    assert project is not None and diags == []
+    assert [(d.line, d.severity, d.message) for d in validate(load_spec(root), "dbt").diagnostics] == [
+        (line, "warning", f"note on dbt: {said} if the project runs off DuckDB.")]
+
+
+def test_portable_formats_are_said_nothing_about(tmp_path):
+    root = spec(tmp_path)
+    _with_placed_at(root, "%Y-%m-%d %H:%M:%S.%f %%")
+    for target, dialect in (("dbt", None), ("sqlmesh", "postgres"), ("sqlmesh", "duckdb")):
+        project, diags, _ = compile_spec(root, target, dialect)
+        assert diags == [] and project is not None, (target, dialect, diags)
+
+
+def test_the_portable_directives_are_the_packages_own():
+    """One set: the generator's, the dbt package's `_strftime_directives` and the SQLMesh macros'."""
+    import re
+
+    from assay.spec.transforms import PORTABLE_STRFTIME
+    from assay_sqlmesh.temporal import DIRECTIVES
+
+    jinja = (Path(__file__).resolve().parents[2] / "dbt_package" / "macros" / "temporal" / "_strftime_directives.sql").read_text()
+    assert set(re.findall(r"^\s*'(\w)': \[", jinja, re.M)) == set(PORTABLE_STRFTIME) == set(DIRECTIVES)

@@ -111,7 +111,8 @@ def _next_dbt(project_dir: Path) -> str:
 @json_option("Print what was written, where the tables land and the next command as JSON.")
 def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, as_json: bool) -> None:
     """Generate models, snapshots, tests and sources into a dbt project; the project remembers the spec."""
-    from ..api import generate_dbt_project
+    from ..api import generate_dbt_project, target_warnings
+    from ..errors import openable
 
     if not (project_dir / "dbt_project.yml").exists():
         raise ProjectError(f"{shown(project_dir)} has no dbt_project.yml; point --project at a dbt project (or make one with `assay init DIR`).")
@@ -120,6 +121,9 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
         result = generate_dbt_project(spec, project_dir, force=force)
     _refuse(result, project_dir)
     record_spec_dir(project_dir, spec)
+    # What may not run on every engine (a DuckDB-only strftime directive), said as `assay validate` says it.
+    for d in [] if as_json else target_warnings(spec, "dbt"):
+        click.echo(f"{openable(spec, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     schemas, landing = dbt_landing(project_dir, result.project)
     if as_json:
         _as_json(result, spec, project_dir, "dbt", schemas, landing, _next_dbt(project_dir).split(": ", 1)[1])

@@ -127,6 +127,28 @@ def _known_zone(name: str) -> bool:
     return not zones or name in zones
 
 
+# The strftime directives `parse_ts`/`parse_date` understand on every engine: off DuckDB (whose own
+# strptime knows many more) both packages parse a format with a regex built from these alone (the
+# dbt package's `_strftime_directives`, the SQLMesh macros' `DIRECTIVES`; tests hold them equal).
+PORTABLE_STRFTIME = "YymbBdHMSf"
+ISO_FORMATS = ("ISO8601", "ISO8601_INSTANT")
+
+
+def unportable_directives(fmt: str) -> list[str]:
+    """The directives of a strftime format outside `PORTABLE_STRFTIME`, in order (`%%` is a `%`)."""
+    if fmt in ISO_FORMATS:
+        return []
+    out, pct = [], False
+    for c in fmt:
+        if pct:
+            if c != "%" and c not in PORTABLE_STRFTIME and f"%{c}" not in out:
+                out.append(f"%{c}")
+            pct = False
+        elif c == "%":
+            pct = True
+    return out
+
+
 # One argument per transform that takes one, as a user would write it in YAML.
 _EXAMPLES = {
     "to_decimal": "[12, 2]",

@@ -34,6 +34,7 @@ class Limit:
     remedy: str
     severity: str = "error"
     dialects: Optional[tuple[str, ...]] = None  # the dialects it holds for; None: every dialect
+    verb: Optional[str] = None  # how the message opens; default: refused (error) or skipped (warning)
 
 
 def _incremental(ctx: Context, _declared: dict, _sql: list):
@@ -95,7 +96,34 @@ def _unquoted_names(ctx: Context, _declared: dict, _sql: list):
             yield file, m.line("source"), f"bronze relation `{m.source}`"
 
 
+def _duckdb_only_formats(ctx: Context, _declared: dict, _sql: list):
+    """`parse_ts`/`parse_date` formats with a strftime directive only DuckDB's strptime knows: off
+    DuckDB the packages parse the portable directives alone, and refuse the rest at compile time."""
+    from ..spec.transforms import parse_step, unportable_directives
+
+    for file, m in ctx.mappings:
+        for section in ("key", "fields"):
+            for col, fm in sorted(getattr(m, section).items()):
+                for raw in fm.transform:
+                    step, _problem = parse_step(raw)
+                    if step is None or step.name not in ("parse_ts", "parse_date") or not step.args:
+                        continue
+                    odd = unportable_directives(str(step.args[0]))
+                    if odd:
+                        yield file, fm.line("transform"), (f"`{step.name}: '{step.args[0]}'` of `{col}` in the mapping of "
+                                                          f"`{m.source}` ({', '.join(odd)})")
+
+
+_DUCKDB_ONLY = ("is understood by DuckDB's own strptime only: on PostgreSQL and Spark assay parses the portable "
+                "directives (%Y %y %m %b %B %d %H %M %S %f %%) and the build stops at compile time")
+_DUCKDB_ONLY_REMEDY = "write the format with the portable directives, or parse the value with `regex_extract` first"
+
 LIMITS: tuple[Limit, ...] = (
+    # dbt's engine is the profile's, which validation does not know: said, not refused.
+    Limit("dbt", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY + " if the project runs off DuckDB",
+          severity="warning", verb="note"),
+    Limit("sqlmesh", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY,
+          dialects=("postgres", "spark", "databricks", "snowflake", "bigquery", "trino", "redshift")),
     Limit(
         "sqlmesh",
         _unquoted_names,
@@ -175,7 +203,7 @@ def check_target(ctx: Context, target: str, declared: dict, sql_checks: list,
     for limit in LIMITS:
         if limit.target != target or (limit.dialects is not None and dialect not in limit.dialects):
             continue
-        verb = "refused" if limit.severity == "error" else "skipped"
+        verb = limit.verb or ("refused" if limit.severity == "error" else "skipped")
         where = target if limit.dialects is None else f"{target} --dialect {dialect}"
         for file, line, subject in limit.finds(ctx, declared, sql_checks):
             message = f"{verb} on {where}: {subject} {limit.reason}; {limit.remedy}."
