@@ -722,6 +722,22 @@ case(
     ],
 )
 case(
+    "field_type_unknown_does_not_judge_its_rules_against_a_guess",
+    {**orders_entity('      amount: {type: "decimal(12,2)"}\n', "      amount: {type: integer}\n"),
+     **orders_fields("""
+        amount:
+          from: "$.amount"
+          quality:
+            - {rule: range, min: 0, on_fail: flag}
+    """)},
+    [
+        ("entity_orders.yaml", 9, "SPEC_INVALID",
+         "field `amount` of entity `orders` has type `integer`. Did you mean `int`? "
+         "Write one of string, int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p "
+         "<= 38 and 0 <= s <= p."),
+    ],
+)
+case(
     "decimal_precision_above_38",
     orders_entity("      status: {type: string}\n", '      status: {type: string}\n      weight: {type: "decimal(40,2)"}\n'),
     [

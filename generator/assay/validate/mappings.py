@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from ..duration import Duration
 from ..ir.model import INGESTION_COLUMNS
@@ -125,6 +126,9 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
 
 def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm, steps) -> None:
     column_type = normalize_type(ent.fields[col].type) or "string"
+    # A type that does not parse is reported at the field; judging the rules against a guessed
+    # type would add problems that are not there (decision 0028).
+    type_known = not ent.fields[col].type or normalize_type(ent.fields[col].type) is not None
     chain_type = output_type(tuple(steps))
     order_cols = set()
     if ent.dedupe is not None:
@@ -146,6 +150,8 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
         if kind == "range":
             if rule.min is None and rule.max is None:
                 ctx.report(file, line, f"{what} has neither `min` nor `max`; write at least one bound.")
+            if not type_known:
+                continue
             if not (is_numeric(column_type) or is_temporal(column_type)):
                 ctx.report(file, line, f"{what} compares values, and `{col}` is {column_type}; a range applies to numbers, dates and timestamps. Use `length` or `in_set` for text.")
                 continue
@@ -167,15 +173,15 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
                 ctx.report(file, line, f"{what} has neither `min` nor `max`; write at least one bound.")
             if rule.min is not None and rule.max is not None and rule.min > rule.max:
                 ctx.report(file, rule.line("max"), f"{what} has `min: {rule.min}` above `max: {rule.max}`, which no value satisfies; swap them.")
-            _require_text(ctx, file, line, what, col, column_type)
+            _require_text(ctx, file, line, what, col, column_type if type_known else None)
         elif kind == "pattern":
-            _require_text(ctx, file, line, what, col, column_type)
+            _require_text(ctx, file, line, what, col, column_type if type_known else None)
             from ..spec.pattern import check_pattern
 
             for p in check_pattern(rule.regex):
                 ctx.report(file, rule.line("regex"), f"{what}: {p}", "PATTERN_UNPORTABLE")
         elif kind in ("normalize", "charset"):
-            _require_text(ctx, file, line, what, col, column_type)
+            _require_text(ctx, file, line, what, col, column_type if type_known else None)
             if kind == "charset":
                 given = [k for k in ("allow", "forbid") if getattr(rule, k) is not None]
                 if len(given) != 1:
@@ -225,6 +231,7 @@ def _check_set_values(ctx: Context, file: str, rule, what: str, col: str, column
             return
 
 
-def _require_text(ctx: Context, file: str, line: int, what: str, col: str, column_type: str) -> None:
-    if column_type != "string":
+def _require_text(ctx: Context, file: str, line: int, what: str, col: str, column_type: Optional[str]) -> None:
+    """A text rule on a column that is not text; nothing when the column's type is unknown (None)."""
+    if column_type is not None and column_type != "string":
         ctx.report(file, line, f"{what} reads text, and `{col}` is {column_type}; apply it to a string column (map the raw text to a second string field if you need both).")
