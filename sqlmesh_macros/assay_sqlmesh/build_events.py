@@ -68,6 +68,8 @@ def record_blocked_build(evaluator, adapter, dialect: str, results: str, run_id:
     if first:
         written = NOT_WRITTEN if stopped else _written(evaluator, dialect)
         rows.append((BUILD_FAILED, rows[0][1], written, None))
+    if not rows:  # a later recorder of a build already recorded as stopped, with no failure of its own
+        return
     now = f"CAST(CURRENT_TIMESTAMP AS {type_name('timestamp', dialect)})"
     values = ", ".join(
         "(" + ", ".join([lit(str(uuid.uuid4()), dialect), lit(kind, dialect), lit(run_id, dialect), lit(table, dialect),
