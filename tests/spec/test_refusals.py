@@ -357,6 +357,19 @@ case(
     ],
 )
 case(
+    "retention_not_a_duration_hides_no_other_problem_of_its_entity",
+    orders_entity("retention: 90d", "retention: 90 days", ("field: updated_at, tie_break: [_load_id]}", "field: updated_at}")),
+    [
+        ("entity_orders.yaml", 12, "SPEC_INVALID",
+         "entity `orders` dedupes `latest_by` without `tie_break`; two rows with the same "
+         "`updated_at` would make the winner arbitrary. Write `tie_break: [_load_id]` (or "
+         "columns that settle ties)."),
+        ("entity_orders.yaml", 13, "SPEC_GRAMMAR",
+         "entities.orders.quarantine.retention is `90 days`, not a duration; write hours, days "
+         "or weeks such as `6h`, `90d`, `2w`."),
+    ],
+)
+case(
     "redact_a_path_the_mapping_reads",
     orders_entity("retention: 90d}", 'retention: 90d, redact: ["$.amount"]}'),
     [

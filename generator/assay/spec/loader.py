@@ -437,6 +437,9 @@ def _salvage(loaded: LoadedSpec, model, raw: LineDict):
 _PRUNABLE = frozenset({"quality", "checks", "transform", "relationships", "coverage", "reconcile"})
 # Required prose that no later check reads: a missing one is reported, and filled in the copy.
 _PROSE = frozenset({"grain"})
+# Durations that do not parse are reported; the copy holds one that does, chosen so that no later
+# check echoes it (a warning threshold as short, an error threshold as long as can be compared).
+_DURATION_STANDINS = {"retention": "1d", "lag": "1h", "warn_after": "1h", "error_after": "9999w"}
 
 
 def _repaired(model, body: Any) -> Any:
@@ -476,6 +479,8 @@ def _repaired(model, body: Any) -> Any:
                 repaired = True
             elif _drop_list_item(trimmed, loc):
                 repaired = True
+            elif loc and loc[-1] in _DURATION_STANDINS and e.get("type") != "missing" and _stand_in(trimmed, loc):
+                repaired = True
             elif e.get("type") == "missing" and loc and loc[-1] in _PROSE:
                 parent, _last, _ = locate(trimmed, loc[:-1], tolerant=True)
                 node = parent.get(_last) if isinstance(parent, dict) and _last is not None else trimmed
@@ -492,6 +497,18 @@ def _repaired(model, body: Any) -> Any:
         except ValidationError as exc:
             errors = exc.errors()
     return None
+
+
+def _stand_in(body: Any, loc: tuple) -> bool:
+    """Put the stand-in duration of `loc`'s key in place of a value that is not one (reported)."""
+    from .yamlload import locate
+
+    parent, last, _ = locate(body, loc, tolerant=True)
+    standin = _DURATION_STANDINS[loc[-1]]
+    if not isinstance(parent, dict) or last not in parent or parent[last] == standin:
+        return False
+    parent[last] = standin
+    return True
 
 
 def _drop_list_item(body: Any, loc: tuple) -> bool:
