@@ -119,7 +119,7 @@ def test_pass_then_set_back_then_advisory_failure(project):
     )])
     proc = project.dbt("build")
     assert proc.returncode != 0
-    assert dbtresults.not_ok(project) == {"model.assay_it.reading": "error", "model.assay_it.mart_data_quality": "skipped"}
+    assert dbtresults.not_ok(project) == {"model.assay_it.reading": "error"}
     detail, candidate = dbtresults.check_failed(project, "model.assay_it.reading")
     assert detail == (
         "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows, first at (A, 2026-03-01 00:00:00); "
@@ -297,9 +297,11 @@ def test_anomaly_checks_warn_publishes_fail_sets_back(project):
     rows now minus at the previous run; band = median +- max(4 * 1.4826 * MAD, 15% of the median,
     10 rows)):
 
-    - reading: build 1 has no previous run, build 3 loaded 3 - 4 = -1 (build 2 was set back and
-      left no mart row), the seeds 10, 10, 10: median 10, MAD 0, band [0, 20];
-    - station: 2 rows on every run, loads 0: median 0, MAD 0, band [-10, 10].
+    - reading: build 1 has no previous run, build 3 loaded 3 - 4 = -1 (build 2 was set back: its
+      mart row is never learnt from), the seeds 10, 10, 10: median 10, MAD 0, band [0, 20];
+    - station: 2 rows on every run, loads 0: median 0, MAD 0, band [-10, 10]; its build 2
+      published, and the mart recorded it although reading was set back (decision 0413), so it
+      learns from 5 runs at build 4.
     """
     (project.spec_dir / "entities.yml").write_text(ANOMALY_ENTITIES)
     from assay.api import generate_dbt_project
@@ -327,7 +329,7 @@ def test_anomaly_checks_warn_publishes_fail_sets_back(project):
     assert recorded(fourth) == {
         "reading": (False, "loaded 60 rows since the previous run, above the band [0, 20] learnt from 4 earlier runs "
                                   "(median 10)"),
-        "station": (True, "loaded 0 rows since the previous run, within the band [-10, 10] learnt from 4 earlier runs "
+        "station": (True, "loaded 0 rows since the previous run, within the band [-10, 10] learnt from 5 earlier runs "
                           "(median 0)"),
     }
 
@@ -339,11 +341,11 @@ def test_anomaly_checks_warn_publishes_fail_sets_back(project):
     project.load_bronze([_stations(13), _hourly("b", 98)])
     proc = project.dbt("build")
     assert proc.returncode != 0
-    assert dbtresults.not_ok(project) == {"model.assay_it.station": "error", "model.assay_it.mart_data_quality": "skipped"}
-    volume = "loaded 11 rows since the previous run, above the band [-10, 10] learnt from 5 earlier runs (median 0)"
+    assert dbtresults.not_ok(project) == {"model.assay_it.station": "error"}
+    volume = "loaded 11 rows since the previous run, above the band [-10, 10] learnt from 6 earlier runs (median 0)"
     # the run's own message is the materialization's short form of the same verdict
     detail, _candidate = dbtresults.check_failed(project, "model.assay_it.station")
-    assert detail == "VOLUME_ANOMALY: volume 11.0, above the band [-10.0, 10.0] learnt from 5 earlier runs", detail
+    assert detail == "VOLUME_ANOMALY: volume 11.0, above the band [-10.0, 10.0] learnt from 6 earlier runs", detail
     fifth = run_id(project)
     assert [r[0] for r in project.query("select station_id from silver.station order by station_id")] == stations_before
     assert published(project) == [f"b{i:03d}" for i in range(98)]
