@@ -1,0 +1,159 @@
+"""Repairing a spec document that does not parse, for the semantic checks only (decision 0028).
+
+A document with a grammar problem is reported as it is (SPEC_GRAMMAR); the checks that follow read
+a repaired copy, so that one broken key, rule or duration does not hide every other problem of its
+entity or mapping. The copy only repairs what no later check would echo as a problem of its own.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import ValidationError
+
+from .loader import LoadedSpec, _fields_of
+from .models import EntityDocument, MappingDocument
+from .yamlload import LineDict, LineList, locate
+
+
+def salvage(loaded: LoadedSpec, model, raw: LineDict):
+    """(The document, the positioned YAML it was read from) for a document that does not parse:
+    a mapping repaired as `_repaired` does, or an entities document with its well-formed entities,
+    each repaired; None when nothing can be kept.
+
+    Without this, one typo in one entity would hide every other problem of the
+    project behind "not a declared entity" echoes. The lines of the document are those of the
+    repaired copy, whose lists no longer hold the items left out.
+    """
+    if model is MappingDocument:
+        body = _repaired(model, raw)
+        return None if body is None else (model.model_validate(body), body)
+    if model is not EntityDocument:
+        return None
+    entities = raw.get("entities")
+    if isinstance(entities, dict):
+        for name in entities:
+            loaded.known_entities.add(str(name))
+    from .models import Entity
+
+    trimmed = LineDict(raw)
+    trimmed.line, trimmed.key_lines = raw.line, dict(raw.key_lines)
+    good = LineDict()
+    good.line = getattr(entities, "line", raw.line)
+    good.key_lines = dict(getattr(entities, "key_lines", {}))
+    if isinstance(entities, dict):
+        for name, body in entities.items():
+            body = _repaired(Entity, body)
+            if body is not None:
+                good[name] = body
+    trimmed["entities"] = good
+    for key in ("relationships", "coverage", "reconcile"):
+        if key not in raw:
+            continue
+        kept = _repaired(model, LineDict({"spec_version": 1, key: raw[key]}))
+        if kept is None:
+            trimmed[key] = LineList()
+            trimmed[key].line, trimmed[key].item_lines = raw.line, []
+        else:
+            trimmed[key] = kept[key]
+    try:
+        return model.model_validate(trimmed), trimmed
+    except ValidationError:
+        return None
+
+
+# Lists whose broken items can be left out without a later check echoing them as a problem of
+# their own: each item stands alone (a rule, a check, a transform step, a relationship).
+_PRUNABLE = frozenset({"quality", "checks", "transform", "relationships", "coverage", "reconcile"})
+# Required prose that no later check reads: a missing one is reported, and filled in the copy.
+_PROSE = frozenset({"grain"})
+# Durations that do not parse are reported; the copy holds one that does, chosen so that no later
+# check echoes it (a warning threshold as short, an error threshold as long as can be compared).
+_DURATION_STANDINS = {"retention": "1d", "lag": "1h", "warn_after": "1h", "error_after": "9999w"}
+
+
+def _repaired(model, body: Any) -> Any:
+    """`body` when it validates; else a copy of it that does, so that the entity's or mapping's
+    other problems are found too (issues 19 and 26: one broken key or rule hid every other error
+    of its document), or None. Its problems are already reported (SPEC_GRAMMAR); the copy only
+    repairs what no later check reads: an unknown key is renamed to the key it is a typo of (the
+    "did you mean" of its message) or left out, and a broken item of a list of rules, checks,
+    transform steps or relationships is left out, and missing prose (`grain`) is filled. Any other
+    broken value drops it, whose names would otherwise echo as errors elsewhere."""
+    import copy
+
+    try:
+        model.model_validate(body)
+        return body
+    except ValidationError as exc:
+        errors = exc.errors()
+    if not isinstance(body, dict):
+        return None
+    trimmed = copy.deepcopy(body)
+    for _round in range(100):
+        repaired = False
+        for e in errors:
+            loc = tuple(e.get("loc") or ())
+            if e.get("type") == "extra_forbidden" and loc:
+                parent, last, _ = locate(trimmed, loc, tolerant=True)
+                if not isinstance(parent, dict) or last not in parent:
+                    return None
+                guess = difflib.get_close_matches(str(last), _fields_of(model, loc[:-1]), n=1)
+                value = parent.pop(last)
+                if guess and guess[0] not in parent:
+                    parent[guess[0]] = value
+                    if hasattr(parent, "key_lines"):
+                        parent.key_lines[guess[0]] = parent.key_lines.get(last, getattr(parent, "line", 1))
+                repaired = True
+            elif _drop_list_item(trimmed, loc):
+                repaired = True
+            elif loc and loc[-1] in _DURATION_STANDINS and e.get("type") != "missing" and _stand_in(trimmed, loc):
+                repaired = True
+            elif e.get("type") == "missing" and loc and loc[-1] in _PROSE:
+                parent, _last, _ = locate(trimmed, loc[:-1], tolerant=True)
+                node = parent.get(_last) if isinstance(parent, dict) and _last is not None else trimmed
+                if isinstance(node, dict) and loc[-1] not in node:
+                    node[loc[-1]] = "(missing)"
+                    repaired = True
+            if repaired:
+                break  # positions shift: validate again before the next repair
+        if not repaired:
+            return None
+        try:
+            model.model_validate(trimmed)
+            return trimmed
+        except ValidationError as exc:
+            errors = exc.errors()
+    return None
+
+
+def _stand_in(body: Any, loc: tuple) -> bool:
+    """Put the stand-in duration of `loc`'s key in place of a value that is not one (reported)."""
+    parent, last, _ = locate(body, loc, tolerant=True)
+    standin = _DURATION_STANDINS[loc[-1]]
+    if not isinstance(parent, dict) or last not in parent or parent[last] == standin:
+        return False
+    parent[last] = standin
+    return True
+
+
+def _drop_list_item(body: Any, loc: tuple) -> bool:
+    """Leave out the item of a prunable list (`_PRUNABLE`) that `loc` points into; False when the
+    error is not inside one."""
+    node, target, key = body, None, None
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            key, node = part, node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            if key in _PRUNABLE:
+                target = (node, part)
+            key, node = None, node[part]
+    if target is None:
+        return False
+    items, index = target
+    del items[index]
+    lines = getattr(items, "item_lines", None)
+    if isinstance(lines, list) and index < len(lines):
+        del lines[index]
+    return True
