@@ -14,7 +14,13 @@ and ``assay.runtime.table_states`` decides the state against the environment it 
   build wrote (``wrote sqlmesh__silver.silver__order__1234``), or ``not_written`` when the
   staged model's recorder found the repeated key that stops the run before the entity is written
   (decision 0921); then a ``CHECK_FAILED`` for ``KEY_UNIQUE`` (the key audit, named as dbt names
-  it) comes first, with the number of repeated keys.
+  it) comes first, with the number of repeated keys;
+- ``@assay_record_failed_rules``, the staged model's first post-statement, records a build its
+  blocking `fail` rule audits are about to stop (a staged row of this build whose
+  ``_failed_rules`` names the rule, the audit's own condition): one ``CHECK_FAILED`` per rule
+  that fired, named by the rule (``3 rows failed rule site_not_null (on_fail: fail)``, the
+  count as ``row_count``), and ``TABLE_BUILD_FAILED`` ``not_written`` naming the first of them.
+  The key recorders that follow add ``KEY_UNIQUE`` when the key repeats too.
 
 An environment whose view selects from the table the build wrote shows its rows: the build was
 evaluated in place, and its failing rows are published. Any other view still shows an earlier
@@ -27,8 +33,9 @@ import uuid
 from typing import Any, Optional
 
 from sqlglot import exp
+from sqlmesh import macro
 
-from ._core import lit, type_name
+from ._core import dialect_of, lit, pick, string_arg, text, type_name
 
 #: The event of a SQLMesh build that failed a blocking check (read by assay.runtime.table_states).
 BUILD_FAILED = "TABLE_BUILD_FAILED"
@@ -39,6 +46,7 @@ WROTE = "wrote "
 #: The key audit's name in events (dbt's `assay_entity` names it so).
 KEY_UNIQUE = "KEY_UNIQUE"
 EVENTS = "assay_events"
+CHECK_FAILED = "CHECK_FAILED"
 
 
 def record_blocked_build(evaluator, adapter, dialect: str, results: str, run_id: str, table: str,
@@ -51,24 +59,89 @@ def record_blocked_build(evaluator, adapter, dialect: str, results: str, run_id:
     stopped = only_if is not None
     if not failures and not stopped:
         return
+    from .checks import _found
+
+    relation = _events_table(adapter, dialect, results)
+    first = not _recorded(adapter, relation, dialect, run_id, table)
+    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = []
+    # the key repeats: recorded by the first key recorder, also after the fail rules' recorder
+    if stopped and not _recorded(adapter, relation, dialect, run_id, table, CHECK_FAILED, KEY_UNIQUE):
+        n = _found(evaluator, adapter, only_if)
+        rows.append((CHECK_FAILED, KEY_UNIQUE, f"{n} violating {'row' if n == 1 else 'rows'}", n))
+    rows += [(CHECK_FAILED, check, why, None) for check, why in failures]
+    if first and rows:
+        written = NOT_WRITTEN if stopped else _written(evaluator, dialect)
+        rows.append((BUILD_FAILED, rows[0][1], written, None))
+    _insert(adapter, relation, dialect, run_id, table, rows)
+
+
+@macro()
+def assay_record_failed_rules(evaluator, table_name, results, rules, flags_column=None) -> None:
+    """Record a build of ``table_name`` that the staged model's `fail` rule audits are about to
+    stop (see the module docstring): ``rules`` are the rules those audits judge, in their order
+    (the generator's one list, assay.lower.audits.staged_audits), ``flags_column`` the staged
+    column naming the rules a row broke (``_failed_rules``), read in one pass over
+    ``@this_model`` with the audit's own condition. Executes its insert itself and returns
+    nothing, also outside an evaluation:
+
+    >>> from sqlglot import exp
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> lit_ = exp.Literal.string
+    >>> assay_record_failed_rules(MacroEvaluator(), lit_("order"), lit_("assay_meta.assay_check_results"),
+    ...                           exp.Tuple(expressions=[lit_("amount_not_null")])) is None
+    True
+    """
+    from .audits import items
+    from .checks import _adapter
+    from .flags import FLAGS_CONTAIN
+
+    adapter = _adapter(evaluator)
+    this = evaluator.locals.get("this_model")
+    names = [string_arg(r, "a rule name") for r in items(rules)]
+    if adapter is None or this is None or not names:
+        return None
+    d = dialect_of(evaluator)
+    flags = text(flags_column, d) if flags_column is not None else "_failed_rules"
+    template = pick(FLAGS_CONTAIN, d)
+    counts = ", ".join(
+        f"COUNT(CASE WHEN {template.format(f=flags, r=lit(name, d), delimited=lit(f',{name},', d))} THEN 1 END)"
+        for name in names)
+    found = adapter.fetchone(f"SELECT {counts} FROM {this.sql(dialect=d)}", quote_identifiers=False) or ()
+    fired = [(name, int(n)) for name, n in zip(names, found) if n]
+    if not fired:
+        return None
+    run_id = str(getattr(adapter, "correlation_id", None))
+    table = string_arg(table_name, "the table name")
+    relation = _events_table(adapter, d, string_arg(results, "the results table"))
+    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = [
+        (CHECK_FAILED, name, f"{n} {'row' if n == 1 else 'rows'} failed rule {name} (on_fail: fail)", n)
+        for name, n in fired if not _recorded(adapter, relation, d, run_id, table, CHECK_FAILED, name)]
+    if not _recorded(adapter, relation, d, run_id, table):
+        rows.append((BUILD_FAILED, fired[0][0], NOT_WRITTEN, None))
+    _insert(adapter, relation, d, run_id, table, rows)
+    return None
+
+
+def _events_table(adapter, dialect: str, results: str) -> str:
+    """``<meta>.assay_events`` beside the results table, created when missing."""
     from assay.retention import EVENTS_COLUMNS
 
-    from .checks import _found, ensure_table
+    from .checks import ensure_table
 
     results_table = exp.to_table(results, dialect=dialect)
     events = exp.table_(EVENTS, db=results_table.db or None, catalog=results_table.catalog or None)
     relation = events.sql(dialect=dialect)
     ensure_table(adapter, relation, dialect, [c for c, _ in EVENTS_COLUMNS], [t for _, t in EVENTS_COLUMNS])
-    first = not _recorded(adapter, relation, dialect, run_id, table)
-    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = []
-    if stopped and first:
-        n = _found(evaluator, adapter, only_if)
-        rows.append(("CHECK_FAILED", KEY_UNIQUE, f"{n} violating {'row' if n == 1 else 'rows'}", n))
-    rows += [("CHECK_FAILED", check, why, None) for check, why in failures]
-    if first:
-        written = NOT_WRITTEN if stopped else _written(evaluator, dialect)
-        rows.append((BUILD_FAILED, rows[0][1], written, None))
-    if not rows:  # a later recorder of a build already recorded as stopped, with no failure of its own
+    return relation
+
+
+def _insert(adapter, relation: str, dialect: str, run_id: str, table: str,
+            rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]]) -> None:
+    """Append (event, check, why, row_count) rows of one build; nothing for none (a later recorder
+    of a build already recorded as stopped, with no failure of its own: an empty VALUES fails)."""
+    from assay.retention import EVENTS_COLUMNS
+
+    if not rows:
         return
     now = f"CAST(CURRENT_TIMESTAMP AS {type_name('timestamp', dialect)})"
     values = ", ".join(
@@ -81,11 +154,14 @@ def record_blocked_build(evaluator, adapter, dialect: str, results: str, run_id:
                     quote_identifiers=False)
 
 
-def _recorded(adapter, relation: str, dialect: str, run_id: str, table: str) -> bool:
-    """Whether an earlier recorder of this build already recorded that it failed."""
+def _recorded(adapter, relation: str, dialect: str, run_id: str, table: str, event: str = BUILD_FAILED,
+              check: Optional[str] = None) -> bool:
+    """Whether an earlier recorder of this build already recorded that it failed (`event`), or
+    that `check` failed."""
+    named = "" if check is None else f" AND check_name = {lit(check, dialect)}"
     found = adapter.fetchone(
-        f"SELECT COUNT(*) FROM {relation} WHERE event_type = {lit(BUILD_FAILED, dialect)} "
-        f"AND run_id = {lit(run_id, dialect)} AND table_name = {lit(table, dialect)}",
+        f"SELECT COUNT(*) FROM {relation} WHERE event_type = {lit(event, dialect)} "
+        f"AND run_id = {lit(run_id, dialect)} AND table_name = {lit(table, dialect)}{named}",
         quote_identifiers=False,
     )
     return bool(found and int(found[0]))

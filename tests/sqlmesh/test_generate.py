@@ -116,7 +116,10 @@ def _expand(sql_text: str, dialect: str) -> list[str]:
             continue
         evaluator = MacroEvaluator(dialect=dialect)
         evaluator.locals.update({"this_model": sqlglot.exp.to_table("silver.this"), "execution_ts": "2026-01-06 00:00:00"})
-        out.append(evaluator.transform(expression).sql(dialect=dialect))
+        expanded = evaluator.transform(expression)
+        if expanded is None:  # a recorder outside an evaluation expands to nothing, as SQLMesh runs it
+            continue
+        out.append(expanded.sql(dialect=dialect))
     return out
 
 

@@ -35,6 +35,7 @@ ROLLED_BACK, BUILD_FAILED = "TABLE_ROLLED_BACK", "TABLE_BUILD_FAILED"
 FAILED_BUILDS = (ROLLED_BACK, BUILD_FAILED)
 MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", *FAILED_BUILDS)
 WROTE = "wrote "
+NOT_WRITTEN = "not_written"  # a SQLMesh build stopped on the staged model, before the table was written
 READ_ONLY = "not built by this project"
 # The why of each state a failed SQLMesh build leaves, as dbt's TABLE_ROLLED_BACK says it (decision 0510).
 WHY = {"set_back": "previous_version_kept", "not_published": "not_published", "published_failing": "evaluated_in_place"}
@@ -86,12 +87,16 @@ def _events(reader, meta: str) -> list[tuple]:
 
 
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
-           latest_run: Optional[str], started: Optional[str] = None, shown: Optional[bool] = False) -> dict[str, Any]:
+           latest_run: Optional[str], started: Optional[str] = None, shown: Optional[bool] = False,
+           latest_at: Optional[str] = None) -> dict[str, Any]:
     """The state of one table from its marks, its presence and its latest build (see the module
     docstring). A table that records no check results has no latest run there; `started`, when
     known (the report reads it from the mart), is when its latest recorded build began: a failed
     build after it is the latest build's. `shown`: whether the view read shows the table `back`
-    (the newest failed build) wrote; None when that cannot be told."""
+    (the newest failed build) wrote; None when that cannot be told. `latest_at`: when the latest
+    run recorded the table's check results; a SQLMesh build stopped before the table was written
+    (`not_written`: a `fail` rule audit of the staged model stops it before any check is
+    measured) after it is the latest build."""
     def state(what: str, ev: Optional[tuple] = None, why: Optional[str] = None) -> dict[str, Any]:
         if why is None and ev is not None:
             why = WHY.get(what, ev[4]) if ev[0] == BUILD_FAILED else ev[4]  # dbt's say it themselves
@@ -107,7 +112,10 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
         return state("kept", mark)
     if not present:
         return state("not_published", back, why=None if back else "never built")
-    if back is not None and (back[1] == latest_run or (latest_run is None and (started is None or iso_utc(back[5]) >= iso_utc(started)))):
+    stopped_later = (back is not None and back[0] == BUILD_FAILED and back[4] == NOT_WRITTEN
+                     and latest_at is not None and str(iso_utc(back[5])) >= str(iso_utc(latest_at)))
+    if back is not None and (back[1] == latest_run or stopped_later
+                             or (latest_run is None and (started is None or iso_utc(back[5]) >= iso_utc(started)))):
         # What readers see is the failed build's own rows only where it was evaluated in place
         # (SQLMesh); a view that cannot be read counts as showing them: never claim a set-back
         # that cannot be seen (decision 0932).
@@ -161,7 +169,11 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     for name, ev in mark.items():
         if ev[0] == "TABLE_KEPT" and name not in tables:
             tables[name] = (project.schema("silver"), name, True)
-    latest = CheckResults(reader, meta).latest_run_per_table()
+    results = CheckResults(reader, meta)
+    latest = results.latest_run_per_table()
+    latest_at: dict[str, str] = {}
+    for table, at in results.rows(("table_name", "cast(recorded_at as varchar(64))")):
+        latest_at[table] = max(latest_at.get(table, str(at)), str(at))
 
     def shown(name: str) -> Optional[bool]:
         """Whether the view read shows the table the newest failed build wrote (see `_state`)."""
@@ -172,7 +184,8 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
         return None if view is None else view == wrote.lower()
 
     return [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
-                   rolled.get(name), latest.get(name), (started or {}).get(name), shown(name)) for name in sorted(tables)]
+                   rolled.get(name), latest.get(name), (started or {}).get(name), shown(name), latest_at.get(name))
+            for name in sorted(tables)]
 
 
 EVENTS_SHOWN = 10  # `table get` shows the table's newest events, this many

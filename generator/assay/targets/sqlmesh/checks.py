@@ -215,16 +215,34 @@ def model_tail(entity: Entity, project: Project, low: SqlmeshSpelling) -> str:
     return ";\n\n".join(parts) + (";\n" if parts else "")
 
 
-def staged_tail(entity: Entity, project: Project, low: SqlmeshSpelling) -> str:
-    """What follows the staged model's query: for an entity without dedupe whose checks the key
-    audit of the staged model could stop before the entity records them, the same recorders over
-    the rows about to be kept, run only when a kept key repeats (decision 0921). The entity's
-    own recorders and audits are unchanged: a run the key audit does not stop records there."""
-    if entity.dedupe or not (entity.declared_checks or entity.sql_checks):
-        return ""
-    kept = kept_query(low, entity, THIS).strip()
-    this = "(\n" + _indent(kept, INDENT) + "\n)"
-    keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
-    repeated = f"@assay_key_uniqueness_violations({THIS}, {keys}, TRUE)"
-    parts = post_statements(entity, project, low, this, repeated)
-    return ";\n\n".join(parts) + ";\n"
+def failed_rules_recorder(entity: Entity, project: Project, low: SqlmeshSpelling, rules: list[str],
+                          flags_column: str) -> str:
+    """The staged model's recorder of a build its `fail` rule audits are about to stop: it reads
+    ``flags_column`` of ``@this_model`` for ``rules`` (those audits' rules, in their order) and
+    records nothing when none fired (decision 0932)."""
+    return "\n".join([
+        "@assay_record_failed_rules(",
+        f"{INDENT}table_name := {low.string(entity.name)},",
+        f"{INDENT}results := {low.string(results_relation(project))},",
+        f"{INDENT}rules := (" + ", ".join(low.string(r) for r in rules) + "),",
+        f"{INDENT}flags_column := {flags_column}",
+        ")",
+    ])
+
+
+def staged_tail(entity: Entity, project: Project, low: SqlmeshSpelling, fail_rules: list[str] = (),
+                flags_column: str = "_failed_rules") -> str:
+    """What follows the staged model's query. First, when the staged model audits `fail` rules
+    (``fail_rules``, read from ``flags_column``), the recorder of a build those audits stop
+    (decision 0932). Then, for an entity without dedupe whose checks the key audit of the staged
+    model could stop before the entity records them, the same recorders as the entity's over the
+    rows about to be kept, run only when a kept key repeats (decision 0921). The entity's own
+    recorders and audits are unchanged: a run the key audit does not stop records there."""
+    parts = [failed_rules_recorder(entity, project, low, list(fail_rules), flags_column)] if fail_rules else []
+    if not entity.dedupe and (entity.declared_checks or entity.sql_checks):
+        kept = kept_query(low, entity, THIS).strip()
+        this = "(\n" + _indent(kept, INDENT) + "\n)"
+        keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
+        repeated = f"@assay_key_uniqueness_violations({THIS}, {keys}, TRUE)"
+        parts += post_statements(entity, project, low, this, repeated)
+    return ";\n\n".join(parts) + (";\n" if parts else "")

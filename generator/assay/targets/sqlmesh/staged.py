@@ -16,6 +16,15 @@ from .modelblock import audit_call, model_block
 from .project_files import bronze_audits
 from .spelling import SqlmeshSpelling
 
+#: The staged column naming the `fail` rules a row broke, read by the audits and their recorder.
+FAILED_RULES = "_failed_rules"
+
+
+def fail_rules(entity: Entity) -> list[str]:
+    """The `fail` rules the staged model audits, in the order the audits run (lower.audits): the
+    same list names the audits and what their recorder records (decision 0932)."""
+    return [a.rule for a in staged_audits_of(entity, audits_a_candidate=False) if a.rule is not None]
+
 
 def staged_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> list[str]:
     """Audits that stop a run before the entity is rewritten: the bronze relations' ingestion
@@ -32,7 +41,7 @@ def staged_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> lis
     # SQLMesh writes the entity's table before its audits run: the key is judged here (lower.audits)
     for audit in staged_audits_of(entity, audits_a_candidate=False):
         if audit.rule is not None:
-            audits.append(audit_call("assay_fail_rule", rule_name=low.lit(audit.rule), flags_column="_failed_rules"))
+            audits.append(audit_call("assay_fail_rule", rule_name=low.lit(audit.rule), flags_column=FAILED_RULES))
         elif audit.key:
             keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
             audits.append(audit_call("assay_key_unique", columns=keys, kept_only="TRUE"))
@@ -50,8 +59,9 @@ def staged_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         audits=staged_audits(entity, project, low),
     )
     query = staged_query(low, staged_relation(low, entity, project))
-    tail = staged_tail(entity, project, low)
+    tail = staged_tail(entity, project, low, fail_rules(entity), FAILED_RULES)
     if tail:
-        # the entity's checks, recorded here when the key audit below stops the run (0921)
+        # a build the audits below stop is recorded here (0932), with the entity's checks when
+        # the key audit stops it (0921)
         query = query.rstrip().rstrip(";") + ";\n\n" + tail
     return "\n".join([header, block, "", query])

@@ -90,4 +90,11 @@ SELECT
     WHEN _r__code_fail_coercible OR _r__code_flag_coercible OR _r__code_id_coercible OR _r__code_quar_coercible OR _r__code_quar_unique THEN 'quarantined'
     ELSE 'kept'
   END AS _route
-FROM judged
+FROM judged;
+
+@assay_record_failed_rules(
+  table_name := 'q_code',
+  results := 'assay_meta.assay_check_results',
+  rules := ('code_fail_unique'),
+  flags_column := _failed_rules
+);

@@ -82,4 +82,11 @@ SELECT
     WHEN _r__group_id_coercible OR _r__status_coercible OR _r__status_in_set THEN 'quarantined'
     ELSE 'kept'
   END AS _route
-FROM judged
+FROM judged;
+
+@assay_record_failed_rules(
+  table_name := 'q_dup',
+  results := 'assay_meta.assay_check_results',
+  rules := ('note_coercible'),
+  flags_column := _failed_rules
+);

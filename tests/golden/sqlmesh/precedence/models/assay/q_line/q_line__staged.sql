@@ -101,4 +101,11 @@ SELECT
     WHEN _r__amount_coercible OR _r__code_coercible OR _r__code_unique OR _r__line_no_coercible OR _r__order_date_coercible OR _r__order_id_coercible OR _r__status_coercible OR _r__status_in_set THEN 'quarantined'
     ELSE 'kept'
   END AS _route
-FROM judged
+FROM judged;
+
+@assay_record_failed_rules(
+  table_name := 'q_line',
+  results := 'assay_meta.assay_check_results',
+  rules := ('amount_range_min'),
+  flags_column := _failed_rules
+);
