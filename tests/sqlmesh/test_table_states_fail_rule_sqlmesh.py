@@ -13,24 +13,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.sqlmesh.test_table_states_sqlmesh import OPEN, meters as _meters, published, table_get
+from tests.sqlmesh.test_table_states_sqlmesh import ENTITIES as STATES_ENTITIES, OPEN, meters as _meters, published, table_get
 from tests.support.corpus import Relation
 from tests.support.sqlmeshfailures import plan_fails
 
 pytestmark = pytest.mark.slow
 
-ENTITIES = """\
-spec_version: 1
-entities:
-  meter:
-    grain: one row per meter
-    key: [meter_id]
-    fields:
-      meter_id: {type: string, required: true}
-      site: {type: string}
-    checks:
-      - {check_id: enough_meters, kind: row_expectation, enforcement: required, min_rows: 2}
-"""
+ENTITIES = STATES_ENTITIES.format(min_rows=2)  # the set-back test's meter, at least two rows
 MAPPING = """\
 mapping_version: 1
 source: raw_meters
