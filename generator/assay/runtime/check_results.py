@@ -82,13 +82,17 @@ class CheckResults:
         runs = self.rows(("run_id", "recorded_at"))
         return max(runs, key=lambda r: (str(r[1]), r[0]))[0] if runs else None
 
-    def latest_run_per_table(self) -> dict[str, str]:
-        """{table: the run that last recorded its check results}: the table's latest build."""
+    def latest_per_table(self) -> dict[str, tuple[str, str]]:
+        """{table: (when, run)} of the run that last recorded the table's check results."""
         latest: dict[str, tuple[str, str]] = {}
         for table, run, at in self.rows(("table_name", "run_id", "cast(recorded_at as varchar(64))")):
             if table not in latest or (str(at), run) > latest[table]:
                 latest[table] = (str(at), run)
-        return {table: run for table, (_, run) in latest.items()}
+        return latest
+
+    def latest_run_per_table(self) -> dict[str, str]:
+        """{table: the run that last recorded its check results}: the table's latest build."""
+        return {table: run for table, (_, run) in self.latest_per_table().items()}
 
     def find_run(self, run_id: Optional[str]) -> Optional[str]:
         """The full id of the run meant: the latest recorded one when `run_id` is None, else the one

@@ -169,11 +169,9 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     for name, ev in mark.items():
         if ev[0] == "TABLE_KEPT" and name not in tables:
             tables[name] = (project.schema("silver"), name, True)
-    results = CheckResults(reader, meta)
-    latest = results.latest_run_per_table()
-    latest_at: dict[str, str] = {}
-    for table, at in results.rows(("table_name", "cast(recorded_at as varchar(64))")):
-        latest_at[table] = max(latest_at.get(table, str(at)), str(at))
+    recorded = CheckResults(reader, meta).latest_per_table()
+    latest = {table: run for table, (_at, run) in recorded.items()}
+    latest_at = {table: at for table, (at, _run) in recorded.items()}
 
     def shown(name: str) -> Optional[bool]:
         """Whether the view read shows the table the newest failed build wrote (see `_state`)."""
