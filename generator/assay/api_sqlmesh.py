@@ -57,9 +57,26 @@ def generate_sqlmesh_project(
     return SQLMeshGenerateResult(project, report)
 
 
-def duckdb_config(database: str = "warehouse.duckdb", dialect: str = "duckdb") -> str:
+def environment_statement(meta_schema: str = "assay_meta") -> str:
+    """The `before_all` statement that records which environment each plan or run is for, so that
+    a failed build in a development environment is not read as prod's (decision 0936)."""
+    return f"@assay_record_environment('{meta_schema}')"
+
+
+def records_environment(project_dir: Path | str) -> bool:
+    """Whether the project's config names `@assay_record_environment` (read as text: a config.py
+    builds its statements in Python, so the name is all that can be looked for)."""
+    for name in CONFIG_FILES:
+        path = Path(project_dir) / name
+        if path.exists() and "assay_record_environment" in path.read_text(encoding="utf-8", errors="replace"):
+            return True
+    return False
+
+
+def duckdb_config(database: str = "warehouse.duckdb", dialect: str = "duckdb", meta_schema: str = "assay_meta") -> str:
     """A minimal SQLMesh config.yaml for a local DuckDB warehouse (tests, demos)."""
     return (
+        f'before_all:\n  - "{environment_statement(meta_schema)}"\n'
         "gateways:\n"
         "  local:\n"
         "    connection:\n"
@@ -71,14 +88,15 @@ def duckdb_config(database: str = "warehouse.duckdb", dialect: str = "duckdb") -
     )
 
 
-def postgres_config(host: str, port: int, user: str, password: str, database: str, version_num: int = 160000) -> str:
+def postgres_config(host: str, port: int, user: str, password: str, database: str, version_num: int = 160000,
+                    meta_schema: str = "assay_meta") -> str:
     """A minimal SQLMesh config.yaml for a Postgres warehouse (tests).
 
     Below PostgreSQL 16 (no pg_input_is_valid) the stand-in function is created before every
     plan and run; the macros read the server version from the connection.
     """
-    pg15 = 'before_all:\n  - "@assay_install_functions()"\n' if version_num < 160000 else ""
-    return pg15 + (
+    pg15 = '  - "@assay_install_functions()"\n' if version_num < 160000 else ""
+    return f'before_all:\n{pg15}  - "{environment_statement(meta_schema)}"\n' + (
         "gateways:\n"
         "  pg:\n"
         "    connection:\n"

@@ -151,7 +151,7 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool, as_json: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
     from ..api import target_warnings
-    from ..api_sqlmesh import generate_sqlmesh_project, is_sqlmesh_project
+    from ..api_sqlmesh import environment_statement, generate_sqlmesh_project, is_sqlmesh_project, records_environment
     from ..errors import openable
 
     if not is_sqlmesh_project(project_dir):
@@ -166,6 +166,12 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
     for d in [] if as_json else skipped:
         click.echo(f"{openable(spec, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     p = result.project
+    if not as_json and not records_environment(project_dir):
+        # Without it a failed plan of a development environment reads as prod's (decision 0936).
+        click.echo(f"note: the config does not record which environment a plan is for; add "
+                   f"\"{environment_statement(p.schema('meta'))}\" to its before_all statements, or "
+                   "`assay table get` reads a failed plan of a development environment as prod's "
+                   "(docs/sqlmesh.md, Environments)", err=True)
     landing = (f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
                f"bronze is read from {p.schema('bronze')}")
     where = shown(project_dir)

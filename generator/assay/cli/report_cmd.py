@@ -53,7 +53,8 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
                 tool = tool_results(wh.project, project_dir, project_kind(project_dir))
                 verdicts, runs = report_verdicts(wh)
                 anomalies = summary(verdicts, plural, runs)
-                data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation).gather(
+                data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation,
+                                wh.environment).gather(
                     now, explain_options=options, tool=tool, anomalies=anomalies)
         if as_json:
             click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))

@@ -18,12 +18,14 @@ import click
 
 from ..errors import AssayError, AssayUsageError, ChecksFailed
 from ..runtime.table_states import event_line, line
-from .common import PROJECT_HELP, json_option, optional_spec, project_option, shown, spec_option, warehouse_options
+from .common import PROJECT_HELP, environment_option, json_option, optional_spec, project_option, shown, spec_option, warehouse_options
 
 def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path] = None,
-                 target: Optional[str] = None, events_of: Optional[str] = None) -> list[dict[str, Any]]:
+                 target: Optional[str] = None, events_of: Optional[str] = None,
+                 environment: Optional[str] = None) -> list[dict[str, Any]]:
     """One state per table with checks, sorted by name: {table, state, run, check, why, since};
-    the table named `events_of` also gets its newest `events`, read on the same connection."""
+    the table named `events_of` also gets its newest `events`, read on the same connection;
+    `environment`: the SQLMesh environment read (default prod)."""
     from ..api import load_project
     from ..runtime.operator import open_warehouse
     from ..runtime.table_states import table_events
@@ -34,9 +36,10 @@ def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     if spec is None:
         raise AssayError(f"{shown(project_dir)} has no spec recorded by `assay generate`; pass --spec with the "
                          "directory holding assay.yml.")
-    with open_warehouse(load_project(spec), project_dir, profiles_dir=profiles_dir, target=target) as wh:
+    with open_warehouse(load_project(spec), project_dir, profiles_dir=profiles_dir, target=target,
+                        environment=environment) as wh:
         with warehouse_errors(f"cannot read table states from the warehouse of {wh.describe}"):
-            states = states_of(wh.project, wh.reader)
+            states = states_of(wh.project, wh.reader, environment=wh.environment)
             for t in states:
                 if events_of is not None and _names(t["table"], events_of):
                     t["events"] = table_events(wh.project, wh.reader, t["table"])
@@ -55,6 +58,7 @@ def table_group() -> None:
 
 def _common(func):
     func = json_option("Print the states as JSON.")(func)
+    func = environment_option(func)
     func = warehouse_options(func)
     func = spec_option()(func)
     return project_option(PROJECT_HELP)(func)
@@ -63,9 +67,9 @@ def _common(func):
 @table_group.command("list")
 @_common
 def table_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
-               as_json: bool) -> None:
+               environment: Optional[str], as_json: bool) -> None:
     """Every table with checks and its state. Exit 0."""
-    states = table_states(project_dir, spec_dir, profiles_dir, target)
+    states = table_states(project_dir, spec_dir, profiles_dir, target, environment=environment)
     if as_json:
         click.echo(json.dumps(states, indent=2))
         return
@@ -79,13 +83,13 @@ def table_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 @click.argument("table")
 @_common
 def table_get(table: str, project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
-              target: Optional[str], as_json: bool) -> None:
+              target: Optional[str], environment: Optional[str], as_json: bool) -> None:
     """The state of TABLE (an entity name, `silver.<entity>`, or `schema.table` of a tables document),
     then its newest events (set back, kept, cleared, failed checks), newest first.
 
     Exit 0 when it is published, 2 when it is set back, kept or not published (its checks did not pass).
     """
-    states = table_states(project_dir, spec_dir, profiles_dir, target, events_of=table)
+    states = table_states(project_dir, spec_dir, profiles_dir, target, events_of=table, environment=environment)
     wanted = [t for t in states if _names(t["table"], table)]
     if not wanted:
         known = ", ".join(t["table"] for t in states) or "none"

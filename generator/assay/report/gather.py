@@ -75,9 +75,11 @@ class Gatherer:
     """Reads one project's warehouse; `gather(now)` returns the report's data."""
 
     def __init__(self, project: Project, query: Query, columns: Columns, exists: Callable[[str, str], bool],
-                 relation: Callable[..., str]):
-        """`query`, `columns`, `exists` and `relation` (a dotted name, quoted) are a `runtime.warehouse.Reader`'s."""
+                 relation: Callable[..., str], environment: Optional[str] = None):
+        """`query`, `columns`, `exists` and `relation` (a dotted name, quoted) are a `runtime.warehouse.Reader`'s;
+        `environment` is the SQLMesh environment read (None: prod)."""
         self.project, self.query, self.columns, self.exists = project, query, columns, exists
+        self.environment = environment
         self._rel = relation
         self.silver, self.gold, self.meta = project.schema("silver"), project.schema("gold"), project.schema("meta")
 
@@ -260,7 +262,8 @@ class Gatherer:
         from ..runtime.table_states import table_states
 
         started = {name: str(runs[-1]["run_started_at"]) for name, runs in history.items() if runs}
-        return {s["table"]: s for s in table_states(self.project, self._reader(), every_entity=True, started=started)}
+        return {s["table"]: s for s in table_states(self.project, self._reader(), every_entity=True, started=started,
+                                                  environment=self.environment)}
 
     def _reader(self):
         """This gatherer's warehouse questions as a Reader-shaped object, for the shared runtime readers."""

@@ -13,7 +13,7 @@ drift apart between commands. The detail sentences are rendered from the recorde
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from .. import exactjson
 from ..errors import AssayUsageError
@@ -82,10 +82,13 @@ class CheckResults:
         runs = self.rows(("run_id", "recorded_at"))
         return max(runs, key=lambda r: (str(r[1]), r[0]))[0] if runs else None
 
-    def latest_per_table(self) -> dict[str, tuple[str, str]]:
-        """{table: (when, run)} of the run that last recorded the table's check results."""
+    def latest_per_table(self, leaving_out: Collection[str] = ()) -> dict[str, tuple[str, str]]:
+        """{table: (when, run)} of the run that last recorded the table's check results, runs in
+        `leaving_out` aside (a SQLMesh run of another environment than the one read)."""
         latest: dict[str, tuple[str, str]] = {}
         for table, run, at in self.rows(("table_name", "run_id", "cast(recorded_at as varchar(64))")):
+            if run in leaving_out:
+                continue
             if table not in latest or (str(at), run) > latest[table]:
                 latest[table] = (str(at), run)
         return latest

@@ -33,6 +33,7 @@ class Warehouse:
     dialect: str
     reader: Any  # runtime.warehouse.Reader over `conn`
     describe: str  # the profile and target (dbt) or gateway (SQLMesh), for messages
+    environment: Optional[str] = None  # the SQLMesh environment read (None: prod; dbt: None)
 
 
 @contextmanager
@@ -51,7 +52,7 @@ def open_warehouse(project: Project, project_dir: Path, *, profiles_dir: Optiona
     try:
         built = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
                               profiles_dir=profiles_dir, target=target)
-        yield Warehouse(built, conn, dialect, Reader(conn, dialect), describe(project_dir, profiles_dir, target))
+        yield Warehouse(built, conn, dialect, Reader(conn, dialect), describe(project_dir, profiles_dir, target), environment)
     finally:
         conn.close()
 

@@ -37,6 +37,9 @@ MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", *FAILED_BUILDS)
 WROTE = "wrote "
 NOT_WRITTEN = "not_written"  # a SQLMesh build stopped on the staged model, before the table was written
 READ_ONLY = "not built by this project"
+# SQLMesh's record of the environment a plan or run was for (its `why`; decision 0936).
+RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
+PROD = "prod"
 # The why of each state a failed SQLMesh build leaves, as dbt's TABLE_ROLLED_BACK says it (decision 0510).
 WHY = {"set_back": "previous_version_kept", "not_published": "not_published", "published_failing": "evaluated_in_place"}
 
@@ -84,6 +87,17 @@ def _events(reader, meta: str) -> list[tuple]:
         f'select event_type, run_id, table_name, check_name, why, cast(occurred_at as varchar(64)) '
         f'from {reader.relation(meta, EVENTS_TABLE)} where event_type in ({marks})')
     return sorted(rows, key=lambda r: (str(r[5]), r[0]))
+
+
+def run_environments(reader, meta: str) -> dict[str, str]:
+    """{run id: the SQLMesh environment it was planned or run for}, from the RUN_ENVIRONMENT
+    events `@assay_record_environment` writes before a plan or run evaluates anything (decision
+    0936). Empty on dbt, and on a SQLMesh project whose config does not record it."""
+    if not reader.exists(meta, EVENTS_TABLE):
+        return {}
+    rows = reader.query(f"select run_id, why from {reader.relation(meta, EVENTS_TABLE)} where event_type = ?",
+                        (RUN_ENVIRONMENT,))
+    return {str(run): str(env) for run, env in rows if run is not None and env is not None}
 
 
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
@@ -154,22 +168,30 @@ def _shown(reader, schema: str, name: str) -> Optional[str]:
     return None
 
 
-def table_states(project, reader, every_entity: bool = False, started: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
+def table_states(project, reader, every_entity: bool = False, started: Optional[dict[str, str]] = None,
+                 environment: Optional[str] = None) -> list[dict[str, Any]]:
     """One state per table, sorted by name: {table, state, run, check, why, since, built_by_project}.
 
     `project` has the schemas the build wrote (runtime/built_relations.py); `reader` is a
     `runtime.warehouse.Reader` (query, exists, relation); `started`: {table: when its latest
-    recorded build began}, for tables that record no check results (see `_state`)."""
+    recorded build began}, for tables that record no check results (see `_state`);
+    `environment`: the SQLMesh environment read (None: prod). A run recorded as planned for
+    another environment is not this environment's build (decision 0936): neither its failure nor
+    its check results decide the state read here."""
     tables = _spec_tables(project, every_entity)
     meta = project.schema("meta")
+    read = environment or PROD
+    elsewhere = {run for run, env in run_environments(reader, meta).items() if env != read}
     mark: dict[str, tuple] = {}
     rolled: dict[str, tuple] = {}
     for ev in _events(reader, meta):
+        if ev[1] in elsewhere:
+            continue
         (rolled if ev[0] in FAILED_BUILDS else mark)[ev[2]] = ev
     for name, ev in mark.items():
         if ev[0] == "TABLE_KEPT" and name not in tables:
             tables[name] = (project.schema("silver"), name, True)
-    recorded = CheckResults(reader, meta).latest_per_table()
+    recorded = CheckResults(reader, meta).latest_per_table(leaving_out=elsewhere)
     latest = {table: run for table, (_at, run) in recorded.items()}
     latest_at = {table: at for table, (at, _run) in recorded.items()}
 
@@ -200,14 +222,18 @@ def table_events(project, reader, table: str, limit: int = EVENTS_SHOWN) -> list
         f'select event_type, run_id, check_name, why, cast(occurred_at as varchar(64)) '
         f'from {reader.relation(meta, EVENTS_TABLE)} where table_name = ?', (table,))
     rows = sorted(rows, key=lambda r: (str(r[4]), r[0], str(r[2])), reverse=True)[:limit]
-    return [{"event": r[0], "run": r[1], "check": r[2], "why": r[3], "at": iso_utc(r[4])} for r in rows]
+    envs = run_environments(reader, meta)
+    return [{"event": r[0], "run": r[1], "check": r[2], "why": r[3], "at": iso_utc(r[4]),
+             "environment": envs.get(str(r[1]))} for r in rows]
 
 
 def event_line(ev: dict[str, Any]) -> str:
-    """One event as `table get` prints it."""
+    """One event as `table get` prints it; a SQLMesh run of a development environment says so."""
     check = f" check {ev['check']}" if ev["check"] else ""
     why = f": {ev['why']}" if ev["why"] else ""
-    return f"  {ev['at']}  {ev['event']}  run {ev['run']}{check}{why}"
+    env = ev.get("environment")
+    where = f" (environment {env})" if env and env != PROD else ""
+    return f"  {ev['at']}  {ev['event']}  run {ev['run']}{where}{check}{why}"
 
 
 def line(t: dict[str, Any]) -> str:
