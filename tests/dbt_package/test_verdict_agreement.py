@@ -131,6 +131,8 @@ CASES = [
     ("key_distinct", _check("key_uniqueness", ["id", "code"], ["int", "string"], {}), {"n_rows": 4, "n_repeats": 0}, True),
     ("key_repeats", _check("key_uniqueness", ["id", "code"], ["int", "string"], {}),
      {"n_rows": 4, "n_repeats": 2, "key_1": "1", "key_2": "a"}, False),
+    ("key_repeats_null_part", _check("key_uniqueness", ["id", "code"], ["int", "string"], {}),
+     {"n_rows": 4, "n_repeats": 2, "key_1": "1", "key_2": ""}, False),
     ("key_zero_rows", _check("key_uniqueness", ["id"], ["int"], {}), {"n_rows": 0, "n_repeats": 0}, True),
     # continuity
     ("gap_ts_equal_ceiling", *_continuity("timestamp", 3600, 2, 3600000000, "2025-01-01 00:00:00", "2025-01-01 01:00:00"), True),
@@ -338,3 +340,9 @@ def test_jinja_and_python_verdicts_agree(jinja_verdicts: dict[int, dict], i: int
         # not measured: both sides write the whole sentence, and it is 000's (0106 for time)
         assert jinja["detail"] == python.detail == unmeasured[0], (name, jinja, python)
         assert jinja["measures"]["rows"] == 7
+    elif check["kind"] == "row_expectation":
+        # integers only: dbt's error message says 000's own sentence
+        assert jinja["detail"] == python.detail, (name, jinja, python)
+    elif name == "key_repeats_null_part":
+        # a missing key part is NULL in both sentences, never Python's None
+        assert "first at (1, NULL)" in jinja["detail"] and "first at (1, NULL)" in python.detail, (jinja, python)

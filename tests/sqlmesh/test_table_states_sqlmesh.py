@@ -162,6 +162,10 @@ def test_sqlmesh_states_are_derived_from_what_the_view_shows(tmp_path):
         assert states["dbt"] == states["sqlmesh"]  # the targets agree
         events = [e["event"] for e in table_get(sm.path, spec)[2]["events"]]
         assert events[:2] == ["TABLE_BUILD_FAILED", "CHECK_FAILED"], events
+        # the failed check's sentence is 000's on both targets (rendered from the recorded result)
+        whys = {p.path: [e["why"] for e in table_get(p.path, spec)[2]["events"] if e["event"] == "CHECK_FAILED"]
+                for p in (dbt, sm)}
+        assert whys[dbt.path][:1] == whys[sm.path][:1] == ["row count 3 is below the declared minimum of 4"], whys
 
         # 3. a fixing build publishes on both
         for p in (dbt, sm):

@@ -6,9 +6,21 @@
   {%- set col = "'" ~ check['columns'][0] ~ "'" if check['columns'] else '' -%}
   {%- set rows = m['rows'] -%}
   {%- if kind == 'row_expectation' -%}
-    {%- set ok = (b.get('min_rows') is none or rows >= b['min_rows']) and (b.get('max_rows') is none or rows <= b['max_rows']) -%}
-    {%- set detail = 'row count ' ~ rows ~ (' is within' if ok else ' is outside') ~ ' the declared bounds ['
-        ~ b.get('min_rows', '') ~ ', ' ~ b.get('max_rows', '') ~ ']' -%}
+    {#- 000's sentences, word for word (assay.checks.detail.row_expectation_detail). -#}
+    {%- set low = b.get('min_rows') -%}
+    {%- set high = b.get('max_rows') -%}
+    {%- set ok = (low is none or rows >= low) and (high is none or rows <= high) -%}
+    {%- if low is not none and rows < low -%}
+      {%- set detail = 'row count ' ~ rows ~ ' is below the declared minimum of ' ~ low -%}
+    {%- elif high is not none and rows > high -%}
+      {%- set detail = 'row count ' ~ rows ~ ' is above the declared maximum of ' ~ high -%}
+    {%- elif low is not none and high is not none -%}
+      {%- set detail = 'row count ' ~ rows ~ ' satisfies the declared bounds [' ~ low ~ ', ' ~ high ~ ']' -%}
+    {%- elif low is not none -%}
+      {%- set detail = 'row count ' ~ rows ~ ' satisfies the declared minimum of ' ~ low -%}
+    {%- else -%}
+      {%- set detail = 'row count ' ~ rows ~ ' satisfies the declared maximum of ' ~ high -%}
+    {%- endif -%}
   {%- elif kind == 'null_ceiling' -%}
     {%- set ok = rows == 0 or m['nulls'] * 1000000 <= b['max_null_ppm'] * rows -%}
     {%- set detail = 'column ' ~ col ~ ' is null on ' ~ m['nulls'] ~ ' of ' ~ rows ~ ' rows, '
@@ -27,7 +39,7 @@
     {%- set ok = m['repeats'] == 0 -%}
     {%- set key = '(' ~ check['columns'] | join(', ') ~ ')' -%}
     {%- set detail = ('key ' ~ key ~ ' is distinct across all ' ~ rows ~ ' rows') if ok else ('key ' ~ key ~ ' repeats on '
-        ~ m['repeats'] ~ ' of ' ~ rows ~ ' rows, first at (' ~ (m['key'] | map('string') | join(', ')) ~ ')') -%}
+        ~ m['repeats'] ~ ' of ' ~ rows ~ ' rows, first at (' ~ assay._key_text(m['key']) ~ ')') -%}
   {%- elif kind == 'continuity' -%}
     {%- set ceiling = b['max_gap_seconds'] -%}
     {%- if check['domain'] is none -%}
@@ -126,4 +138,13 @@
     {{ exceptions.raise_compiler_error('assay: unknown declared check kind ' ~ kind ~ '; run `assay generate dbt` again.') }}
   {%- endif -%}
   {{ return({'passed': ok, 'detail': detail}) }}
+{% endmacro %}
+
+{#- A repeated key as the short sentence shows it: NULL for a missing part (never Python's None),
+    other parts as the engine wrote them. `assay table get` and `assay checks` show 000's own
+    rendering (assay.checks.detail.render_key) from the recorded result. -#}
+{% macro _key_text(parts) %}
+  {%- set shown = [] -%}
+  {%- for p in parts -%}{%- do shown.append('NULL' if p is none else (p | string)) -%}{%- endfor -%}
+  {{ return(shown | join(', ')) }}
 {% endmacro %}

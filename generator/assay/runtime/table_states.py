@@ -32,6 +32,7 @@ EVENTS_TABLE = "assay_events"
 # A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
 # its why is `wrote <schema>.<table>`, the physical table it wrote, or `not_written`).
 ROLLED_BACK, BUILD_FAILED = "TABLE_ROLLED_BACK", "TABLE_BUILD_FAILED"
+CHECK_FAILED = "CHECK_FAILED"
 FAILED_BUILDS = (ROLLED_BACK, BUILD_FAILED)
 MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", *FAILED_BUILDS)
 WROTE = "wrote "
@@ -223,8 +224,27 @@ def table_events(project, reader, table: str, limit: int = EVENTS_SHOWN) -> list
         f'from {reader.relation(meta, EVENTS_TABLE)} where table_name = ?', (table,))
     rows = sorted(rows, key=lambda r: (str(r[4]), r[0], str(r[2])), reverse=True)[:limit]
     envs = run_environments(reader, meta)
-    return [{"event": r[0], "run": r[1], "check": r[2], "why": r[3], "at": iso_utc(r[4]),
-             "environment": envs.get(str(r[1]))} for r in rows]
+    details = _recorded_details(reader, meta, table) if any(r[0] == CHECK_FAILED for r in rows) else {}
+    return [{"event": r[0], "run": r[1], "check": r[2],
+             "why": details.get((r[1], r[2]), r[3]) if r[0] == CHECK_FAILED else r[3],
+             "at": iso_utc(r[4]), "environment": envs.get(str(r[1]))} for r in rows]
+
+
+def _recorded_details(reader, meta: str, table: str) -> dict[tuple[str, str], str]:
+    """{(run, check): 000's detail sentence} of `table`'s recorded check results, rendered by the
+    one sentence writer (checks/recorded.py). A CHECK_FAILED event of a check that recorded a
+    result says this, whatever the build wrote as its `why` (dbt's package writes a short
+    sentence of its own for dbt's error message); an audit records no result and keeps its own."""
+    from ..checks.recorded import verdict_of_row
+
+    out: dict[tuple[str, str], str] = {}
+    for run, check, kind, spec, measures in CheckResults(reader, meta).rows(
+            ("run_id", "check_id", "kind", "check_spec", "measures"), "where table_name = ?", (table,)):
+        try:
+            out[(run, check)] = verdict_of_row(kind, spec, measures).detail
+        except (TypeError, ValueError, KeyError, ArithmeticError):
+            continue  # a result this version cannot render keeps the build's own sentence
+    return out
 
 
 def event_line(ev: dict[str, Any]) -> str:
