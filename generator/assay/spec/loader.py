@@ -56,6 +56,8 @@ class LoadedSpec:
     known_entities: set = field(default_factory=set)
     # Entities that a mapping which did not load targets: "no mapping feeds" would be an echo.
     fed_entities: set = field(default_factory=set)
+    # Relationships named in a document whose grammar is broken: "not declared" would be an echo.
+    known_relationships: set = field(default_factory=set)
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -143,6 +145,8 @@ def _tags(text: str) -> list[str]:
 
 
 def _show(value: Any) -> str:
+    if value is None:
+        return "empty"
     if isinstance(value, (list, dict)):
         return "a list" if isinstance(value, list) else "a mapping"
     return f"`{value}`"
@@ -159,17 +163,25 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
     """Turn pydantic's errors into file:line diagnostics with a sentence saying what to write."""
     out: list[Diagnostic] = []
     seen: set = set()
-    for err in exc.errors():
+    errors = exc.errors()
+    branches = _union_branches(raw, errors)
+    for err in errors:
         loc = tuple(err.get("loc", ()))
         kind = err.get("type", "")
         ctx = err.get("ctx", {}) or {}
         value = err.get("input")
+        if loc[:-1] in branches:  # one value tried against each member of a union: one message
+            loc, kind = loc[:-1], "union_members"
         parent, last, line = locate(raw, loc)
         shown = _clean_loc(raw, loc)
         path = _describe(shown)
         where = _describe(shown[:-1]) if shown else "the document"
         key = loc[-1] if loc else ""
-        if kind == "extra_forbidden":
+        if kind == "union_members":
+            msg = _union_message(path, value, branches[loc], shown)
+        elif isinstance(key, int) and len(shown) > 1 and shown[-2] == "quality" and not isinstance(value, dict):
+            msg = _rule_item_message(path, value, shown)
+        elif kind == "extra_forbidden":
             accepted = _fields_of(model, loc[:-1])
             guess = difflib.get_close_matches(str(key), accepted, n=1)
             hint = f" Did you mean `{guess[0]}`?" if guess else ""
@@ -207,6 +219,8 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
                 msg = f"{path} is {_show(value)}; a name is lower-case letters, digits and `_`, starting with a letter."
         elif kind == "too_short":
             msg = f"{path} is empty; list at least {ctx.get('min_length', 1)} entry."
+        elif kind == "string_type" and value is None:
+            msg = f"{path} is empty; write a text there, or leave `{key}` out if it is optional."
         elif kind in ("string_type",):
             msg = f"{path} is {_show(value)}, not text; write it in quotes: `'{value}'`." if not isinstance(value, (list, dict)) else f"{path} is {_show(value)}; write one text."
         elif kind in ("list_type",):
@@ -219,10 +233,14 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         elif kind in ("model_type", "model_attributes_type") and _fields_of(model, loc):
             keys = ", ".join(f"`{a}`" for a in _fields_of(model, loc))
             msg = f"{path} is {_show(value)}, not a mapping; write its keys under it ({keys})."
-            if isinstance(value, str) and "`type`" in keys:
-                msg = msg[:-1] + f", e.g. `{{type: {value}}}`."
+            for shorthand in ("type", "from", "retention"):  # the key a lone text is the value of
+                if isinstance(value, str) and f"`{shorthand}`" in keys:
+                    msg = msg[:-1] + f", e.g. `{{{shorthand}: {value}}}`."
+                    break
         elif kind in ("dict_type", "model_type", "model_attributes_type"):
             msg = f"{path} is {_show(value)}, not a mapping; write `<name>: ...` entries under it."
+            if isinstance(value, list) and value and all(isinstance(v, dict) and len(v) == 1 for v in value):
+                msg = msg[:-1] + ", without the leading `- `."
         elif kind in ("bool_type", "bool_parsing"):
             msg = f"{path} is {_show(value)}; write `true` or `false`."
         elif kind in ("int_type", "int_parsing", "int_from_float"):
@@ -237,6 +255,51 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         seen.add(ident)
         out.append(Diagnostic(file, line, msg, "SPEC_GRAMMAR"))
     return out
+
+
+# What each member of a union of plain values reads, for `_union_message`.
+_MEMBER_WORDS = {"str": "a text", "int": "a number", "float": "a number", "bool": "`true` or `false`",
+                 "dict[str,any]": "a one-key mapping such as `{to_decimal: [12, 2]}`"}
+
+
+def _union_branches(raw: Any, errors: list) -> dict:
+    """{location of a value: the union members it was tried against} for the errors pydantic
+    reports once per member of a union (`values: [[1, 2]]` would read as four problems)."""
+    from .standins import real_length
+
+    found: dict = {}
+    for err in errors:
+        loc = tuple(err.get("loc", ()))
+        if err.get("type") == "missing" or len(loc) < 2 or not isinstance(loc[-1], str):
+            continue
+        if real_length(raw, loc, False) == len(loc) - 1 and loc[-1] in _MEMBER_WORDS:
+            found.setdefault(loc[:-1], []).append(loc[-1])
+    return {loc: members for loc, members in found.items() if len(members) > 1}
+
+
+def _union_message(path: str, value: Any, members: list, shown: tuple) -> str:
+    if len(shown) > 1 and shown[-2] == "transform":
+        return f"{path} is {_show(value)}, not a transform; write a transform name such as `trim`, or a one-key mapping such as `{{to_decimal: [12, 2]}}`."
+    words = list(dict.fromkeys(_MEMBER_WORDS[m] for m in members))
+    choice = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+    one = " per item" if isinstance(shown[-1], int) else ""
+    return f"{path} is {_show(value)}; write one value{one}: {choice}."
+
+
+def _rule_item_message(path: str, value: Any, shown: tuple) -> str:
+    """A rule written as something else than a mapping (`quality: [not_null]`)."""
+    from .models import FIELD_RULE_KINDS, ROW_RULE_KINDS
+
+    row = shown[0] == "entities"
+    examples = {"expression": '{rule: expression, name: amount_positive, expr: "amount > 0", on_fail: flag}',
+                "referential": "{rule: referential, via: <relationship>, on_missing: flag}"}
+    if row:
+        example = examples.get(str(value), examples["expression"])
+    else:
+        example = f"{{rule: {value}, on_fail: flag}}" if value in FIELD_RULE_KINDS else "{rule: not_null, on_fail: flag}"
+    kinds = ROW_RULE_KINDS if row else FIELD_RULE_KINDS
+    return (f"{path} is {_show(value)}, not a rule; write each rule as a mapping such as `{example}`"
+            f" (rule kinds: {', '.join(f'`{k}`' for k in kinds)}).")
 
 
 def attach_lines(node: Any, raw: Any, key_line: int = 0) -> None:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from .loader import LoadedSpec, _fields_of
 from .models import EntityDocument, MappingDocument
+from .standins import merged, one_key_maps, repair_value
 from .yamlload import LineDict, LineList, locate
 
 
@@ -32,6 +33,11 @@ def salvage(loaded: LoadedSpec, model, raw: LineDict):
     if model is not EntityDocument:
         return None
     entities = raw.get("entities")
+    if one_key_maps(entities):  # `- orders: {...}`: reported as a list, judged as the mapping meant
+        entities = merged(entities)
+    for item in raw.get("relationships") if isinstance(raw.get("relationships"), list) else ():
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            loaded.known_relationships.add(item["name"])  # one left out is not "undeclared"
     if isinstance(entities, dict):
         for name in entities:
             loaded.known_entities.add(str(name))
@@ -66,11 +72,6 @@ def salvage(loaded: LoadedSpec, model, raw: LineDict):
 # Lists whose broken items can be left out without a later check echoing them as a problem of
 # their own: each item stands alone (a rule, a check, a transform step, a relationship).
 _PRUNABLE = frozenset({"quality", "checks", "transform", "relationships", "coverage", "reconcile"})
-# Required prose that no later check reads: a missing one is reported, and filled in the copy.
-_PROSE = frozenset({"grain"})
-# Durations that do not parse are reported; the copy holds one that does, chosen so that no later
-# check echoes it (a warning threshold as short, an error threshold as long as can be compared).
-_DURATION_STANDINS = {"retention": "1d", "lag": "1h", "warn_after": "1h", "error_after": "9999w"}
 
 
 def _repaired(model, body: Any) -> Any:
@@ -78,9 +79,11 @@ def _repaired(model, body: Any) -> Any:
     other problems are found too (issues 19 and 26: one broken key or rule hid every other error
     of its document), or None. Its problems are already reported (SPEC_GRAMMAR); the copy only
     repairs what no later check reads: an unknown key is renamed to the key it is a typo of (the
-    "did you mean" of its message) or left out, and a broken item of a list of rules, checks,
-    transform steps or relationships is left out, and missing prose (`grain`) is filled. Any other
-    broken value drops it, whose names would otherwise echo as errors elsewhere."""
+    "did you mean" of its message) or left out; a value that does not parse, or a required one that
+    is missing, is replaced by its neutral stand-in (`spec/standins.py`); a broken value without
+    one is left out with the smallest part that holds it: an item of a list of values, or an item
+    of a list of rules, checks, transform steps or relationships. Anything else drops the entity or
+    mapping, whose names would otherwise echo as errors elsewhere (decision 0028)."""
     import copy
 
     try:
@@ -91,7 +94,7 @@ def _repaired(model, body: Any) -> Any:
     if not isinstance(body, dict):
         return None
     trimmed = copy.deepcopy(body)
-    for _round in range(100):
+    for _round in range(200):
         repaired = False
         for e in errors:
             loc = tuple(e.get("loc") or ())
@@ -106,16 +109,10 @@ def _repaired(model, body: Any) -> Any:
                     if hasattr(parent, "key_lines"):
                         parent.key_lines[guess[0]] = parent.key_lines.get(last, getattr(parent, "line", 1))
                 repaired = True
+            elif repair_value(model, trimmed, loc, e):
+                repaired = True
             elif _drop_list_item(trimmed, loc):
                 repaired = True
-            elif loc and loc[-1] in _DURATION_STANDINS and e.get("type") != "missing" and _stand_in(trimmed, loc):
-                repaired = True
-            elif e.get("type") == "missing" and loc and loc[-1] in _PROSE:
-                parent, _last, _ = locate(trimmed, loc[:-1], tolerant=True)
-                node = parent.get(_last) if isinstance(parent, dict) and _last is not None else trimmed
-                if isinstance(node, dict) and loc[-1] not in node:
-                    node[loc[-1]] = "(missing)"
-                    repaired = True
             if repaired:
                 break  # positions shift: validate again before the next repair
         if not repaired:
@@ -126,16 +123,6 @@ def _repaired(model, body: Any) -> Any:
         except ValidationError as exc:
             errors = exc.errors()
     return None
-
-
-def _stand_in(body: Any, loc: tuple) -> bool:
-    """Put the stand-in duration of `loc`'s key in place of a value that is not one (reported)."""
-    parent, last, _ = locate(body, loc, tolerant=True)
-    standin = _DURATION_STANDINS[loc[-1]]
-    if not isinstance(parent, dict) or last not in parent or parent[last] == standin:
-        return False
-    parent[last] = standin
-    return True
 
 
 def _drop_list_item(body: Any, loc: tuple) -> bool:

@@ -131,6 +131,8 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
 def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int) -> None:
     where = f"referential rule via `{rule.via}` of entity `{name}`"
     found = ctx.relationships.get(rule.via)
+    if found is None and rule.via in ctx.loaded.known_relationships:
+        return  # declared, with its own grammar problems already reported
     if found is None:
         ctx.report(file, rule.line("via"), f"{where} names a relationship that is not declared.{did_you_mean(rule.via, ctx.relationships)} Declare it under `relationships:`.")
         return
@@ -150,7 +152,8 @@ def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int)
         else:
             fk = next(iter(rel.via))
             fld = ent.fields.get(fk)
-            if fld is not None and normalize_type(fld.type) != "string":
+            # A type that does not parse is reported at its field, not judged here (decision 0028).
+            if fld is not None and normalize_type(fld.type) not in ("string", None):
                 ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which rewrites the key to the text `__unknown__`, and `{fk}` is {fld.type}; make it a string column or use `on_missing: quarantine` or `flag`.")
             elif fk in (ent.key or []):
                 # Dedupe runs before the rules, on the delivered keys: two orphans that differ

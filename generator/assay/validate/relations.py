@@ -30,7 +30,7 @@ def check_relations(ctx: Context) -> None:
             _check_relationship(ctx, file, rel)
         for cov in doc.coverage:
             what = f"coverage check `{cov.name}`"
-            if cov.relationship not in ctx.relationships:
+            if cov.relationship not in ctx.relationships and cov.relationship not in ctx.loaded.known_relationships:
                 ctx.report(file, cov.line("relationship"), f"{what} names relationship `{cov.relationship}`, which is not declared.{did_you_mean(cov.relationship, ctx.relationships)} Declare it under `relationships:` or name one that is.")
             p = disposition_problem(cov.on_fail, what, ("flag", "fail"))
             if p:

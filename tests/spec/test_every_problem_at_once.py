@@ -1,0 +1,228 @@
+"""A grammar problem hides no other problem of its entity or mapping (decision 0028, amended).
+
+Each case starts from the valid project in tests/fixtures/specs/base, breaks one value so that it
+does not parse, and usually adds one semantic problem beside it. Both are reported in the one run:
+the broken value with its file, line and what to write, and the rest of the entity or mapping
+judged with a neutral stand-in in its place, which adds no problem of its own. The full list of
+diagnostics is compared: (file, line, code, words its sentence must hold).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from assay.ir.resolve import compile_spec
+
+BASE = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "base"
+ORDERS_ENTITY = (BASE / "entity_orders.yaml").read_text(encoding="utf-8")  # the relationship is on line 17
+
+
+def orders_mapping(fields: str) -> str:
+    """mapping_orders.yaml with the given `fields:` body (indented); the body's first line is line 7."""
+    return (
+        "mapping_version: 1\nsource: raw_orders\ntarget: orders\nkey:\n"
+        '  order_id: {from: "$.id"}\nfields:\n' + fields
+        + 'unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]\n'
+    )
+
+
+class Case(NamedTuple):
+    id: str
+    files: dict
+    expect: list  # [(file, line, code, (words, ...))]
+
+
+CASES: list[Case] = []
+NO_TIE_BREAK = ("field: updated_at, tie_break: [_load_id]}", "field: updated_at}")
+TIE_BREAK_PROBLEM = ("entity_orders.yaml", 12, "SPEC_INVALID", ("dedupes `latest_by` without `tie_break`",))
+BASE_FIELDS = (
+    '  customer_id: {from: "$.customer"}\n'
+    '  amount: {from: "$.amount", transform: [{to_decimal: [12, 2]}]}\n'
+    '  status: {from: "$.status", transform: [lower]}\n'
+    '  updated_at: {from: "$.updated", transform: [{parse_ts: ISO8601}]}\n'
+)
+
+
+def entity(*edits: tuple[str, str], extra: dict | None = None) -> dict:
+    text = ORDERS_ENTITY.lstrip("\n")
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return {"entity_orders.yaml": text, **(extra or {})}
+
+
+def mapping(*edits: tuple[str, str], fields: str = BASE_FIELDS) -> dict:
+    text = orders_mapping(fields)
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return {"mapping_orders.yaml": text}
+
+
+def case(id: str, files: dict, expect: list) -> None:
+    CASES.append(Case(id, files, expect))
+
+
+# --- an entity: a value with a neutral stand-in ---------------------------------------------
+
+case("required_maybe", entity(("order_id: {type: string, required: true}", "order_id: {type: string, required: maybe}"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 7, "SPEC_GRAMMAR", ("fields.order_id.required is `maybe`", "write `true` or `false`")),
+    TIE_BREAK_PROBLEM,
+])
+case("keep_first", entity(("keep: latest_by", "keep: first"), ("retention: 90d}", "retention: 90d, redact: [email]}")), [
+    ("entity_orders.yaml", 12, "SPEC_GRAMMAR", ("dedupe.keep is `first`", "write `latest_by`")),
+    ("entity_orders.yaml", 13, "SPEC_INVALID", ("redact path `email`", "is not a path")),
+])
+case("scd_type3", entity(("    key: [order_id]\n", "    key: [order_id]\n    scd: type3\n"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 6, "SPEC_GRAMMAR", ("scd is `type3`", "`type1`, `type2`")),
+    ("entity_orders.yaml", 13, "SPEC_INVALID", ("without `tie_break`",)),
+])
+case("classification_unknown", entity(("status: {type: string}", "status: {type: string, classification: secretive}"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 10, "SPEC_GRAMMAR", ("classification is `secretive`", "`pii`")),
+    TIE_BREAK_PROBLEM,
+])
+case("on_missing_drop_keeps_its_rule_judged", entity(("via: order_customer, on_missing: unknown_member", "via: order_custmer, on_missing: drop")), [
+    ("entity_orders.yaml", 15, "SPEC_GRAMMAR", ("quality[0].on_missing is `drop`", "`unknown_member`, `quarantine`, `flag`")),
+    ("entity_orders.yaml", 15, "SPEC_INVALID", ("via `order_custmer`", "not declared", "Did you mean `order_customer`?")),
+])
+case("materialized_view_with_an_incremental_block", entity(
+    ("    key: [order_id]\n", "    key: [order_id]\n    materialized: view\n    incremental: {lag: 2h}\n"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 6, "SPEC_GRAMMAR", ("materialized is `view`", "`table`, `incremental`")),
+    ("entity_orders.yaml", 14, "SPEC_INVALID", ("without `tie_break`",)),
+])
+case("quarantine_as_a_duration", entity(("quarantine: {retention: 90d}", "quarantine: 90d"), NO_TIE_BREAK), [
+    TIE_BREAK_PROBLEM,
+    ("entity_orders.yaml", 13, "SPEC_GRAMMAR", ("quarantine is `90d`, not a mapping", "e.g. `{retention: 90d}`")),
+])
+case("dedupe_as_a_column", entity(("dedupe: {keep: latest_by, field: updated_at, tie_break: [_load_id]}", "dedupe: updated_at"),
+                                  ("status: {type: string}", "status: {type: strng}")), [
+    ("entity_orders.yaml", 10, "SPEC_INVALID", ("type `strng`", "Did you mean `string`?")),
+    ("entity_orders.yaml", 12, "SPEC_GRAMMAR", ("dedupe is `updated_at`, not a mapping", "`field`, `keep`, `tie_break`")),
+])
+case("field_written_as_its_type", entity(("status: {type: string}", "status: strng"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 10, "SPEC_GRAMMAR", ("fields.status is `strng`, not a mapping", "e.g. `{type: strng}`")),
+    ("entity_orders.yaml", 10, "SPEC_INVALID", ("type `strng`", "Did you mean `string`?")),
+    TIE_BREAK_PROBLEM,
+])
+case("key_written_as_one_name", entity(("key: [order_id]", "key: order_idd")), [
+    ("entity_orders.yaml", 5, "SPEC_GRAMMAR", ("key is `order_idd`, not a list", "`[order_idd]`")),
+    ("entity_orders.yaml", 5, "SPEC_INVALID", ("key column `order_idd`", "Did you mean `order_id`?")),
+])
+case("a_relationship_with_a_broken_cardinality_is_still_declared", entity(
+    ("{name: order_customer,", "{name: order_customer, cardinality: many,"), NO_TIE_BREAK), [
+    TIE_BREAK_PROBLEM,
+    ("entity_orders.yaml", 17, "SPEC_GRAMMAR", ("relationships[0].cardinality is `many`", "`many_to_one`")),
+])
+case("a_relationship_left_out_is_not_undeclared", entity(("via: {customer_id: customer_id}}", "via: [customer_id]}"), NO_TIE_BREAK), [
+    TIE_BREAK_PROBLEM,
+    ("entity_orders.yaml", 17, "SPEC_GRAMMAR", ("relationships[0].via is a list, not a mapping",)),
+])
+case("entities_written_as_a_list", {"entity_orders.yaml": ORDERS_ENTITY.replace(
+    "customer_id: {type: string}", "customer_id: {type: strng}").replace(
+    "entities:\n  orders:\n", "entities:\n  - orders:\n").replace("\n    ", "\n      ")}, [
+    ("entity_orders.yaml", 2, "SPEC_GRAMMAR", ("entities is a list, not a mapping", "without the leading `- `")),
+    ("entity_orders.yaml", 8, "SPEC_INVALID", ("field `customer_id`", "type `strng`")),
+])
+case("assert_and_description_of_a_field", entity(
+    ("status: {type: string}", "status: {type: string, assert: {min: [1]}, description: [x]}"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 10, "SPEC_GRAMMAR", ("assert.min is a list", "write one value: a number or a text")),
+    ("entity_orders.yaml", 10, "SPEC_GRAMMAR", ("status.description is a list", "write one text")),
+    TIE_BREAK_PROBLEM,
+])
+case("a_row_rule_written_as_its_kind", entity(("      - {rule: referential", "      - expression\n      - {rule: referential"), NO_TIE_BREAK), [
+    TIE_BREAK_PROBLEM,
+    ("entity_orders.yaml", 15, "SPEC_GRAMMAR", ("quality[0] is `expression`, not a rule", '`{rule: expression, name: amount_positive, expr: "amount > 0", on_fail: flag}`')),
+])
+
+# --- a mapping ------------------------------------------------------------------------------
+
+IN_SET_BLOCK = BASE_FIELDS.replace('  status: {from: "$.status", transform: [lower]}\n', (
+    "  status:\n"
+    '    from: "$.status"\n'
+    "    quality:\n"
+    "      - rule: in_set\n"
+    "        on_fail: drop\n"
+    "        values:\n"
+    "          - open\n"
+    "          - [1, 2]\n"
+    "          - {a: 1}\n"
+))
+case("in_set_values_that_are_not_values", mapping(fields=IN_SET_BLOCK), [
+    ("mapping_orders.yaml", 13, "SPEC_INVALID", ("rule `in_set` on `status`", "says `on_fail: drop`")),
+    ("mapping_orders.yaml", 16, "SPEC_GRAMMAR", ("quality[0].values[1] is a list", "write one value per item: a text, a number or `true` or `false`")),
+    ("mapping_orders.yaml", 17, "SPEC_GRAMMAR", ("quality[0].values[2] is a mapping", "write one value per item")),
+])
+case("range_bound_that_is_a_list", mapping(fields=BASE_FIELDS.replace(
+    "{to_decimal: [12, 2]}]}", "{to_decimal: [12, 2]}], quality: [{rule: range, min: [0], on_fail: flag}]}")), [
+    ("mapping_orders.yaml", 8, "SPEC_GRAMMAR", ("fields.amount.quality[0].min is a list", "write one value: a number or a text")),
+])
+case("range_bound_beyond_any_column", mapping(fields=BASE_FIELDS.replace(
+    "{to_decimal: [12, 2]}]}", "{to_decimal: [12, 2]}], quality: [{rule: range, min: 1e999999, on_fail: flag}]}")), [
+    ("mapping_orders.yaml", 8, "SPEC_INVALID", ("`min` of rule `range` on `amount`", "beyond the 38 digits")),  # was a traceback
+])
+case("normalize_form_and_the_rest_of_its_rule", mapping(fields=BASE_FIELDS.replace(
+    "{to_decimal: [12, 2]}]}", "{to_decimal: [12, 2]}], quality: [{rule: normalize, form: nfd, on_fail: flag}]}")), [
+    ("mapping_orders.yaml", 8, "SPEC_GRAMMAR", ("quality[0].form is `nfd`", "write `nfc`")),
+    ("mapping_orders.yaml", 8, "SPEC_INVALID", ("rule `normalize` on `amount`", "reads text", "decimal(12,2)")),
+])
+case("on_fail_that_is_a_list", mapping(fields=BASE_FIELDS.replace(
+    "transform: [lower]}", "transform: [lower], quality: [{rule: length, on_fail: [flag]}]}")), [
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("quality[0].on_fail is a list", "write one text")),
+    ("mapping_orders.yaml", 9, "SPEC_INVALID", ("rule `length` on `status`", "neither `min` nor `max`")),
+])
+case("a_field_rule_written_as_its_kind", mapping(fields=BASE_FIELDS.replace("transform: [lower]}", "transform: [lower], quality: [not_null]}")), [
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("quality[0] is `not_null`, not a rule", "`{rule: not_null, on_fail: flag}`")),
+])
+case("transform_steps_that_are_not_steps", mapping(fields=BASE_FIELDS.replace("transform: [lower]}", "transform: [lower, [trim], 5, null]}")), [
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("transform[1] is a list, not a transform", "`trim`", "`{to_decimal: [12, 2]}`")),
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("transform[2] is `5`, not a transform",)),
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("transform[3] is empty, not a transform",)),
+])
+case("field_mapping_written_as_its_path", mapping(fields=BASE_FIELDS.replace('customer_id: {from: "$.customer"}', 'customer_id: "$.customer"')
+                                                  + '  nope: {from: "$.nope"}\n'), [
+    ("mapping_orders.yaml", 7, "SPEC_GRAMMAR", ("fields.customer_id is `$.customer`, not a mapping", 'e.g. `{from: $.customer}`')),
+    ("mapping_orders.yaml", 11, "SPEC_INVALID", ("maps `nope`, which `orders` does not declare",)),
+])
+case("fields_written_as_a_list", mapping(fields="".join("  - " + line.strip() + "\n" for line in BASE_FIELDS.splitlines())
+                                         + '  - nope: {from: "$.nope"}\n'), [
+    ("mapping_orders.yaml", 6, "SPEC_GRAMMAR", ("fields is a list, not a mapping", "without the leading `- `")),
+    ("mapping_orders.yaml", 11, "SPEC_INVALID", ("maps `nope`, which `orders` does not declare",)),
+])
+case("unmapped_that_is_a_mapping", mapping(('unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]', 'unmapped: {a: 1}'),
+                                           ("source: raw_orders", "source: raw_orders\nname: Orders"),
+                                           fields=BASE_FIELDS + '  nope: {from: "$.nope"}\n'), [
+    ("mapping_orders.yaml", 3, "SPEC_GRAMMAR", ("name is `Orders`", "lower-case")),
+    ("mapping_orders.yaml", 12, "SPEC_INVALID", ("maps `nope`",)),
+    ("mapping_orders.yaml", 13, "SPEC_GRAMMAR", ("unmapped is a mapping", "write a list")),
+])
+case("freshness_as_a_duration", mapping(("source: raw_orders", "source: raw_orders\nfreshness: 6h"),
+                                        ('customer_id: {from: "$.customer"}', 'customer_id: {from: "$.customer"}\n  nope: {from: "$.nope"}')), [
+    ("mapping_orders.yaml", 3, "SPEC_GRAMMAR", ("freshness is `6h`, not a mapping", "`error_after`, `warn_after`")),
+    ("mapping_orders.yaml", 9, "SPEC_INVALID", ("maps `nope`",)),
+])
+
+# --- empty values ---------------------------------------------------------------------------
+
+case("entities_with_nothing_under_it", {"entity_customer.yaml": "spec_version: 1\nentities:\n", "mapping_customer.yaml": None}, [
+    ("entity_customer.yaml", 2, "SPEC_GRAMMAR", ("entities is empty, not a mapping",)),
+    ("entity_orders.yaml", 17, "SPEC_INVALID", ("relationship `order_customer` to `customer`", "not a declared entity")),
+])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_every_problem_at_once(write_spec, case: Case) -> None:
+    project, diagnostics, _loaded = compile_spec(write_spec(case.files))
+    assert project is None
+    found = [(d.file, d.line, d.code, d.message) for d in diagnostics]
+    assert [f[:3] for f in found] == [e[:3] for e in case.expect], "\n".join(map(str, found))
+    for (_f, _l, _c, message), (_ef, _el, _ec, words) in zip(found, case.expect):
+        for word in words:
+            assert word in message, (word, message)
+
+
+def test_case_ids_are_unique() -> None:
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
