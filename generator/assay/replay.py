@@ -18,6 +18,13 @@ dedupe decides. An entity without `dedupe:` has none: two rows of one key stop
 the build on the key audit, every build after it too. So replay puts back at
 most one row per key there, and none for a key bronze already delivers; the
 others stay open, their `failed_rules` re-stamped `(superseded)` (001).
+
+An incremental entity's ledger judges a delivery once: its next build never
+judges again a quarantined row still in bronze. So replay re-delivers those
+too, unless bronze already holds a replayed delivery of that source row (a
+second one would repeat its `_source_row_id` within `__replay__`); the build
+takes a replayed delivery as the latest at its instant and never as late
+(decision 1100).
 """
 
 from __future__ import annotations
@@ -30,10 +37,10 @@ from decimal import Decimal
 from typing import Any, Iterable, Optional
 
 from .ir.model import Entity, Project
+from .lower.staged import REPLAY_LOAD_ID
 from .runtime.relations import writable_relation
 from .runtime.sqltext import execute, executemany, relation
 
-REPLAY_LOAD_ID = "__replay__"
 # Reference 001's mark of a candidate that lost its key to a better row rather than to a rule.
 SUPERSEDED = "(superseded)"
 # `failed_rules` holding only the mark, as each engine's reject table stores the list (an array
@@ -91,9 +98,11 @@ def key_of(values: Iterable[Any]) -> Optional[tuple]:
 
 def delivery_order(c: Candidate) -> tuple:
     """Sort key, latest delivery first: the pipeline's delivery order (`_ingested_at desc nulls
-    last, _load_id desc nulls last`), then `_source_row_id` and the reject id, so it is total."""
+    last`, a replayed delivery first, `_load_id desc nulls last`), then `_source_row_id` and the
+    reject id, so it is total."""
     seen = key_text(c.last_seen)
-    return (seen is None, _desc(seen), c.load_id is None, _desc(c.load_id), _desc(c.source_row_id), _desc(c.reject_id))
+    return (seen is None, _desc(seen), c.load_id != REPLAY_LOAD_ID, c.load_id is None, _desc(c.load_id),
+            _desc(c.source_row_id), _desc(c.reject_id))
 
 
 def _desc(text: Optional[str]) -> tuple:
@@ -139,10 +148,13 @@ def _key_from_json(entity: Entity, key_values: Any) -> Optional[tuple]:
     return key_of(values.get(k) for k in entity.key)
 
 
-def _held_keys(cur, dialect: str, project: Project, entity: Entity, present: dict, wanted: set) -> set:
+def _held_keys(cur, dialect: str, project: Project, entity: Entity, present: dict, wanted: set,
+               candidates: frozenset = frozenset()) -> set:
     """The keys among `wanted` that the next build will find in bronze or in the entity: the
     latest deliveries the last build staged that are still in bronze (`present`, by source), or
-    that it kept. A diverted one counts too: under a relaxed spec the next build may keep it."""
+    that it kept. A diverted one counts too: under a relaxed spec the next build may keep it.
+    A candidate's own delivery (`candidates`: source, `_source_row_id`) holds nothing: its
+    re-delivery supersedes it."""
     if not wanted:
         return set()
     sources = {m.name: m.source for m in entity.mappings}
@@ -152,6 +164,8 @@ def _held_keys(cur, dialect: str, project: Project, entity: Entity, present: dic
     held = set()
     for mapping, srid, route, *key in _stream(cur):
         k = key_of(key)
+        if (sources.get(mapping), srid) in candidates:
+            continue
         if k in wanted and (route == "kept" or srid in present.get(sources.get(mapping), ())):
             held.add(k)
     return held
@@ -171,7 +185,10 @@ def _stream(cur):
 
 
 def _candidates(cur, dialect: str, project: Project, entity: Entity, report: ReplayReport) -> tuple[list[Candidate], dict]:
-    """The open reject rows whose bronze row is gone, and each source's `_source_row_id`s."""
+    """The open reject rows the next build would not judge, and each source's `_source_row_id`s:
+    those whose bronze row is gone and, for an incremental entity, those still in bronze unless a
+    replayed delivery of theirs is there already (decision 1100)."""
+    ledger = entity.materialized == "incremental"
     reject = relation(dialect, project.schema("silver"), f"{entity.name}__reject")
     out, present = [], {}
     for source in sorted({m.source for m in entity.mappings}):
@@ -179,9 +196,13 @@ def _candidates(cur, dialect: str, project: Project, entity: Entity, report: Rep
                                      f"from {reject} where resolved_at is null and source_relation = ?", (source,)).fetchall()
         # varchar is text on every engine (Spark's connection spells it STRING)
         rel = relation(dialect, project.schema("bronze"), source)
-        present[source] = {r[0] for r in execute(cur, dialect, f"select cast(_source_row_id as varchar) from {rel}").fetchall()}
+        present[source], replayed = set(), set()
+        for srid, load in execute(cur, dialect, f"select cast(_source_row_id as varchar), cast(_load_id as varchar) from {rel}").fetchall():
+            present[source].add(srid)
+            if load == REPLAY_LOAD_ID:
+                replayed.add(srid)
         for rid, srid, load_id, seen, raw, key_values in rows:
-            if srid in present[source]:
+            if srid in (replayed if ledger else present[source]):
                 report.in_bronze += 1
             else:
                 out.append(Candidate(rid, source, srid, load_id, seen, raw, _key_from_json(entity, key_values)))
@@ -231,7 +252,8 @@ def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool =
     report = ReplayReport(entity.name)
     cur = conn.cursor()
     candidates, present = _candidates(cur, dialect, project, entity, report)
-    held = set() if entity.dedupe else _held_keys(cur, dialect, project, entity, present, {c.key for c in candidates if c.key})
+    own = frozenset((c.source, c.source_row_id) for c in candidates)
+    held = set() if entity.dedupe else _held_keys(cur, dialect, project, entity, present, {c.key for c in candidates if c.key}, own)
     back, lost = winners(entity, candidates, held)
     for source in sorted({c.source for c in back}):
         _redeliver(cur, dialect, project, source, [c for c in back if c.source == source], report, dry_run)

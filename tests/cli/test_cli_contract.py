@@ -449,9 +449,11 @@ def test_generate_as_json(separate):
     assert doc["next"].startswith(f"cd {project} && dbt deps && dbt build")
 
 
-def test_replay_says_an_incremental_entitys_rows_in_bronze_need_a_full_refresh(tmp_path):
+def test_replay_redelivers_an_incremental_entitys_rows_still_in_bronze(tmp_path):
     """An incremental entity's ledger took its bronze rows once: the next build does not judge them
-    again (docs/incremental.md), so replay must not say it does; it names the command that does."""
+    again, so replay re-delivers them too and a plain build judges them (decision 1100). Only a
+    row whose replayed delivery bronze already holds (and the build still diverted) cannot go back
+    a second time under `__replay__`: replay names the full refresh for it."""
     import shutil
 
     spec = tmp_path / "shop"
@@ -466,16 +468,18 @@ def test_replay_says_an_incremental_entitys_rows_in_bronze_need_a_full_refresh(t
     con.close()
     result = invoke("replay", "order", "--spec", str(spec), "--project", str(project), "--dry-run")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == (
-        "order: 1 open reject row is still in bronze; an incremental entity's next build does not judge it again: "
-        "`dbt build --full-refresh --select order__staged+` does")
-    # a row bronze no longer holds is re-delivered with its _ingested_at: only a full rebuild ranks it
-    con = duckdb.connect(str(project / "warehouse.duckdb"))
-    con.execute("""insert into silver."order__reject" values ('r-405', 'o-405', 'l1', '2026-03-01 10:00:00',
-                   '{"_load_id": "l1", "_ingested_at": "2026-03-01T10:00:00Z", "_source_row_id": "o-405",
-                     "order_ref": "O-405", "price": "-1"}', '{"order_id": "O-405"}', null, 'raw_orders')""")
-    con.close()
+    assert result.stdout.splitlines() == [
+        "order: 0 open reject rows are still in bronze and re-judged by the next build",
+        "order: would re-deliver 1 row into bronze.raw_orders with _load_id '__replay__'",
+    ]
     result = invoke("replay", "order", "--spec", str(spec), "--project", str(project))
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[-1].startswith(
-        "next: dbt build --full-refresh --select order__staged+ (an incremental build would take the re-delivered rows"), result.stdout
+    assert result.stdout.splitlines()[-1].startswith("next: dbt build"), result.stdout
+    assert "--full-refresh" not in result.stdout
+    # the replayed delivery is in bronze now; were the build to divert it again, replay cannot
+    # deliver it a second time under __replay__
+    result = invoke("replay", "order", "--spec", str(spec), "--project", str(project), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == (
+        "order: 1 open reject row was replayed already and is still diverted; an incremental entity's next build "
+        "does not judge it again: `dbt build --full-refresh --select order__staged+` does")

@@ -174,7 +174,13 @@ def test_late_rows_are_not_ranked_and_carry_the_reserved_rule(files):
     assert ranked.endswith("END AS _dedupe_rank FROM delivered AS d")
     # Late rows are in the delivery order: a late re-delivery still supersedes an older delivery.
     delivered = cte(tree, "delivered").sql()
-    assert "ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC, _load_id DESC)" in delivered
+    # a replayed delivery is the latest of its source row's deliveries at its instant (decision 1100)
+    assert ("ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC, "
+            "CASE WHEN _load_id = '__replay__' THEN 0 ELSE 1 END NULLS LAST, _load_id DESC)") in delivered
+    # and never late: it keeps the `_ingested_at` of the delivery it re-delivers (decision 1100)
+    late = [e.sql() for e in cte(tree, "extracted").find_all(exp.Alias) if e.alias == "_late"]
+    assert late and set(late) == {"COALESCE(x._ingested_at < ASSAY_INCREMENTAL_WINDOW_START() "
+                                  "AND COALESCE(x._load_id, '') <> '__replay__', FALSE) AS _late"}
     assert cte(tree, "pool").left.args.get("where") is None
     [(flags,)] = [args for name, args in assay.calls if name == "quality_flags"]
     assert flags[0] == [LATE_RULE, "_late"]

@@ -56,9 +56,11 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
     verb = "would re-deliver" if dry_run else "re-delivered"
     rows = plural(report.in_bronze, "open reject row")
     if ent.materialized == "incremental" and report.in_bronze:
-        # its ledger took these deliveries once: the next build judges only new ones (docs/incremental.md)
-        click.echo(f"{entity}: {rows} {'is' if report.in_bronze == 1 else 'are'} still in bronze; an incremental entity's "
-                   f"next build does not judge {'it' if report.in_bronze == 1 else 'them'} again: "
+        # replay re-delivers the others; a replayed delivery still diverted cannot go back a second time
+        # under `__replay__`, and the ledger judges a delivery once (decision 1100)
+        click.echo(f"{entity}: {rows} {'was' if report.in_bronze == 1 else 'were'} replayed already and "
+                   f"{'is' if report.in_bronze == 1 else 'are'} still diverted; an incremental entity's next build does "
+                   f"not judge {'it' if report.in_bronze == 1 else 'them'} again: "
                    f"`dbt build --full-refresh --select {entity}__staged+` does")
     else:
         click.echo(f"{entity}: {rows} {'is' if report.in_bronze == 1 else 'are'} still in bronze and re-judged by the next build")
@@ -74,22 +76,16 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
         click.echo(f"{entity}: {plural(report.superseded, 'row')} not re-delivered: {'its' if report.superseded == 1 else 'their'} "
                    f"key is held by a row bronze delivers, or by a later replayed row; {marked}")
     if not dry_run:
-        click.echo(_next_step(project_dir, project.schema("silver"), entity, environment,
-                              incremental=ent.materialized == "incremental"))
+        click.echo(_next_step(project_dir, project.schema("silver"), entity, environment))
 
 
-def _next_step(project_dir: Path, silver: str, entity: str, environment: Optional[str] = None,
-               incremental: bool = False) -> str:
+def _next_step(project_dir: Path, silver: str, entity: str, environment: Optional[str] = None) -> str:
     """What judges the re-delivered rows: the next build (dbt), the next plan or run (SQLMesh, decision 0702).
-    An incremental entity's ledger takes a re-delivered row, which keeps its original
-    `_ingested_at`, as a late arrival; only a rebuild of the ledger ranks it (docs/incremental.md)."""
+    An incremental entity's ledger takes a replayed delivery as new and never as late, so a plain
+    build judges it too (decision 1100)."""
     from ..runtime.warehouse import SQLMESH, project_kind
 
     step = build_command(project_dir)
-    if incremental:
-        return (f"next: dbt build --full-refresh --select {entity}__staged+ (an incremental build would take the "
-                "re-delivered rows, which keep their _ingested_at, as late arrivals; the full rebuild judges them "
-                "under the current spec)")
     if project_kind(project_dir) != SQLMESH:
         return f"next: {step} (the rows are judged under the current spec)"
     if environment is not None:

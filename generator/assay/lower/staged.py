@@ -23,7 +23,12 @@ from .spelling import Spelling, Sql
 
 LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
 RANKS = ("_dedupe_rank", "_delivery_rank")
-DELIVERY_ORDER = "_ingested_at desc nulls last, _load_id desc nulls last"
+# A replayed delivery (decisions 0011, 1100) carries this reserved `_load_id` and the `_ingested_at`
+# of the delivery it re-delivers: it is the latest of the source row's deliveries at that instant,
+# and an incremental ledger never holds it as late.
+REPLAY_LOAD_ID = "__replay__"
+DELIVERY_ORDER = (f"_ingested_at desc nulls last, case when _load_id = '{REPLAY_LOAD_ID}' then 0 else 1 end, "
+                  "_load_id desc nulls last")
 LATEST = "_delivery_rank = 1"
 
 
@@ -81,6 +86,15 @@ def delivery_rank(sp: Spelling, entity: Entity) -> str:
 def delivery_number(sp: Spelling) -> str:
     """The delivery order of a source row's deliveries, latest first."""
     return sp.sql(f"row_number() over (partition by _mapping, _source_row_id order by {DELIVERY_ORDER})")
+
+
+def is_late(sp: Spelling, alias: str, window_start: str) -> str:
+    """Whether a new delivery (of `alias`) is late for an incremental ledger: older than the window
+    start (decision 0401). A replayed delivery never is: it keeps the `_ingested_at` of the delivery
+    it re-delivers, so it is older than the window by design, and it is there to be judged under
+    the current spec and merged by key against the incumbent (reference 001; decision 1100)."""
+    return sp.sql("coalesce({a}._ingested_at < {ws} and coalesce({a}._load_id, '') <> '{r}', false)",
+                  a=alias, ws=window_start, r=REPLAY_LOAD_ID)
 
 
 def dedupe_rank(sp: Spelling, entity: Entity, competes: str = LATEST) -> str:

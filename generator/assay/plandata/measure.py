@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..ir.model import Entity, Project
+from ..lower.staged import REPLAY_LOAD_ID
 
-REPLAY_LOAD_ID = "__replay__"
 ROUTES = ("kept", "quarantined", "failed", "deduped")
 # The reporting name of each route a rule's failing rows can take (a kept failing row is flagged).
 ROUTE_WORD = {"kept": "flagged", "quarantined": "quarantined", "failed": "failed"}

@@ -223,7 +223,9 @@ class Oracle:
 
         def order(a: int, b: int) -> int:
             (_ma, ra, _va, _ka, ia), (_mb, rb, _vb, _kb, ib) = extracted[a], extracted[b]
-            return _desc_nulls_last(ia, ib) or _desc_nulls_last(ra.get("_load_id"), rb.get("_load_id"))
+            # a replayed delivery is the latest at its instant (decision 1100)
+            replayed = (rb.get("_load_id") == "__replay__") - (ra.get("_load_id") == "__replay__")
+            return _desc_nulls_last(ia, ib) or replayed or _desc_nulls_last(ra.get("_load_id"), rb.get("_load_id"))
 
         return {sorted(members, key=cmp_to_key(order))[0] for members in groups.values()}
 

@@ -18,7 +18,8 @@ What one build does (docs/incremental.md says what it does not):
 - of the latest deliveries, one older than the window start (the newest `_ingested_at`
   in the ledger minus the lag) is *late*: it is not ranked or judged, and goes to the
   reject table under the reserved rule `_late_arrival`, so that conservation
-  still places it and an operator can find it;
+  still places it and an operator can find it; a replayed delivery is never late
+  (decision 1100);
 - every other latest delivery is ranked together with the stored rows of its key,
   using the same total order as a full rebuild; rows whose rank changed are
   written back: a new winner is judged, an unseated incumbent becomes
@@ -33,7 +34,9 @@ from ...lower.loads import (
     settled_ctes,
 )
 from ...lower.spelling import Sql
-from ...lower.staged import LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, judged_columns, mapping_select, probes, route
+from ...lower.staged import (
+    LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, is_late, judged_columns, mapping_select, probes, route,
+)
 from .naming import loads_name, staged_name
 from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
@@ -115,7 +118,7 @@ def _extracted(entity: Entity, project: Project) -> str:
                 [
                     f"{INDENT}select",
                     f"{INDENT * 2}x.*,",
-                    f"{INDENT * 2}{{% if assay.keyed_is_incremental() %}}coalesce(x._ingested_at < {window_start}, false)"
+                    f"{INDENT * 2}{{% if assay.keyed_is_incremental() %}}{is_late(DBT, 'x', window_start)}"
                     "{% else %}false{% endif %} as _late",
                     f"{INDENT}from (",
                     inner,

@@ -21,7 +21,7 @@ with extracted as (
 ),
 
 delivered as (
-    select *, case when _source_row_id is null then 1 else row_number() over (partition by _mapping, _source_row_id order by _ingested_at desc nulls last, _load_id desc nulls last) end as _delivery_rank
+    select *, case when _source_row_id is null then 1 else row_number() over (partition by _mapping, _source_row_id order by _ingested_at desc nulls last, case when _load_id = '__replay__' then 0 else 1 end, _load_id desc nulls last) end as _delivery_rank
     from extracted
 ),
 
