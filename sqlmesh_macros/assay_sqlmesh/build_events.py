@@ -47,6 +47,9 @@ WROTE = "wrote "
 KEY_UNIQUE = "KEY_UNIQUE"
 EVENTS = "assay_events"
 CHECK_FAILED = "CHECK_FAILED"
+#: The ingestion-metadata audit's name in events, on both targets (assay.lower.audits.INGESTION_CHECK;
+#: decision 0935).
+INGESTION_CHECK = "INGESTION_METADATA"
 
 
 def record_blocked_build(evaluator, adapter, dialect: str, results: str, run_id: str, table: str,
@@ -118,6 +121,49 @@ def assay_record_failed_rules(evaluator, table_name, results, rules, flags_colum
         for name, n in fired if not _recorded(adapter, relation, d, run_id, table, CHECK_FAILED, name)]
     if not _recorded(adapter, relation, d, run_id, table):
         rows.append((BUILD_FAILED, fired[0][0], NOT_WRITTEN, None))
+    _insert(adapter, relation, d, run_id, table, rows)
+    return None
+
+
+@macro()
+def assay_record_ingestion_stop(evaluator, table_name, results, source, ranked_mappings=None) -> None:
+    """Record a build of ``table_name`` that the staged model's ingestion-metadata audit of the
+    bronze relation ``source`` is about to stop (decision 0935): it counts the audit's own rows
+    (``@assay_ingestion_metadata_violations(source, @this_model, ranked_mappings)``) and, when
+    there are any, records ``CHECK_FAILED`` ``INGESTION_METADATA`` (``<n> violating rows``, n as
+    ``row_count``) and, once per build, ``TABLE_BUILD_FAILED`` ``not_written`` naming it. It runs
+    before the fail rules' recorder, as the audit runs before theirs, so the failed build names
+    it first. Executes its insert itself and returns nothing, also outside an evaluation:
+
+    >>> from sqlglot import exp
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> assay_record_ingestion_stop(MacroEvaluator(), exp.Literal.string("order"),
+    ...     exp.Literal.string("assay_meta.assay_check_results"), exp.to_table("bronze.raw_orders")) is None
+    True
+    """
+    from .audits import assay_ingestion_metadata_violations
+    from .checks import _adapter
+
+    adapter = _adapter(evaluator)
+    this = evaluator.locals.get("this_model")
+    if adapter is None or this is None:
+        return None
+    d = dialect_of(evaluator)
+    ranked = this if ranked_mappings is not None and not isinstance(ranked_mappings, exp.Null) else None
+    violations = assay_ingestion_metadata_violations(evaluator, source, ranked, ranked_mappings)
+    sql = violations.sql(dialect=d) if hasattr(violations, "sql") else str(violations)
+    found = adapter.fetchone(f"SELECT COUNT(*) FROM ({sql}) AS assay_ingestion", quote_identifiers=False) or (0,)
+    n = int(found[0] or 0)
+    if not n:
+        return None
+    run_id = str(getattr(adapter, "correlation_id", None))
+    table = string_arg(table_name, "the table name")
+    relation = _events_table(adapter, d, string_arg(results, "the results table"))
+    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = []
+    if not _recorded(adapter, relation, d, run_id, table, CHECK_FAILED, INGESTION_CHECK):
+        rows.append((CHECK_FAILED, INGESTION_CHECK, f"{n} violating {'row' if n == 1 else 'rows'}", n))
+    if not _recorded(adapter, relation, d, run_id, table):
+        rows.append((BUILD_FAILED, INGESTION_CHECK, NOT_WRITTEN, None))
     _insert(adapter, relation, d, run_id, table, rows)
     return None
 

@@ -33,7 +33,7 @@ from sqlmesh import macro
 from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
 from ._core import dialect_of, lit, parse_one, pick, type_name
-from .build_events import assay_record_failed_rules, record_blocked_build  # noqa: F401 (a macro of this module)
+from .build_events import assay_record_failed_rules, assay_record_ingestion_stop, record_blocked_build  # noqa: F401 (macros of this module)
 from .check_rows import keep_rows, keeps_rows, redacted
 
 RESULT_COLUMNS = (

@@ -119,3 +119,35 @@ def test_a_fail_rule_that_stops_the_first_build_leaves_the_table_not_published(t
         assert got["events"][1]["why"] == f"2 rows failed rule {rule} (on_fail: fail)", got["events"]
     finally:
         sm.close()
+
+
+def test_an_ingestion_metadata_stop_sets_the_table_back(tmp_path):
+    """The staged model's ingestion-metadata audit stops the run: its recorder (decision 0935)
+    records CHECK_FAILED INGESTION_METADATA and TABLE_BUILD_FAILED `not_written`, as dbt's hook
+    does (tests/integration/test_stopped_builds_dbt.py)."""
+    from tests.support.sqlmeshproject import make_project
+
+    spec = write_spec(tmp_path / "spec")
+    sm = make_project(tmp_path / "sqlmesh", spec)
+    OPEN[sm.path] = sm
+    try:
+        sm.load_bronze([meters("M1", "M2", "M3")])
+        sm.plan()
+        assert table_get(sm.path, spec)[:2] == (0, "meter: published")
+
+        # the last row of the delivery has no `_ingested_at`
+        rel = meters("M1", "M2", "M3", "M4")
+        rows = [list(r) for r in rel.rows]
+        rows[-1][rel.columns.index("_ingested_at")] = None
+        sm.load_bronze([Relation(rel.name, rel.columns, rows)])
+        assert not sm.run()
+        assert published(sm) == ["M1", "M2", "M3"]
+        code, line, got = table_get(sm.path, spec)
+        assert code == 2, line
+        assert line.startswith("meter: set back by the latest build (run SQLMESH_RUN: "), line
+        assert line.endswith("check INGESTION_METADATA did not pass; the previous version is still published"), line
+        assert [(e["event"], e["check"], e["why"]) for e in got["events"][:2]] == [
+            ("TABLE_BUILD_FAILED", "INGESTION_METADATA", "not_written"),
+            ("CHECK_FAILED", "INGESTION_METADATA", "1 violating row")], got["events"]
+    finally:
+        sm.close()

@@ -31,6 +31,10 @@ ROW = "row"  # the staged relation outlives bronze (an incremental ledger): deli
 LOAD = "load"  # an incremental ledger of one mapping per source: settled loads by sums, the rest as ROW
 FAIL_PREFIX = "fail_rule__"  # + the rule's name: a blocking audit per fail rule
 FLAG_PREFIX = "flag_rule__"  # + the rule's name: an advisory audit per flag rule
+# The check name a stop by the ingestion-metadata audit is recorded under in `<meta>.assay_events`
+# on both targets (decision 0935), upper case like the other generated audits (KEY_UNIQUE); a stop
+# by a `fail` rule is recorded under the rule's own name.
+INGESTION_CHECK = "INGESTION_METADATA"
 
 
 @dataclass(frozen=True)
@@ -379,6 +383,12 @@ class BronzeAudits:
     # deliveries, and its mappings of it, so that the repeat search groups only the re-delivered
     # source rows (decision 0412); None: it groups every row.
     ranked_by: Optional[tuple[Entity, tuple[str, ...]]] = None
+
+
+def reading_entities(project: Project, source: str) -> list[Entity]:
+    """The entities a mapping of which reads the bronze relation `source`, by name: those a failing
+    audit of the relation stops before they are written (decision 0935)."""
+    return sorted((e for e in project.entities if any(m.source == source for m in e.mappings)), key=lambda e: e.name)
 
 
 def ranking_mappings(entity: Entity, source: str) -> tuple[str, ...]:

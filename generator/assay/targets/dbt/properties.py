@@ -6,7 +6,7 @@ import yaml
 
 from ...duration import Duration
 from ...ir.model import Entity, Project
-from ...lower.audits import bronze_audits, staged_audits
+from ...lower.audits import INGESTION_CHECK, bronze_audits, reading_entities, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
 from .kept import test_gate
 from .naming import current_name, model_name, reject_name, staged_name
@@ -32,6 +32,18 @@ def ranked_test_arguments(entity: Entity, mappings: tuple[str, ...]) -> dict:
     return {"ranked": f"ref({jstr(staged_name(entity))})", "mappings": [inert(m) for m in mappings]}
 
 
+def stops_config(project: Project, entities: list[Entity], check: str, order: int) -> dict:
+    """The config of a blocking test that stops `entities` before they are written: the meta the
+    package's on-run-end hook (`assay.record_stopped_builds`) reads to record, for each entity dbt
+    then skipped, CHECK_FAILED `check` and TABLE_BUILD_FAILED `not_written` (decision 0935). `node`
+    is the entity's published node (whose skip says the entity was not written), `order` ranks the
+    stops of one entity (the first names the failed build: ingestion first, then the fail rules in
+    the order of their audits); `assay_meta_schema` is where the entity records its events."""
+    stops = [{"table": e.name, "node": current_name(e) if e.scd == "type2" else model_name(e), "check": check,
+              "order": order} for e in entities]
+    return {"meta": {"assay_stops": stops, "assay_meta_schema": project.schema("meta")}}
+
+
 def sources_yml(project: Project) -> dict:
     """One `bronze` source; a table per bronze relation, with freshness from its mappings."""
     tables: dict[str, dict] = {}
@@ -43,6 +55,8 @@ def sources_yml(project: Project) -> dict:
                 test["arguments"] = ingestion_test_arguments(*b.settled_by)
             elif b.ranked_by:  # a staged relation ranks the deliveries (decision 0412)
                 test["arguments"] = ranked_test_arguments(*b.ranked_by)
+            # its stop is recorded for the entities that read the relation (decision 0935)
+            test["config"] = stops_config(project, reading_entities(project, b.source), INGESTION_CHECK, 0)
             t["data_tests"] = [{"assay.assay_ingestion_metadata": test}]
         fresh = {key: _threshold(value) for key, value in (("warn_after", b.warn_after), ("error_after", b.error_after))
                  if value is not None}
@@ -152,9 +166,11 @@ def entity_yml(entity: Entity, project: Project) -> dict:
             "assay.assay_fail_rule": {
                 "name": f"assay_fail_rule__{entity.name}__{audit.rule}",
                 "arguments": {"rule_name": audit.rule, "flags_column": "_failed_rules"},
+                # its stop is recorded under the rule's name, as on SQLMesh (decision 0935)
+                "config": stops_config(project, [entity], audit.rule, n),
             }
         }
-        for audit in staged_audits(entity, audits_a_candidate=True)
+        for n, audit in enumerate(staged_audits(entity, audits_a_candidate=True), 1)
     ]
     if entity.materialized == "incremental":
         staged_tests.append(late_arrivals_test(entity))

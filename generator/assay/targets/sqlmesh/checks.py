@@ -230,15 +230,38 @@ def failed_rules_recorder(entity: Entity, project: Project, low: SqlmeshSpelling
     ])
 
 
+def ingestion_recorders(entity: Entity, project: Project, low: SqlmeshSpelling) -> list[str]:
+    """The staged model's recorders of a build its ingestion-metadata audits are about to stop, one
+    per bronze relation the entity reads whose metadata is audited, with the audit's own arguments
+    (decision 0935); first, as those audits run before the fail rules'."""
+    from ...lower.audits import bronze_audits, ranking_mappings
+    from . import naming
+
+    audited = {b.source for b in bronze_audits(project) if b.ingestion_metadata}
+    out = []
+    for source in sorted({m.source for m in entity.mappings} & audited):
+        ranked = ranking_mappings(entity, source)
+        lines = ["@assay_record_ingestion_stop(",
+                 f"{INDENT}table_name := {low.string(entity.name)},",
+                 f"{INDENT}results := {low.string(results_relation(project))},",
+                 f"{INDENT}source := {naming.bronze(project, source)}" + ("," if ranked else "")]
+        if ranked:
+            lines.append(f"{INDENT}ranked_mappings := (" + ", ".join(low.lit(m) for m in ranked) + ")")
+        out.append("\n".join([*lines, ")"]))
+    return out
+
+
 def staged_tail(entity: Entity, project: Project, low: SqlmeshSpelling, fail_rules: list[str] = (),
                 flags_column: str = "_failed_rules") -> str:
-    """What follows the staged model's query. First, when the staged model audits `fail` rules
+    """What follows the staged model's query. First the recorders of a build its ingestion-metadata
+    audits stop (decision 0935). Then, when the staged model audits `fail` rules
     (``fail_rules``, read from ``flags_column``), the recorder of a build those audits stop
     (decision 0932). Then, for an entity without dedupe whose checks the key audit of the staged
     model could stop before the entity records them, the same recorders as the entity's over the
     rows about to be kept, run only when a kept key repeats (decision 0921). The entity's own
     recorders and audits are unchanged: a run the key audit does not stop records there."""
-    parts = [failed_rules_recorder(entity, project, low, list(fail_rules), flags_column)] if fail_rules else []
+    parts = ingestion_recorders(entity, project, low)
+    parts += [failed_rules_recorder(entity, project, low, list(fail_rules), flags_column)] if fail_rules else []
     if not entity.dedupe and (entity.declared_checks or entity.sql_checks):
         kept = kept_query(low, entity, THIS).strip()
         this = "(\n" + _indent(kept, INDENT) + "\n)"

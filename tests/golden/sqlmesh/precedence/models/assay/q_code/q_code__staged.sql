@@ -92,6 +92,13 @@ SELECT
   END AS _route
 FROM judged;
 
+@assay_record_ingestion_stop(
+  table_name := 'q_code',
+  results := 'assay_meta.assay_check_results',
+  source := bronze.q__codes,
+  ranked_mappings := ('q__codes')
+);
+
 @assay_record_failed_rules(
   table_name := 'q_code',
   results := 'assay_meta.assay_check_results',

@@ -84,6 +84,13 @@ SELECT
   END AS _route
 FROM judged;
 
+@assay_record_ingestion_stop(
+  table_name := 'q_dup',
+  results := 'assay_meta.assay_check_results',
+  source := bronze.q__dups,
+  ranked_mappings := ('q__dups')
+);
+
 @assay_record_failed_rules(
   table_name := 'q_dup',
   results := 'assay_meta.assay_check_results',

@@ -103,6 +103,13 @@ SELECT
   END AS _route
 FROM judged;
 
+@assay_record_ingestion_stop(
+  table_name := 'q_line',
+  results := 'assay_meta.assay_check_results',
+  source := bronze.q__lines,
+  ranked_mappings := ('q__lines')
+);
+
 @assay_record_failed_rules(
   table_name := 'q_line',
   results := 'assay_meta.assay_check_results',
