@@ -37,6 +37,10 @@ def test_an_entity_without_dedupe_records_from_its_staged_model_when_a_kept_key_
 
 def test_an_entity_with_dedupe_records_from_its_entity_only(tmp_path):
     files = _files(tmp_path, dedupe=True)
-    assert "@assay_record_" not in _staged(files, "reading")  # dedupe: no key audit can stop it
+    staged = _staged(files, "reading")
+    # dedupe: no key audit can stop it, so no check is recorded here (only a stop by the
+    # ingestion-metadata audit, decision 0935)
+    assert "@assay_record_declared_checks" not in staged and "@assay_record_sql_check" not in staged
+    assert staged.count("@assay_record_ingestion_stop(") == 1
     entity = next(text for path, text in files.items() if path.endswith("/reading.sql"))
     assert entity.count("@assay_record_declared_checks(") == 1 and "only_if" not in entity

@@ -225,9 +225,14 @@ def table_events(project, reader, table: str, limit: int = EVENTS_SHOWN) -> list
     rows = sorted(rows, key=lambda r: (str(r[4]), r[0], str(r[2])), reverse=True)[:limit]
     envs = run_environments(reader, meta)
     details = _recorded_details(reader, meta, table) if any(r[0] == CHECK_FAILED for r in rows) else {}
-    return [{"event": r[0], "run": r[1], "check": r[2],
-             "why": details.get((r[1], r[2]), r[3]) if r[0] == CHECK_FAILED else r[3],
-             "at": iso_utc(r[4]), "environment": envs.get(str(r[1]))} for r in rows]
+    out = []
+    for r in rows:
+        ev = {"event": r[0], "run": r[1], "check": r[2],
+              "why": details.get((r[1], r[2]), r[3]) if r[0] == CHECK_FAILED else r[3], "at": iso_utc(r[4])}
+        if str(r[1]) in envs:  # a SQLMesh run that recorded its environment (decision 0936)
+            ev["environment"] = envs[str(r[1])]
+        out.append(ev)
+    return out
 
 
 def _recorded_details(reader, meta: str, table: str) -> dict[tuple[str, str], str]:
