@@ -13,6 +13,7 @@ target runs the same bronze against the same expectations (tests/sqlmesh/test_re
   decision 0301); a later good re-delivery resolves it again.
 
 Every expected row is written by hand from those rules; nothing is computed by generator code.
+The dbt story runs once per engine (the `engine` fixture: DuckDB and PostgreSQL 18).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import pytest
 
 from tests.integration.test_redelivery_dbt import delivery_places
 from tests.support.corpus import Relation
-from tests.support.dbtproject import make_project
 
 pytestmark = pytest.mark.slow
 
@@ -180,13 +180,13 @@ def check_stamps(story: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("reject_lifecycle")
+def story(tmp_path_factory, engine) -> dict:
+    root = tmp_path_factory.mktemp(f"reject_lifecycle_{engine.id}")
     spec = root / "spec"
     spec.mkdir()
     for name, text in SPEC_FILES.items():
         (spec / name).write_text(text)
-    project = make_project(root / "project", spec)
+    project = engine.dbt_project(root / "project", spec, "reject_lifecycle")
     out = {}
     for build in BUILDS:
         project.load_bronze(relations(build))

@@ -7,8 +7,10 @@ twice, so the next build must take what replay re-delivers as new, whether the q
 delivery aged out of bronze (e2) or is still there (e5), and a re-delivered row keeps its original
 `_ingested_at`, which is older than the ledger's window (decision 1100).
 
-SQLMesh refuses incremental entities (decision 0207), so this story is dbt's only. Every expected
-row below is written by hand from 001's rules and decisions 0014 and 0301.
+SQLMesh refuses incremental entities (decision 0207), so this story is dbt's only. It runs once
+per engine (the `engine` fixture: DuckDB and PostgreSQL 18), so replay's and the ledger's
+PostgreSQL SQL runs too. Every expected row below is written by hand from 001's rules and
+decisions 0014 and 0301.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from assay.api import generate_dbt_project
 from assay.cli.main import cli
 from tests.integration.test_redelivery_dbt import delivery_places
 from tests.support.corpus import Relation
-from tests.support.dbtproject import DbtProject, make_project
+from tests.support.dbtproject import DbtProject
 
 pytestmark = pytest.mark.slow
 
@@ -105,13 +107,13 @@ def _bronze(project: DbtProject) -> list:
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("replay_incremental")
+def story(tmp_path_factory, engine) -> dict:
+    root = tmp_path_factory.mktemp(f"replay_incremental_{engine.id}")
     spec = root / "spec"
     spec.mkdir()
     (spec / "entities.yaml").write_text(ENTITIES)
     (spec / "mapping_events.yaml").write_text(MAPPING)
-    project = make_project(root / "project", spec)
+    project = engine.dbt_project(root / "project", spec, "replay_incremental")
     out = {"first": _build(project, L1)}
     # Bronze retention drops load l1; e2's reject row stays open, as history. e5 is quarantined
     # and stays in bronze.

@@ -9,7 +9,11 @@ CHECK_FAILED per stopping test, named by the rule (or INGESTION_METADATA), and T
 exit 2, under the run id the build's other records carry. A fixing delivery publishes again.
 
 Real `dbt build` on DuckDB, with the SQLMesh fail-rule test's spec (tests/sqlmesh/
-test_table_states_fail_rule_sqlmesh.py), so that both targets are held to the same lines.
+test_table_states_fail_rule_sqlmesh.py), so that both targets are held to the same lines. The
+first test also runs on PostgreSQL 18 (the `engine` fixture): the hook's insert and commit in
+the warehouse's own SQL; the hook is the same Jinja on every adapter, so the other two, which
+differ from it in the stopping test only, run on DuckDB. On Spark, test_spark_stopped_builds
+reads the same stops' events from the table.
 """
 
 from __future__ import annotations
@@ -50,9 +54,9 @@ def broken_metadata(*ids: str) -> Relation:
     return Relation(rel.name, rel.columns, rows)
 
 
-def test_a_fail_rule_stop_sets_the_table_back_and_a_fix_publishes(tmp_path):
+def test_a_fail_rule_stop_sets_the_table_back_and_a_fix_publishes(tmp_path, engine):
     spec = write_spec(tmp_path / "spec")
-    project = make_project(tmp_path / "dbt", spec)
+    project = engine.dbt_project(tmp_path / "dbt", spec, "stopped_builds")
     project.load_bronze([meters("M1", "M2", "M3")])
     project.dbt("build", check=True)
     assert table_get(project.path, spec)[:2] == (0, "meter: published")
