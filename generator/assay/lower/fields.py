@@ -79,9 +79,9 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
         return sp.sql(n + "({}, {})", expr, sp.literal(a[0])), out_type
     # arithmetic: `lower_field` has read a text operand as a number already (with its marker)
     if n == "multiply":
-        return f"({expr} * {Decimal(str(a[0]))})", out_type
+        return f"({expr} * {format(Decimal(str(a[0])), 'f')})", out_type
     if n == "divide":
-        return f"({expr} / {Decimal(str(a[0]))})", out_type
+        return f"({expr} / {format(Decimal(str(a[0])), 'f')})", out_type
     if n == "round":
         return sp.sql("round({}, {})", expr, int(a[0])), out_type
     if n == "abs":

@@ -83,6 +83,18 @@ def _is_number(v: Any) -> bool:
     return False
 
 
+def _in_decimal_range(v: Any) -> bool:
+    """A number an engine's decimal literal holds exactly: finite, under 10^29, at most 18
+    fraction digits (`multiply: 1e999999` would reach the warehouse as `Infinity`)."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        d = Decimal(str(v))
+    except (InvalidOperation, ValueError):
+        return False
+    return d.is_finite() and (d == 0 or (d.adjusted() < 29 and d.as_tuple().exponent >= -18))
+
+
 def parse_step(raw: Any) -> tuple[Optional[Step], Optional[str]]:
     """Read one chain item: a bare name or a one-key map. Returns (step, problem sentence)."""
     names = ", ".join(f"`{n}`" for n in sorted(TRANSFORMS))
@@ -173,8 +185,8 @@ def _arg_example(spec: TransformSpec) -> str:
     return {
         "decimal": "[precision, scale] with 1 <= precision <= 38 and 0 <= scale <= precision",
         "str": "a text",
-        "int": "a whole number",
-        "number": "a non-zero number",
+        "int": "a whole number from -38 to 38",
+        "number": "a non-zero number of at most 29 integer and 18 fraction digits",
         "literal": "a literal value",
         "pair": '[text, whole number], e.g. ["-", 2]',
         "pairs": "[raw, mapped, raw, mapped, ...] (an even-length list of texts)",
@@ -188,8 +200,8 @@ _ARG_CHECKS: dict[str, Callable[[Any], bool]] = {
     and 1 <= a[0] <= 38
     and 0 <= a[1] <= a[0],
     "str": lambda a: isinstance(a, str) and a != "",
-    "int": lambda a: isinstance(a, int) and not isinstance(a, bool),
-    "number": lambda a: _is_number(a) and float(a) != 0,
+    "int": lambda a: isinstance(a, int) and not isinstance(a, bool) and -38 <= a <= 38,
+    "number": lambda a: _is_number(a) and _in_decimal_range(a) and float(a) != 0,
     "literal": lambda a: isinstance(a, (str, int, float, bool)),
     "pair": lambda a: isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], int) and not isinstance(a[1], bool),
     "pairs": lambda a: isinstance(a, list) and len(a) >= 2 and len(a) % 2 == 0 and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in a),
