@@ -39,6 +39,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
 
+from ..privacy import HIDDEN
+
 __all__ = [
     "Verdict",
     "CheckResult",
@@ -149,6 +151,8 @@ def render_value(value: Any, *, quote_numbers: bool = True) -> str:
     """
     if value is None:
         return "NULL"
+    if value == HIDDEN:
+        return HIDDEN  # a pii field's value, never measured (decision 0937): the marker, unquoted
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, Decimal, Fraction)) and not quote_numbers:

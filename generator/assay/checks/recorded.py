@@ -133,8 +133,9 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
             return value_range_unorderable_detail(columns[0], lo, hi)
         if int(measures.get("outside") or 0) == 0:
             return value_range_detail(columns[0], lo, hi, rows=rows, non_null_values=int(measures["values"]))
+        # A pii column's value is measured as the HIDDEN marker, with the bound it broke (0937).
         return value_range_detail(columns[0], lo, hi, rows=rows, non_null_values=int(measures["values"]),
-                                  offending=parse_value(measures.get("first"), types[0]))
+                                  offending=parse_value(measures.get("first"), types[0]), side=measures.get("side"))
     if kind == "key_uniqueness":
         repeats = int(measures.get("repeats") or 0)
         key = measures.get("key")

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..checks.declared import DeclaredCheck
 from ..ir.model import Entity
+from ..privacy import HIDDEN, pii_columns
 from .anomaly import Anomalies
 from .history import History, HistoryRelations
 from .spelling import Sql, Spelling
@@ -68,7 +69,7 @@ def _grid(assay_type: str, bound: str) -> tuple[int, int]:
     return 38 - scale, scale
 
 
-def outside_range(sp: Spelling, check: DeclaredCheck, assay_type: str) -> str:
+def outside_range(sp: Spelling, check: DeclaredCheck, assay_type: str, below_only: bool = False) -> str:
     """The predicate of a value outside a `value_range` check's bounds, exact for the column's
     type: 000's grammar allows bounds of 39 integer and 18 fraction digits, which no engine's
     decimal holds (the measuring query then failed, and every check of the table with it).
@@ -80,7 +81,8 @@ def outside_range(sp: Spelling, check: DeclaredCheck, assay_type: str) -> str:
 
     c = sp.ident(check.columns[0])
     parts = []
-    for op, text, rounding in (("<", check.min_value, _d.ROUND_CEILING), (">", check.max_value, _d.ROUND_FLOOR)):
+    sides = (("<", check.min_value, _d.ROUND_CEILING), (">", check.max_value, _d.ROUND_FLOOR))
+    for op, text, rounding in sides[:1] if below_only else sides:
         whole, scale = _grid(assay_type, text)
         known = "(" in assay_type or assay_type == "int"
         limit = _d.Decimal(10) ** (whole if known else 38)
@@ -131,6 +133,14 @@ class MeasuringQuery:
 
     def text(self, expr: str) -> str:
         return self.sp.cast(expr, "string", False)
+
+    def value(self, expr: str, hidden: bool) -> str:
+        """A measured value of a column as text; for a column whose values assay never shows
+        (privacy.py: a `pii` field), the HIDDEN marker in its place, NULL staying NULL, so no
+        result, event, sentence or dbt error carries it (decision 0937)."""
+        if not hidden:
+            return self.text(expr)
+        return self.sp.sql("case when {} is null then null else {} end", expr, self.sp.string(HIDDEN))
 
     def base_items(self) -> list[str]:
         """The measuring aggregates, each `expr as name`."""
@@ -203,6 +213,7 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
         "row_reading": check.kind != "row_expectation",
     }
     p = f"m{n}_"
+    private = pii_columns(entity)
     if check.kind in RATE_KINDS:
         measure_rate(check, n, q, desc)
     elif check.kind in INCREASE_KINDS:
@@ -215,6 +226,7 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
         desc["counts"]["nulls"] = f"{p}nulls"
     elif check.kind == "value_range":
         c = sp.ident(check.columns[0])
+        hidden = check.columns[0] in private
         desc["orderable"] = is_numeric(types[0])
         if desc["orderable"]:
             outside = outside_range(sp, check, types[0])
@@ -222,15 +234,23 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
                 (sp.sql("count({})", c), f"{p}values"),
                 (sp.sql("coalesce(sum(case when {} then 1 else 0 end), 0)", outside), f"{p}outside"),
                 # The smallest offending value: one deterministic choice (decision 0501).
-                (q.text(sp.sql("min(case when {} then {} end)", outside, c)), f"{p}first"),
-                (q.text(sp.sql("min({})", c)), f"{p}min"),
-                (q.text(sp.sql("max({})", c)), f"{p}max"),
+                (q.value(sp.sql("min(case when {} then {} end)", outside, c), hidden), f"{p}first"),
+                (q.value(sp.sql("min({})", c), hidden), f"{p}min"),
+                (q.value(sp.sql("max({})", c), hidden), f"{p}max"),
             ]
             desc["counts"].update(values=f"{p}values", outside=f"{p}outside")
             desc["texts"].update(first=f"{p}first", min=f"{p}min", max=f"{p}max")
+            if hidden:
+                # The sentence says which bound the hidden value broke: the smallest offending
+                # value lies below the minimum exactly when any value does.
+                below = outside_range(sp, check, types[0], below_only=True)
+                q.base.append((sp.sql("case when sum(case when {} then 1 else 0 end) > 0 then {} else {} end",
+                                      below, sp.string("below"), sp.string("above")), f"{p}side"))
+                desc["texts"]["side"] = f"{p}side"
     elif check.kind == "key_uniqueness":
         cols = [sp.ident(c) for c in check.columns]
-        keys = [sp.sql("{} as {}key_{}", q.text(c), p, k) for k, c in enumerate(cols, 1)]
+        keys = [sp.sql("{} as {}key_{}", q.value(c, name in private), p, k)
+                for k, (c, name) in enumerate(zip(cols, check.columns), 1)]
         order = ", ".join(sp.sql("{} nulls last", c) for c in cols)
         listed = ", ".join(cols)
         # When the entity's key audit has passed on this relation, no entity key without a NULL
@@ -265,14 +285,15 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
             # The distinct values are counted where they are listed anyway (the gap part): a
             # count(distinct) beside the other aggregates made PostgreSQL sort the whole table
             # and give up its parallel aggregate (benchmarks/checks.py).
-            q.base.append((q.text(sp.sql("min({})", c)), f"{p}only"))
+            hidden = check.columns[0] in private
+            q.base.append((q.value(sp.sql("min({})", c), hidden), f"{p}only"))
             gap = sp.call("continuity_gap", Sql("assay_lo"), Sql("assay_hi"), domain)
             # Repeated values collapse first (DISTINCT); the widest gap wins, ties go to the
             # earliest pair, so the endpoints are the same on every engine.
             q.ctes.append("\n".join([
                 sp.sql("assay_c{} as (", n),
                 sp.sql("{i}select {p}gap, {lo} as {p}from, {hi} as {p}to, {p}distinct,",
-                       i=i, p=p, lo=q.text("assay_lo"), hi=q.text("assay_hi")),
+                       i=i, p=p, lo=q.value("assay_lo", hidden), hi=q.value("assay_hi", hidden)),
                 sp.sql("{}row_number() over (order by {}gap desc, assay_lo) as assay_rn", i * 2, p),
                 sp.sql("{}from (", i),
                 sp.sql("{i}select assay_lo, assay_hi, {gap} as {p}gap, assay_count as {p}distinct", i=i * 2, gap=gap, p=p),

@@ -30,6 +30,7 @@ class _Typed:
     def __init__(self, types: Optional[dict[str, str]] = None):
         self.name = ""
         self.sql_checks = ()
+        self.columns = ()  # no field of a read-only table is classified: every value is measured
         self._types = types or {}
 
     def column(self, name: str):
