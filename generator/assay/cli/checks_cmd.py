@@ -21,7 +21,7 @@ from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
-from ..runtime.check_results import short_run_id
+from ..runtime.check_results import did_pass, short_run_id
 from .common import (PROJECT_HELP, build_command, json_option, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
 
@@ -119,7 +119,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                 if detail.startswith(opening) and label.lower() == opening.rstrip(": "):
                     detail = detail[len(opening):]
             click.echo(f"{r['table']}: {r['check_id']}: {label}: {detail}")
-    failed = [r for r in results if not r["passed"]]
+    failed = [r for r in results if not did_pass(r)]
     if failed:
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {found} did not pass: "
                            + ", ".join(r["check_id"] for r in failed) + ".")
@@ -144,7 +144,7 @@ WIRE = ("table", "check_id", "passed", "detail")
 def _label(result: dict) -> str:
     """How the text output names a result: a detail opening ``not_evaluated: `` is neither a pass
     nor a failure (000), an unreadable candidate is an error (decision 0531)."""
-    if result["passed"]:
+    if did_pass(result):
         return "passed"
     if result["detail"].startswith(NOT_EVALUATED_PREFIX):
         return "not_evaluated"

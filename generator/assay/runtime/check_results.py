@@ -13,7 +13,7 @@ drift apart between commands. The detail sentences are rendered from the recorde
 from __future__ import annotations
 
 import json
-from typing import Any, Collection, Optional
+from typing import Any, Collection, Iterable, Mapping, Optional
 
 from .. import exactjson
 from ..errors import AssayUsageError
@@ -58,6 +58,33 @@ def outcome_of(kind: str, enforcement: str, passed: bool, measures: Optional[str
             return "passed", 0
         return {"warn": "warned", "keep": "failed (kept)"}.get(enforcement, "FAILED"), n
     return ("passed" if passed else ("FAILED" if enforcement == "required" else "warned")), None
+
+
+def did_pass(result: Mapping[str, Any]) -> bool:
+    """Whether one recorded result counts as passed: the verdict the run recorded and acted on (000's
+    `passed`, whether the assertion held; a SQL check file on `warn` passes with rows, 002's
+    `_sql_check_passed`). An advisory check that failed did not pass. `assay checks` (its labels and
+    exit code) and the report's health line (its `checks N of M passed`) both ask this, so they
+    cannot count differently (decision 1120). A result read without its verdict falls back on its
+    outcome."""
+    if result.get("passed") is None:
+        return result.get("outcome") == "passed"
+    return bool(result["passed"])
+
+
+# How the tally names the outcomes of the results that are not `passed`, worst first.
+TALLY_WORDS = (("FAILED", "failed"), ("failed (kept)", "failed (kept)"), ("errored", "errored"),
+               ("warned", "warned"), ("not_evaluated", "not evaluated"))
+
+
+def tally(results: Iterable[Mapping[str, Any]]) -> str:
+    """`0 of 1 passed (1 warned)`: how many of `results` passed (did_pass), then how many had each
+    outcome other than `passed` (outcome_of's words), so a warning is neither hidden nor counted twice."""
+    results = list(results)
+    n = sum(1 for r in results if did_pass(r))
+    counts = [f"{sum(1 for r in results if r.get('outcome') == o)} {word}" for o, word in TALLY_WORDS
+              if any(r.get("outcome") == o for r in results)]
+    return f"{n} of {len(results)} passed" + (f" ({', '.join(counts)})" if counts else "")
 
 
 class CheckResults:
