@@ -167,10 +167,14 @@ def check_group() -> None:
 @click.option("--output", "output", type=click.Choice(["text", "json"]), default="text", hidden=True)
 def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
                as_json: bool, output: str) -> None:
-    """Every recorded check result, newest first: run, table, check, outcome, rows, on_failure, finished_at.
+    """Every recorded check result, newest first: run, table, check, outcome, rows, kept, on_failure,
+    finished_at.
 
     The run column shows the first 8 characters of the run id (of a SQLMesh id, those after
-    `SQLMESH_PLAN: ` or `SQLMESH_RUN: `); `assay checks` takes them as they are.
+    `SQLMESH_PLAN: ` or `SQLMESH_RUN: `); `assay checks` takes them as they are. `rows` is how many
+    rows the check found failing (the rows a SQL check file returned; the null, out-of-range or
+    repeating-key rows of a declared check; empty for a check that counts no rows), `kept` how many
+    of its rows were kept for `assay check rows` (at most the build's cap).
     """
     with _results(spec_dir, project_dir, profiles_dir, target) as recorded:
         items = recorded.listing()
@@ -180,7 +184,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     if not items:
         click.echo("no check results recorded yet")
         return
-    cols = ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
+    cols = ["run", "table", "check", "outcome", "rows", "kept", "on_failure", "finished_at"]
     rows = [{**i, "run": short_run_id(i["run"]), "rows": "" if i["rows"] is None else i["rows"]} for i in items]
     widths = {c: max(len(c), *(len(str(i[c])) for i in rows)) for c in cols}
     click.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
