@@ -341,3 +341,22 @@ def test_a_failed_advisory_check_is_not_counted_as_passed_on_the_page():
     assert "checks 0 of 1 passed (1 warned)" in text
     assert "checks 1 of 1 passed" not in text
     assert "check VALUE_CAP warned: column 'v' holds '5000', above the declared maximum of 1000" in text
+
+
+def test_an_entity_of_a_sqlmesh_plan_that_failed_elsewhere_is_not_called_never_built():
+    """Decision 1122: the plan built it, failed on another entity, and SQLMesh promoted nothing."""
+    data = _data()
+    run = "SQLMESH_PLAN: 1111aaaa"
+    data["entities"] = [dict(_entity("carrier", [], None), outcome={
+        "table": "carrier", "state": "not_published", "run": run, "check": "NO_FUTURE", "why": "plan_failed",
+        "since": DAYS[-1], "built_by_project": True, "failed_table": "tracking_event", "built_in": run})]
+    data["tables"], data["checks"], data["ranking"] = [], [], []
+    data["health"] = verdict = health(data)
+    [line] = verdict["lines"]
+    assert line["headline"] == (f"carrier: not published: the plan that built it (run {run}) failed on tracking_event "
+                                "(check NO_FUTURE did not pass), and SQLMesh publishes no view of a failed plan")
+    assert line["level"] == "fail" and not any("never built" in r for r in line["reasons"]), line
+    assert verdict["sentence"].endswith("carrier (not published, the plan failed on tracking_event).")
+    text = _text(render(data))
+    assert "never built" not in text and "Not built yet" not in text
+    assert "its latest build was not published" in text

@@ -108,6 +108,8 @@ def _short(outcome: dict) -> str | None:
     did not pass`."""
     if not outcome or outcome["state"] == "published" or outcome.get("check") is None:
         return None
+    if outcome.get("failed_table"):  # the SQLMesh plan failed on another table (decision 1122)
+        return f"not published, the plan failed on {outcome['failed_table']}"
     failed = "failed" if outcome["state"] == "kept" else "did not pass"
     where = " by the latest build" if outcome["state"] == "set_back" else ""
     return f"{STATE_WORDS.get(outcome['state'], outcome['state'])}{where}, check {outcome['check']} {failed}"

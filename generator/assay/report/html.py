@@ -239,7 +239,13 @@ def _entity(e: dict, level: str) -> str:
     out.append(_spec(e["spec"]))
     latest = e["latest"]
     if latest is None:
-        out.append('<p class="muted">Not built yet: no run of this entity is in mart_data_quality.</p>')
+        outcome = e.get("outcome") or {}
+        if outcome.get("state") == "not_published" and outcome.get("run"):
+            # built, but not published: nor is the mart its build wrote (decision 1122)
+            out.append('<p class="muted">No published run of this entity is in mart_data_quality: its latest build '
+                       'was not published (its state is at the top).</p>')
+        else:
+            out.append('<p class="muted">Not built yet: no run of this entity is in mart_data_quality.</p>')
     else:
         out.append(f'<p class="meta">latest run {_e(latest["run_id"])} at {_e(_when(latest["run_started_at"]))} UTC{_e(_earlier(e))}: '
                    f'bronze {latest["bronze"]} = kept {_e(kept_cell(latest["kept"], e["flagged"]))} + quarantined '
