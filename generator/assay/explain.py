@@ -317,6 +317,8 @@ class Explainer:
             state = "It is in the entity" + (" (published)." if in_entity else ", but the published table does not hold it yet (the last build was not published).")
         else:
             state = f"It is not in the entity: its judged delivery {winner.source_row_id} was {ROUTE_WORDS[winner.route]}."
+        # Always said, 0 included, so every answer has the same parts whether or not the key was ever
+        # diverted (`1 open reject row.`, `0 open reject rows.`; docs/operating.md).
         open_rejects = [r for r in rejects if r["resolved_at"] is None]
-        tail = f" {len(open_rejects)} open reject {'row' if len(open_rejects) == 1 else 'rows'}." if rejects else ""
+        tail = f" {len(open_rejects)} open reject {'row' if len(open_rejects) == 1 else 'rows'}."
         return [head, state + tail]

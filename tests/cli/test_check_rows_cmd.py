@@ -98,6 +98,42 @@ def test_a_recorded_check_without_rows_says_why(recorded):
                               "estimated scan of 144 bytes exceeds the 10-byte ceiling\n")
 
 
+def test_check_list_counts_the_rows_of_a_failed_declared_check(recorded):
+    """Decision 1121: `rows` is what the check found failing (RANGE: 2 values outside its range), `kept`
+    what `assay check rows` prints; a check that counts no rows (a row count) or was not evaluated
+    leaves `rows` empty."""
+    listed = invoke("check", "list", "--json", "--project", str(recorded))
+    assert listed.exit_code == 0, listed.output
+    counted = {i["check"]: (i["outcome"], i["rows"], i["kept"]) for i in json.loads(listed.stdout)}
+    assert counted == {"RANGE": ("warned", 2, 2), "ROWS": ("passed", None, 0), "KEY": ("not_evaluated", None, 0)}
+    text = invoke("check", "list", "--project", str(recorded)).stdout.splitlines()
+    assert text[0].split() == ["run", "table", "check", "outcome", "rows", "kept", "on_failure", "finished_at"]
+    [range_line] = [line for line in text if " RANGE " in line]
+    assert range_line.split()[1:7] == ["order", "RANGE", "warned", "2", "2", "advisory"], range_line
+    assert len(json.loads(invoke("check", "rows", RUN, "RANGE", "--json", "--project", str(recorded)).stdout)) == 2
+
+
+def test_rows_counts_every_failing_row_kept_only_what_the_build_kept(tmp_path):
+    """A key that repeats on 250 rows, of which the build kept 100 (its cap): rows 250, kept 100; a
+    passed key check found no failing row (0); a null ceiling that failed counts its null rows."""
+    project, con = results_warehouse(tmp_path)
+    key = json.dumps({"columns": ["id"], "types": ["string"], "bounds": {}})
+    nulls = json.dumps({"columns": ["v"], "types": ["int"], "bounds": {"max_null_ppm": 0}})
+    con.execute("insert into assay_meta.assay_check_results values "
+                "('r1', 'ship', 'SHIP_GRAIN', 1, 'key_uniqueness', 'required', false, 300, ?, ?, '2026-12-01 10:00:00'),"
+                "('r1', 'ship', 'V_PRESENT', 2, 'null_ceiling', 'advisory', false, 300, ?, ?, '2026-12-01 10:00:00'),"
+                "('r0', 'ship', 'SHIP_GRAIN', 1, 'key_uniqueness', 'required', true, 300, ?, ?, '2026-12-01 09:00:00')",
+                [key, json.dumps({"rows": 300, "repeats": 250, "key": ["S-1"]}),
+                 nulls, json.dumps({"rows": 300, "nulls": 3}),
+                 key, json.dumps({"rows": 300, "repeats": 0})])
+    con.executemany("insert into assay_meta.assay_check_rows values ('r1', 'ship', 'SHIP_GRAIN', ?, '{}')",
+                    [[n] for n in range(1, 101)])
+    con.close()
+    listed = json.loads(invoke("check", "list", "--json", "--project", str(project)).stdout)
+    assert [(i["run"], i["check"], i["outcome"], i["rows"], i["kept"]) for i in listed] == [
+        ("r1", "V_PRESENT", "warned", 3, 0), ("r1", "SHIP_GRAIN", "FAILED", 250, 100), ("r0", "SHIP_GRAIN", "passed", 0, 0)]
+
+
 def test_unknown_run_exit_1_with_a_sentence(recorded):
     result = invoke("check", "rows", "no-such-run", "RANGE", "--project", str(recorded))
     assert result.exit_code == 1

@@ -171,3 +171,68 @@ def test_a_table_assay_only_reads_is_listed_by_its_schema_and_name(setup):
     con.close()
     res = table(project, spec, "get", "bronze.raw_shop")
     assert (res.exit_code, res.stdout) == (0, "bronze.raw_shop: published (not built by this project)\n")
+
+
+RESULTS = ("create table assay_meta.assay_check_results (run_id varchar, table_name varchar, check_id varchar, "
+           "check_position int, kind varchar, enforcement varchar, passed boolean, row_count int, check_spec varchar, "
+           "measures varchar, recorded_at timestamp)")
+PLAN1, PLAN2 = "SQLMESH_PLAN: 1111aaaa", "SQLMESH_PLAN: 2222bbbb"
+
+
+def failed_plan(project: Path, *, environment: str = "prod", plans: tuple = (PLAN1,)) -> None:
+    """SQLMesh's record of a plan (decision 0936) that built shop with its check passing, then failed
+    on the entity `plain` (a blocking check): SQLMesh promoted no view, so silver.shop is absent."""
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("drop table silver.shop")
+    con.execute(RESULTS)
+    spec = json.dumps({"columns": [], "types": [], "bounds": {"on_failure": "keep"}})
+    for n, plan in enumerate(plans):
+        con.execute("insert into assay_meta.assay_events values (?, 'RUN_ENVIRONMENT', ?, null, null, ?, null, null, ?)",
+                    [f"env-{n}", plan, environment, f"2026-12-0{n + 1} 10:00:00"])
+    con.execute("insert into assay_meta.assay_check_results values (?, 'shop', 'silver.shop/no_nowhere', 1001, 'sql', "
+                "'keep', true, 3, ?, '{\"rows\": 3, \"failing_rows\": 0}', '2026-12-01 10:00:01')", [PLAN1, spec])
+    for kind, why in (("CHECK_FAILED", "row count 1 is below the declared minimum of 2"),
+                      ("TABLE_BUILD_FAILED", "wrote sqlmesh__silver.silver__plain__123")):
+        con.execute("insert into assay_meta.assay_events values (?, ?, ?, 'plain', 'ENOUGH_PLAIN', ?, null, null, "
+                    "'2026-12-01 10:00:02')", [f"e-{kind}", kind, PLAN1, why])
+    con.close()
+
+
+def test_a_table_built_by_a_plan_that_failed_on_another_entity_is_not_published_for_that_reason(setup):
+    """Decision 1122 (an outside tester's SQLMesh lake): the first prod plan failed only on one entity;
+    the others were built with passing checks, but SQLMesh promotes no view of a failed plan. They
+    are not published because of that failure, not `never built`."""
+    project, spec = setup
+    failed_plan(project)
+    got = json.loads(table(project, spec, "get", "shop", "--json").stdout)
+    assert {k: got[k] for k in ("state", "run", "check", "why", "failed_table", "built_in")} == {
+        "state": "not_published", "run": PLAN1, "check": "ENOUGH_PLAIN", "why": "plan_failed", "failed_table": "plain",
+        "built_in": PLAN1}
+    said = table(project, spec, "get", "shop")
+    assert said.exit_code == 2
+    assert said.stdout.splitlines()[0] == (
+        f"shop: not published: the plan that built it (run {PLAN1}) failed on plain (check ENOUGH_PLAIN did not pass), "
+        "and SQLMesh publishes no view of a failed plan")
+    assert "never built" not in table(project, spec, "list").stdout
+
+
+def test_a_later_plan_that_failed_again_is_named_and_the_build_before_it(setup):
+    project, spec = setup
+    failed_plan(project, plans=(PLAN1, PLAN2))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("insert into assay_meta.assay_events values ('e-2', 'TABLE_BUILD_FAILED', ?, 'plain', 'ENOUGH_PLAIN', "
+                "'wrote sqlmesh__silver.silver__plain__123', null, null, '2026-12-02 10:00:02')", [PLAN2])
+    con.close()
+    line = table(project, spec, "list").stdout.splitlines()[0]
+    assert line == (f"shop: not published: plan {PLAN2} failed on plain (check ENOUGH_PLAIN did not pass), and SQLMesh "
+                    f"publishes no view of a failed plan; it was last built by run {PLAN1}"), line
+
+
+def test_a_failed_plan_is_no_reason_after_a_later_plan_or_in_another_environment(setup):
+    project, spec = setup
+    failed_plan(project, plans=(PLAN1, PLAN2))  # PLAN2 started after the failure and recorded no failure
+    assert table(project, spec, "list").stdout.splitlines()[0] == "shop: not published (never built)"
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("update assay_meta.assay_events set why = 'dev' where event_type = 'RUN_ENVIRONMENT'")
+    con.close()
+    assert table(project, spec, "list").stdout.splitlines()[0] == "shop: not published (never built)"

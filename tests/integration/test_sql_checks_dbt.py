@@ -99,4 +99,4 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
         (first_run, "ENOUGH_ORDERS", "passed", None, "advisory"),
     ]
     text = CliRunner().invoke(cli, ["check", "list", "--project", str(project.path)]).output
-    assert text.splitlines()[0].split() == ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
+    assert text.splitlines()[0].split() == ["run", "table", "check", "outcome", "rows", "kept", "on_failure", "finished_at"]

@@ -343,6 +343,11 @@ def test_assay_checks_and_check_list_read_the_sqlmesh_results_through_the_gatewa
     plan2 = {i["check"]: (i["outcome"], i["on_failure"]) for i in listed if i["run"] == story["plan2"]}
     assert plan2["silver.reading/no_station_z"] == ("FAILED", "block")
     assert plan2["GRAIN_UNIQUE"][0] == "FAILED"
+    # rows: what each check found failing; kept: what `assay check rows` prints (decision 1121)
+    counted = {i["check"]: (i["rows"], i["kept"]) for i in listed if i["run"] == story["plan2"]}
+    for (plan, check), ids in ROWS_FOUND.items():
+        if plan == "plan2":
+            assert counted[check] == (len(ids), len(ids)), (check, counted)
 
 
 # --------------------------------------------------------------------------- the twin

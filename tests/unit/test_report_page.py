@@ -311,11 +311,52 @@ def test_a_never_built_entity_and_a_table_assay_only_reads():
     assert "Not built yet: no run of this entity is in mart_data_quality." in text
 
 
-def test_a_check_that_warned_counts_as_passed_in_the_entitys_line():
-    """002: a table's heading says how many of its checks passed, a warning counting as passed."""
+def test_the_entitys_line_counts_passed_checks_as_assay_checks_does():
+    """Decision 1120: an advisory check that failed did not pass (`assay checks` prints it FAILED and
+    exits 2), so the line does not count it as passed; it says how many failed and warned."""
     from assay.report.health import _entity_line
 
-    checks = [{"table": "shop", "check_id": c, "outcome": o, "detail": ""}
-              for c, o in (("A", "passed"), ("B", "warned"), ("C", "failed"))]
+    checks = [{"table": "shop", "check_id": c, "passed": p, "outcome": o, "detail": ""}
+              for c, p, o in (("A", True, "passed"), ("B", False, "warned"), ("C", False, "FAILED"),
+                              ("D", True, "warned"))]  # D: a SQL check file on warn passes with rows (002)
     line = _entity_line({"entity": "shop", "latest": {"run_id": "r"}}, checks, {})
-    assert (line["checks_passed"], line["checks"]) == (2, 3)
+    assert (line["checks_passed"], line["checks"]) == (2, 4)
+    assert line["checks_tally"] == "2 of 4 passed (1 failed, 2 warned)"
+
+
+def test_a_failed_advisory_check_is_not_counted_as_passed_on_the_page():
+    """The tester's repro: one advisory value_range check failed; the page said `checks 1 of 1 passed`."""
+    data = _data()
+    data["entities"] = data["entities"][:1]
+    name = data["entities"][0]["entity"]
+    data["checks"] = [{"run_id": "run-2", "table": name, "check_id": "VALUE_CAP", "kind": "value_range",
+                       "enforcement": "advisory", "passed": False, "outcome": "warned",
+                       "detail": "column 'v' holds '5000', above the declared maximum of 1000",
+                       "recorded_at": DAYS[-1], "position": 1}]
+    data["tables"] = []
+    data["health"] = verdict = health(data)
+    line = verdict["lines"][0]
+    assert (line["checks_passed"], line["checks"], line["checks_tally"]) == (0, 1, "0 of 1 passed (1 warned)")
+    text = _text(render(data))
+    assert "checks 0 of 1 passed (1 warned)" in text
+    assert "checks 1 of 1 passed" not in text
+    assert "check VALUE_CAP warned: column 'v' holds '5000', above the declared maximum of 1000" in text
+
+
+def test_an_entity_of_a_sqlmesh_plan_that_failed_elsewhere_is_not_called_never_built():
+    """Decision 1122: the plan built it, failed on another entity, and SQLMesh promoted nothing."""
+    data = _data()
+    run = "SQLMESH_PLAN: 1111aaaa"
+    data["entities"] = [dict(_entity("carrier", [], None), outcome={
+        "table": "carrier", "state": "not_published", "run": run, "check": "NO_FUTURE", "why": "plan_failed",
+        "since": DAYS[-1], "built_by_project": True, "failed_table": "tracking_event", "built_in": run})]
+    data["tables"], data["checks"], data["ranking"] = [], [], []
+    data["health"] = verdict = health(data)
+    [line] = verdict["lines"]
+    assert line["headline"] == (f"carrier: not published: the plan that built it (run {run}) failed on tracking_event "
+                                "(check NO_FUTURE did not pass), and SQLMesh publishes no view of a failed plan")
+    assert line["level"] == "fail" and not any("never built" in r for r in line["reasons"]), line
+    assert verdict["sentence"].endswith("carrier (not published, the plan failed on tracking_event).")
+    text = _text(render(data))
+    assert "never built" not in text and "Not built yet" not in text
+    assert "its latest build was not published" in text

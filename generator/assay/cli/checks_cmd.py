@@ -21,7 +21,7 @@ from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
-from ..runtime.check_results import short_run_id
+from ..runtime.check_results import did_pass, short_run_id
 from .common import (PROJECT_HELP, build_command, json_option, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
 
@@ -119,7 +119,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                 if detail.startswith(opening) and label.lower() == opening.rstrip(": "):
                     detail = detail[len(opening):]
             click.echo(f"{r['table']}: {r['check_id']}: {label}: {detail}")
-    failed = [r for r in results if not r["passed"]]
+    failed = [r for r in results if not did_pass(r)]
     if failed:
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {found} did not pass: "
                            + ", ".join(r["check_id"] for r in failed) + ".")
@@ -144,7 +144,7 @@ WIRE = ("table", "check_id", "passed", "detail")
 def _label(result: dict) -> str:
     """How the text output names a result: a detail opening ``not_evaluated: `` is neither a pass
     nor a failure (000), an unreadable candidate is an error (decision 0531)."""
-    if result["passed"]:
+    if did_pass(result):
         return "passed"
     if result["detail"].startswith(NOT_EVALUATED_PREFIX):
         return "not_evaluated"
@@ -167,10 +167,14 @@ def check_group() -> None:
 @click.option("--output", "output", type=click.Choice(["text", "json"]), default="text", hidden=True)
 def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
                as_json: bool, output: str) -> None:
-    """Every recorded check result, newest first: run, table, check, outcome, rows, on_failure, finished_at.
+    """Every recorded check result, newest first: run, table, check, outcome, rows, kept, on_failure,
+    finished_at.
 
     The run column shows the first 8 characters of the run id (of a SQLMesh id, those after
-    `SQLMESH_PLAN: ` or `SQLMESH_RUN: `); `assay checks` takes them as they are.
+    `SQLMESH_PLAN: ` or `SQLMESH_RUN: `); `assay checks` takes them as they are. `rows` is how many
+    rows the check found failing (the rows a SQL check file returned; the null, out-of-range or
+    repeating-key rows of a declared check; empty for a check that counts no rows), `kept` how many
+    of its rows were kept for `assay check rows` (at most the build's cap).
     """
     with _results(spec_dir, project_dir, profiles_dir, target) as recorded:
         items = recorded.listing()
@@ -180,7 +184,7 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     if not items:
         click.echo("no check results recorded yet")
         return
-    cols = ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
+    cols = ["run", "table", "check", "outcome", "rows", "kept", "on_failure", "finished_at"]
     rows = [{**i, "run": short_run_id(i["run"]), "rows": "" if i["rows"] is None else i["rows"]} for i in items]
     widths = {c: max(len(c), *(len(str(i[c])) for i in rows)) for c in cols}
     click.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())

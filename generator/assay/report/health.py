@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..runtime.check_results import did_pass, tally
+
 LEVELS = ("fail", "warn", "ok")
 FAILED_CHECK = ("FAILED", "failed (kept)", "errored")
 WARNED_CHECK = ("warned", "not_evaluated")
@@ -85,8 +87,8 @@ def _entity_line(e: dict, checks: list[dict], tool: dict, anomalies: dict | None
                  latest.get("run_id"), latest.get("run_started_at")),
             "since": outcome.get("since") if outcome.get("state") != "published" else None, "short": _short(outcome),
             "freshness": next((w for w in FRESHNESS if w in statuses), None),
-            # a check that warned counts as passed (002: "how many of its checks passed (a warning counts as passed)")
-            "checks_passed": sum(1 for c in mine if c.get("outcome") in ("passed", "warned")), "checks": len(mine)}
+            # counted as `assay checks` counts (decision 1120): an advisory check that failed did not pass
+            "checks_passed": sum(1 for c in mine if did_pass(c)), "checks": len(mine), "checks_tally": tally(mine)}
 
 
 def _line(name: str, kind: str, state: str, said: str | None, fails: list[str], warns: list[str],
@@ -106,6 +108,8 @@ def _short(outcome: dict) -> str | None:
     did not pass`."""
     if not outcome or outcome["state"] == "published" or outcome.get("check") is None:
         return None
+    if outcome.get("failed_table"):  # the SQLMesh plan failed on another table (decision 1122)
+        return f"not published, the plan failed on {outcome['failed_table']}"
     failed = "failed" if outcome["state"] == "kept" else "did not pass"
     where = " by the latest build" if outcome["state"] == "set_back" else ""
     return f"{STATE_WORDS.get(outcome['state'], outcome['state'])}{where}, check {outcome['check']} {failed}"
@@ -123,7 +127,7 @@ def _table_line(outcome: dict, checks: list[dict]) -> dict[str, Any]:
 def health(data: dict) -> dict[str, Any]:
     """{"sentence": one sentence for the warehouse, "lines": one per entity and checked table,
     worst first ({entity, kind, level, state, headline, since, short, run_id, run_started_at,
-    reasons, and for an entity freshness, checks, checks_passed})}."""
+    reasons, and for an entity freshness, checks, checks_passed, checks_tally})}."""
     checks, tool = data.get("checks", []), data.get("tool") or {}
     lines = [_entity_line(e, checks, tool, data.get("anomalies")) for e in data["entities"]]
     lines += [_table_line(t, checks) for t in data.get("tables", [])]

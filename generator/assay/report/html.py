@@ -89,7 +89,8 @@ def _verdict(health: dict) -> str:
         head, rest = l["headline"], l["reasons"]
         when = (f" · since {_when(l['since'])}" if l.get("since") else "") \
             + (f" · counts of the run of {_when(l['run_started_at'])}" if l.get("run_started_at") else "") \
-            + (f" · checks {l['checks_passed']} of {l['checks']} passed" if l.get("checks") else "") \
+            + (f" · checks {l.get('checks_tally') or str(l['checks_passed']) + ' of ' + str(l['checks']) + ' passed'}"
+               if l.get("checks") else "") \
             + (f" · freshness {l['freshness']}" if l.get("freshness") else "")
         sub = ("<ul>" + "".join(f"<li>{_e(r)}</li>" for r in rest) + "</ul>") if rest else ""
         label = {"fail": "attention", "warn": "warning", "ok": "healthy"}[l["level"]]
@@ -238,7 +239,13 @@ def _entity(e: dict, level: str) -> str:
     out.append(_spec(e["spec"]))
     latest = e["latest"]
     if latest is None:
-        out.append('<p class="muted">Not built yet: no run of this entity is in mart_data_quality.</p>')
+        outcome = e.get("outcome") or {}
+        if outcome.get("state") == "not_published" and outcome.get("run"):
+            # built, but not published: nor is the mart its build wrote (decision 1122)
+            out.append('<p class="muted">No published run of this entity is in mart_data_quality: its latest build '
+                       'was not published (its state is at the top).</p>')
+        else:
+            out.append('<p class="muted">Not built yet: no run of this entity is in mart_data_quality.</p>')
     else:
         out.append(f'<p class="meta">latest run {_e(latest["run_id"])} at {_e(_when(latest["run_started_at"]))} UTC{_e(_earlier(e))}: '
                    f'bronze {latest["bronze"]} = kept {_e(kept_cell(latest["kept"], e["flagged"]))} + quarantined '

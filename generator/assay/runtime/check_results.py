@@ -13,7 +13,7 @@ drift apart between commands. The detail sentences are rendered from the recorde
 from __future__ import annotations
 
 import json
-from typing import Any, Collection, Optional
+from typing import Any, Collection, Iterable, Mapping, Optional
 
 from .. import exactjson
 from ..errors import AssayUsageError
@@ -44,9 +44,15 @@ def short_run_id(run_id: str) -> str:
     return distinct_part(run_id)[:SHORT_ID]
 
 
+# The declared kinds whose pass counts violating rows, and the measure that holds the count: the rows
+# `assay check rows` keeps for them are these (decision 0532). row_expectation counts no rows, and
+# continuity measures its widest gap, not the rows at the ends of its gaps (decision 1121).
+FAILING_MEASURE = {"null_ceiling": "nulls", "value_range": "outside", "key_uniqueness": "repeats"}
+
+
 def outcome_of(kind: str, enforcement: str, passed: bool, measures: Optional[str]) -> tuple[str, Optional[int]]:
-    """(outcome, failing rows: a SQL check file's count, None for a check that counts none) of one
-    recorded result, as `assay check list` names them."""
+    """(outcome, failing rows: the rows a SQL check file returned or a declared check found violating
+    it, None for a check that counts none) of one recorded result, as `assay check list` names them."""
     m = json.loads(measures or "{}")
     if m.get("not_evaluated"):
         return "not_evaluated", None
@@ -57,7 +63,39 @@ def outcome_of(kind: str, enforcement: str, passed: bool, measures: Optional[str
         if n == 0:
             return "passed", 0
         return {"warn": "warned", "keep": "failed (kept)"}.get(enforcement, "FAILED"), n
-    return ("passed" if passed else ("FAILED" if enforcement == "required" else "warned")), None
+    outcome = "passed" if passed else ("FAILED" if enforcement == "required" else "warned")
+    if kind in FAILING_MEASURE:
+        # The rows the check found violating it, counted over the whole candidate (never capped by
+        # how many were kept): 0 when it passed (no row violates it, even nulls under a ceiling).
+        return outcome, 0 if passed else int(m.get(FAILING_MEASURE[kind]) or 0)
+    return outcome, None
+
+
+def did_pass(result: Mapping[str, Any]) -> bool:
+    """Whether one recorded result counts as passed: the verdict the run recorded and acted on (000's
+    `passed`, whether the assertion held; a SQL check file on `warn` passes with rows, 002's
+    `_sql_check_passed`). An advisory check that failed did not pass. `assay checks` (its labels and
+    exit code) and the report's health line (its `checks N of M passed`) both ask this, so they
+    cannot count differently (decision 1120). A result read without its verdict falls back on its
+    outcome."""
+    if result.get("passed") is None:
+        return result.get("outcome") == "passed"
+    return bool(result["passed"])
+
+
+# How the tally names the outcomes of the results that are not `passed`, worst first.
+TALLY_WORDS = (("FAILED", "failed"), ("failed (kept)", "failed (kept)"), ("errored", "errored"),
+               ("warned", "warned"), ("not_evaluated", "not evaluated"))
+
+
+def tally(results: Iterable[Mapping[str, Any]]) -> str:
+    """`0 of 1 passed (1 warned)`: how many of `results` passed (did_pass), then how many had each
+    outcome other than `passed` (outcome_of's words), so a warning is neither hidden nor counted twice."""
+    results = list(results)
+    n = sum(1 for r in results if did_pass(r))
+    counts = [f"{sum(1 for r in results if r.get('outcome') == o)} {word}" for o, word in TALLY_WORDS
+              if any(r.get("outcome") == o for r in results)]
+    return f"{n} of {len(results)} passed" + (f" ({', '.join(counts)})" if counts else "")
 
 
 class CheckResults:
@@ -126,17 +164,27 @@ class CheckResults:
         return out
 
     def listing(self) -> list[dict[str, Any]]:
-        """Every recorded result, newest first: run (full id), table, check, outcome, rows (a SQL
-        check file's failing rows), on_failure and finished_at (ISO 8601)."""
+        """Every recorded result, newest first: run (full id), table, check, outcome, rows (the rows it
+        found failing: a SQL check file's returned rows, a declared check's violating rows; None for
+        a check that counts none), kept (how many of them `assay check rows` prints, kept from the
+        checked candidate up to the build's cap), on_failure and finished_at (ISO 8601)."""
         from .table_states import iso_utc
 
         rows = sorted(self.rows(LIST_COLUMNS), key=lambda r: (str(r[8]), r[0], r[1], r[2]), reverse=True)
+        kept = self.kept_counts()
         items = []
         for run_id, table, check_id, kind, enforcement, passed, _, measures, recorded_at in rows:
             outcome, failing = outcome_of(kind, enforcement, bool(passed), measures)
             items.append({"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
-                          "on_failure": enforcement, "finished_at": iso_utc(recorded_at)})
+                          "kept": kept.get((run_id, table, check_id), 0), "on_failure": enforcement,
+                          "finished_at": iso_utc(recorded_at)})
         return items
+
+    def kept_counts(self) -> dict[tuple[str, str, str], int]:
+        """{(run, table, check): how many rows were kept for it in the rows table}."""
+        counted = self.rows(("run_id", "table_name", "check_id", "count(*)"),
+                            "group by run_id, table_name, check_id", table=ROWS_TABLE)
+        return {(run, table, check): int(n) for run, table, check, n in counted}
 
     def kept_rows(self, run_id: str, check_id: str) -> list[dict[str, Any]]:
         """The rows check `check_id` found in run `run_id`, as they were kept (redacted columns left

@@ -9,7 +9,9 @@ refused until its checks pass) or, on SQLMesh only, `published_failing` (the lat
 a blocking check but SQLMesh had evaluated it in place: its rows are what readers see; decision
 0932). The state is derived, never stored twice: `kept` from the newest TABLE_KEPT /
 TABLE_KEPT_CLEARED event of the table in ``<meta>.assay_events``; otherwise `not_published` when
-the table is absent from the warehouse (the why is its newest failed build); when the newest
+the table is absent from the warehouse (the why is its newest failed build, or, on SQLMesh, the
+environment's latest plan that failed on another table: SQLMesh promotes no view of a failed
+plan, decision 1122); when the newest
 failed build is the latest run that recorded the table's check results, `set_back`, or
 `published_failing` when the table the reader's view shows is the one that build wrote; else
 `published`. A failed build is dbt's TABLE_ROLLED_BACK (never the published table) or SQLMesh's
@@ -41,6 +43,8 @@ READ_ONLY = "not built by this project"
 # SQLMesh's record of the environment a plan or run was for (its `why`; decision 0936).
 RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
 PROD = "prod"
+# The why of a table absent because the SQLMesh plan that would publish it failed on another table.
+PLAN_FAILED = "plan_failed"
 # The why of each state a failed SQLMesh build leaves, as dbt's TABLE_ROLLED_BACK says it (decision 0510).
 WHY = {"set_back": "previous_version_kept", "not_published": "not_published", "published_failing": "evaluated_in_place"}
 
@@ -94,16 +98,21 @@ def run_environments(reader, meta: str) -> dict[str, str]:
     """{run id: the SQLMesh environment it was planned or run for}, from the RUN_ENVIRONMENT
     events `@assay_record_environment` writes before a plan or run evaluates anything (decision
     0936). Empty on dbt, and on a SQLMesh project whose config does not record it."""
+    return {run: env for run, (env, _at) in _run_environments(reader, meta).items()}
+
+
+def _run_environments(reader, meta: str) -> dict[str, tuple[str, str]]:
+    """{run id: (its environment, when it started)} (see `run_environments`)."""
     if not reader.exists(meta, EVENTS_TABLE):
         return {}
-    rows = reader.query(f"select run_id, why from {reader.relation(meta, EVENTS_TABLE)} where event_type = ?",
-                        (RUN_ENVIRONMENT,))
-    return {str(run): str(env) for run, env in rows if run is not None and env is not None}
+    rows = reader.query(f"select run_id, why, cast(occurred_at as varchar(64)) from {reader.relation(meta, EVENTS_TABLE)} "
+                        "where event_type = ?", (RUN_ENVIRONMENT,))
+    return {str(run): (str(env), str(at)) for run, env, at in rows if run is not None and env is not None}
 
 
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
            latest_run: Optional[str], started: Optional[str] = None, shown: Optional[bool] = False,
-           latest_at: Optional[str] = None) -> dict[str, Any]:
+           latest_at: Optional[str] = None, plan_failed: Optional[tuple] = None) -> dict[str, Any]:
     """The state of one table from its marks, its presence and its latest build (see the module
     docstring). A table that records no check results has no latest run there; `started`, when
     known (the report reads it from the mart), is when its latest recorded build began: a failed
@@ -111,7 +120,9 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
     (the newest failed build) wrote; None when that cannot be told. `latest_at`: when the latest
     run recorded the table's check results; a SQLMesh build stopped before the table was written
     (`not_written`: a `fail` rule audit of the staged model stops it before any check is
-    measured) after it is the latest build."""
+    measured) after it is the latest build. `plan_failed`: the failed SQLMesh build of another table
+    that stopped the environment's latest plan (see `_plan_failure`): a table absent with no
+    failure of its own is not published because of it, not never built (decision 1122)."""
     def state(what: str, ev: Optional[tuple] = None, why: Optional[str] = None) -> dict[str, Any]:
         if why is None and ev is not None:
             why = WHY.get(what, ev[4]) if ev[0] == BUILD_FAILED else ev[4]  # dbt's say it themselves
@@ -126,6 +137,10 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
     if mark is not None and mark[0] == "TABLE_KEPT":
         return state("kept", mark)
     if not present:
+        if back is None and plan_failed is not None:
+            # SQLMesh promotes no view of a plan that failed, whatever it built (decision 1122).
+            return {**state("not_published", plan_failed, why=PLAN_FAILED), "failed_table": plan_failed[2],
+                    "built_in": latest_run}
         return state("not_published", back, why=None if back else "never built")
     stopped_later = (back is not None and back[0] == BUILD_FAILED and back[4] == NOT_WRITTEN
                      and latest_at is not None and str(iso_utc(back[5])) >= str(iso_utc(latest_at)))
@@ -136,6 +151,23 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
         # that cannot be seen (decision 0932).
         return state("published_failing" if shown is not False else "set_back", back)
     return state("published")
+
+
+def _plan_failure(events: list[tuple], elsewhere: set, read: str, environments: dict[str, str],
+                  latest_recorded: Optional[str]) -> Optional[tuple]:
+    """The newest failed SQLMesh build (TABLE_BUILD_FAILED) of the environment read, when its run is
+    the environment's latest plan or run: the one whose failure left the environment's views where
+    they were (SQLMesh promotes nothing of a failed plan). The latest run is the newest one recorded
+    for the environment (RUN_ENVIRONMENT, decision 0936), else, for runs that did not record it, the
+    run that recorded check results last. None on dbt (a failed model does not stop another's
+    publication), and when a later run of the environment may have published."""
+    failed = [ev for ev in events if ev[0] == BUILD_FAILED and ev[1] not in elsewhere]
+    if not failed:
+        return None
+    newest = failed[-1]
+    ours = [(str(at), run) for run, (env, at) in environments.items() if env == read]
+    latest = max(ours)[1] if ours else latest_recorded
+    return newest if latest == newest[1] else None
 
 
 def _wrote(ev: Optional[tuple]) -> Optional[str]:
@@ -182,10 +214,12 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     tables = _spec_tables(project, every_entity)
     meta = project.schema("meta")
     read = environment or PROD
-    elsewhere = {run for run, env in run_environments(reader, meta).items() if env != read}
+    environments = _run_environments(reader, meta)
+    elsewhere = {run for run, (env, _at) in environments.items() if env != read}
     mark: dict[str, tuple] = {}
     rolled: dict[str, tuple] = {}
-    for ev in _events(reader, meta):
+    events = _events(reader, meta)
+    for ev in events:
         if ev[1] in elsewhere:
             continue
         (rolled if ev[0] in FAILED_BUILDS else mark)[ev[2]] = ev
@@ -195,6 +229,8 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     recorded = CheckResults(reader, meta).latest_per_table(leaving_out=elsewhere)
     latest = {table: run for table, (_at, run) in recorded.items()}
     latest_at = {table: at for table, (at, _run) in recorded.items()}
+    newest = max(recorded.values())[1] if recorded else None
+    plan_failed = _plan_failure(events, elsewhere, read, environments, newest)
 
     def shown(name: str) -> Optional[bool]:
         """Whether the view read shows the table the newest failed build wrote (see `_state`)."""
@@ -205,7 +241,8 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
         return None if view is None else view == wrote.lower()
 
     return [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
-                   rolled.get(name), latest.get(name), (started or {}).get(name), shown(name), latest_at.get(name))
+                   rolled.get(name), latest.get(name), (started or {}).get(name), shown(name), latest_at.get(name),
+                   plan_failed)
             for name in sorted(tables)]
 
 
@@ -273,6 +310,16 @@ def line(t: dict[str, Any]) -> str:
         return (f"{t['table']}: published although the latest build (run {t['run']}) did not pass check {t['check']}: "
                 "SQLMesh evaluated it in place, so readers see the rows that failed")
     if t["state"] == "not_published":
+        if t["why"] == PLAN_FAILED:
+            plan = "plan" if str(t["run"]).startswith("SQLMESH_PLAN: ") else "run"
+            failed = f"failed on {t['failed_table']} (check {t['check']} did not pass)" if t.get("check") \
+                else f"failed on {t['failed_table']}"
+            if t.get("built_in") == t["run"]:
+                return (f"{t['table']}: not published: the {plan} that built it (run {t['run']}) {failed}, "
+                        f"and SQLMesh publishes no view of a failed {plan}")
+            built = f"; it was last built by run {t['built_in']}" if t.get("built_in") else ""  # an earlier failed plan
+            return (f"{t['table']}: not published: {plan} {t['run']} {failed}, "
+                    f"and SQLMesh publishes no view of a failed {plan}{built}")
         if t["run"] is None:
             return f"{t['table']}: not published (never built)"
         return f"{t['table']}: not published: run {t['run']} set it back, check {t['check']} did not pass"
