@@ -104,7 +104,7 @@ def test_validate_and_generate_find_the_spec_in_the_project(walked):
 def test_dbt_deps_and_build_pass_with_the_flagged_rule_warning(walked):
     out = _step(walked, "dbt deps").stdout
     assert "Installed from <local @ assay_packages/assay>" in out or "Installing assay_packages/assay" in out, out[-2000:]
-    assert re.search(r"Done\. PASS=13 WARN=1 ERROR=0 SKIP=0 NO-OP=0 TOTAL=14", out), out[-2000:]
+    assert re.search(r"Done\. PASS=14 WARN=1 ERROR=0 SKIP=0 NO-OP=0 TOTAL=15", out), out[-2000:]
 
 
 def test_source_freshness_passes_on_the_init_sample(walked):
@@ -117,7 +117,7 @@ def test_source_freshness_passes_on_the_init_sample(walked):
 def test_dbt_and_assay_run_from_another_directory(walked):
     home, _ = walked
     proc = _step(walked, "cd ..")
-    assert re.search(r"Done\. PASS=13 WARN=1 ERROR=0", proc.stdout), proc.stdout[-2000:]
+    assert re.search(r"Done\. PASS=14 WARN=1 ERROR=0", proc.stdout), proc.stdout[-2000:]
     assert "order: ENOUGH_ORDERS: passed: row count 5 satisfies the declared minimum of 1\n" in proc.stdout
     assert re.search(r"^run [0-9a-f-]{36} \(the latest\)$", proc.stderr, re.M), proc.stderr
     # one warehouse, not a second one created relative to where dbt ran

@@ -118,10 +118,12 @@ def test_the_operator_commands_read_the_sqlmesh_warehouse(walked):
     assert checks in proc.stdout.splitlines(), proc.stdout
     _shown(checks)
     header = [line for line in proc.stdout.splitlines() if line.startswith("run ")]
-    assert header and header[0].split() == ["run", "table", "check", "outcome", "rows", "on_failure", "finished_at"]
+    assert header and header[0].split() == ["run", "environment", "table", "check", "outcome", "rows", "kept",
+                                            "on_failure", "finished_at"]
     listed = [line for line in proc.stdout.splitlines() if re.search(r"\border\s+ENOUGH_ORDERS\s+passed\b", line)]
     assert len(listed) == 2, proc.stdout  # the run's, then the plan's
     assert listed[0].split()[0] == latest.group(1)[:8], listed  # the short id `assay checks` takes
+    assert {line.split()[1] for line in listed} == {"prod"}, listed  # the environment each run recorded
     assert "order: published" in proc.stdout.splitlines()
     assert "order order_id='O-6': 2 deliveries in bronze." in proc.stdout
     assert "It is in the entity (published). 0 open reject rows." in proc.stdout

@@ -6,7 +6,9 @@ for; `assay table get|list` attribute each failed build to its environment. Real
 1. prod publishes 3 meters;
 2. the spec raises `min_rows` and `sqlmesh plan dev` builds the new version in dev, whose check
    fails: prod still reads `published` (exit 0), its events name the dev run as dev's; dev reads
-   the failure (its view shows the failing build: `published_failing`, exit 2);
+   the failure (its view shows the failing build: `published_failing`, exit 2); `assay checks`
+   means prod's latest run (`--environment dev` dev's), the report's checks are prod's, and
+   `check list` names each run's environment;
 3. the same change planned for prod fails there: prod reads `set_back` naming prod's own run.
 
 Before this decision step 2 read `set back` in prod, naming the dev plan.
@@ -75,6 +77,19 @@ def test_a_failed_dev_build_is_not_read_as_prods(tmp_path):
         assert f"run {dev} (environment dev) check ENOUGH_METERS" in text, text
         listed = CliRunner().invoke(cli, ["table", "list", "--json", "--project", str(sm.path), "--spec", str(spec)])
         assert json.loads(listed.stdout)[0]["state"] == "published", listed.output
+        # `assay checks` means prod's latest run, the report's checks are prod's, and `check list`
+        # names each run's environment
+        args = ["--project", str(sm.path), "--spec", str(spec)]
+        said = CliRunner().invoke(cli, ["checks", *args])
+        assert said.exit_code == 0 and f"run {first} (the latest)" in said.output, said.output
+        said = CliRunner().invoke(cli, ["checks", "--environment", "dev", *args])
+        assert said.exit_code == 2 and f"run {dev} (the latest)" in said.output, said.output
+        said = CliRunner().invoke(cli, ["checks", dev, *args])  # a run named: shown, with its environment
+        assert said.exit_code == 2 and f"run {dev} (environment dev)" in said.output, said.output
+        report = json.loads(CliRunner().invoke(cli, ["report", "--json", *args]).stdout)
+        assert {c["run_id"] for c in report["checks"]} == {first}, report["checks"]
+        listed_runs = json.loads(CliRunner().invoke(cli, ["check", "list", "--json", *args]).stdout)
+        assert {(i["run"], i.get("environment")) for i in listed_runs} == {(first, "prod"), (dev, "dev")}
         # dev reads its own build: its view shows the failing rows or the previous version
         code, text, got = table_get(sm, spec, "--environment", "dev")
         assert code == 2, text

@@ -22,15 +22,17 @@ from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import did_pass, short_run_id
-from .common import (PROJECT_HELP, build_command, json_option, optional_spec, plural, project_option, run_id_hint, shown,
+from .common import (PROJECT_HELP, build_command, environment_option, json_option, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
 
 SPEC_HELP = ("Read the results in this spec's meta schema (default: the spec `assay generate` recorded for the "
              "project; without one, the schema dbt's manifest or assay's record says the build wrote them to).")
 
 
-def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]):
-    """The operator core's view of the recorded results (runtime/operator.py::open_results)."""
+def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
+             environment: Optional[str] = None):
+    """The operator core's view of the recorded results (runtime/operator.py::open_results);
+    `environment`: the SQLMesh environment whose latest run is meant (default prod)."""
     from ..runtime.operator import open_results
 
     spec = optional_spec(spec_dir, project_dir)
@@ -39,7 +41,7 @@ def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional
         from ..api import load_project
 
         project = load_project(spec)
-    return open_results(project_dir, project, profiles_dir=profiles_dir, target=target)
+    return open_results(project_dir, project, profiles_dir=profiles_dir, target=target, environment=environment)
 
 
 def _dbt_stopped_run(project_dir: Path, run_id: Optional[str] = None):
@@ -83,18 +85,20 @@ def _latest_label(found: str, project_dir: Path) -> str:
 @project_option(PROJECT_HELP)
 @spec_option(SPEC_HELP)
 @warehouse_options
+@environment_option
 @json_option("Print the results as a JSON list of {table, check_id, passed, detail}.")
 def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
-               target: Optional[str], as_json: bool) -> None:
+               target: Optional[str], environment: Optional[str], as_json: bool) -> None:
     """Print the check results of the build RUN_ID (the run id `assay check list` shows, or the start
     of it: dbt's invocation_id, or the SQLMesh run's); without RUN_ID, of the latest build that
-    recorded any.
+    recorded any (on SQLMesh, the latest of the environment read: prod, or --environment).
 
     Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
     """
-    with _results(spec_dir, project_dir, profiles_dir, target) as recorded:
+    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
         found = recorded.find_run(run_id)
         results = recorded.of_run(found) if found is not None else []
+        env = recorded.environment_of(found) if found is not None else None
     if found is None:
         if as_json:
             click.echo("[]")
@@ -104,9 +108,11 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                 f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`."
             )
         raise AssayError(unrecorded_run(run_id, project_dir))
-    if run_id != found:
-        # Say which run this is: the caller gave none, or only the start of its id.
-        click.echo(f"run {found}" + (_latest_label(found, project_dir) if run_id is None else ""), err=True)
+    if run_id != found or (env is not None and env != (environment or "prod")):
+        # Say which run this is: the caller gave none, or only the start of its id; and, on
+        # SQLMesh, the environment a run of another one than the read one was for (0936).
+        where = f" (environment {env})" if env is not None and env != (environment or "prod") else ""
+        click.echo(f"run {found}{where}" + (_latest_label(found, project_dir) if run_id is None else ""), err=True)
     if as_json:
         # 000's wire shape, and the table each result is of (a run checks several tables).
         click.echo(json.dumps([{k: r[k] for k in WIRE} for r in results], indent=2))
@@ -185,7 +191,10 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         click.echo("no check results recorded yet")
         return
     cols = ["run", "table", "check", "outcome", "rows", "kept", "on_failure", "finished_at"]
-    rows = [{**i, "run": short_run_id(i["run"]), "rows": "" if i["rows"] is None else i["rows"]} for i in items]
+    if any("environment" in i for i in items):
+        cols.insert(1, "environment")  # SQLMesh runs that recorded theirs (decision 0936)
+    rows = [{"environment": "", **i, "run": short_run_id(i["run"]), "rows": "" if i["rows"] is None else i["rows"]}
+            for i in items]
     widths = {c: max(len(c), *(len(str(i[c])) for i in rows)) for c in cols}
     click.echo("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
     for i in rows:

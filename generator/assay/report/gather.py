@@ -233,7 +233,7 @@ class Gatherer:
         from ..checks.recorded import verdict_of_row
         from ..runtime.check_results import CheckResults, outcome_of
 
-        recorded = CheckResults(self._reader(), self.meta)
+        recorded = CheckResults(self._reader(), self.meta, self.environment)
         latest = recorded.latest_run_per_table()
         rows = recorded.rows(("run_id", "table_name", "check_id", "kind", "enforcement", "passed", "check_spec",
                               "measures", "recorded_at", "check_position"))

@@ -103,9 +103,30 @@ class CheckResults:
     anything with its `query`, `exists` and `relation`). A warehouse whose builds recorded nothing
     yet has no results table: every question then has the empty answer, never an error."""
 
-    def __init__(self, reader: Any, meta: str):
+    def __init__(self, reader: Any, meta: str, environment: Optional[str] = None):
+        """`environment`: the SQLMesh environment read (None: prod). A run recorded as planned for
+        another one (decision 0936) is never this environment's latest; a run that recorded no
+        environment (dbt, or a SQLMesh config without the recorder) counts for every one."""
         self.reader = reader
         self.meta = meta
+        self.environment = environment
+        self._elsewhere: Optional[frozenset[str]] = None
+
+    def elsewhere(self) -> frozenset[str]:
+        """The runs recorded as planned for another environment than the one read."""
+        if self._elsewhere is None:
+            from .table_states import PROD, run_environments
+
+            read = self.environment or PROD
+            self._elsewhere = frozenset(run for run, env in run_environments(self.reader, self.meta).items()
+                                        if env != read)
+        return self._elsewhere
+
+    def environment_of(self, run_id: str) -> Optional[str]:
+        """The SQLMesh environment `run_id` recorded, or None (dbt; not recorded)."""
+        from .table_states import run_environments
+
+        return run_environments(self.reader, self.meta).get(run_id)
 
     def rows(self, columns: tuple[str, ...], where: str = "", params: tuple = (), *,
              table: str = RESULTS_TABLE) -> list[tuple]:
@@ -116,16 +137,18 @@ class CheckResults:
                                  params)
 
     def latest_run(self) -> Optional[str]:
-        """The run that recorded results last (by its recording time, then its id)."""
-        runs = self.rows(("run_id", "recorded_at"))
+        """The run of the environment read that recorded results last (by its recording time, then its id)."""
+        elsewhere = self.elsewhere()
+        runs = [r for r in self.rows(("run_id", "recorded_at")) if r[0] not in elsewhere]
         return max(runs, key=lambda r: (str(r[1]), r[0]))[0] if runs else None
 
-    def latest_per_table(self, leaving_out: Collection[str] = ()) -> dict[str, tuple[str, str]]:
-        """{table: (when, run)} of the run that last recorded the table's check results, runs in
-        `leaving_out` aside (a SQLMesh run of another environment than the one read)."""
+    def latest_per_table(self) -> dict[str, tuple[str, str]]:
+        """{table: (when, run)} of the run of the environment read that last recorded the table's
+        check results."""
+        elsewhere = self.elsewhere()
         latest: dict[str, tuple[str, str]] = {}
         for table, run, at in self.rows(("table_name", "run_id", "cast(recorded_at as varchar(64))")):
-            if run in leaving_out:
+            if run in elsewhere:
                 continue
             if table not in latest or (str(at), run) > latest[table]:
                 latest[table] = (str(at), run)
@@ -167,17 +190,22 @@ class CheckResults:
         """Every recorded result, newest first: run (full id), table, check, outcome, rows (the rows it
         found failing: a SQL check file's returned rows, a declared check's violating rows; None for
         a check that counts none), kept (how many of them `assay check rows` prints, kept from the
-        checked candidate up to the build's cap), on_failure and finished_at (ISO 8601)."""
-        from .table_states import iso_utc
+        checked candidate up to the build's cap), on_failure and finished_at (ISO 8601); and
+        `environment` for a SQLMesh run that recorded the one it was for (decision 0936)."""
+        from .table_states import iso_utc, run_environments
 
         rows = sorted(self.rows(LIST_COLUMNS), key=lambda r: (str(r[8]), r[0], r[1], r[2]), reverse=True)
         kept = self.kept_counts()
+        envs = run_environments(self.reader, self.meta) if rows else {}
         items = []
         for run_id, table, check_id, kind, enforcement, passed, _, measures, recorded_at in rows:
             outcome, failing = outcome_of(kind, enforcement, bool(passed), measures)
-            items.append({"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
-                          "kept": kept.get((run_id, table, check_id), 0), "on_failure": enforcement,
-                          "finished_at": iso_utc(recorded_at)})
+            item = {"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
+                    "kept": kept.get((run_id, table, check_id), 0), "on_failure": enforcement,
+                    "finished_at": iso_utc(recorded_at)}
+            if run_id in envs:
+                item["environment"] = envs[run_id]
+            items.append(item)
         return items
 
     def kept_counts(self) -> dict[tuple[str, str, str], int]:

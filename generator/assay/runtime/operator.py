@@ -59,7 +59,7 @@ def open_warehouse(project: Project, project_dir: Path, *, profiles_dir: Optiona
 
 @contextmanager
 def open_results(project_dir: Path, project: Optional[Project] = None, *, profiles_dir: Optional[Path] = None,
-                 target: Optional[str] = None) -> Iterator[Any]:
+                 target: Optional[str] = None, environment: Optional[str] = None) -> Iterator[Any]:
     """The recorded check results of `project_dir`'s builds, over one read-only connection, for one
     command (`assay checks`, `check list`, `check rows`): a runtime.check_results.CheckResults.
 
@@ -72,12 +72,15 @@ def open_results(project_dir: Path, project: Optional[Project] = None, *, profil
     from .check_results import CheckResults
     from .warehouse import Reader, connect, describe, project_kind, warehouse_errors
 
+    from .warehouse import check_environment
+
+    check_environment(project_dir, environment)
     meta = results_meta(project_dir, project, profiles_dir=profiles_dir, target=target)
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=True)
     try:
         with warehouse_errors(f"cannot read check results from the warehouse of {describe(project_dir, profiles_dir, target)}",
                               project_kind(project_dir)):
-            yield CheckResults(Reader(conn, dialect), meta)
+            yield CheckResults(Reader(conn, dialect), meta, environment)
     finally:
         conn.close()
 

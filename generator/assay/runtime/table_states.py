@@ -226,7 +226,7 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     for name, ev in mark.items():
         if ev[0] == "TABLE_KEPT" and name not in tables:
             tables[name] = (project.schema("silver"), name, True)
-    recorded = CheckResults(reader, meta).latest_per_table(leaving_out=elsewhere)
+    recorded = CheckResults(reader, meta, environment).latest_per_table()
     latest = {table: run for table, (_at, run) in recorded.items()}
     latest_at = {table: at for table, (at, _run) in recorded.items()}
     newest = max(recorded.values())[1] if recorded else None
