@@ -58,7 +58,7 @@ def test_bronze_is_loaded_into_the_gateways_file(walked):
 def test_validate_and_generate(walked):
     home, done = walked
     out = done[GENERATE].stdout.splitlines()
-    assert re.fullmatch(r"ok: 2 entities, 2 mappings, 20 rules, 1 check \(spec [0-9a-f]+, for sqlmesh\)", out[0]), out
+    assert re.fullmatch(r"ok: 2 entities, 2 mappings, 21 rules, 1 check \(spec [0-9a-f]+, for sqlmesh\)", out[0]), out
     manifest = json.loads((home / "lake" / ".assay" / "manifest.json").read_text())
     assert manifest["target"] == "sqlmesh"
     assert out[1].startswith(f"assay generate: {len(manifest['files'])} written, 0 unchanged, 0 removed (2 entities, spec ../shop ")

@@ -647,6 +647,30 @@ reconcile:
     ],
 )
 
+# --- a type-2 key (decision 0416) ---------------------------------------------------------
+
+_TYPE2_KEY_FLAG = (
+    "rule `{rule}` on key column `order_id` of `orders` says `on_fail: flag`, and `orders` is `scd: type2`: "
+    "a flagged row is kept, and a kept row whose key is NULL can never be versioned in the history readers "
+    "read. Write `on_fail: quarantine` (the row goes to `orders__reject` and can be replayed after a fix) or "
+    "`on_fail: fail`, or leave the rule out: assay then applies its implicit `not_null` on the key "
+    "(docs/decisions/0416)."
+)
+for _rule in ("not_null", "coercible"):
+    case(
+        f"type2_key_{_rule}_flag",
+        {
+            **orders_entity("    key: [order_id]\n", "    key: [order_id]\n    scd: type2\n"),
+            "mapping_orders.yaml": orders_mapping(
+                '  customer_id: {from: "$.customer"}\n  amount: {from: "$.amount", transform: [{to_decimal: [12, 2]}]}\n'
+                '  status: {from: "$.status", transform: [lower]}\n'
+                '  updated_at: {from: "$.updated", transform: [{parse_ts: ISO8601}]}\n'
+            ).replace('  order_id: {from: "$.id"}\n',
+                      '  order_id:\n    from: "$.id"\n    quality:\n      - {rule: %s, on_fail: flag}\n' % _rule),
+        },
+        [("mapping_orders.yaml", 8, "SPEC_INVALID", _TYPE2_KEY_FLAG.format(rule=_rule))],
+    )
+
 # --- reserved names ----------------------------------------------------------------------
 
 case(

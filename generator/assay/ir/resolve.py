@@ -1,7 +1,8 @@
 """Resolve: turn validated grammar models into the frozen IR.
 
 Resolution settles everything the targets must not decide again: the
-implicit `coercible` rules, generated rule names, effective dispositions,
+implicit `coercible` rules, the implicit `not_null` rules of a type-2 key
+(decision 0416), generated rule names, effective dispositions,
 the dedupe total order, relationships as columns, and checks normalised.
 """
 
@@ -154,7 +155,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         rname, clash = names.take(base_name(kind, column, params, relationship))
         if clash:
             expr = authored[rname]
-            what = "implicit `coercible` rule" if implicit else f"`{kind}` rule"
+            what = f"implicit `{kind}` rule" if implicit else f"`{kind}` rule"
             on = f"on `{column}` in mapping `{mapping}` ({loc})" if column else f"via `{relationship}` ({loc})"
             out.append(
                 Diagnostic(
@@ -177,6 +178,11 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
             if opted_in and not explicit:  # every chain: its markers see only failed casts (decision 0019)
                 disp = "fail" if src.column in order_cols else "quarantine"
                 add("coercible", disp, src.column, m.name, {}, True, src.loc)
+            if ent.scd == "type2" and src.is_key and not any(r.rule == "not_null" for r in fm.quality):
+                # A kept row without a full key cannot be versioned (decision 0416): it is diverted
+                # with the entity's quarantine, or stops the build where there is none.
+                add("not_null", "quarantine" if ent.quarantine is not None and ent.quarantine.retention else "fail",
+                    src.column, m.name, {}, True, src.loc)
             for r in fm.quality:
                 loc = Loc(m.file, r.line() or src.loc.line)
                 limit_of(r, add(r.rule, r.on_fail, src.column, m.name, _field_rule_params(r, src, validated), False, loc), m.file)

@@ -37,14 +37,15 @@ def kept_query(sp: Spelling, entity: Entity, staged: str | None = None, processe
 
 
 def versioned_query(sp: Spelling, entity: Entity, current: str) -> str:
-    """What a type-2 entity's history versions: its current kept rows that have an identity.
+    """What a type-2 entity's history versions: every current kept row.
 
-    A row with a NULL key part is kept (decision 0003: the absence of identity; the rules decide
-    its fate) and stays in `current`, but no merge on the key can ever match it, so a snapshot or
-    an SCD type 2 model would open one more version of it on every build. It is left out of the
-    history (decision 0414)."""
-    keys = sp.join("and", (sp.sql("{} is not null", sp.ident(k)) for k in entity.key))
-    return "\n".join([sp.sql("select *"), sp.sql("from {}", current), sp.sql("where {}", keys), ""])
+    Every one has its full key: a merge on the key never matches a NULL, so a row without one
+    cannot be versioned, and the implicit `not_null` rule of each key column (ir.resolve) diverts
+    it before it is kept, with the entity's quarantine, or stops the build where there is none
+    (decision 0416, superseding 0414, which left such rows out of the history here: kept,
+    counted, and absent from what readers read). Nothing is filtered here, so nothing the
+    entity keeps is left out of its history."""
+    return "\n".join([sp.sql("select *"), sp.sql("from {}", current), ""])
 
 
 def reject_id(sp: Spelling, mapping: Mapping) -> str:

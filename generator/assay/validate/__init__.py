@@ -9,7 +9,7 @@ from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
 from .checks import check_declared, check_sql_files
 from .context import build_context
-from .dispositions import check_retention
+from .dispositions import check_retention, check_type2_keys
 from .entities import check_entities
 from .incremental import check_incremental
 from .mappings import check_mappings
@@ -59,6 +59,7 @@ def validate(loaded: LoadedSpec, target: Optional[str] = None, dialect: Optional
     check_names(ctx)
     check_relations(ctx)
     check_retention(ctx)
+    check_type2_keys(ctx)
     check_incremental(ctx)
     declared = check_declared(ctx)
     check_thresholds(ctx)

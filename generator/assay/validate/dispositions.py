@@ -78,3 +78,28 @@ def check_retention(ctx) -> None:
                 line or ent.line(),
                 f"entity `{name}` joins the quality system (it declares {' and '.join(reasons)}), so a value of {cols} that does not cast is quarantined by the implicit `coercible` rule, and `{name}` has no `quarantine.retention`; {RETENTION_FIX}, or state `{{rule: coercible, on_fail: flag}}` on those fields.",
             )
+
+
+def check_type2_keys(ctx) -> None:
+    """Refuse a rule that would keep a row of a type-2 entity without its full key (decision 0416).
+
+    A merge on the key never matches a NULL, so such a row can never be versioned: the implicit
+    `not_null` rule of each key column diverts it. A `not_null` stated on a key column replaces
+    the implicit one and so must divert too; a `coercible` stated there must too, since a key
+    value that does not cast is a NULL that `not_null` leaves to `coercible`.
+    """
+    for name, (_file, ent) in sorted(ctx.entities.items()):
+        if ent.scd != "type2":
+            continue
+        for mfile, m in ctx.mappings_of(name):
+            for col, fm in m.key.items():
+                for rule in fm.quality:
+                    if rule.rule in ("not_null", "coercible") and rule.on_fail == "flag":
+                        ctx.report(
+                            mfile, rule.line("on_fail") or rule.line(),
+                            f"rule `{rule.rule}` on key column `{col}` of `{name}` says `on_fail: flag`, and `{name}` is "
+                            f"`scd: type2`: a flagged row is kept, and a kept row whose key is NULL can never be versioned "
+                            f"in the history readers read. Write `on_fail: quarantine` (the row goes to `{name}__reject` "
+                            f"and can be replayed after a fix) or `on_fail: fail`, or leave the rule out: assay then "
+                            f"applies its implicit `not_null` on the key (docs/decisions/0416).",
+                        )

@@ -8,9 +8,11 @@ order. Nothing here is imported from `assay`, so a resolver bug shows up as a di
 Readings the documents leave open, made here and pinned by tests/unit/test_oracle.py:
 - "Declaration order" (for `_2`, `_3`): spec files in path order; the mappings of an entity in
   the order of their files; within a mapping the `key:` fields then `fields:`, each in document
-  order; within a field the implicit `coercible` first, then its rules as written; the entity's
-  row rules (`referential`) after every mapping.
-- An explicitly declared `coercible` on a field replaces the implicit one.
+  order; within a field the implicit `coercible` first, then (a type-2 key, decision 0416) the
+  implicit `not_null`, then its rules as written; the entity's row rules (`referential`) after
+  every mapping.
+- An explicitly declared `coercible` on a field replaces the implicit one; a declared `not_null`
+  on a type-2 key replaces its implicit one.
 """
 
 from __future__ import annotations
@@ -240,6 +242,16 @@ def _entity(name: str, ent: dict, mdocs: list) -> Entity:
         if opted_in and not explicit:
             add(fold(f"{col}_coercible"), kind="coercible", disposition="fail" if col in order_columns else "quarantine",
                 column=col, mapping=mname, implicit=True)
+        # decision 0416: no history can version a row whose key is NULL, so a type-2 key column
+        # has a `not_null` of its own unless one is declared: the entity's quarantine where it
+        # states a retention, else `fail`; a declared one (or a `coercible`) that only flags is refused.
+        if ent.get("scd") == "type2" and src.is_key:
+            if any(r.get("rule") in ("not_null", "coercible") and r.get("on_fail") == "flag" for r in rdocs):
+                raise Unsupported(f"refused spec: a flag on the key {col} of the type-2 entity {name}")
+            if not any(r.get("rule") == "not_null" for r in rdocs):
+                retained = bool((quarantine_doc or {}).get("retention"))
+                add(fold(f"{col}_not_null"), kind="not_null", disposition="quarantine" if retained else "fail",
+                    column=col, mapping=mname, implicit=True)
         for r in rdocs:
             kind, disp = r.get("rule"), r.get("on_fail")
             if disp not in SEVERITY:

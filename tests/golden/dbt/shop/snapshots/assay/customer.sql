@@ -3,5 +3,4 @@
 {{ config(enabled=assay.type2_is_snapshot(), schema="silver", unique_key=["customer_id"], strategy='check', check_cols=["customer_id", "email", "country", "tier", "signup_date"], hard_deletes='invalidate', pre_hook="{{ assay.kept_gate([{'table': \"customer\", 'relation': ref(\"customer__current\")}], \"assay_meta\") }}") }}
 select *
 from {{ ref("customer__current") }}
-where customer_id is not null
 {% endsnapshot %}

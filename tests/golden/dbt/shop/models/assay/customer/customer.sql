@@ -3,4 +3,3 @@
 
 select *
 from {{ ref("customer__current") }}
-where customer_id is not null

@@ -56,6 +56,7 @@ judged as (
         coalesce((_dedupe_rank = 1 and _mapping = 'raw_customers' and _c__country), false) as _r__country_coercible,
         coalesce((_dedupe_rank = 1 and _mapping = 'raw_customers' and ({{ assay.char_length("country") }} < 2 or {{ assay.char_length("country") }} > 2)), false) as _r__country_length,
         coalesce((_dedupe_rank = 1 and _mapping = 'raw_customers' and _c__customer_id), false) as _r__customer_id_coercible,
+        coalesce((_dedupe_rank = 1 and _mapping = 'raw_customers' and (customer_id is null and not _c__customer_id)), false) as _r__customer_id_not_null,
         coalesce((_dedupe_rank = 1 and _mapping = 'raw_customers' and _c__email), false) as _r__email_coercible,
         coalesce((_dedupe_rank = 1 and _mapping = 'raw_customers' and not ({{ assay.regex_matches("email", "^[^@ ]+@[^@ ]+\\.[a-z]+$") }})), false) as _r__email_pattern,
         coalesce((_dedupe_rank = 1 and _mapping = 'raw_customers' and _c__signup_date), false) as _r__signup_date_coercible,
@@ -77,12 +78,12 @@ select
     _ingested_at,
     _dedupe_rank,
     _delivery_rank,
-    {{ assay.quality_flags([["country_coercible", "_r__country_coercible"], ["country_length", "_r__country_length"], ["customer_id_coercible", "_r__customer_id_coercible"], ["email_coercible", "_r__email_coercible"], ["email_pattern", "_r__email_pattern"], ["signup_date_coercible", "_r__signup_date_coercible"], ["tier_coercible", "_r__tier_coercible"], ["tier_range", "_r__tier_range"]]) }} as _failed_rules,
+    {{ assay.quality_flags([["country_coercible", "_r__country_coercible"], ["country_length", "_r__country_length"], ["customer_id_coercible", "_r__customer_id_coercible"], ["customer_id_not_null", "_r__customer_id_not_null"], ["email_coercible", "_r__email_coercible"], ["email_pattern", "_r__email_pattern"], ["signup_date_coercible", "_r__signup_date_coercible"], ["tier_coercible", "_r__tier_coercible"], ["tier_range", "_r__tier_range"]]) }} as _failed_rules,
     case
         when _delivery_rank > 1 then 'deduped'
         when _dedupe_rank > 1 then 'deduped'
         when false then 'failed'
-        when _r__country_coercible or _r__country_length or _r__customer_id_coercible or _r__email_coercible or _r__signup_date_coercible or _r__tier_coercible or _r__tier_range then 'quarantined'
+        when _r__country_coercible or _r__country_length or _r__customer_id_coercible or _r__customer_id_not_null or _r__email_coercible or _r__signup_date_coercible or _r__tier_coercible or _r__tier_range then 'quarantined'
         else 'kept'
     end as _route
 from judged
