@@ -15,9 +15,22 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from .ir.model import Entity, Project, Rule
-from .privacy import pii_bronze_columns, pii_columns, shown_values
+from .privacy import HIDDEN, pii_bronze_columns, pii_columns, shown_values
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
+
+def _is_json(text: str) -> bool:
+    """Whether `text` is one strict JSON document (no NaN or Infinity): the words for a path read
+    the build found unreadable. The build's own engine decided the coercion; this only chooses how
+    to say it, so a document only some engine refuses is told as a failed conversion."""
+    def refuse(name):
+        raise ValueError(name)
+    try:
+        json.loads(text, parse_constant=refuse)
+    except ValueError:
+        return False
+    return True
+
 
 # How the staged relation names a route, and what it means to someone reading about one row.
 ROUTE_WORDS = {
@@ -223,7 +236,12 @@ class Explainer:
                     if src is not None:
                         raw = d.bronze.get(src.bronze_column)
                         path = "$." + ".".join(src.path)
-                        d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")
+                        if len(src.path) > 1 and isinstance(raw, str) and raw != HIDDEN and not _is_json(raw):
+                            # a path read from text that is not JSON (decision 1120)
+                            d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {raw!r} is not JSON, so {path} "
+                                               f"could not be read and did not become a {src.target_type}")
+                        else:
+                            d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")
         return d
 
     def _unknown_members(self, d: Delivery) -> list[str]:

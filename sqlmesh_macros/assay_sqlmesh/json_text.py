@@ -7,7 +7,7 @@ import json as _json
 from sqlglot import exp
 from sqlmesh import macro
 
-from ._core import AssayMacroError, dialect_of, lit, render, string_arg, text, type_name
+from ._core import AssayMacroError, as_text, dialect_of, lit, postgres_version, render, string_arg, text, type_name
 
 
 def _path_text(dialect: str, path: list[str]) -> str:
@@ -38,6 +38,35 @@ def json_extract_sql(json_sql: str, path: list[str], dialect: str) -> str:
     if dialect == "trino":
         return f"JSON_EXTRACT_SCALAR({json_sql}, {_path_text(dialect, path)})"
     return f"JSON_VALUE({json_sql}, {_path_text(dialect, path)})"
+
+
+def json_valid_sql(value_sql: str, dialect: str) -> str:
+    """Whether `value_sql` (already text) is a JSON document the engine's own JSON reader accepts:
+    TRUE or FALSE, NULL on NULL; the guard of a JSON path read (decision 1120). Each engine
+    answers with the parser its extraction reads through (the dbt package's `json_valid`)."""
+    v = value_sql
+    if dialect == "duckdb":
+        return f"JSON_VALID({v})"
+    if dialect == "postgres":
+        # jsonb's input parser, guarded as try_cast guards every cast; 15 has the stand-in function.
+        check = "PG_INPUT_IS_VALID" if postgres_version() >= 160000 else "ASSAY_INPUT_IS_VALID"
+        return f"{check}({v}, 'jsonb')"
+    if dialect == "redshift":
+        return f"CAN_JSON_PARSE({v})"
+    if dialect == "snowflake":
+        # A JSON null parses to a variant null, which is not SQL NULL.
+        return f"(CASE WHEN {v} IS NOT NULL THEN NOT TRY_PARSE_JSON({v}) IS NULL END)"
+    if dialect == "bigquery":
+        return f"(CASE WHEN {v} IS NOT NULL THEN NOT SAFE.PARSE_JSON({v}) IS NULL END)"
+    if dialect == "spark":
+        # get_json_object never raises: it is NULL on text it cannot read, and on the document `null`.
+        return f"(CASE WHEN {v} IS NOT NULL THEN NOT GET_JSON_OBJECT({v}, '$') IS NULL OR TRIM({v}) = 'null' END)"
+    if dialect == "databricks":
+        # sqlglot writes Databricks' get_json_object(x, '$') as the `x:` path syntax, which has no root.
+        return f"(CASE WHEN {v} IS NOT NULL THEN NOT TRY_PARSE_JSON({v}) IS NULL END)"
+    if dialect == "trino":
+        return f"(CASE WHEN {v} IS NOT NULL THEN NOT TRY(JSON_PARSE({v})) IS NULL END)"
+    return f"({v} IS JSON)"
 
 
 def json_object_sql(pairs: list[tuple[str, str]], dialect: str) -> str:
@@ -95,6 +124,18 @@ def assay_json_extract_text(evaluator, value: exp.Expr, *path: str) -> exp.Expr:
     d = dialect_of(evaluator)
     keys = [string_arg(k, "a JSON key") for k in path]
     return render(json_extract_sql(text(value, d), keys, d), d)
+
+
+@macro()
+def assay_json_valid(evaluator, value: exp.Expr) -> exp.Expr:
+    """Whether a value is a JSON document the engine reads: the guard of a JSON path read, NULL on NULL.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_json_valid(b.payload)", "duckdb")
+    'JSON_VALID(CAST(b.payload AS TEXT))'
+    """
+    d = dialect_of(evaluator)
+    return render(json_valid_sql(as_text(value, d), d), d)
 
 
 @macro()

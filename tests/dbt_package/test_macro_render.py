@@ -50,6 +50,7 @@ CALLS = {
     "unknown_member": [("c.id",)],
     "json_object": [([["id", "x"], ["note", "y"]],)],
     "json_extract_text": [(["a", "we'ird"],)],
+    "json_valid": [()],
     "string_literal": [],
     "delivery_fingerprint": [("w",), ("null",)],
     "fingerprint_sum": [()],

@@ -34,6 +34,20 @@ def test_one_decision_two_spellings():
     assert dbt_marker == f"(trim(cast(b.amount as {{{{ assay.sql_type(\"string\") }}}})) is not null and {dbt_value} is null)"
 
 
+def test_a_json_path_read_is_guarded_once_for_both_targets():
+    # decision 1120: text that is not JSON is a coercion failure of the field, never an engine error
+    src = FieldSource("city", ("payload", "loc", "city"), (), "string", False, Loc("m.yml", 1))
+    sm_value, sm_marker = lower_field(SqlmeshSpelling(), src, "b", True)
+    assert sm_value == "CASE WHEN @assay_json_valid(b.payload) THEN @assay_json_extract_text(b.payload, 'loc', 'city') END"
+    assert sm_marker == "(b.payload IS NOT NULL AND NOT @assay_json_valid(b.payload))"
+    dbt_value, dbt_marker = lower_field(DBT, src, "b", True)
+    assert dbt_value == ('case when {{ assay.json_valid("b.payload") }} then '
+                         '{{ assay.json_extract_text("b.payload", ["loc", "city"]) }} end')
+    assert dbt_marker == '(b.payload is not null and not {{ assay.json_valid("b.payload") }})'
+    # an entity that is not opted in keeps the produce-or-raise read
+    assert lower_field(DBT, src, "b", False) == ('{{ assay.json_extract_text("b.payload", ["loc", "city"]) }}', None)
+
+
 def test_output_types_come_from_the_transform_table():
     args = {"decimal": (12, 2)}
     for name, spec in TRANSFORMS.items():
@@ -59,6 +73,9 @@ class _Plain(Spelling):
 
     def json_extract_text(self, expr, keys):
         return f"json_extract_string({expr}, '$.{'.'.join(keys)}')"
+
+    def json_valid(self, expr):
+        return f"json_valid({expr})"
 
     def charset_ranges(self, ranges):
         return repr(list(ranges))

@@ -108,13 +108,15 @@ def _flags(columns, rows, dialect: str = "duckdb") -> str:
 
 
 def _json(columns, rows, dialect: str = "duckdb") -> str:
-    return ("SELECT case_id, @assay_json_extract_text(doc, 'a', 'b') AS a_b, @assay_json_extract_text(doc, 't') AS t, "
-            "@assay_json_extract_text(doc, 'nul') IS NULL AS nul_is_null, "
-            "@assay_json_extract_text(doc, 'missing', 'deeper') IS NULL AS missing_is_null, "
-            "@assay_json_extract_text(doc, 'we\"ird/key~') AS weird, @assay_json_extract_text(doc, 'arr') AS arr, "
-            "@assay_json_extract_text(doc, 'a') AS a_object, "
+    def read(*keys: str) -> str:  # guarded as a generated model reads a JSON path (decision 1120)
+        path = ", ".join("'" + k + "'" for k in keys)
+        return f"CASE WHEN @assay_json_valid(doc) THEN @assay_json_extract_text(doc, {path}) END"
+
+    return (f"SELECT case_id, {read('a', 'b')} AS a_b, {read('t')} AS t, {read('nul')} IS NULL AS nul_is_null, "
+            f"{read('missing', 'deeper')} IS NULL AS missing_is_null, {read('we' + chr(34) + 'ird/key~')} AS weird, "
+            f"{read('arr')} AS arr, {read('a')} AS a_object, "
             "@assay_json_object(('id', case_id), ('name', name), ('qty', qty), ('flag', flag), ('day', day), "
-            "('nothing', CAST(NULL AS TEXT))) AS object_text FROM input")
+            "('nothing', CAST(NULL AS TEXT))) AS object_text, @assay_json_valid(doc) AS readable FROM input")
 
 
 FAMILIES = {

@@ -89,15 +89,33 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
     raise ValueError(f"unknown transform {n}")  # pragma: no cover - validation refuses it
 
 
+def json_path_read(sp: Spelling, doc: str, keys, safe: bool) -> tuple[str, str | None]:
+    """A key path read inside a JSON column, and its coercion marker (decision 1120).
+
+    On an opted-in entity (`safe`) a value that is not JSON is a coercion failure of every field
+    read from it: the read yields NULL and the marker is TRUE, so the implicit `<col>_coercible`
+    rule (or the field's own `coercible`) disposes of the row, never an engine error. A JSON
+    `null`, a missing key or a path through a non-object reads NULL without a marker: the document
+    is readable and holds no value there, which `not_null` judges. Each engine spells the guard
+    with its own JSON reader (`json_valid`). Elsewhere the read stays produce-or-raise.
+    """
+    read = sp.json_extract_text(doc, keys)
+    if not safe:
+        return read, None
+    readable = sp.json_valid(doc)
+    return sp.sql("case when {} then {} end", readable, read), sp.sql("({} is not null and not {})", doc, readable)
+
+
 def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple[str, str | None]:
     """The column's value expression and its coercion marker (None when nothing can fail)."""
     head = f"{alias}.{sp.ident(src.path[0])}"
+    markers = []
     if len(src.path) > 1:
-        expr = sp.json_extract_text(head, src.path[1:])
+        expr, marker = json_path_read(sp, head, src.path[1:], safe)
+        markers += [marker] if marker else []
     else:
         expr = sp.cast(head, "string", False)
     current = "string"
-    markers = []
     for step in src.steps:
         if step.name in ARITHMETIC and not is_number(current):
             # a text operand is read as a number first; a value that is none is a coercion failure

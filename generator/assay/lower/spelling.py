@@ -123,6 +123,11 @@ class Spelling:
         """The text at a key path inside a JSON value."""
         raise NotImplementedError
 
+    def json_valid(self, expr: str) -> str:  # pragma: no cover - abstract
+        """TRUE when the text is a JSON document the engine's JSON reader accepts, FALSE when not,
+        NULL on NULL (the guard of a JSON path read, decision 1120)."""
+        raise NotImplementedError
+
     def charset_ranges(self, ranges) -> str:  # pragma: no cover - abstract
         """The code-point ranges of a charset rule, spelled as the macro argument."""
         raise NotImplementedError

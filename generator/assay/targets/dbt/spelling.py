@@ -163,6 +163,9 @@ class DbtSpelling(Spelling):
     def json_extract_text(self, expr: str, keys) -> str:
         return call("json_extract_text", jexpr(expr), jstr_list(keys))
 
+    def json_valid(self, expr: str) -> str:
+        return call("json_valid", jexpr(expr))
+
     def charset_ranges(self, ranges) -> str:
         return "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in ranges) + "]"
 

@@ -67,6 +67,9 @@ class SqlmeshSpelling(Spelling):
     def json_extract_text(self, expr: str, keys) -> str:
         return self.call("json_extract_text", Sql(expr), *(str(k) for k in keys))
 
+    def json_valid(self, expr: str) -> str:
+        return self.call("json_valid", Sql(expr))
+
     def charset_ranges(self, ranges) -> str:
         return self.string(",".join(f"U+{lo:04X}" if lo == hi else f"U+{lo:04X}-U+{hi:04X}" for lo, hi in ranges))
 
