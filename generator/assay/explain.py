@@ -237,7 +237,7 @@ class Explainer:
                         raw = d.bronze.get(src.bronze_column)
                         path = "$." + ".".join(src.path)
                         if len(src.path) > 1 and isinstance(raw, str) and raw != HIDDEN and not _is_json(raw):
-                            # a path read from text that is not JSON (decision 1120)
+                            # a path read from text that is not JSON (decision 1123)
                             d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {raw!r} is not JSON, so {path} "
                                                f"could not be read and did not become a {src.target_type}")
                         else:

@@ -42,7 +42,7 @@ def json_extract_sql(json_sql: str, path: list[str], dialect: str) -> str:
 
 def json_valid_sql(value_sql: str, dialect: str) -> str:
     """Whether `value_sql` (already text) is a JSON document the engine's own JSON reader accepts:
-    TRUE or FALSE, NULL on NULL; the guard of a JSON path read (decision 1120). Each engine
+    TRUE or FALSE, NULL on NULL; the guard of a JSON path read (decision 1123). Each engine
     answers with the parser its extraction reads through (the dbt package's `json_valid`)."""
     v = value_sql
     if dialect == "duckdb":

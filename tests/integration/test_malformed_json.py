@@ -1,4 +1,4 @@
-"""A JSON path read of a value that is not JSON is a coercion failure, never a crash (decision 1120).
+"""A JSON path read of a value that is not JSON is a coercion failure, never a crash (decision 1123).
 
 The outside tester's defect: a field mapped `from: "$.payload.loc.city"` and one bronze row whose
 `payload` was `{not json` made DuckDB raise `Malformed JSON` in the staged model; no row reached

@@ -35,7 +35,7 @@ def test_one_decision_two_spellings():
 
 
 def test_a_json_path_read_is_guarded_once_for_both_targets():
-    # decision 1120: text that is not JSON is a coercion failure of the field, never an engine error
+    # decision 1123: text that is not JSON is a coercion failure of the field, never an engine error
     src = FieldSource("city", ("payload", "loc", "city"), (), "string", False, Loc("m.yml", 1))
     sm_value, sm_marker = lower_field(SqlmeshSpelling(), src, "b", True)
     assert sm_value == "CASE WHEN @assay_json_valid(b.payload) THEN @assay_json_extract_text(b.payload, 'loc', 'city') END"

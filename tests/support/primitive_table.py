@@ -108,7 +108,7 @@ def _flags(columns, rows, dialect: str = "duckdb") -> str:
 
 
 def _json(columns, rows, dialect: str = "duckdb") -> str:
-    def read(*keys: str) -> str:  # guarded as a generated model reads a JSON path (decision 1120)
+    def read(*keys: str) -> str:  # guarded as a generated model reads a JSON path (decision 1123)
         path = ", ".join("'" + k + "'" for k in keys)
         return f"CASE WHEN @assay_json_valid(doc) THEN @assay_json_extract_text(doc, {path}) END"
 

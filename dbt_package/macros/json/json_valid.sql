@@ -1,5 +1,5 @@
 {#- Whether text is a JSON document the engine's own JSON reader accepts: TRUE or FALSE, NULL on
-    NULL. A JSON path read guards its extraction with it (decision 1120): a value that is not
+    NULL. A JSON path read guards its extraction with it (decision 1123): a value that is not
     JSON reads as NULL with a coercion marker instead of aborting the query. Each engine answers
     with the parser its json_extract_text reads through, so what the guard accepts the extraction
     can read; engines differ at the edges (DuckDB reads NaN and trailing commas, PostgreSQL does

@@ -90,7 +90,7 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
 
 
 def json_path_read(sp: Spelling, doc: str, keys, safe: bool) -> tuple[str, str | None]:
-    """A key path read inside a JSON column, and its coercion marker (decision 1120).
+    """A key path read inside a JSON column, and its coercion marker (decision 1123).
 
     On an opted-in entity (`safe`) a value that is not JSON is a coercion failure of every field
     read from it: the read yields NULL and the marker is TRUE, so the implicit `<col>_coercible`

@@ -125,7 +125,7 @@ class Spelling:
 
     def json_valid(self, expr: str) -> str:  # pragma: no cover - abstract
         """TRUE when the text is a JSON document the engine's JSON reader accepts, FALSE when not,
-        NULL on NULL (the guard of a JSON path read, decision 1120)."""
+        NULL on NULL (the guard of a JSON path read, decision 1123)."""
         raise NotImplementedError
 
     def charset_ranges(self, ranges) -> str:  # pragma: no cover - abstract

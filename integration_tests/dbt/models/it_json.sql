@@ -1,5 +1,5 @@
 {#- Each path read is guarded as a generated model guards it on an opted-in entity (decision
-    1120): text that is not JSON reads as NULL (and `readable` is false), never an error. -#}
+    1123): text that is not JSON reads as NULL (and `readable` is false), never an error. -#}
 {%- set ok = assay.json_valid('doc') -%}
 select
   case_id,
