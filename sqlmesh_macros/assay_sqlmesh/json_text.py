@@ -7,7 +7,7 @@ import json as _json
 from sqlglot import exp
 from sqlmesh import macro
 
-from ._core import AssayMacroError, as_text, dialect_of, lit, postgres_version, render, string_arg, text, type_name
+from ._core import AssayMacroError, as_text, dialect_of, lit, pick, postgres_version, render, string_arg, text, type_name
 
 
 def _path_text(dialect: str, path: list[str]) -> str:
@@ -40,33 +40,32 @@ def json_extract_sql(json_sql: str, path: list[str], dialect: str) -> str:
     return f"JSON_VALUE({json_sql}, {_path_text(dialect, path)})"
 
 
+# Whether a text is a JSON document the engine's own JSON reader accepts, per engine (`{v}`: the
+# text; `{check}`: PostgreSQL's guard, chosen by server version). The dbt package's `json_valid`
+# spells the same table.
+JSON_VALID = {
+    "duckdb": "JSON_VALID({v})",
+    # jsonb's input parser, guarded as try_cast guards every cast; 15 has the stand-in function.
+    "postgres": "{check}({v}, 'jsonb')",
+    "redshift": "CAN_JSON_PARSE({v})",
+    # A JSON null parses to a variant null, which is not SQL NULL.
+    "snowflake": "(CASE WHEN {v} IS NOT NULL THEN NOT TRY_PARSE_JSON({v}) IS NULL END)",
+    "bigquery": "(CASE WHEN {v} IS NOT NULL THEN NOT SAFE.PARSE_JSON({v}) IS NULL END)",
+    # get_json_object never raises: it is NULL on text it cannot read, and on the document `null`.
+    "spark": "(CASE WHEN {v} IS NOT NULL THEN NOT GET_JSON_OBJECT({v}, '$') IS NULL OR TRIM({v}) = 'null' END)",
+    # sqlglot writes Databricks' get_json_object(x, '$') as the `x:` path syntax, which has no root.
+    "databricks": "(CASE WHEN {v} IS NOT NULL THEN NOT TRY_PARSE_JSON({v}) IS NULL END)",
+    "trino": "(CASE WHEN {v} IS NOT NULL THEN NOT TRY(JSON_PARSE({v})) IS NULL END)",
+    "default": "({v} IS JSON)",
+}
+
+
 def json_valid_sql(value_sql: str, dialect: str) -> str:
     """Whether `value_sql` (already text) is a JSON document the engine's own JSON reader accepts:
     TRUE or FALSE, NULL on NULL; the guard of a JSON path read (decision 1123). Each engine
     answers with the parser its extraction reads through (the dbt package's `json_valid`)."""
-    v = value_sql
-    if dialect == "duckdb":
-        return f"JSON_VALID({v})"
-    if dialect == "postgres":
-        # jsonb's input parser, guarded as try_cast guards every cast; 15 has the stand-in function.
-        check = "PG_INPUT_IS_VALID" if postgres_version() >= 160000 else "ASSAY_INPUT_IS_VALID"
-        return f"{check}({v}, 'jsonb')"
-    if dialect == "redshift":
-        return f"CAN_JSON_PARSE({v})"
-    if dialect == "snowflake":
-        # A JSON null parses to a variant null, which is not SQL NULL.
-        return f"(CASE WHEN {v} IS NOT NULL THEN NOT TRY_PARSE_JSON({v}) IS NULL END)"
-    if dialect == "bigquery":
-        return f"(CASE WHEN {v} IS NOT NULL THEN NOT SAFE.PARSE_JSON({v}) IS NULL END)"
-    if dialect == "spark":
-        # get_json_object never raises: it is NULL on text it cannot read, and on the document `null`.
-        return f"(CASE WHEN {v} IS NOT NULL THEN NOT GET_JSON_OBJECT({v}, '$') IS NULL OR TRIM({v}) = 'null' END)"
-    if dialect == "databricks":
-        # sqlglot writes Databricks' get_json_object(x, '$') as the `x:` path syntax, which has no root.
-        return f"(CASE WHEN {v} IS NOT NULL THEN NOT TRY_PARSE_JSON({v}) IS NULL END)"
-    if dialect == "trino":
-        return f"(CASE WHEN {v} IS NOT NULL THEN NOT TRY(JSON_PARSE({v})) IS NULL END)"
-    return f"({v} IS JSON)"
+    check = "PG_INPUT_IS_VALID" if dialect != "postgres" or postgres_version() >= 160000 else "ASSAY_INPUT_IS_VALID"
+    return pick(JSON_VALID, dialect).format(v=value_sql, check=check)
 
 
 def json_object_sql(pairs: list[tuple[str, str]], dialect: str) -> str:
