@@ -51,6 +51,27 @@ def _text(value: Any) -> Optional[str]:
     return str(value)
 
 
+def typed_key_text(given: str, assay_type: str) -> Optional[str]:
+    """A key part as typed on the command line (or shown by the report: `2026-12-05T01:00:00Z`,
+    `104.5`), as the text a cast to the key column's type reads the same on every engine; None
+    when it is no value of that type (then it is compared as text, and finds nothing)."""
+    text = given.strip()
+    try:
+        if assay_type == "timestamp":
+            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            if value.tzinfo is not None:  # timestamps are kept in UTC without a zone (decision 0011)
+                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return value.isoformat(sep=" ")
+        if assay_type == "date":
+            return dt.date.fromisoformat(text).isoformat()
+        if assay_type.startswith("decimal"):
+            number = Decimal(text)
+            return format(number, "f") if number.is_finite() else None
+    except (ValueError, ArithmeticError):
+        return None
+    return None
+
+
 def _flags(value: Any) -> list[str]:
     """`_failed_rules` as a list, whether the engine stored an array or a comma string."""
     if value is None:
@@ -168,6 +189,26 @@ class Explainer:
         self.pii_columns, self.pii_bronze = pii_columns(entity), pii_bronze_columns(entity)
 
     # ------------------------------------------------------------------ gathering
+    def _key_match(self, key: dict[str, str]) -> tuple[str, tuple]:
+        """The condition (and its values) of the rows of `key`: a timestamp, date or decimal part is
+        compared as a value of its type, so `2026-12-05T01:00:00Z` (as the report and the reject
+        table write it), `2026-12-05 01:00:00` and `104.5` against `104.50` all find their row on
+        every engine; any other part as text."""
+        parts, params = [], []
+        for k in self.entity.key:
+            column = self.entity.column(k)
+            assay_type = column.type if column is not None else "string"
+            typed = typed_key_text(str(key[k]), assay_type)
+            if typed is None:
+                parts.append(f"cast({self.relation(k)} as varchar) = ?")
+                params.append(key[k])
+            else:
+                sql_type = "timestamp" if assay_type == "timestamp" else "date" if assay_type == "date" else \
+                    f"decimal(38, {len(typed.partition('.')[2])})"
+                parts.append(f"{self.relation(k)} = cast(? as {sql_type})")
+                params.append(typed)
+        return " and ".join(parts), tuple(params)
+
     def _staged_rows(self, where: str, params: tuple) -> list[dict]:
         cols = self.columns(self.staged)
         rows = self.query(f"select * from {self.staged} where {where}", params)
@@ -281,8 +322,8 @@ class Explainer:
             if rows and key is None:
                 key = {k: _text(rows[0].get(k)) for k in self.entity.key}
         if key is not None and all(v is not None for v in key.values()):
-            where = " and ".join(f"cast({self.relation(k)} as varchar) = ?" for k in self.entity.key)
-            by_key = self._staged_rows(where, tuple(key[k] for k in self.entity.key))
+            where, params = self._key_match(key)
+            by_key = self._staged_rows(where, params)
             seen = {(r.get("_source_row_id"), r.get("_load_id")) for r in rows} if source_row_id is not None else set()
             rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
         staged = {_text(r.get("_source_row_id")) + "|" + str(_text(r.get("_load_id"))): r for r in rows}
@@ -307,8 +348,7 @@ class Explainer:
         in_entity = False
         lookup = None
         if key is not None and all(v is not None for v in (key or {}).values()):
-            lookup = (" and ".join(f"cast({self.relation(k)} as varchar) = ?" for k in self.entity.key),
-                      tuple(key[k] for k in self.entity.key))
+            lookup = self._key_match(key)
         elif winner is not None and winner.route == "kept" and winner.source_row_id is not None:
             # a key with a NULL part names no row (decision 0003): the kept delivery itself is looked up
             load = "_load_id is null" if winner.load_id is None else "cast(_load_id as varchar) = ?"

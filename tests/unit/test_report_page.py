@@ -321,7 +321,8 @@ def test_the_entitys_line_counts_passed_checks_as_assay_checks_does():
                               ("D", True, "warned"))]  # D: a SQL check file on warn passes with rows (002)
     line = _entity_line({"entity": "shop", "latest": {"run_id": "r"}}, checks, {})
     assert (line["checks_passed"], line["checks"]) == (2, 4)
-    assert line["checks_tally"] == "2 of 4 passed (1 failed, 2 warned)"
+    # disjoint parts that add up (an outside tester read `2 of 4 passed (3 warned)` as more than 4)
+    assert line["checks_tally"] == "2 of 4 passed (1 of them warned); 2 did not: 1 failed, 1 warned"
 
 
 def test_a_failed_advisory_check_is_not_counted_as_passed_on_the_page():
@@ -336,9 +337,9 @@ def test_a_failed_advisory_check_is_not_counted_as_passed_on_the_page():
     data["tables"] = []
     data["health"] = verdict = health(data)
     line = verdict["lines"][0]
-    assert (line["checks_passed"], line["checks"], line["checks_tally"]) == (0, 1, "0 of 1 passed (1 warned)")
+    assert (line["checks_passed"], line["checks"], line["checks_tally"]) == (0, 1, "0 of 1 passed; 1 did not: 1 warned")
     text = _text(render(data))
-    assert "checks 0 of 1 passed (1 warned)" in text
+    assert "checks 0 of 1 passed; 1 did not: 1 warned" in text
     assert "checks 1 of 1 passed" not in text
     assert "check VALUE_CAP warned: column 'v' holds '5000', above the declared maximum of 1000" in text
 
@@ -360,3 +361,13 @@ def test_an_entity_of_a_sqlmesh_plan_that_failed_elsewhere_is_not_called_never_b
     text = _text(render(data))
     assert "never built" not in text and "Not built yet" not in text
     assert "its latest build was not published" in text
+
+
+def test_an_incremental_entitys_bronze_is_said_to_be_the_ledgers():
+    """A second outside tester deleted a built bronze row of an incremental entity: the page said
+    `bronze 31` over a bronze of 30 rows, with no note. The summary now says what it counts."""
+    data = _data()
+    data["entities"][0]["spec"]["materialized"] = "incremental"
+    assert "bronze counts the deliveries its ledger holds" in _text(render(data))
+    data["entities"][0]["spec"]["materialized"] = "table"
+    assert "bronze counts the deliveries its ledger holds" not in _text(render(data))

@@ -322,6 +322,7 @@ def _spec_of(e: Entity) -> dict:
     """What the spec says of the entity for a reader: owner, grain, description, key, history, and
     each field's type, classification and description (names and spec text, never data)."""
     return {"owner": e.owner, "grain": e.grain, "description": e.description, "key": list(e.key), "scd": e.scd,
+            "materialized": e.materialized,
             "retention": None if e.retention is None else str(e.retention),
             "fields": [{"name": c.name, "type": c.type, "required": c.required, "classification": c.classification,
                         "description": c.description} for c in e.columns]}

@@ -113,7 +113,10 @@ def _summary(entities: list[dict]) -> str:
                      latest["deduped"], e["rejects"]["open"], when,
                      _Raw(composition_svg(latest, e["flagged"]))])
     note = ('<p class="muted">Latest run of each entity. bronze = kept + quarantined + deduped; flagged rows are kept '
-            "rows a flag rule fired on (published, with <code>_quality_ok = false</code>), counted in the published table.</p>")
+            "rows a flag rule fired on (published, with <code>_quality_ok = false</code>), counted in the published table."
+            + (" For an incremental entity bronze counts the deliveries its ledger holds: a bronze row deleted after it "
+               "was built stays counted." if any(e.get("spec", {}).get("materialized") == "incremental" for e in entities) else "")
+            + "</p>")
     return note + _table(["entity", "bronze", "kept", "quarantined", "deduped", "open rejects", "latest run (UTC)", ""],
                          rows, numeric={1, 2, 3, 4, 5}, cls="summary") + legend(("kept", "flagged", "quarantined", "deduped"))
 

@@ -89,13 +89,22 @@ TALLY_WORDS = (("FAILED", "failed"), ("failed (kept)", "failed (kept)"), ("error
 
 
 def tally(results: Iterable[Mapping[str, Any]]) -> str:
-    """`0 of 1 passed (1 warned)`: how many of `results` passed (did_pass), then how many had each
-    outcome other than `passed` (outcome_of's words), so a warning is neither hidden nor counted twice."""
+    """`2 of 4 passed (1 of them warned); 2 did not: 2 warned`: how many of `results` passed
+    (did_pass, as `assay checks` counts), how many of those passed with a warning (a SQL check file
+    on `warn` that returned rows), then how many did not pass by outcome (outcome_of's words). The
+    parts are disjoint and add up to the whole, so a warning is neither hidden nor counted twice."""
     results = list(results)
-    n = sum(1 for r in results if did_pass(r))
-    counts = [f"{sum(1 for r in results if r.get('outcome') == o)} {word}" for o, word in TALLY_WORDS
-              if any(r.get("outcome") == o for r in results)]
-    return f"{n} of {len(results)} passed" + (f" ({', '.join(counts)})" if counts else "")
+    passed = [r for r in results if did_pass(r)]
+    missed = [r for r in results if not did_pass(r)]
+    text = f"{len(passed)} of {len(results)} passed"
+    warned = sum(1 for r in passed if r.get("outcome") not in (None, "passed"))
+    if warned:
+        text += f" ({warned} of them warned)"
+    counts = [f"{sum(1 for r in missed if r.get('outcome') == o)} {word}" for o, word in TALLY_WORDS
+              if any(r.get("outcome") == o for r in missed)]
+    if missed:
+        text += f"; {len(missed)} did not" + (f": {', '.join(counts)}" if counts else "")
+    return text
 
 
 class CheckResults:
