@@ -146,7 +146,7 @@ class DeclaredChecks:
         detail, candidate = dbtresults.check_failed(project, "model.assay_it.reading")
         assert detail == (
             "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows, first at (A, 2026-03-01 00:00:00); "
-            "TEMP_PRESENT: column 'temp_c' is null on 2 of 3 rows, above the declared ceiling of 250000 ppm; "
+            "TEMP_PRESENT: column 'temp_c' is 666667 ppm null (2 of 3 rows), above the declared ceiling of 250000 ppm; "
             "HUMIDITY_IN_RANGE: column 'humidity' holds '-3.0', outside the declared range [0, 100] (2 values outside)"
         ), detail
         # the candidate holds the failing rows

@@ -123,7 +123,7 @@ def test_pass_then_set_back_then_advisory_failure(project):
     detail, candidate = dbtresults.check_failed(project, "model.assay_it.reading")
     assert detail == (
         "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows, first at (A, 2026-03-01 00:00:00); "
-        "TEMP_PRESENT: column 'temp_c' is null on 2 of 3 rows, above the declared ceiling of 250000 ppm; "
+        "TEMP_PRESENT: column 'temp_c' is 666667 ppm null (2 of 3 rows), above the declared ceiling of 250000 ppm; "
         "HUMIDITY_IN_RANGE: column 'humidity' holds '-3.0', outside the declared range [0, 100] (2 values outside); "
         "silver.reading/too_hot: returned 1 row"
     ), detail

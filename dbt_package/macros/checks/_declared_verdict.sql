@@ -22,9 +22,12 @@
       {%- set detail = 'row count ' ~ rows ~ ' satisfies the declared maximum of ' ~ high -%}
     {%- endif -%}
   {%- elif kind == 'null_ceiling' -%}
-    {%- set ok = rows == 0 or m['nulls'] * 1000000 <= b['max_null_ppm'] * rows -%}
-    {%- set detail = 'column ' ~ col ~ ' is null on ' ~ m['nulls'] ~ ' of ' ~ rows ~ ' rows, '
-        ~ ('at or below' if ok else 'above') ~ ' the declared ceiling of ' ~ b['max_null_ppm'] ~ ' ppm' -%}
+    {#- 000's sentence, word for word (assay.checks.detail.null_ceiling_detail): the share in ppm
+        rounded up, so a single null never reads as 0 ppm. -#}
+    {%- set ok = rows <= 0 or m['nulls'] * 1000000 <= b['max_null_ppm'] * rows -%}
+    {%- set ppm = 0 if rows <= 0 else (m['nulls'] * 1000000 + rows - 1) // rows -%}
+    {%- set detail = 'column ' ~ col ~ ' is ' ~ ppm ~ ' ppm null (' ~ m['nulls'] ~ ' of ' ~ rows ~ (' row' if rows == 1 else ' rows')
+        ~ '), ' ~ ('at or below' if ok else 'above') ~ ' the declared ceiling of ' ~ b['max_null_ppm'] ~ ' ppm' -%}
   {%- elif kind == 'value_range' -%}
     {%- set range = '[' ~ b['min_value'] ~ ', ' ~ b['max_value'] ~ ']' -%}
     {%- if not check['orderable'] -%}
