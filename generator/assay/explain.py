@@ -227,6 +227,17 @@ class Explainer:
         rows = self.query(f"select * from {rel} where {where}", params)
         return shown_values({c: _text(v) for c, v in zip(cols, rows[0])}, self.pii_bronze, self.redacted) if rows else {}
 
+    def _raw_bronze(self, source: str, srid: Optional[str], load_id: Optional[str], column: str) -> Any:
+        """One bronze value as delivered, for a judgement about it (whether it is JSON); never shown."""
+        rel = self.relation(self.bronze, source)
+        if srid is None or column not in self.columns(rel):
+            return None
+        where, params = "cast(_source_row_id as varchar) = ?", (srid,)
+        if load_id is not None:
+            where, params = where + " and cast(_load_id as varchar) = ?", params + (load_id,)
+        rows = self.query(f"select {self.relation(column)} from {rel} where {where}", params)
+        return _text(rows[0][0]) if rows else None
+
     def _rejects(self, srids: list[tuple[str, str]]) -> list[dict]:
         if not self.entity.has_reject or not srids:
             return []
@@ -277,9 +288,12 @@ class Explainer:
                     if src is not None:
                         raw = d.bronze.get(src.bronze_column)
                         path = "$." + ".".join(src.path)
-                        if len(src.path) > 1 and isinstance(raw, str) and raw != HIDDEN and not _is_json(raw):
+                        # a hidden (pii) column is judged on its value, read here and never shown
+                        text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN else raw
+                        if len(src.path) > 1 and isinstance(text, str) and not _is_json(text):
                             # a path read from text that is not JSON (decision 1123)
-                            d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {raw!r} is not JSON, so {path} "
+                            shown = HIDDEN if raw == HIDDEN else repr(raw)
+                            d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} is not JSON, so {path} "
                                                f"could not be read and did not become a {src.target_type}")
                         else:
                             d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")

@@ -30,7 +30,7 @@ entities:
       parcel_id: {type: string, required: true}
       city: {type: string}
       zip: {type: int}
-      country: {type: string}
+      country: {type: string, classification: pii}
     quarantine: {retention: 7d}
 """
 MAPPING = """\
@@ -101,6 +101,8 @@ def built(tmp_path_factory, runner, engine):
             project.close()  # DuckDB: one process cannot hold the file twice
         said = CliRunner().invoke(cli, ["explain", "parcel", "P2", "--spec", str(spec), "--project", str(project.path)])
         out["explain"] = (said.exit_code, said.output)
+        said = CliRunner().invoke(cli, ["explain", "parcel", "P5", "--spec", str(spec), "--project", str(project.path)])
+        out["explain_pii"] = (said.exit_code, said.output)
         yield out
     finally:
         runner.close(project)
@@ -130,3 +132,12 @@ def test_explain_says_the_payload_is_not_json(built):
     assert "rule country_coercible (flag): held" in text, text
     assert "city: bronze payload = '{not json' is not JSON, so $.payload.loc.city could not be read" in text, text
     assert "zip: bronze payload = '{not json' is not JSON, so $.payload.loc.zip could not be read and did not become a int" in text, text
+
+
+def test_explain_says_a_pii_column_is_not_json_without_showing_it(built):
+    """`country` is pii: its bronze column's value is never shown, but that it is not JSON is no
+    private fact (an outside tester saw `did not become a string` with no reason)."""
+    code, text = built["explain_pii"]
+    assert code == 0, text
+    assert "country: bronze meta = (pii: not shown) is not JSON, so $.meta.country could not be read" in text, text
+    assert "oops" not in text, text

@@ -25,9 +25,37 @@ from click.testing import CliRunner
 from assay.api_sqlmesh import generate_sqlmesh_project
 from assay.cli.main import cli
 from tests.sqlmesh.test_table_states_sqlmesh import OPEN, meters, sqlmesh_runs, write_spec
+from tests.support.corpus import Relation
 from tests.support.sqlmeshfailures import plan_fails
 
 pytestmark = pytest.mark.slow
+
+
+SITES = """\
+spec_version: 1
+entities:
+  site:
+    grain: one row per site
+    key: [site_id]
+    fields:
+      site_id: {type: string, required: true}
+    checks:
+      - {check_id: some_sites, kind: row_expectation, enforcement: required, min_rows: 1}
+"""
+SITE_MAPPING = """\
+mapping_version: 1
+source: raw_sites
+target: site
+key:
+  site_id: {from: "$.id"}
+"""
+
+
+def with_sites(spec: Path) -> Path:
+    """The meter spec with a second entity, `site`, which no step changes."""
+    (spec / "sites_entities.yml").write_text(SITES)
+    (spec / "sites.yml").write_text(SITE_MAPPING)
+    return spec
 
 
 def table_get(project, spec: Path, *env: str) -> tuple[int, str, dict]:
@@ -47,19 +75,19 @@ def environments(project) -> dict[str, str]:
 def test_a_failed_dev_build_is_not_read_as_prods(tmp_path):
     from tests.support.sqlmeshproject import make_project
 
-    spec = write_spec(tmp_path / "spec", min_rows=2)
+    spec = with_sites(write_spec(tmp_path / "spec", min_rows=2))
     sm = make_project(tmp_path / "sqlmesh", spec)
     OPEN[sm.path] = sm
     try:
         # 1. prod publishes
-        sm.load_bronze([meters("M1", "M2", "M3")])
+        sm.load_bronze([meters("M1", "M2", "M3"), Relation("raw_sites", ["id"], [["S1"], ["S2"]])])
         sm.plan()
         first = sqlmesh_runs(sm)[-1]
         assert environments(sm) == {first: "prod"}
         assert table_get(sm, spec)[:2] == (0, "meter: published\n")
 
         # 2. a failing change planned for dev only
-        write_spec(spec, min_rows=4)
+        with_sites(write_spec(spec, min_rows=4))
         assert not generate_sqlmesh_project(spec, sm.path, dialect=sm.dialect).report.conflicts
         sm.close()
         try:
@@ -76,7 +104,10 @@ def test_a_failed_dev_build_is_not_read_as_prods(tmp_path):
         assert {e["environment"] for e in dev_events} == {"dev"}
         assert f"run {dev} (environment dev) check ENOUGH_METERS" in text, text
         listed = CliRunner().invoke(cli, ["table", "list", "--json", "--project", str(sm.path), "--spec", str(spec)])
-        assert json.loads(listed.stdout)[0]["state"] == "published", listed.output
+        assert {t["table"]: t["state"] for t in json.loads(listed.stdout)} == {"meter": "published", "site": "published"}
+        # dev has no view of the unchanged site: it reads prod's table, and says so
+        listed = CliRunner().invoke(cli, ["table", "list", "--environment", "dev", "--project", str(sm.path), "--spec", str(spec)])
+        assert "site: published (prod's table: unchanged in environment dev)" in listed.output.splitlines(), listed.output
         # `assay checks` means prod's latest run, the report's checks are prod's, and `check list`
         # names each run's environment
         args = ["--project", str(sm.path), "--spec", str(spec)]
@@ -90,6 +121,10 @@ def test_a_failed_dev_build_is_not_read_as_prods(tmp_path):
         assert {c["run_id"] for c in report["checks"]} == {first}, report["checks"]
         listed_runs = json.loads(CliRunner().invoke(cli, ["check", "list", "--json", *args]).stdout)
         assert {(i["run"], i.get("environment")) for i in listed_runs} == {(first, "prod"), (dev, "dev")}
+        listed_runs = json.loads(CliRunner().invoke(cli, ["check", "list", "--json", "--environment", "dev", *args]).stdout)
+        assert {i["run"] for i in listed_runs} == {dev}
+        said = CliRunner().invoke(cli, ["check", "rows", dev, "enough_meters", "--environment", "dev", *args])
+        assert said.exit_code == 0 and "Traceback" not in said.output, said.output
         # dev reads its own build: its view shows the failing rows or the previous version
         code, text, got = table_get(sm, spec, "--environment", "dev")
         assert code == 2, text
@@ -103,5 +138,9 @@ def test_a_failed_dev_build_is_not_read_as_prods(tmp_path):
         assert environments(sm)[prod] == "prod"
         code, text, got = table_get(sm, spec)
         assert (code, got["state"], got["run"], got["check"]) == (2, "set_back", prod, "ENOUGH_METERS"), text
+        # read from dev, prod's events are the other environment's and say so
+        code, text, got = table_get(sm, spec, "--environment", "dev")
+        prod_lines = [line for line in text.splitlines() if f"run {prod}" in line]
+        assert prod_lines and all("(environment prod)" in line for line in prod_lines), text
     finally:
         sm.close()

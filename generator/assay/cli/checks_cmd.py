@@ -168,11 +168,14 @@ def check_group() -> None:
 @project_option(PROJECT_HELP)
 @spec_option(SPEC_HELP)
 @warehouse_options
+@click.option("--environment", default=None,
+              help="SQLMesh projects: list only the runs of this environment (default: every run, each with "
+                   "the environment it recorded).")
 @json_option("Print the results as a JSON list (full run ids).")
 # `--output json` was this command's spelling before every command took --json; kept for scripts.
 @click.option("--output", "output", type=click.Choice(["text", "json"]), default="text", hidden=True)
 def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
-               as_json: bool, output: str) -> None:
+               environment: Optional[str], as_json: bool, output: str) -> None:
     """Every recorded check result, newest first: run, table, check, outcome, rows, kept, on_failure,
     finished_at.
 
@@ -182,8 +185,11 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     repeating-key rows of a declared check; empty for a check that counts no rows), `kept` how many
     of its rows were kept for `assay check rows` (at most the build's cap).
     """
-    with _results(spec_dir, project_dir, profiles_dir, target) as recorded:
+    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
         items = recorded.listing()
+    if environment is not None:
+        # a run that recorded no environment (a config without the recorder) may be of any
+        items = [i for i in items if i.get("environment") in (None, environment)]
     if as_json or output == "json":
         click.echo(json.dumps(items, indent=2))
         return
@@ -207,11 +213,13 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
 @project_option(PROJECT_HELP)
 @spec_option(SPEC_HELP)
 @warehouse_options
+@click.option("--environment", default=None,
+              help="SQLMesh projects: accepted as on every operator command; RUN names the run, whatever its environment.")
 @json_option("Print the rows as a JSON list of {table, check_id, row_number, row}.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Print at most this many rows of each table (default: every kept row).")
 def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
-               target: Optional[str], as_json: bool, limit: Optional[int]) -> None:
+               target: Optional[str], environment: Optional[str], as_json: bool, limit: Optional[int]) -> None:
     """Print the rows check CHECK found in run RUN (its id or the start of it), kept from the checked
     candidate: a declared check's violating rows, the rows a SQL check file returned (at most
     `assay_check_rows_kept` per check, 100 unless the dbt var says otherwise; redacted columns left out).
@@ -219,7 +227,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     Exit 0 when the rows (or the sentence saying why there are none) are printed, 1 when the run or
     the check is not recorded.
     """
-    with _results(spec_dir, project_dir, profiles_dir, target) as recorded:
+    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
         found = recorded.find_run(run_id)
         if found is None:
             raise AssayError(unrecorded_run(run_id, project_dir))

@@ -103,7 +103,7 @@ def table_get(table: str, project_dir: Path, spec_dir: Optional[Path], profiles_
         if t.get("events"):
             click.echo("events, newest first:")
             for ev in t["events"]:
-                click.echo(event_line(ev))
+                click.echo(event_line(ev, environment))
     if t["state"] != "published":
         raise ChecksFailed(f"{t['table']} is {t['state'].replace('_', ' ')}.")
 

@@ -240,10 +240,37 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
         view = _shown(reader, tables[name][0], tables[name][1])
         return None if view is None else view == wrote.lower()
 
-    return [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
-                   rolled.get(name), latest.get(name), (started or {}).get(name), shown(name), latest_at.get(name),
-                   plan_failed)
-            for name in sorted(tables)]
+    states = [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
+                     rolled.get(name), latest.get(name), (started or {}).get(name), shown(name), latest_at.get(name),
+                     plan_failed)
+              for name in sorted(tables)]
+    return _unchanged_in_environment(project, reader, states, environment, every_entity, started)
+
+
+def _unchanged_in_environment(project, reader, states: list[dict[str, Any]], environment: Optional[str],
+                              every_entity: bool, started: Optional[dict[str, str]]) -> list[dict[str, Any]]:
+    """A SQLMesh development environment holds views of the models its plans changed only (SQLMesh's
+    default `include_unmodified: false`): a table it has no view of is prod's, unchanged there, and
+    its state is prod's, saying so (an outside tester read `department: not published (never
+    built)` in dev for a table dev reads from prod)."""
+    import dataclasses
+    import re
+
+    if environment is None or environment == PROD:
+        return states
+    suffix = "__" + re.sub(r"\W", "_", environment).lower()  # SQLMesh's suffix on the schema (decision 0700)
+    prod_schemas = tuple((role, schema[: -len(suffix)] if schema.endswith(suffix) else schema)
+                         for role, schema in project.schemas)
+    if prod_schemas == tuple(project.schemas):
+        return states
+    prod = dataclasses.replace(project, schemas=prod_schemas)
+    here, there = _spec_tables(project, every_entity), _spec_tables(prod, every_entity)
+    unchanged = {name for name, (schema, rel, built) in here.items()
+                 if built and name in there and not reader.exists(schema, rel) and reader.exists(*there[name][:2])}
+    if not unchanged:
+        return states
+    in_prod = {s["table"]: s for s in table_states(prod, reader, every_entity, started)}
+    return [{**in_prod[s["table"]], "unchanged_in": environment} if s["table"] in unchanged else s for s in states]
 
 
 EVENTS_SHOWN = 10  # `table get` shows the table's newest events, this many
@@ -289,16 +316,20 @@ def _recorded_details(reader, meta: str, table: str) -> dict[tuple[str, str], st
     return out
 
 
-def event_line(ev: dict[str, Any]) -> str:
-    """One event as `table get` prints it; a SQLMesh run of a development environment says so."""
+def event_line(ev: dict[str, Any], environment: Optional[str] = None) -> str:
+    """One event as `table get` prints it; a SQLMesh run of another environment than the one read
+    (`environment`, None: prod) says which."""
     check = f" check {ev['check']}" if ev["check"] else ""
     why = f": {ev['why']}" if ev["why"] else ""
     env = ev.get("environment")
-    where = f" (environment {env})" if env and env != PROD else ""
+    where = f" (environment {env})" if env and env != (environment or PROD) else ""
     return f"  {ev['at']}  {ev['event']}  run {ev['run']}{where}{check}{why}"
 
 
 def line(t: dict[str, Any]) -> str:
+    if t.get("unchanged_in"):
+        # the environment read has no view of it: it reads prod's table, whose state this is
+        return line({**t, "unchanged_in": None}) + f" (prod's table: unchanged in environment {t['unchanged_in']})"
     if not t.get("built_by_project", True):
         return f"{t['table']}: {t['state'].replace('_', ' ')} ({t['why']})"
     if t["state"] == "kept":
