@@ -214,29 +214,29 @@ class Explainer:
         rows = self.query(f"select * from {self.staged} where {where}", params)
         return [dict(zip(cols, r)) for r in rows]
 
-    def _bronze_row(self, source: str, srid: str, load_id: Optional[str]) -> dict:
+    def _bronze_delivery(self, source: str, srid: Optional[str], load_id: Optional[str]) -> tuple[list[str], Optional[tuple]]:
+        """Bronze's columns and its row of one delivery (None when bronze no longer holds it), as
+        delivered: every value, for the callers to show (`_bronze_row`) or judge (`_raw_bronze`)."""
         rel = self.relation(self.bronze, source)
         cols = self.columns(rel)
-        if "_source_row_id" not in cols:
-            return {}
+        if srid is None or "_source_row_id" not in cols:
+            return cols, None
         where = "cast(_source_row_id as varchar) = ?"
         params: tuple = (srid,)
         if load_id is not None and "_load_id" in cols:
             where += " and cast(_load_id as varchar) = ?"
             params += (load_id,)
         rows = self.query(f"select * from {rel} where {where}", params)
-        return shown_values({c: _text(v) for c, v in zip(cols, rows[0])}, self.pii_bronze, self.redacted) if rows else {}
+        return cols, (rows[0] if rows else None)
+
+    def _bronze_row(self, source: str, srid: str, load_id: Optional[str]) -> dict:
+        cols, row = self._bronze_delivery(source, srid, load_id)
+        return shown_values({c: _text(v) for c, v in zip(cols, row)}, self.pii_bronze, self.redacted) if row else {}
 
     def _raw_bronze(self, source: str, srid: Optional[str], load_id: Optional[str], column: str) -> Any:
         """One bronze value as delivered, for a judgement about it (whether it is JSON); never shown."""
-        rel = self.relation(self.bronze, source)
-        if srid is None or column not in self.columns(rel):
-            return None
-        where, params = "cast(_source_row_id as varchar) = ?", (srid,)
-        if load_id is not None:
-            where, params = where + " and cast(_load_id as varchar) = ?", params + (load_id,)
-        rows = self.query(f"select {self.relation(column)} from {rel} where {where}", params)
-        return _text(rows[0][0]) if rows else None
+        cols, row = self._bronze_delivery(source, srid, load_id)
+        return _text(dict(zip(cols, row)).get(column)) if row else None
 
     def _rejects(self, srids: list[tuple[str, str]]) -> list[dict]:
         if not self.entity.has_reject or not srids:

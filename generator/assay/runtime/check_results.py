@@ -20,6 +20,27 @@ from ..errors import AssayUsageError
 
 RESULTS_TABLE = "assay_check_results"
 ROWS_TABLE = "assay_check_rows"
+EVENTS_TABLE = "assay_events"
+# SQLMesh's record of the environment a plan or run was for (its `why`; decision 0936).
+RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
+PROD = "prod"
+
+
+def run_environment_starts(reader: Any, meta: str) -> dict[str, tuple[str, str]]:
+    """{run id: (the SQLMesh environment it was planned or run for, when it started)}, from the
+    RUN_ENVIRONMENT events `@assay_record_environment` writes before a plan or run evaluates
+    anything (decision 0936). Empty on dbt, and on a SQLMesh project whose config does not
+    record it."""
+    if not reader.exists(meta, EVENTS_TABLE):
+        return {}
+    rows = reader.query(f"select run_id, why, cast(occurred_at as varchar(64)) from {reader.relation(meta, EVENTS_TABLE)} "
+                        "where event_type = ?", (RUN_ENVIRONMENT,))
+    return {str(run): (str(env), str(at)) for run, env, at in rows if run is not None and env is not None}
+
+
+def run_environments(reader: Any, meta: str) -> dict[str, str]:
+    """{run id: the SQLMesh environment it was planned or run for} (see `run_environment_starts`)."""
+    return {run: env for run, (env, _at) in run_environment_starts(reader, meta).items()}
 
 # SQLMesh's run ids (its correlation id, decision 0204) start alike for every plan and every run:
 # the short id a person reads and types is the start of the part after this prefix.
@@ -124,8 +145,6 @@ class CheckResults:
     def elsewhere(self) -> frozenset[str]:
         """The runs recorded as planned for another environment than the one read."""
         if self._elsewhere is None:
-            from .table_states import PROD, run_environments
-
             read = self.environment or PROD
             self._elsewhere = frozenset(run for run, env in run_environments(self.reader, self.meta).items()
                                         if env != read)
@@ -133,8 +152,6 @@ class CheckResults:
 
     def environment_of(self, run_id: str) -> Optional[str]:
         """The SQLMesh environment `run_id` recorded, or None (dbt; not recorded)."""
-        from .table_states import run_environments
-
         return run_environments(self.reader, self.meta).get(run_id)
 
     def rows(self, columns: tuple[str, ...], where: str = "", params: tuple = (), *,
@@ -201,7 +218,7 @@ class CheckResults:
         a check that counts none), kept (how many of them `assay check rows` prints, kept from the
         checked candidate up to the build's cap), on_failure and finished_at (ISO 8601); and
         `environment` for a SQLMesh run that recorded the one it was for (decision 0936)."""
-        from .table_states import iso_utc, run_environments
+        from .table_states import iso_utc
 
         rows = sorted(self.rows(LIST_COLUMNS), key=lambda r: (str(r[8]), r[0], r[1], r[2]), reverse=True)
         kept = self.kept_counts()

@@ -88,7 +88,8 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
                              "out --environment).")
     from .warehouse import query
 
-    out = {role: (f"{schema}__{name}" if role in PUBLISHED_ROLES else schema) for role, schema in schemas.items()}
+    out = {role: (schema + environment_suffix(environment) if role in PUBLISHED_ROLES else schema)
+           for role, schema in schemas.items()}
     # Compared in Python, not with LIKE: a `_` or `%` in the schema name would be a wildcard there.
     prefix = schemas["silver"] + "__"
     names = [r[0] for r in query(conn, dialect, "select schema_name from information_schema.schemata")]
@@ -103,6 +104,12 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
 def _sanitize(environment: str) -> str:
     # SQLMesh's own rule for environment names (EnvironmentNamingInfo): word characters, lower case
     return re.sub(r"\W", "_", environment).lower()
+
+
+def environment_suffix(environment: str) -> str:
+    """What SQLMesh's default `environment_suffix_target: schema` appends to a published schema
+    for `environment` (`__dev`)."""
+    return "__" + _sanitize(environment)
 
 
 def gateway_target(project_dir: Path, gateway: Optional[str] = None) -> GatewayTarget:

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .check_results import CheckResults
+from .check_results import EVENTS_TABLE, PROD, CheckResults, run_environment_starts, run_environments
 
-EVENTS_TABLE = "assay_events"
 # A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
 # its why is `wrote <schema>.<table>`, the physical table it wrote, or `not_written`).
 ROLLED_BACK, BUILD_FAILED = "TABLE_ROLLED_BACK", "TABLE_BUILD_FAILED"
@@ -40,9 +39,6 @@ MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", *FAILED_BUILDS)
 WROTE = "wrote "
 NOT_WRITTEN = "not_written"  # a SQLMesh build stopped on the staged model, before the table was written
 READ_ONLY = "not built by this project"
-# SQLMesh's record of the environment a plan or run was for (its `why`; decision 0936).
-RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
-PROD = "prod"
 # The why of a table absent because the SQLMesh plan that would publish it failed on another table.
 PLAN_FAILED = "plan_failed"
 # The why of each state a failed SQLMesh build leaves, as dbt's TABLE_ROLLED_BACK says it (decision 0510).
@@ -92,22 +88,6 @@ def _events(reader, meta: str) -> list[tuple]:
         f'select event_type, run_id, table_name, check_name, why, cast(occurred_at as varchar(64)) '
         f'from {reader.relation(meta, EVENTS_TABLE)} where event_type in ({marks})')
     return sorted(rows, key=lambda r: (str(r[5]), r[0]))
-
-
-def run_environments(reader, meta: str) -> dict[str, str]:
-    """{run id: the SQLMesh environment it was planned or run for}, from the RUN_ENVIRONMENT
-    events `@assay_record_environment` writes before a plan or run evaluates anything (decision
-    0936). Empty on dbt, and on a SQLMesh project whose config does not record it."""
-    return {run: env for run, (env, _at) in _run_environments(reader, meta).items()}
-
-
-def _run_environments(reader, meta: str) -> dict[str, tuple[str, str]]:
-    """{run id: (its environment, when it started)} (see `run_environments`)."""
-    if not reader.exists(meta, EVENTS_TABLE):
-        return {}
-    rows = reader.query(f"select run_id, why, cast(occurred_at as varchar(64)) from {reader.relation(meta, EVENTS_TABLE)} "
-                        "where event_type = ?", (RUN_ENVIRONMENT,))
-    return {str(run): (str(env), str(at)) for run, env, at in rows if run is not None and env is not None}
 
 
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
@@ -214,7 +194,7 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     tables = _spec_tables(project, every_entity)
     meta = project.schema("meta")
     read = environment or PROD
-    environments = _run_environments(reader, meta)
+    environments = run_environment_starts(reader, meta)
     elsewhere = {run for run, (env, _at) in environments.items() if env != read}
     mark: dict[str, tuple] = {}
     rolled: dict[str, tuple] = {}
@@ -254,11 +234,12 @@ def _unchanged_in_environment(project, reader, states: list[dict[str, Any]], env
     its state is prod's, saying so (an outside tester read `department: not published (never
     built)` in dev for a table dev reads from prod)."""
     import dataclasses
-    import re
+
+    from .sqlmesh_gateway import environment_suffix
 
     if environment is None or environment == PROD:
         return states
-    suffix = "__" + re.sub(r"\W", "_", environment).lower()  # SQLMesh's suffix on the schema (decision 0700)
+    suffix = environment_suffix(environment)  # SQLMesh's suffix on the schema (decision 0700)
     prod_schemas = tuple((role, schema[: -len(suffix)] if schema.endswith(suffix) else schema)
                          for role, schema in project.schemas)
     if prod_schemas == tuple(project.schemas):
