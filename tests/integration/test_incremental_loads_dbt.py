@@ -206,6 +206,41 @@ def _old_ledger_story(project: DbtProject) -> None:
     assert set(fingerprints(project).values()) == {True}
 
 
+def row_fingerprints(project: DbtProject) -> dict:
+    return {srid: fp is not None for srid, fp in project.query("select _source_row_id, _row_fp from silver.orders__staged")}
+
+
+def _ledger_without_row_fingerprints_story(project: DbtProject) -> None:
+    """A ledger the previous release wrote: delivery fingerprints, no `_row_fp` (decision 0407's
+    amendment). Its loads still settle, and the conservation audit hashes the stored rows'
+    `_source_row_id` where the column is NULL."""
+    load(project, L1)
+    build(project)
+    assert set(row_fingerprints(project).values()) == {True}
+    execute(project, "alter table silver.orders__staged drop column _row_fp")
+    load(project, L1 + L2)
+    build(project)  # the audit passes: l1 settled, its sums over the stored rows hashed again
+    assert ran_settled_branch(project)
+    assert entity(project) == {"a1": ("A1", Decimal("10.00")), "a2": ("A2", Decimal("10.00")), "b1": ("A4", Decimal("10.00"))}
+    assert row_fingerprints(project) == {"a1": False, "a2": False, "a3": False, "b1": True}
+    # a kept row of the settled load l1 removed by hand: the sums over the NULL column still see it
+    execute(project, "delete from silver.orders where _source_row_id = 'a2'")
+    load(project, L1 + L2 + L3)
+    result = dbt_build(project)
+    assert result.returncode == 1 and "CONSERVATION" in result.stdout, result.stdout
+    build(project, "--full-refresh")
+    assert set(row_fingerprints(project).values()) == {True}
+
+
+def test_a_ledger_without_row_fingerprints_settles_and_is_audited(tmp_path: Path):
+    _ledger_without_row_fingerprints_story(make_project(tmp_path / "p", SPEC))
+
+
+@pytest.mark.postgres
+def test_a_ledger_without_row_fingerprints_on_postgres(tmp_path: Path, postgres_database):
+    _ledger_without_row_fingerprints_story(make_project(tmp_path / "p", SPEC, "postgres", postgres_database("incremental_loads_rowfp")))
+
+
 def test_a_processed_load_changed_under_its_id_is_searched_again(tmp_path: Path):
     story(make_project(tmp_path / "p", SPEC))
 

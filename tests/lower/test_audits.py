@@ -42,11 +42,13 @@ def _story(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
     keys' losers; r4 kept now, its open reject row (of an earlier delivery that aged out of bronze) the
     build is about to resolve (dbt stamps it after publishing); r5 failed, with its open reject;
     r9 an open reject whose bronze row aged out (history); r6 a resolved reject. Each staged
-    (ledger) row carries the fingerprint of its bronze delivery, as an incremental ledger does."""
+    (ledger) row carries the fingerprint of its bronze delivery, as an incremental ledger does, and
+    of its `_source_row_id` (`_row_fp`), except r4's, stored by a version of assay before it kept one."""
     con = duckdb.connect(path)
     con.execute(
         """
-        create table staged as select *, hash(_source_row_id, 't' || _source_row_id || _load_id) as _bronze_fp from (values
+        create table staged as select *, hash(_source_row_id, 't' || _source_row_id || _load_id) as _bronze_fp,
+          case when _source_row_id <> 'r4' then hash(_source_row_id, null::varchar) end as _row_fp from (values
           ('m', 'r1', 'L1', 1, 'kept', 'i1', []::varchar[]),
           ('m', 'r2', 'L1', 2, 'deduped', 'i2', []::varchar[]),
           ('m', 'r2', 'L2', 1, 'quarantined', 'i2', ['q_rule']),
@@ -118,10 +120,25 @@ def test_the_load_form_groups_the_ledger_by_load_once():
     from sqlglot import exp
 
     sql = conservation_sql(DuckSpelling(), _entity(materialized="incremental"), Audited("entity", "reject"), LOAD)
-    grouped = [s for s in sqlglot.parse_one(sql, read="duckdb").find_all(exp.Select)
-               if s.args.get("group") and any(t.name == "staged" for t in (s.args.get("from") or s.args.get("from_")).find_all(exp.Table))]
+    selects = [s for s in sqlglot.parse_one(sql, read="duckdb").find_all(exp.Select) if s.args.get("group")]
+    source = lambda s: {t.name for t in (s.args.get("from") or s.args.get("from_")).find_all(exp.Table)}  # noqa: E731
+    grouped = [s for s in selects if "staged" in source(s)]
     assert len(grouped) == 1
-    assert {"_kept_rows", "_kept_fp", "_diverted_rows", "_diverted_fp"} <= set(grouped[0].named_selects)
+    # grouped by load and route with plain sums (the stored `_row_fp`), then those rows per load
+    assert [g.sql() for g in grouped[0].args["group"].expressions] == ["_mapping", "_load_id", "_route"]
+    assert "_row_fp" in grouped[0].sql()
+    (loads,) = [s for s in selects if source(s) == {"assay_ledger_routes"}]
+    assert {"_kept_rows", "_kept_fp", "_diverted_rows", "_diverted_fp"} <= set(loads.named_selects)
+
+
+def test_the_load_form_sums_the_stored_row_fingerprints():
+    # The kept side's sum is the ledger's stored `_row_fp`, not a hash computed again: a stored
+    # fingerprint that is not its row's breaks the settled load (r4 has none: it is hashed).
+    sql = conservation_sql(DuckSpelling(), _entity(materialized="incremental"), Audited("entity", "reject"), LOAD)
+    con = _story()
+    assert con.execute(sql).fetchall() == []
+    con.execute("update staged set _row_fp = _row_fp + 1 where _source_row_id = 'r1'")
+    assert con.execute(sql).fetchall() == [("src", None, "L1", None)]
 
 
 def test_the_load_form_judges_an_unsettled_load_delivery_by_delivery():
@@ -145,7 +162,8 @@ def test_the_load_form_keeps_two_mappings_apart():
                                                            SimpleNamespace(name="m2", source="src2", bronze_columns=meta)))
     assert entity_audits(DuckSpelling(), entity, Audited("entity", "reject"))[0].form == LOAD
     con = _story()
-    con.execute("""insert into staged select *, hash(_source_row_id, 't' || _source_row_id || _load_id) from (values
+    con.execute("""insert into staged select *, hash(_source_row_id, 't' || _source_row_id || _load_id),
+        hash(_source_row_id, null::varchar) from (values
         ('m2', 's1', 'L1', 1, 'kept', 'i7', []::varchar[]), ('m2', 's2', 'L1', 1, 'quarantined', 'i8', ['q_rule']))
         as t(_mapping, _source_row_id, _load_id, _delivery_rank, _route, item_id, _failed_rules)""")
     con.execute("create table bronze_src2 as select _source_row_id, _load_id, 't' || _source_row_id || _load_id as _ingested_at "

@@ -220,7 +220,7 @@ def test_ledger_columns_extend_the_full_rebuild_staged_columns(files, tmp_path):
     for incremental in (False, True):
         tree, _ = render(files[STAGED], incremental)
         cols = [e.alias_or_name for e in tree.expressions]
-        assert cols == full_cols + markers + ["_ledger_id", "_late", "_bronze_fp", "_orig__customer_id", "_processed_at"]
+        assert cols == full_cols + markers + ["_ledger_id", "_late", "_bronze_fp", "_row_fp", "_orig__customer_id", "_processed_at"]
 
 
 def test_rule_predicates_are_the_full_rebuild_predicates(files, tmp_path):

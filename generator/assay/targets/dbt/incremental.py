@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from ...ir.model import Entity, Mapping, Project
 from ...lower.loads import (
-    FINGERPRINT, OPEN, SETTLED_ON, bronze_rows, delivery_fingerprint, ingestion_rows_ctes, ledger_loads_cte, load_id, loads_query,
-    settled_ctes,
+    FINGERPRINT, OPEN, ROW_FINGERPRINT, SETTLED_ON, bronze_rows, delivery_fingerprint, ingestion_rows_ctes, ledger_loads_cte, load_id, loads_query,
+    settled_ctes, source_row_fingerprint,
 )
 from ...lower.spelling import Sql
 from ...lower.staged import (
@@ -336,6 +336,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         f"{INDENT * 2}else _mapping || '|' || _source_row_id || '|' || _load_id end as _ledger_id,",
         f"{INDENT}_late,",
         f"{INDENT}{FINGERPRINT},",
+        f"{INDENT}{source_row_fingerprint(DBT)} as {ROW_FINGERPRINT},",
         *[f"{INDENT}_orig__{fk}," for fk in fks],
         f"{INDENT}{call('run_timestamp')} as _processed_at",
         "from judged",
