@@ -14,8 +14,11 @@ environment's latest plan that failed on another table: SQLMesh promotes no view
 plan, decision 1122); when the newest
 failed build is the latest run that recorded the table's check results, `set_back`, or
 `published_failing` when the table the reader's view shows is the one that build wrote; else
-`published`. A failed build is dbt's TABLE_ROLLED_BACK (never the published table) or SQLMesh's
-TABLE_BUILD_FAILED, whose why names the physical table it wrote (sqlmesh_macros/assay_sqlmesh/
+`published`. A table dbt skipped because an entity it reads was not written in the same run
+(TABLE_BUILD_FAILED `upstream_failed: <entity>`, decision 0940) is set back or not published with
+why `upstream_failed`, naming that entity and the check that failed there. A failed build is
+dbt's TABLE_ROLLED_BACK (never the published table), dbt's TABLE_BUILD_FAILED (a stop, 0935, or
+an upstream skip, 0940) or SQLMesh's TABLE_BUILD_FAILED, whose why names the physical table it wrote (sqlmesh_macros/assay_sqlmesh/
 build_events.py); the view read is the environment's (`--environment`, else prod). The schemas
 are those the build wrote (runtime/built_relations.py).
 
