@@ -236,3 +236,65 @@ def test_a_failed_plan_is_no_reason_after_a_later_plan_or_in_another_environment
     con.execute("update assay_meta.assay_events set why = 'dev' where event_type = 'RUN_ENVIRONMENT'")
     con.close()
     assert table(project, spec, "list").stdout.splitlines()[0] == "shop: not published (never built)"
+
+
+DBT_RUN = "0f1e2d3c-0000-4000-8000-000000000001"  # a dbt invocation id
+
+
+def other_event(project: Path, kind: str, table: str, check, why: str, at: str, run: str = DBT_RUN) -> None:
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("insert into assay_meta.assay_events values (?, ?, ?, ?, ?, ?, null, null, ?)",
+                [f"e-{table}-{kind}-{at}", kind, run, table, check, why, at])
+    con.close()
+
+
+def test_a_table_dbt_skipped_for_its_upstream_names_it_and_what_failed_there(setup):
+    """Decision 0940: dbt skipped `shop` because an entity it reads was not written in the same run;
+    the state names that entity and the check that failed there, following a chain of skips."""
+    project, spec = setup
+    other_event(project, "TABLE_KEPT", "plain", "silver.plain/no_x", "keep_check_failed", "2026-12-01 10:00:00")
+    other_event(project, "TABLE_BUILD_FAILED", "shop", None, "upstream_failed: plain", "2026-12-01 10:00:05")
+    res = table(project, spec, "get", "shop", "--json")
+    assert res.exit_code == 2, res.output
+    got = json.loads(res.stdout)
+    assert {k: got[k] for k in ("state", "run", "check", "why", "upstream", "check_table")} == {
+        "state": "set_back", "run": DBT_RUN, "check": "silver.plain/no_x", "why": "upstream_failed",
+        "upstream": "plain", "check_table": "plain"}
+    assert table(project, spec, "get", "shop").stdout.splitlines()[:3] == [
+        f"shop: set back by the latest build (run {DBT_RUN}): it was not written because its upstream entity plain "
+        "did not pass check silver.plain/no_x; the previous version is still published",
+        "events, newest first:",
+        f"  2026-12-01T10:00:05Z  TABLE_BUILD_FAILED  run {DBT_RUN}: upstream_failed: plain"]
+
+    # the upstream was skipped in turn, for an entity that was set back (its failure is named), or
+    # recorded nothing (its node errored: dbt's log says why)
+    run2 = "0f1e2d3c-0000-4000-8000-000000000002"
+    other_event(project, "TABLE_ROLLED_BACK", "region", "ENOUGH_REGIONS", "previous_version_kept", "2026-12-02 10:00:00", run2)
+    other_event(project, "TABLE_BUILD_FAILED", "plain", None, "upstream_failed: region and 1 more", "2026-12-02 10:00:05", run2)
+    other_event(project, "TABLE_BUILD_FAILED", "shop", None, "upstream_failed: plain", "2026-12-02 10:00:05", run2)
+    assert table(project, spec, "get", "shop").stdout.splitlines()[0] == (
+        f"shop: set back by the latest build (run {run2}): it was not written because its upstream entity plain was "
+        "not written (region did not pass check ENOUGH_REGIONS); the previous version is still published")
+    run3 = "0f1e2d3c-0000-4000-8000-000000000003"
+    other_event(project, "TABLE_BUILD_FAILED", "shop", None, "upstream_failed: plain", "2026-12-03 10:00:05", run3)
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("drop table silver.shop")
+    con.close()
+    got = json.loads(table(project, spec, "get", "shop", "--json").stdout)
+    assert (got["state"], got["check"], got["upstream"]) == ("not_published", None, "plain")
+    assert table(project, spec, "get", "shop").stdout.splitlines()[0] == (
+        f"shop: not published: run {run3} did not write it because its upstream entity plain failed in that run "
+        "(dbt's log says why)")
+
+
+def test_a_dbt_build_stopped_on_another_entity_is_no_failed_plan(setup):
+    """On dbt, a TABLE_BUILD_FAILED of another table (a stop, decision 0935) says nothing of a table
+    absent without a failure of its own: dbt publishes each model alone (decision 1122 is SQLMesh's)."""
+    project, spec = setup
+    failed_plan(project)
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("delete from assay_meta.assay_events where event_type = 'RUN_ENVIRONMENT'")
+    con.execute(f"update assay_meta.assay_events set run_id = '{DBT_RUN}', why = 'not_written'")
+    con.execute(f"update assay_meta.assay_check_results set run_id = '{DBT_RUN}'")
+    con.close()
+    assert table(project, spec, "list").stdout.splitlines()[0] == "shop: not published (never built)"

@@ -7,7 +7,8 @@ invocation id, as tests/integration/test_stopped_builds_dbt.py proves on DuckDB 
 The events are read from the table, not through `assay table get`: the warehouse's in-memory
 catalog is this process's own Spark's, which the CLI's child Spark could not see (as in
 test_spark_checks); DuckDB and PostgreSQL judge the state `table get` derives from these rows.
-Three builds in the test process's shared Spark process (tests/support/spark.py).
+Three builds in the test process's shared Spark process (tests/support/spark.py); two more for an
+entity dbt skipped because the entity it reads was set back (decision 0940).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import json
 
 import pytest
 
-from tests.integration.test_stopped_builds_dbt import RULE, broken_metadata
+from tests.integration.test_stopped_builds_dbt import (RULE, SHOP_CHECK, UPSTREAM, broken_metadata, shops_and_items,
+                                                       upstream_events, write_upstream_spec)
 from tests.sqlmesh.test_table_states_fail_rule_sqlmesh import meters, write_spec
 from tests.support import spark
 from tests.support.engines import SPARK, Engine
@@ -58,5 +60,27 @@ def test_a_stopped_build_is_recorded_by_the_hook(tmp_path):
         assert stops(project, invocation(project)) == [
             ("CHECK_FAILED", "meter", "INGESTION_METADATA", "1 violating row", 1),
             ("TABLE_BUILD_FAILED", "meter", "INGESTION_METADATA", "not_written", None)]
+    finally:
+        spark.close_all()
+
+
+def test_an_entity_skipped_for_its_upstream_is_recorded_by_the_hook(tmp_path):
+    reason = spark.java_missing()
+    if reason:
+        pytest.fail(reason)
+    try:
+        spec = write_upstream_spec(tmp_path / "spec")
+        project = Engine(SPARK).dbt_project(tmp_path / "dbt", spec, "upstream_set_back")
+        project.load_bronze(shops_and_items("S1", "S2"))
+        project.dbt("build", check=True)
+        assert upstream_events(project, invocation(project)) == []  # a build that skipped nothing records no event
+
+        # one shop only: `shop` is set back, dbt skips `item`, which records that it was not written
+        project.load_bronze(shops_and_items("S1"))
+        assert project.dbt("build").returncode != 0
+        assert [e[:4] for e in upstream_events(project, invocation(project))] == [
+            ("TABLE_BUILD_FAILED", "item", None, UPSTREAM),
+            ("CHECK_FAILED", "shop", SHOP_CHECK, "row count 1 is below the declared minimum of 2"),
+            ("TABLE_ROLLED_BACK", "shop", SHOP_CHECK, "previous_version_kept")]
     finally:
         spark.close_all()

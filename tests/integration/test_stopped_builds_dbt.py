@@ -125,3 +125,126 @@ def test_an_ingestion_metadata_stop_sets_the_table_back(tmp_path):
     assert code == 2, line
     assert line == (f"meter: set back by the latest build (run {run}): check INGESTION_METADATA did not pass; "
                     "the previous version is still published"), line
+
+
+# --------------------------------------------------------------------------- an upstream entity set back (decision 0940)
+# `item` reads `shop` through a referential rule: a build that sets `shop` back (its required
+# check fails) makes dbt skip every node of `item`. The hook records that `item` was not written,
+# naming `shop`; `table get item` says so, with the check that set `shop` back, exit 2.
+UPSTREAM_ENTITIES = """\
+spec_version: 1
+entities:
+  shop:
+    grain: one row per shop
+    key: [shop_id]
+    fields:
+      shop_id: {type: string, required: true}
+      city: {type: string}
+    checks:
+      - {check_id: enough_shops, kind: row_expectation, enforcement: required, min_rows: 2}
+  item:
+    grain: one row per item
+    key: [item_id]
+    fields:
+      item_id: {type: string, required: true}
+      shop_id: {type: string}
+      name: {type: string}
+    quarantine: {retention: 30d}
+    quality:
+      - {rule: referential, via: item_of_shop, on_missing: quarantine}
+    checks:
+      - {check_id: some_items, kind: row_expectation, enforcement: required, min_rows: 1}
+relationships:
+  - {name: item_of_shop, from: item, to: shop, via: {shop_id: shop_id}, cardinality: many_to_one}
+"""
+SHOP_CHECK = "ENOUGH_SHOPS"  # the required check, as the build names it
+UPSTREAM = "upstream_failed: shop"  # the why the hook records for `item`
+
+
+def write_upstream_spec(spec):
+    from tests.integration.test_keep_dbt import ITEMS_MAPPING, SHOPS_MAPPING
+
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "entities.yml").write_text(UPSTREAM_ENTITIES)
+    (spec / "shops.yml").write_text(SHOPS_MAPPING)
+    (spec / "items.yml").write_text(ITEMS_MAPPING)
+    return spec
+
+
+def shops_and_items(*shop_ids: str) -> list[Relation]:
+    """One delivery: the given shops, and one item of the first shop."""
+    from tests.integration.test_keep_dbt import items, shops
+
+    return [shops(*[["l1", "2026-02-01T08:00:00Z", f"s{n}", s, "Oslo"] for n, s in enumerate(shop_ids)]),
+            items(["l1", "2026-02-01T08:00:00Z", "a1", "i1", shop_ids[0], "apple"])]
+
+
+def table_get_of(project, spec, table: str) -> tuple[int, str, dict]:
+    """`assay table get TABLE` (exit code, first line) and its `--json`."""
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    args = ["table", "get", table, "--project", str(project.path), "--spec", str(spec)]
+    said, got = CliRunner().invoke(cli, args), CliRunner().invoke(cli, [*args, "--json"])
+    assert "Traceback" not in said.output + got.output, said.output + got.output
+    assert said.exit_code == got.exit_code and got.stdout.strip(), (said.output, got.output)
+    return said.exit_code, said.stdout.splitlines()[0], json.loads(got.stdout)
+
+
+def upstream_events(project, run: str) -> list[tuple]:
+    return project.query("select event_type, table_name, check_name, why from assay_meta.assay_events "
+                         f"where run_id = '{run}' and event_type <> 'CHECK_PASSED' order by table_name, event_type")
+
+
+def test_an_entity_skipped_because_its_upstream_was_set_back_says_so(tmp_path, engine):
+    spec = write_upstream_spec(tmp_path / "spec")
+    project = engine.dbt_project(tmp_path / "dbt", spec, "upstream_set_back")
+    project.load_bronze(shops_and_items("S1", "S2"))
+    project.dbt("build", check=True)
+    # a build that skipped nothing records no event
+    assert upstream_events(project, invocation(project)) == []
+    assert table_get_of(project, spec, "item")[:2] == (0, "item: published")
+
+    # one shop only: `shop`'s required check fails, it is set back, dbt skips `item`
+    project.load_bronze(shops_and_items("S1"))
+    assert project.dbt("build").returncode != 0
+    run = invocation(project)
+    nodes = {r["unique_id"]: r["status"] for r in
+             json.loads((project.path / "target" / "run_results.json").read_text())["results"]}
+    assert nodes["model.assay_it.item"] == "skipped", nodes
+    recorded = upstream_events(project, run)
+    assert recorded[0] == ("TABLE_BUILD_FAILED", "item", None, UPSTREAM), recorded  # names and counts only
+    assert [e[:3] for e in recorded] == [("TABLE_BUILD_FAILED", "item", None), ("CHECK_FAILED", "shop", SHOP_CHECK),
+                                         ("TABLE_ROLLED_BACK", "shop", SHOP_CHECK)], recorded
+    code, line, got = table_get_of(project, spec, "item")
+    assert code == 2, line
+    assert line == (f"item: set back by the latest build (run {run}): it was not written because its upstream "
+                    f"entity shop did not pass check {SHOP_CHECK}; the previous version is still published"), line
+    assert {k: got[k] for k in ("state", "run", "check", "why", "upstream")} == {
+        "state": "set_back", "run": run, "check": SHOP_CHECK, "why": "upstream_failed", "upstream": "shop"}, got
+    assert (got["events"][0]["event"], got["events"][0]["why"]) == ("TABLE_BUILD_FAILED", UPSTREAM), got["events"]
+    assert table_get_of(project, spec, "shop")[:2] == (2, f"shop: set back by the latest build (run {run}): check "
+                                                         f"{SHOP_CHECK} did not pass; the previous version is still published")
+
+    # a fixing delivery publishes both: the child's check results, recorded later, end the state
+    project.load_bronze(shops_and_items("S1", "S2", "S3"))
+    project.dbt("build", check=True)
+    assert upstream_events(project, invocation(project)) == []
+    assert table_get_of(project, spec, "item")[:2] == (0, "item: published")
+
+
+def test_an_upstream_set_back_on_the_first_build_leaves_the_child_not_published(tmp_path):
+    spec = write_upstream_spec(tmp_path / "spec")
+    project = make_project(tmp_path / "dbt", spec)
+    project.load_bronze(shops_and_items("S1"))
+    assert project.dbt("build").returncode != 0
+    run = invocation(project)
+    code, line, got = table_get_of(project, spec, "item")
+    assert code == 2, line
+    assert line == (f"item: not published: run {run} did not write it because its upstream entity shop "
+                    f"did not pass check {SHOP_CHECK}"), line
+    assert (got["state"], got["why"], got["upstream"], got["check"]) == ("not_published", "upstream_failed", "shop", SHOP_CHECK)
+    # a selection without the parent skips nothing because of it: nothing more is recorded
+    project.dbt("build", "--select", "item")
+    assert [e for e in upstream_events(project, invocation(project)) if e[0] == "TABLE_BUILD_FAILED"] == []

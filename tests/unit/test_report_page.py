@@ -363,6 +363,23 @@ def test_an_entity_of_a_sqlmesh_plan_that_failed_elsewhere_is_not_called_never_b
     assert "its latest build was not published" in text
 
 
+def test_an_entity_dbt_skipped_for_its_upstream_says_so():
+    """Decision 0940: dbt skipped `item` because `shop`, which it reads, was set back in that run."""
+    data = _data()
+    run = "0f1e2d3c-0000-4000-8000-000000000001"
+    data["entities"] = [dict(_entity("item", [], None), outcome={
+        "table": "item", "state": "set_back", "run": run, "check": "ENOUGH_SHOPS", "why": "upstream_failed",
+        "since": DAYS[-1], "built_by_project": True, "upstream": "shop", "check_table": "shop"})]
+    data["tables"], data["checks"], data["ranking"] = [], [], []
+    data["health"] = verdict = health(data)
+    [line] = verdict["lines"]
+    assert line["headline"] == (f"item: set back by the latest build (run {run}): it was not written because its upstream "
+                                "entity shop did not pass check ENOUGH_SHOPS; the previous version is still published")
+    assert line["level"] == "fail", line
+    assert verdict["sentence"].endswith("item (set back by the latest build, not written because upstream shop failed)."), \
+        verdict["sentence"]
+
+
 def test_an_incremental_entitys_bronze_is_said_to_be_the_ledgers():
     """A second outside tester deleted a built bronze row of an incremental entity: the page said
     `bronze 31` over a bronze of 30 rows, with no note. The summary now says what it counts."""

@@ -6,11 +6,15 @@
     node this invocation skipped, one CHECK_FAILED per failed or errored stopping test (the
     check the generator named in the test's meta `assay_stops`: the rule, or INGESTION_METADATA),
     then one TABLE_BUILD_FAILED `not_written` naming the first, so that `assay table get` derives
-    set back, or not published on a first build (runtime/table_states.py).
+    set back, or not published on a first build (runtime/table_states.py). An entity dbt skipped
+    because an entity it reads (a referential parent) was not written in this invocation (set
+    back, kept, stopped, errored or itself skipped) gets one TABLE_BUILD_FAILED
+    `upstream_failed: <entity>` (decision 0940): dbt skips it for its parent, so it is not
+    written either, and `table get` says so, naming the parent and its check.
 
     The run id is `invocation_id`, as every node of the build records it. Events carry names
     and counts only: an errored test's message is not copied (an engine's error can quote a
-    value). With no failed stopping test the hook reads the results once and runs no SQL.
+    value). With no node skipped the hook reads the results once and runs no SQL.
     `results` is dbt's, given to on-run-end hooks only; a test run alone (`dbt test`), which
     skips no entity, records nothing. -#}
 {% macro record_stopped_builds(results) %}
@@ -19,24 +23,25 @@
 
 {% macro default__record_stopped_builds(results) %}
   {%- if not execute or results is not defined or not results -%}{{ return('') }}{%- endif -%}
+  {#- One pass over the results: the failed stopping tests, the entities' skipped nodes, and the
+      nodes this invocation did not write (an error, or skipped: what makes dbt skip a reader). -#}
   {%- set stops = [] -%}
+  {%- set skipped = {} -%}
+  {%- set unwritten = {} -%}
   {%- for r in results -%}
     {%- if r.node is defined and r.node.resource_type == 'test' and r.status in ('fail', 'error') -%}
       {%- set meta = r.node.config.meta or {} -%}
       {%- for s in meta.get('assay_stops') or [] -%}
         {%- do stops.append({'stop': s, 'result': r, 'meta_schema': meta.get('assay_meta_schema')}) -%}
       {%- endfor -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {%- if not stops -%}{{ return('') }}{%- endif -%}
-  {#- The entities dbt did not write: their published node was skipped in this invocation. -#}
-  {%- set skipped = {} -%}
-  {%- for r in results -%}
-    {%- if r.node is defined and r.node.resource_type == 'model' and r.status == 'skipped'
+    {%- elif r.node is defined and r.node.resource_type in ('model', 'snapshot') and r.status in ('error', 'skipped')
           and r.node.package_name == project_name -%}
-      {%- do skipped.update({r.node.name: r.node}) -%}
+      {%- do unwritten.update({r.node.name: r.status}) -%}
+      {%- if r.status == 'skipped' -%}{%- do skipped.update({r.node.name: r.node}) -%}{%- endif -%}
     {%- endif -%}
   {%- endfor -%}
+  {%- if not skipped -%}{{ return('') }}{%- endif -%}
+  {#- The entities a stopping test stopped (decision 0935): their published node was skipped. -#}
   {%- set by_table = {} -%}
   {%- for x in stops | sort(attribute='stop.check') | sort(attribute='stop.order') -%}
     {%- set s = x['stop'] -%}
@@ -61,6 +66,32 @@
     {%- set events = t['events'] -%}
     {%- do events.append({'type': 'TABLE_BUILD_FAILED', 'table': table, 'check': events[0]['check'], 'why': 'not_written'}) -%}
     {%- do assay._record_events(t['node'].database, t['meta_schema'], events) -%}
+    {%- do adapter.commit() -%}
+  {%- endfor -%}
+  {#- The entities skipped because an entity they read was not written in this invocation (decision
+      0940): the generator names, in the published node's meta `assay_upstream`, the entities it
+      reads and the node it reads each through. One TABLE_BUILD_FAILED `upstream_failed: <entity>`
+      (the first by name, `and N more`), no check: the upstream's own events name what failed. An
+      entity its own stopping test stopped is recorded above, once. -#}
+  {%- set upstream = {} -%}
+  {%- for name, node in skipped.items() | sort -%}
+    {%- set meta = node.config.meta or {} -%}
+    {%- set table = meta.get('assay_entity') -%}
+    {%- if table and meta.get('assay_meta_schema') and table not in by_table -%}
+      {%- set causes = [] -%}
+      {%- for u in meta.get('assay_upstream') or [] -%}
+        {%- if u['node'] in unwritten and u['table'] not in causes -%}{%- do causes.append(u['table']) -%}{%- endif -%}
+      {%- endfor -%}
+      {%- if causes -%}
+        {%- set causes = causes | sort -%}
+        {%- set more = ' and ' ~ ((causes | length) - 1) ~ ' more' if causes | length > 1 else '' -%}
+        {%- do upstream.setdefault((node.database, meta['assay_meta_schema']), []).append(
+              {'type': 'TABLE_BUILD_FAILED', 'table': table, 'check': none, 'why': 'upstream_failed: ' ~ causes[0] ~ more}) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- for where, events in upstream.items() | sort -%}
+    {%- do assay._record_events(where[0], where[1], events) -%}
     {%- do adapter.commit() -%}
   {%- endfor -%}
   {{ return('') }}

@@ -106,6 +106,10 @@ def _line(name: str, kind: str, state: str, said: str | None, fails: list[str], 
 def _short(outcome: dict) -> str | None:
     """The state in a few words for the warehouse's sentence: `set back by the latest build, check X
     did not pass`."""
+    if outcome and outcome.get("upstream") and outcome["state"] in ("set_back", "not_published"):
+        # dbt skipped it because an entity it reads was not written (decision 0940)
+        where = " by the latest build" if outcome["state"] == "set_back" else ""
+        return f"{STATE_WORDS[outcome['state']]}{where}, not written because upstream {outcome['upstream']} failed"
     if not outcome or outcome["state"] == "published" or outcome.get("check") is None:
         return None
     if outcome.get("failed_table"):  # the SQLMesh plan failed on another table (decision 1122)

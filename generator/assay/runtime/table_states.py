@@ -14,8 +14,11 @@ environment's latest plan that failed on another table: SQLMesh promotes no view
 plan, decision 1122); when the newest
 failed build is the latest run that recorded the table's check results, `set_back`, or
 `published_failing` when the table the reader's view shows is the one that build wrote; else
-`published`. A failed build is dbt's TABLE_ROLLED_BACK (never the published table) or SQLMesh's
-TABLE_BUILD_FAILED, whose why names the physical table it wrote (sqlmesh_macros/assay_sqlmesh/
+`published`. A table dbt skipped because an entity it reads was not written in the same run
+(TABLE_BUILD_FAILED `upstream_failed: <entity>`, decision 0940) is set back or not published with
+why `upstream_failed`, naming that entity and the check that failed there. A failed build is
+dbt's TABLE_ROLLED_BACK (never the published table), dbt's TABLE_BUILD_FAILED (a stop, 0935, or
+an upstream skip, 0940) or SQLMesh's TABLE_BUILD_FAILED, whose why names the physical table it wrote (sqlmesh_macros/assay_sqlmesh/
 build_events.py); the view read is the environment's (`--environment`, else prod). The schemas
 are those the build wrote (runtime/built_relations.py).
 
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .check_results import EVENTS_TABLE, PROD, CheckResults, run_environment_starts, run_environments
+from .check_results import EVENTS_TABLE, PROD, SQLMESH_RUN_PREFIXES, CheckResults, run_environment_starts, run_environments
 
 # A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
 # its why is `wrote <schema>.<table>`, the physical table it wrote, or `not_written`).
@@ -38,6 +41,10 @@ FAILED_BUILDS = (ROLLED_BACK, BUILD_FAILED)
 MARKS = ("TABLE_KEPT", "TABLE_KEPT_CLEARED", *FAILED_BUILDS)
 WROTE = "wrote "
 NOT_WRITTEN = "not_written"  # a SQLMesh build stopped on the staged model, before the table was written
+# The why of a dbt build that skipped the table because an entity it reads was not written in the
+# same invocation: `upstream_failed: <entity>`, `and N more` after it when several (decision 0940).
+UPSTREAM_FAILED = "upstream_failed"
+_UPSTREAM = UPSTREAM_FAILED + ": "
 READ_ONLY = "not built by this project"
 # The why of a table absent because the SQLMesh plan that would publish it failed on another table.
 PLAN_FAILED = "plan_failed"
@@ -90,6 +97,39 @@ def _events(reader, meta: str) -> list[tuple]:
     return sorted(rows, key=lambda r: (str(r[5]), r[0]))
 
 
+def _upstream(ev: Optional[tuple]) -> Optional[str]:
+    """The entity a dbt build that skipped the table names as the one it reads that was not written
+    (why `upstream_failed: <entity>[ and N more]`, decision 0940); None for any other event."""
+    if ev is None or ev[0] != BUILD_FAILED or not str(ev[4] or "").startswith(_UPSTREAM):
+        return None
+    return str(ev[4])[len(_UPSTREAM):].split(" and ", 1)[0]
+
+
+def _not_written(ev: tuple) -> bool:
+    """Whether a failed build stopped before the table was written: SQLMesh's staged stop, dbt's
+    stopping test (decision 0935) or dbt's skip for an upstream entity (decision 0940)."""
+    return ev[0] == BUILD_FAILED and (ev[4] == NOT_WRITTEN or _upstream(ev) is not None)
+
+
+def _upstream_cause(events: list[tuple], ev: tuple) -> dict[str, Any]:
+    """What the state of a table dbt skipped for an upstream entity (`ev`) adds: `upstream`, the
+    entity it reads that was not written, and `check` / `check_table`, the check that failed in that
+    run and the table it is of, found by following the upstream's own failed build (set back,
+    kept, stopped) of the same run, and its upstream's where it was skipped in turn. Both are None
+    when the upstream recorded nothing in the run (its node errored: dbt's log says why)."""
+    upstream = _upstream(ev)
+    table, seen = upstream, {ev[2]}
+    while table is not None and table not in seen:
+        seen.add(table)
+        theirs = [e for e in events if e[1] == ev[1] and e[2] == table and e[0] in (*FAILED_BUILDS, "TABLE_KEPT")]
+        if not theirs:
+            break
+        if _upstream(theirs[-1]) is None:
+            return {"why": UPSTREAM_FAILED, "upstream": upstream, "check": theirs[-1][3], "check_table": table}
+        table = _upstream(theirs[-1])
+    return {"why": UPSTREAM_FAILED, "upstream": upstream, "check": None, "check_table": None}
+
+
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
            latest_run: Optional[str], started: Optional[str] = None, shown: Optional[bool] = False,
            latest_at: Optional[str] = None, plan_failed: Optional[tuple] = None) -> dict[str, Any]:
@@ -122,7 +162,7 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
             return {**state("not_published", plan_failed, why=PLAN_FAILED), "failed_table": plan_failed[2],
                     "built_in": latest_run}
         return state("not_published", back, why=None if back else "never built")
-    stopped_later = (back is not None and back[0] == BUILD_FAILED and back[4] == NOT_WRITTEN
+    stopped_later = (back is not None and _not_written(back)
                      and latest_at is not None and str(iso_utc(back[5])) >= str(iso_utc(latest_at)))
     if back is not None and (back[1] == latest_run or stopped_later
                              or (latest_run is None and (started is None or iso_utc(back[5]) >= iso_utc(started)))):
@@ -140,8 +180,10 @@ def _plan_failure(events: list[tuple], elsewhere: set, read: str, environments: 
     they were (SQLMesh promotes nothing of a failed plan). The latest run is the newest one recorded
     for the environment (RUN_ENVIRONMENT, decision 0936), else, for runs that did not record it, the
     run that recorded check results last. None on dbt (a failed model does not stop another's
-    publication), and when a later run of the environment may have published."""
-    failed = [ev for ev in events if ev[0] == BUILD_FAILED and ev[1] not in elsewhere]
+    publication: dbt's TABLE_BUILD_FAILED, decisions 0935 and 0940, is of the table it names
+    only), and when a later run of the environment may have published."""
+    failed = [ev for ev in events if ev[0] == BUILD_FAILED and ev[1] not in elsewhere
+              and str(ev[1]).startswith(SQLMESH_RUN_PREFIXES)]
     if not failed:
         return None
     newest = failed[-1]
@@ -224,6 +266,10 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
                      rolled.get(name), latest.get(name), (started or {}).get(name), shown(name), latest_at.get(name),
                      plan_failed)
               for name in sorted(tables)]
+    for s in states:
+        ev = rolled.get(s["table"])
+        if s["state"] in ("set_back", "not_published") and _upstream(ev) is not None and s["run"] == ev[1]:
+            s.update(_upstream_cause(events, ev))  # dbt skipped it for an entity it reads (decision 0940)
     return _unchanged_in_environment(project, reader, states, environment, every_entity, started)
 
 
@@ -315,6 +361,15 @@ def line(t: dict[str, Any]) -> str:
         return f"{t['table']}: {t['state'].replace('_', ' ')} ({t['why']})"
     if t["state"] == "kept":
         return f"{t['table']}: kept since run {t['run']}: check {t['check']} failed"
+    if t.get("why") == UPSTREAM_FAILED and t["state"] in ("set_back", "not_published"):
+        because = f"because its upstream entity {t['upstream']} " + (
+            "failed in that run (dbt's log says why)" if not t.get("check")
+            else f"did not pass check {t['check']}" if t.get("check_table") == t["upstream"]
+            else f"was not written ({t['check_table']} did not pass check {t['check']})")
+        if t["state"] == "set_back":
+            return (f"{t['table']}: set back by the latest build (run {t['run']}): it was not written {because}; "
+                    "the previous version is still published")
+        return f"{t['table']}: not published: run {t['run']} did not write it {because}"
     if t["state"] == "set_back":
         return (f"{t['table']}: set back by the latest build (run {t['run']}): check {t['check']} did not pass; "
                 "the previous version is still published")

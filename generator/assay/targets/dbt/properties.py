@@ -8,7 +8,7 @@ from ...duration import Duration
 from ...ir.model import Entity, Project
 from ...lower.audits import INGESTION_CHECK, bronze_audits, reading_entities, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
-from .kept import test_gate
+from .kept import parents_read, test_gate
 from .naming import current_name, model_name, reject_name, staged_name
 from .spelling import inert, jstr
 
@@ -42,6 +42,18 @@ def stops_config(project: Project, entities: list[Entity], check: str, order: in
     stops = [{"table": e.name, "node": current_name(e) if e.scd == "type2" else model_name(e), "check": check,
               "order": order} for e in entities]
     return {"meta": {"assay_stops": stops, "assay_meta_schema": project.schema("meta")}}
+
+
+def upstream_meta(entity: Entity, project: Project) -> dict:
+    """The meta of an entity's published node that names the entities it reads (its referential
+    parents, through the node the child's staged model refs: the parent table, or a type-2
+    parent's snapshot). When one of them fails or is skipped, dbt skips this entity; the package's
+    on-run-end hook (`assay.record_stopped_builds`) then records TABLE_BUILD_FAILED
+    `upstream_failed: <parent>` for it (decision 0940). Empty for an entity that reads none."""
+    upstream = [{"table": p.name, "node": model_name(p)} for p in parents_read(entity, project) if p.name != entity.name]
+    if not upstream:
+        return {}
+    return {"assay_upstream": upstream, "assay_meta_schema": project.schema("meta")}
 
 
 def sources_yml(project: Project) -> dict:
@@ -137,7 +149,7 @@ def _description(entity: Entity, fallback: str) -> str:
 
 
 def entity_yml(entity: Entity, project: Project) -> dict:
-    meta = _entity_meta(entity)
+    meta = {**_entity_meta(entity), **upstream_meta(entity, project)}
     columns = []
     for c in entity.columns:
         col = {"name": c.name, "data_type": None}
