@@ -28,6 +28,10 @@ TRY_CAST = {
 # PostgreSQL 15 has no pg_input_is_valid; `@assay_install_functions()` creates this stand-in.
 PG15_CHECK = "assay_input_is_valid({value}, {type_literal})"
 INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
+# Decimal text (docs/spec.md, "Transforms"; decision 1125): digits with one optional point, an
+# optional exponent. Not NaN / Infinity, and not what only some engines read: PostgreSQL 16+
+# reads '0x10', '0b101', '0o17' and '1_000', DuckDB '1_000'; PostgreSQL 15 and Spark none of them.
+DECIMAL_TEXT = r"^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$"
 CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
 
 
@@ -36,7 +40,8 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
 
     The guards every engine shares: integers accept integer text only (engines otherwise
     round '12.5' or read '1_000'); dates and timestamps refuse words that resolve to the
-    clock (the same cell must not convert differently per run); decimals refuse NaN/Inf.
+    clock (the same cell must not convert differently per run); decimals accept decimal text
+    only (no NaN/Inf, no '0x10' or '1_000', which some engines read and others do not).
     """
     kind, _p, _s = parse_type(assay_type)
     if kind == "string":
@@ -55,7 +60,7 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
     elif kind in ("date", "timestamp"):
         guard = "NOT " + regex_match_sql(f"LOWER({value_sql})", CLOCK_WORDS, dialect)
     elif kind == "decimal":
-        guard = "NOT " + regex_match_sql(f"LOWER({value_sql})", "nan|inf", dialect)
+        guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)
     else:
         return cast
     return f"CASE WHEN {guard} THEN {cast} END"
@@ -69,7 +74,7 @@ def assay_try_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
     >>> render_sql("@assay_try_cast(x, 'int')", "duckdb")
     "CASE WHEN REGEXP_MATCHES(CAST(x AS TEXT), '^\\\\s*[+-]?[0-9]+\\\\s*$') THEN TRY_CAST(CAST(x AS TEXT) AS BIGINT) END"
     >>> render_sql("@assay_try_cast(x, 'decimal(12,2)')", "postgres")
-    "CASE WHEN NOT (LOWER(CAST(x AS TEXT)) ~ 'nan|inf') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
+    "CASE WHEN (CAST(x AS TEXT) ~ '^\\\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\\\\s*$') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
     """
     d = dialect_of(evaluator)
     return render(guarded_cast_sql(as_text(value, d), string_arg(assay_type, "the type"), d), d)

@@ -3,7 +3,10 @@
     - int: integer text only; engines otherwise round '12.5' or read '1_000' / '0x1F'.
     - date/timestamp: words that resolve to the clock (now, today, ...) or to sentinels
       (epoch, infinity) are refused: the same cell must not convert differently per run.
-    - decimal: NaN / Infinity are not numbers a rule can compare. -#}
+    - decimal: decimal text only (digits, one optional point, an optional exponent: docs/spec.md,
+      "Transforms"; decision 1125). NaN / Infinity are not numbers a rule can compare, and
+      PostgreSQL 16+ reads '0x10', '0b101', '0o17' and '1_000', DuckDB '1_000', where
+      PostgreSQL 15 and Spark read none of them. -#}
 {% macro _guarded_cast(expr, assay_type, template, variant_template=none) %}
   {%- set t = assay._parse_type(assay_type) -%}
   {%- set value = assay._as_text(expr) -%}
@@ -20,7 +23,7 @@
   {%- elif t.kind in ['date', 'timestamp'] -%}
     {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'now|today|tomorrow|yesterday|epoch|infinity') -%}
   {%- elif t.kind == 'decimal' -%}
-    {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'nan|inf') -%}
+    {%- set guard = assay.regex_matches(value, '^\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\\s*$') -%}
   {%- else -%}
     {{ return(cast) }}
   {%- endif -%}
