@@ -9,6 +9,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from assay.ir.resolve import compile_spec
 from assay.spec.loader import load_spec
 from assay.validate import validate
@@ -141,7 +143,7 @@ def _with_placed_at(root: Path, fmt: str) -> None:
     m.write_text(m.read_text().replace("unmapped:", f'  placed_at: {{from: "$.placed", transform: [{{parse_ts: "{fmt}"}}]}}\nunmapped:'))
 
 
-def test_a_strftime_directive_only_duckdb_knows_is_refused_off_duckdb_and_noted_on_dbt(tmp_path):
+def test_a_strftime_directive_only_duckdb_knows_is_refused_off_duckdb_and_on_dbt(tmp_path):
     root = spec(tmp_path)
     _with_placed_at(root, "%d/%m/%Y %I:%M %p")
     line = line_of(root, "mapping_orders.yaml", "placed_at")
@@ -156,11 +158,52 @@ def test_a_strftime_directive_only_duckdb_knows_is_refused_off_duckdb_and_noted_
     # DuckDB's strptime knows them: nothing to say
     project, diags, _ = compile_spec(root, "sqlmesh", "duckdb")
     assert diags == [] and project is not None
-    # dbt's engine is the profile's: a warning, and the project generates
+    # One dbt project runs on every engine the package dispatches to: refused (decision 1126)
     project, diags, _ = compile_spec(root, "dbt")
-    assert project is not None and diags == []
-    assert [(d.line, d.severity, d.message) for d in validate(load_spec(root), "dbt").diagnostics] == [
-        (line, "warning", f"note on dbt: {said} if the project runs off DuckDB.")]
+    assert project is None
+    assert [(d.file, d.line, d.code, d.severity, d.message) for d in diags] == [
+        ("mapping_orders.yaml", line, "UNSUPPORTED_BY_TARGET", "error", f"refused on dbt: {said}.")]
+
+
+@pytest.mark.parametrize("fmt, codes", [("%Y-%m-%Q", "`%Q`"), ("%Y-%m-%d %Ez", "`%E`"), ("%d/%m/%Y%", "`%`"),
+                                        ("%-Q %:z %Y", "`%-Q`, `%:`")])
+def test_a_directive_no_engine_reads_is_refused_for_every_target(tmp_path, fmt, codes):
+    """DuckDB's strptime refuses it at build time (`Failed to parse format specifier`), every other
+    engine at compile time: a spec error at the transform's line, whatever the target (decision 1126)."""
+    root = spec(tmp_path)
+    _with_placed_at(root, fmt)
+    line = line_of(root, "mapping_orders.yaml", "placed_at")
+    said = (f"transform 1 of `placed_at` in mapping `raw_orders` into `orders`: `parse_ts: '{fmt}'` holds {codes}, "
+            "which no engine's strptime reads (DuckDB's stops the build: `Failed to parse format specifier`); write "
+            "the format with the directives every engine reads, %Y %y %m %b %B %d %H %M %S %f and %% for a literal "
+            "`%`, e.g. `{parse_ts: '%Y-%m-%d %H:%M:%S'}`, or `{parse_ts: ISO8601}`.")
+    for target, dialect in (("dbt", None), ("sqlmesh", "duckdb"), ("sqlmesh", "postgres"), ("sqlmesh", None)):
+        project, diags, _ = compile_spec(root, target, dialect)
+        assert project is None, (target, dialect)
+        assert [(d.file, d.line, d.severity, d.message) for d in diags] == [
+            ("mapping_orders.yaml", line, "error", said)], (target, dialect)
+
+
+def test_duckdbs_directives_are_the_ones_the_installed_duckdb_reads():
+    """`DUCKDB_STRFTIME` is what DuckDB's strptime accepts: every directive in it parses, every other
+    `%X` / `%-X` is refused with "Failed to parse format specifier"."""
+    import string
+
+    import duckdb
+
+    from assay.spec.transforms import DUCKDB_STRFTIME, PORTABLE_STRFTIME
+
+    con = duckdb.connect()
+    read = set()
+    for c in string.ascii_letters + string.digits + string.punctuation:
+        for code in (f"%{c}", f"%-{c}"):
+            try:
+                con.execute("select try_strptime('x', ?)", [code]).fetchall()
+                read.add(code)
+            except duckdb.Error as e:
+                assert "Failed to parse format specifier" in str(e), e
+    assert read == DUCKDB_STRFTIME
+    assert {f"%{c}" for c in PORTABLE_STRFTIME} <= DUCKDB_STRFTIME
 
 
 def test_portable_formats_are_said_nothing_about(tmp_path):

@@ -127,6 +127,17 @@ def parse_step(raw: Any) -> tuple[Optional[Step], Optional[str]]:
         # the engine would refuse it at build time, on the first row: refused here, with the spec
         return None, (f"`to_utc` takes an IANA time zone name, and `{arg}` is none; write e.g. "
                       f"`{{to_utc: {_EXAMPLES[name]}}}` (the names are those of the tz database).")
+    if name in ("parse_ts", "parse_date"):
+        unknown = unknown_directives(str(arg))
+        if unknown:
+            # DuckDB's strptime fails the build on it, every other engine at compile time: refused
+            # here, with the spec (decision 1126)
+            codes = ", ".join(f"`{d}`" for d in unknown)
+            example = "%Y-%m-%d" if name == "parse_date" else "%Y-%m-%d %H:%M:%S"
+            return None, (f"`{name}: '{arg}'` holds {codes}, which no engine's strptime reads (DuckDB's stops the "
+                          f"build: `Failed to parse format specifier`); write the format with the directives every "
+                          f"engine reads, %Y %y %m %b %B %d %H %M %S %f and %% for a literal `%`, e.g. "
+                          f"`{{{name}: '{example}'}}`, or `{{{name}: ISO8601}}`.")
     return Step(name, (arg,)), None
 
 
@@ -146,19 +157,39 @@ PORTABLE_STRFTIME = "YymbBdHMSf"
 ISO_FORMATS = ("ISO8601", "ISO8601_INSTANT")
 
 
-def unportable_directives(fmt: str) -> list[str]:
-    """The directives of a strftime format outside `PORTABLE_STRFTIME`, in order (`%%` is a `%`)."""
+# The directives DuckDB's strptime reads (read from DuckDB 1.5: every `%X` and `%-X` it does not
+# refuse with "Failed to parse format specifier"; tests/spec/test_target_refusals.py holds this set
+# to the installed DuckDB). A directive outside it is read by no engine assay runs on (decision 1126).
+DUCKDB_STRFTIME = frozenset(
+    [f"%{c}" for c in "abcdfghjmnpuwxyzABGHIMSTUVWXYZ%"] + [f"%-{c}" for c in "djmyHIMS"])
+
+
+def strftime_directives(fmt: str) -> list[str]:
+    """The directives of a strftime format, in order, each once: `%Y`, `%-d` (DuckDB's unpadded
+    form), `%%`; a `%` that ends the format is the directive `%`."""
     if fmt in ISO_FORMATS:
         return []
-    out, pct = [], False
-    for c in fmt:
-        if pct:
-            if c != "%" and c not in PORTABLE_STRFTIME and f"%{c}" not in out:
-                out.append(f"%{c}")
-            pct = False
-        elif c == "%":
-            pct = True
+    out, i = [], 0
+    while i < len(fmt):
+        if fmt[i] != "%":
+            i += 1
+            continue
+        code = fmt[i:i + 3] if fmt[i + 1:i + 2] == "-" and i + 2 < len(fmt) else fmt[i:i + 2]
+        if code not in out:
+            out.append(code)
+        i += len(code)
     return out
+
+
+def unportable_directives(fmt: str) -> list[str]:
+    """The directives of a strftime format outside `PORTABLE_STRFTIME` and `%%`, in order."""
+    return [d for d in strftime_directives(fmt) if d != "%%" and d[1:] not in tuple(PORTABLE_STRFTIME)]
+
+
+def unknown_directives(fmt: str) -> list[str]:
+    """The directives of a strftime format that no engine reads: outside DuckDB's strptime's, which
+    holds every portable one."""
+    return [d for d in strftime_directives(fmt) if d not in DUCKDB_STRFTIME]
 
 
 # One argument per transform that takes one, as a user would write it in YAML.
