@@ -204,6 +204,41 @@ case("freshness_as_a_duration", mapping(("source: raw_orders", "source: raw_orde
     ("mapping_orders.yaml", 9, "SPEC_INVALID", ("maps `nope`",)),
 ])
 
+# --- a field mapping without its path (session 29: an outside tester's `event_seq: {transform:
+# to_int}` hid the mapping's other problems); stand-in: the bronze column of the field's own name
+
+case("key_field_without_from", mapping(('order_id: {from: "$.id"}', "order_id: {transform: trim}"),
+                                       ("source: raw_orders", "source: raw-orders"),
+                                       ("{to_decimal: [12, 2]}", "{to_decimal: [12]}")), [
+    ("mapping_orders.yaml", 2, "SPEC_INVALID", ("reads `raw-orders`", "bare name of a bronze relation")),
+    ("mapping_orders.yaml", 5, "SPEC_GRAMMAR", ("key.order_id has no `from`",)),
+    ("mapping_orders.yaml", 5, "SPEC_GRAMMAR", ("key.order_id.transform is `trim`, not a list",)),
+    ("mapping_orders.yaml", 8, "SPEC_INVALID", ("`to_decimal` takes [precision, scale]", "not [12]")),
+])
+case("field_whose_from_is_not_text", mapping(('customer_id: {from: "$.customer"}', "customer_id: {from: [a, b]}"),
+                                             ('status: {from: "$.status", transform: [lower]}',
+                                              'status: {from: "$.status", transform: [lower, {parse_date: "%Y-%Q"}]}')), [
+    ("mapping_orders.yaml", 7, "SPEC_GRAMMAR", ("fields.customer_id.from is a list",)),
+    ("mapping_orders.yaml", 9, "SPEC_INVALID", ("`parse_date: '%Y-%Q'` holds `%Q`",)),
+])
+
+# --- a document that is not YAML: what refers into it is not unknown (session 29) -----------
+
+BROKEN_ORDERS = ("      customer_id: {type: string}\n", "      customer_id: {type: string\n")
+CHECK_ON_ORDERS = {"checks/silver/orders/no_negative_amount.sql": "select * from silver.orders where amount < 0\n"}
+case("yaml_error_in_entities_hides_no_mapping_problem_and_echoes_no_check_file",
+     {**entity(BROKEN_ORDERS), **mapping(("source: raw_orders", "source: raw-orders"),
+                                         ("{to_decimal: [12, 2]}", "{to_decimal: [12]}")), **CHECK_ON_ORDERS}, [
+    ("entity_orders.yaml", 9, "SPEC_YAML", ("not valid YAML",)),
+    ("mapping_orders.yaml", 2, "SPEC_INVALID", ("reads `raw-orders`",)),
+    ("mapping_orders.yaml", 8, "SPEC_INVALID", ("`to_decimal` takes [precision, scale]", "not [12]")),
+])
+case("a_check_file_on_a_table_nothing_declares_is_still_refused_beside_a_yaml_error",
+     {**entity(BROKEN_ORDERS), "checks/silver/ordres/no_negative_amount.sql": "select * from silver.ordres where amount < 0\n"}, [
+    ("checks/silver/ordres/no_negative_amount.sql", 1, "SQL_CHECK_INVALID", ("neither an entity assay builds",)),
+    ("entity_orders.yaml", 9, "SPEC_YAML", ("not valid YAML",)),
+])
+
 # --- empty values ---------------------------------------------------------------------------
 
 case("entities_with_nothing_under_it", {"entity_customer.yaml": "spec_version: 1\nentities:\n", "mapping_customer.yaml": None}, [

@@ -58,6 +58,16 @@ class LoadedSpec:
     fed_entities: set = field(default_factory=set)
     # Relationships named in a document whose grammar is broken: "not declared" would be an echo.
     known_relationships: set = field(default_factory=set)
+    # The text of every spec document that does not parse (YAML or encoding): a name written in
+    # one as a key may be declared there, so a reference to it is not refused as unknown.
+    unparsed_texts: list = field(default_factory=list)
+
+    def may_declare(self, name: str) -> bool:
+        """Whether a spec document that does not parse names `name` as a key (`name:` at the
+        start of a line, or in a flow mapping): what it declares is unknown, so a reference to
+        `name` is not reported as a reference to nothing (decision 0028, second amendment)."""
+        pattern = re.compile(r"(^|[{,])\s*[\"']?" + re.escape(name) + r"[\"']?\s*:", re.M)
+        return any(pattern.search(text) for text in self.unparsed_texts)
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -455,6 +465,7 @@ def _remember_unparsed(loaded: LoadedSpec, text: str) -> None:
     Only to keep the rest of the project from reporting echoes ("not a declared
     entity", "no mapping feeds") of the one syntax error already reported.
     """
+    loaded.unparsed_texts.append(text)
     target = re.search(r"^target:\s*[\"']?([A-Za-z0-9_]+)", text, re.M)
     if target:
         loaded.fed_entities.add(target.group(1))

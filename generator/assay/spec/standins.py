@@ -10,6 +10,7 @@ list of values, one rule, one check), and failing that the entity or mapping (re
 
 from __future__ import annotations
 
+import re
 import typing
 from typing import Any, Optional
 
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from .yamlload import LineDict, LineList
 
 DROP = object()  # the key is left out: its default (None, or an empty list) is the neutral value
+OWN_COLUMN = object()  # `$.<the mapped column's own name>`: a path that parses and that no check reads
 _DEDUPE = {"keep": "latest_by", "field": "_ingested_at", "tie_break": ["_load_id"]}  # ingestion columns: no check reads them
 _FIELD_RULES = ("CoercibleRule", "NotNullRule", "RangeRule", "LengthRule", "PatternRule", "InEnumRule",
                 "InSetRule", "UniqueRule", "NormalizeRule", "CharsetRule", "ExpressionRule")
@@ -64,6 +66,9 @@ STANDINS: dict[tuple[str, str], Any] = {
     ("MappingDocument", "name"): DROP,
     ("MappingDocument", "description"): DROP,
     ("MappingDocument", "freshness"): DROP,
+    # a field's path (missing, or not text): the bronze column of the field's own name. Left out,
+    # the field would be unmapped and its entity's key or `required:` would echo it (session 29)
+    ("FieldMapping", "from"): OWN_COLUMN,
     # the ingestion metadata every quarantine and dedupe needs: left out, that would be the echo
     ("MappingDocument", "unmapped"): ["$._load_id", "$._ingested_at", "$._source_row_id"],
 }
@@ -117,6 +122,11 @@ def repair_value(model: type[BaseModel], body: Any, loc: tuple, err: dict) -> bo
             return False
         parent.pop(key)
         return True
+    if standin is OWN_COLUMN:
+        column = loc[cut - 2] if cut >= 2 else None
+        if not isinstance(column, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*\Z", column):
+            return False
+        standin = f"$.{column}"
     if (owner, key) == ("Entity", "materialized"):
         parent.pop("incremental", None)  # judged as `table`, a block of `incremental` would be an echo
     return _put(parent, key, standin)

@@ -40,14 +40,17 @@ def check_mappings(ctx: Context) -> None:
 
 def _check_mapping(ctx: Context, file: str, m) -> None:
     ent = ctx.entity(m.target)
+    where = f"mapping `{m.name or m.source}` into `{m.target}`"
     if ent is None and m.target in ctx.loaded.known_entities:
-        return  # its own grammar problems are already reported
+        # The entity is named in a document that does not parse (its problems are reported
+        # there): what the mapping says by itself is still judged, what it says against the
+        # entity cannot be (decision 0028, second amendment: every problem at once).
+        _check_mapping_alone(ctx, file, m, where)
+        return
     if ent is None:
         ctx.report(file, m.line("target"), f"mapping targets `{m.target}`, which is not a declared entity.{did_you_mean(m.target, ctx.entities)}")
         return
-    where = f"mapping `{m.name or m.source}` into `{m.target}`"
-    if not is_identifier(m.source):
-        ctx.report(file, m.line("source"), f"{where} reads {shown(m.source)}; write the bare name of a bronze relation ({IDENTIFIER_RULE}); its schema is `schemas.bronze` of assay.yml.")
+    _check_source(ctx, file, m, where)
     # key entries; an entity key naming undeclared columns is refused on the entity, and
     # comparing a mapping against it would only echo that refusal.
     key_ok = all(k in ent.fields for k in ent.key)
@@ -118,10 +121,40 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         f = m.freshness
         if ent.dedupe is None and ent.quarantine is None:
             ctx.report(file, m.line("freshness"), f"{where} declares `freshness`, and `{m.target}` has neither `dedupe:` nor `quarantine:`, so bronze is not required to carry `_ingested_at`, the column freshness reads. Add `quarantine: {{retention: 90d}}` (or `dedupe:`) to the entity, or remove `freshness`.")
-        if f.warn_after is None and f.error_after is None:
-            ctx.report(file, m.line("freshness"), f"`freshness` of {where} has no threshold; write `warn_after:` and/or `error_after:` such as `6h`, `1d`.")
-        if f.warn_after and f.error_after and Duration(f.error_after).hours < Duration(f.warn_after).hours:
-            ctx.report(file, f.line("error_after"), f"`error_after: {f.error_after}` of {where} is shorter than `warn_after: {f.warn_after}`; an error threshold cannot come before the warning. Make `error_after` at least `{f.warn_after}`.")
+        _check_thresholds(ctx, file, m, where)
+
+
+def _check_source(ctx: Context, file: str, m, where: str) -> None:
+    if not is_identifier(m.source):
+        ctx.report(file, m.line("source"), f"{where} reads {shown(m.source)}; write the bare name of a bronze relation ({IDENTIFIER_RULE}); its schema is `schemas.bronze` of assay.yml.")
+
+
+def _check_mapping_alone(ctx: Context, file: str, m, where: str) -> None:
+    """What a mapping can be judged on without its entity: its bronze relation, paths, transform
+    steps, `unmapped:` paths and freshness thresholds."""
+    _check_source(ctx, file, m, where)
+    for section in ("key", "fields"):
+        for col, fm in getattr(m, section).items():
+            if parse_path(fm.from_) is None:
+                ctx.report(file, fm.line("from"), f"`from: {fm.from_}` of `{col}` is not a path; write `$.<bronze column>` or `$.<json column>.<key>`.")
+            for i, raw in enumerate(fm.transform):
+                _step, problem = parse_step(raw)
+                if problem:
+                    ctx.report(file, fm.line("transform"), f"transform {i + 1} of `{col}` in {where}: {problem}")
+    for path in m.unmapped:
+        p = parse_path(path)
+        if p is None or len(p) != 1:
+            ctx.report(file, m.line("unmapped"), f"unmapped entry `{path}` of {where} is not a column path; write `$.<bronze column>`.")
+    if m.freshness is not None:
+        _check_thresholds(ctx, file, m, where)
+
+
+def _check_thresholds(ctx: Context, file: str, m, where: str) -> None:
+    f = m.freshness
+    if f.warn_after is None and f.error_after is None:
+        ctx.report(file, m.line("freshness"), f"`freshness` of {where} has no threshold; write `warn_after:` and/or `error_after:` such as `6h`, `1d`.")
+    if f.warn_after and f.error_after and Duration(f.error_after).hours < Duration(f.warn_after).hours:
+        ctx.report(file, f.line("error_after"), f"`error_after: {f.error_after}` of {where} is shorter than `warn_after: {f.warn_after}`; an error threshold cannot come before the warning. Make `error_after` at least `{f.warn_after}`.")
 
 
 def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm, steps) -> None:
