@@ -143,7 +143,7 @@ def _with_placed_at(root: Path, fmt: str) -> None:
     m.write_text(m.read_text().replace("unmapped:", f'  placed_at: {{from: "$.placed", transform: [{{parse_ts: "{fmt}"}}]}}\nunmapped:'))
 
 
-def test_a_strftime_directive_only_duckdb_knows_is_refused_off_duckdb_and_on_dbt(tmp_path):
+def test_a_strftime_directive_only_duckdb_knows_is_refused_off_duckdb_and_noted_on_dbt(tmp_path):
     root = spec(tmp_path)
     _with_placed_at(root, "%d/%m/%Y %I:%M %p")
     line = line_of(root, "mapping_orders.yaml", "placed_at")
@@ -158,11 +158,12 @@ def test_a_strftime_directive_only_duckdb_knows_is_refused_off_duckdb_and_on_dbt
     # DuckDB's strptime knows them: nothing to say
     project, diags, _ = compile_spec(root, "sqlmesh", "duckdb")
     assert diags == [] and project is not None
-    # One dbt project runs on every engine the package dispatches to: refused (decision 1126)
+    # dbt's engine is the profile's: a warning, and the project generates (a directive no engine
+    # reads is refused for every target: the test below)
     project, diags, _ = compile_spec(root, "dbt")
-    assert project is None
-    assert [(d.file, d.line, d.code, d.severity, d.message) for d in diags] == [
-        ("mapping_orders.yaml", line, "UNSUPPORTED_BY_TARGET", "error", f"refused on dbt: {said}.")]
+    assert project is not None and diags == []
+    assert [(d.line, d.severity, d.message) for d in validate(load_spec(root), "dbt").diagnostics] == [
+        (line, "warning", f"note on dbt: {said} if the project runs off DuckDB.")]
 
 
 @pytest.mark.parametrize("fmt, codes", [("%Y-%m-%Q", "`%Q`"), ("%Y-%m-%d %Ez", "`%E`"), ("%d/%m/%Y%", "`%`"),

@@ -119,9 +119,10 @@ _DUCKDB_ONLY = ("is understood by DuckDB's own strptime only: on PostgreSQL and 
 _DUCKDB_ONLY_REMEDY = "write the format with the portable directives, or parse the value with `regex_extract` first"
 
 LIMITS: tuple[Limit, ...] = (
-    # One dbt project runs on every engine the package dispatches to, and the profile's is not
-    # known here: what some of them cannot read is refused, as off DuckDB on SQLMesh (decision 1126).
-    Limit("dbt", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY),
+    # dbt's engine is the profile's, which validation does not know: said, not refused. A directive
+    # no engine reads at all is refused for every target, by the transform's own check (decision 1126).
+    Limit("dbt", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY + " if the project runs off DuckDB",
+          severity="warning", verb="note"),
     Limit("sqlmesh", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY,
           dialects=("postgres", "spark", "databricks", "snowflake", "bigquery", "trino", "redshift")),
     Limit(
