@@ -168,6 +168,87 @@ def assay_record_ingestion_stop(evaluator, table_name, results, source, ranked_m
     return None
 
 
+#: The conservation audit's name in events (dbt's `assay_entity` names an entity audit's failure
+#: so; assay.lower.audits.CONSERVATION_CHECK, decision 0939).
+CONSERVATION_CHECK = "CONSERVATION"
+
+
+class AssayConservationError(RuntimeError):
+    """A development plan's preview broke the conservation law (decision 0939): raised where
+    SQLMesh would make the `assay_conservation` audit non-blocking."""
+
+
+@macro()
+def assay_record_conservation_stop(evaluator, table_name, results, violations) -> None:
+    """Record a build of ``table_name`` that the conservation audit of the model evaluated with the
+    entity is about to stop (decision 0939): it runs the audit's own query (``violations``, the
+    lowered law over ``@this_model`` and the reject rows this evaluation wrote) and, when it
+    returns rows, records ``CHECK_FAILED`` ``CONSERVATION`` (the counts as ``why``) and, once per
+    build, ``TABLE_BUILD_FAILED`` naming the physical table written.
+
+    Where SQLMesh makes every audit of the model non-blocking (a development table that is not
+    deployable on an engine that cannot clone tables: SQLMesh assumes such a preview holds only
+    part of the data; an assay entity and its reject table are computed from all of bronze, so
+    the law holds there too), it then raises, so that the plan stops as the audit stops it
+    everywhere else. Executes its insert itself and returns nothing, also outside an evaluation:
+
+    >>> from sqlglot import exp, parse_one
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> assay_record_conservation_stop(MacroEvaluator(), exp.Literal.string("order"),
+    ...     exp.Literal.string("assay_meta.assay_check_results"), parse_one("select 1 as x")) is None
+    True
+    """
+    from .checks import _adapter, _expanded
+
+    adapter = _adapter(evaluator)
+    this = evaluator.locals.get("this_model")
+    if adapter is None or this is None:
+        return None
+    d = dialect_of(evaluator)
+    query = _expanded(evaluator, violations, d)
+    try:
+        query = evaluator.resolve_tables(exp.maybe_parse(query, dialect=d)).sql(dialect=d)
+    except Exception:  # noqa: BLE001 - outside a plan the names are the tables already
+        pass
+    found = adapter.fetchall(f"SELECT * FROM ({query}) AS assay_conservation", quote_identifiers=False) or []
+    if not found:
+        return None
+    names = [c[0] for c in (getattr(adapter.cursor, "description", None) or [])]
+    if len(found) == 1 and len(names) == len(found[0]):
+        why = "does not hold: " + ", ".join(f"{n} {v}" for n, v in zip(names, found[0]))
+    else:
+        why = f"{len(found)} misplaced deliveries"
+    run_id = str(getattr(adapter, "correlation_id", None))
+    table = string_arg(table_name, "the table name")
+    relation = _events_table(adapter, d, string_arg(results, "the results table"))
+    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = []
+    if not _recorded(adapter, relation, d, run_id, table, CHECK_FAILED, CONSERVATION_CHECK):
+        rows.append((CHECK_FAILED, CONSERVATION_CHECK, why, len(found)))
+    if not _recorded(adapter, relation, d, run_id, table):
+        rows.append((BUILD_FAILED, CONSERVATION_CHECK, _written(evaluator, d), None))
+    _insert(adapter, relation, d, run_id, table, rows)
+    if _audits_made_non_blocking(evaluator, adapter, this):
+        raise AssayConservationError(
+            f"assay_conservation: the conservation law {why} for {table} in {this.sql(dialect=d)}; every bronze row "
+            "must be in the entity, an open reject row or the dedupe count. SQLMesh runs the audits of this "
+            "development table as non-blocking, so assay stops the plan here (decision 0939).")
+    return None
+
+
+def _audits_made_non_blocking(evaluator, adapter, this) -> bool:
+    """Whether SQLMesh 0.236 runs this evaluation's audits as non-blocking: the table written is
+    not the snapshot's deployable table (a development preview) and the engine cannot clone
+    (`SnapshotEvaluator.audit`, `force_non_blocking`)."""
+    snapshot = evaluator.locals.get("snapshot")
+    if snapshot is None or getattr(adapter, "SUPPORTS_CLONING", False):
+        return False
+    try:
+        deployable = exp.to_table(snapshot.table_name(is_deployable=True))
+    except Exception:  # noqa: BLE001 - a snapshot without a table: nothing to judge
+        return False
+    return (this.db, this.name) != (deployable.db, deployable.name)
+
+
 def _events_table(adapter, dialect: str, results: str) -> str:
     """``<meta>.assay_events`` beside the results table, created when missing."""
     from assay.retention import EVENTS_COLUMNS

@@ -33,7 +33,12 @@ from sqlmesh import macro
 from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
 from ._core import dialect_of, lit, parse_one, pick, type_name
-from .build_events import assay_record_failed_rules, assay_record_ingestion_stop, record_blocked_build  # noqa: F401 (macros of this module)
+from .build_events import (  # noqa: F401 (macros of this module)
+    assay_record_conservation_stop,
+    assay_record_failed_rules,
+    assay_record_ingestion_stop,
+    record_blocked_build,
+)
 from .check_rows import keep_rows, keeps_rows, redacted
 
 RESULT_COLUMNS = (

@@ -13,13 +13,16 @@ SQLMesh evaluates only the FULL models in dev: `emp__staged`, `emp__current`, `s
 `slip`. The forward-only models that depend on their own past (the SCD type-2 `emp`, both
 `__reject` models, the mart) are left unevaluated, so `slip`'s referential rule probes the empty
 dev `emp` and quarantines every slip, while the dev `slip__reject` stays empty: the slips are in
-no table of dev. The conservation audit is the reject model's, which did not run, so no audit
-fails and the environment is published.
+no table of dev. Before decision 0939 the conservation audit was the reject model's, which did not
+run, so no audit failed and the environment was published (decision 0938).
 
 The promise (README): every bronze row lands in the entity, the reject table or the dedupe count,
-and a blocking audit proves it on every run. This test asserts it for dev: either a blocking
-audit stopped the plan, or dev's tables account for every bronze slip. It fails today and is
-marked xfail(strict): once fixed it passes, and strict makes that an error to notice.
+and a blocking audit proves it on every run. This test asserts it for dev: either the conservation
+law stopped the plan, or dev's tables account for every bronze slip. Since decision 0939 the law is
+judged on the entity (`__current` for type 2), after its reject model, and SQLMesh evaluates the
+entity in this plan: the plan stops, in the name of `assay_conservation` (SQLMesh runs the audits
+of a development preview on DuckDB as non-blocking, so `@assay_record_conservation_stop` records
+the stop and raises).
 
 A plan with a consistent execution time (`test_a_dev_plan_at_the_prod_clock_conserves`) evaluates
 every model in dev and conserves: that is the normal path, and it must keep passing.
@@ -34,6 +37,7 @@ import pytest
 
 from assay.api_sqlmesh import generate_sqlmesh_project
 from tests.support.corpus import Relation
+from tests.support.sqlmeshfailures import collect
 
 pytestmark = pytest.mark.slow
 
@@ -141,12 +145,6 @@ def test_a_dev_plan_at_the_prod_clock_conserves(tmp_path):
         sm.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (decision 0938): a SQLMesh dev plan over an explicit range evaluates the entity but "
-    "skips its forward-only reject model, and the conservation audit lives on the reject model: slips "
-    "quarantined against the unevaluated type-2 parent are in no table of dev and no audit fails",
-)
 def test_a_dev_range_plan_that_skips_the_reject_model_is_stopped_or_conserves(tmp_path):
     now = datetime.now(timezone.utc).replace(microsecond=0)
     today = now.date()
@@ -161,11 +159,28 @@ def test_a_dev_range_plan_that_skips_the_reject_model_is_stopped_or_conserves(tm
         # last interval is tomorrow's), yet the environment is created; then over an explicit range
         change_rule(spec, sm)
         sm.context().plan("dev", auto_apply=True, no_prompts=True)
-        try:
-            sm.context().plan(
-                "dev", auto_apply=True, no_prompts=True, start=str(today - timedelta(days=1)), end=str(today)
-            )
-        except Exception:  # noqa: BLE001 - a blocking audit stopped the plan: the promise holds
+        with collect() as found:
+            try:
+                sm.context().plan(
+                    "dev", auto_apply=True, no_prompts=True, start=str(today - timedelta(days=1)), end=str(today)
+                )
+            except Exception as exc:  # noqa: BLE001 - which stop it was is asserted below
+                if "Plan application failed" not in str(exc):
+                    raise
+                stopped = True
+            else:
+                stopped = False
+        if stopped:
+            # the conservation law of `slip` stopped it (decision 0939): SQLMesh runs the audits of
+            # this development preview as non-blocking, so the recorder raises in the audit's name
+            causes = [f for f in found if isinstance(f, Exception)]
+            assert causes, found
+            message = " ".join(str(f.__cause__ or f) for f in causes)
+            assert "assay_conservation" in message and "for slip" in message, message
+            events = sm.query("select check_name, why from assay_meta.assay_events "
+                              "where event_type = 'CHECK_FAILED' and table_name = 'slip'")
+            assert [c for c, _w in events] == ["CONSERVATION"], events
+            assert "bronze_rows 5" in events[0][1] and "open_rejects 0" in events[0][1], events
             return
         entity, rejects, deduped = dev_slips(sm)
         assert entity + rejects + deduped == SLIPS, (

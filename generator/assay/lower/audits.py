@@ -4,8 +4,9 @@ Which audits an entity gets, their names, the form of the conservation law and t
 audit are decided here and spelled through a `Spelling`. A target only says where its tool runs
 an audit and how the query names what it reads there (`Audited`): dbt judges the candidate
 inside the `assay_entity` materialization, after the reject model has written this build's
-diverted rows; SQLMesh judges the conservation law on the reject model, which runs after the
-entity (on the entity itself when there is no reject table).
+diverted rows; SQLMesh judges every audit, the conservation law included, on the model evaluated
+with the entity on every plan and run (the entity, `__current` for type 2), which runs after the
+reject model and reads the reject rows it wrote (decision 0939).
 
 The conservation law: every bronze row (one delivery of a source row) is in exactly one place,
 the entity, the dedupe count (key losers and superseded deliveries) or an open reject row that
@@ -35,15 +36,18 @@ FLAG_PREFIX = "flag_rule__"  # + the rule's name: an advisory audit per flag rul
 # on both targets (decision 0935), upper case like the other generated audits (KEY_UNIQUE); a stop
 # by a `fail` rule is recorded under the rule's own name.
 INGESTION_CHECK = "INGESTION_METADATA"
+# The conservation audit: its name in the audit list, and the check name its stop is recorded under
+# in `<meta>.assay_events` (dbt's `assay_entity` upper-cases an audit's name so; decision 0939).
+CONSERVATION = "conservation"
+CONSERVATION_CHECK = "CONSERVATION"
 
 
 @dataclass(frozen=True)
 class Audited:
     """What a target's audit query reads, as the query names it there.
 
-    `entity` is the entity's rows under audit (dbt: the candidate; SQLMesh: the model itself, or
-    the published entity from the reject model); `reject` the reject table as this build wrote
-    it, None for an entity without one."""
+    `entity` is the entity's rows under audit (dbt: the candidate; SQLMesh: the model itself);
+    `reject` the reject table as this build wrote it, None for an entity without one."""
 
     entity: str
     reject: str | None = None
@@ -326,7 +330,7 @@ def entity_audits(sp: Spelling, entity: Entity, where: Audited) -> list[Audit]:
     fired routes its row away, so a finished row carrying one is a bug). Advisory (never
     blocking): one per `flag` rule, the rows it flagged. A target whose tool has no advisory
     channel for a build (dbt: the mart's counts say it) spells only the blocking ones."""
-    audits = [Audit("conservation", True, conservation_sql(sp, entity, where), conservation_form(entity))]
+    audits = [Audit(CONSERVATION, True, conservation_sql(sp, entity, where), conservation_form(entity))]
     if not entity.dedupe:
         audits.append(Audit("key_unique", True, key_unique_sql(sp, entity, where.entity)))
     if entity.opted_in:

@@ -105,7 +105,9 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
                 entities[name].replay = {"in_bronze": rep.in_bronze, "redelivered": sum(rep.redelivered.values()),
                                          "superseded": rep.superseded, "unrecoverable": rep.unrecoverable}
         again = None
-        if replayed:
+        # A failed SQLMesh plan leaves the environment unfinalized: `sqlmesh run` would wait for a
+        # plan that never comes, so nothing is run after it (the replays say what they bring back).
+        if replayed and (build.ok or not sqlmesh):
             step("running the build after the replays in the sandbox" + (" (sqlmesh run)" if sqlmesh else " (dbt build)"))
             again = steps.rebuild(sb.path)
             with open_warehouse(new, sb.path, **where) as wh:

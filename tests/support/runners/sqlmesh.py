@@ -101,18 +101,21 @@ class SQLMeshRunner(Runner):
         """The rows of every query of `check` that warned in `build` (SQLMesh logs the query)."""
         return [sorted_rows(project.query(sql)) for sql in build.details["warned_sql"].get(check, ())]
 
-    def respec(self, project, spec, observe=None) -> Build:
+    def respec(self, project, spec, observe=None, next_interval: bool = False) -> Build:
         """Regenerate, `sqlmesh plan` on the same day (it rebuilds the changed models; the
         forward-only history tables wait for the next interval), `observe(project)` in between,
-        then `sqlmesh run` at the next interval. `details`: the same-day plan and what
-        `observe` returned."""
+        then `sqlmesh run` at the next interval. A change that diverts rows the previous rules
+        kept is stopped on the same day by the entity's conservation audit (decision 0939):
+        `next_interval` plans it at the next interval instead, when the reject model takes the
+        change in, and runs at the interval after. `details`: the plan (`same_day`, whichever
+        day it was) and what `observe` returned."""
         from assay.api_sqlmesh import generate_sqlmesh_project
 
         result = generate_sqlmesh_project(spec, project.path, dialect=project.dialect)
         assert not result.report.conflicts, result.report.conflicts
         runs = {r for (r,) in project.query("select distinct run_id from gold.mart_data_quality")}
         project.context(fresh=True)
-        same_day = self.build(project, advance=False)
+        same_day = self.build(project, advance=next_interval)
         if not same_day.ok:
             return same_day
         seen = observe(project) if observe else None

@@ -1,11 +1,14 @@
 """The entity, type-2 history and reject models derived from the staged model.
 
-Order of one entity's chain: staged -> entity (or __current -> SCD type 2) -> reject. The reject
-model runs last so that its conservation audit can read the finished entity (SQLMesh resolves
-references to a model's parents inside its audits, hence the explicit `depends_on`), and so that a
-rule change applied by `sqlmesh plan` between two intervals, which rebuilds staged and entity but
-leaves the forward-only reject model for the next interval, never blocks the plan on a reject
-table that has not caught up yet.
+Order of one entity's chain: staged -> reject -> entity (or __current -> SCD type 2). The reject
+model reads only the staged model and its own previous state; the model evaluated with the entity
+on every plan and run (the entity, or `__current` for type 2: both `FULL`) declares `depends_on`
+its reject model and carries the conservation audit, which reads the reject rows this evaluation
+wrote (decision 0939). So SQLMesh cannot publish an entity whose conservation it did not judge: a
+plan that evaluates the entity without its forward-only reject model (a development range plan,
+decision 0938; a rule change planned inside an interval the last run already processed) is
+judged against the reject table as it stands, and stopped by the audit when rows the entity no
+longer admits are in no table.
 """
 
 from __future__ import annotations
@@ -13,14 +16,14 @@ from __future__ import annotations
 import re
 
 from ...ir.model import Entity, Project
-from ...lower.audits import FLAG_PREFIX, Audit, Audited, entity_audits as lowered_audits
+from ...lower.audits import CONSERVATION, FLAG_PREFIX, Audit, Audited, entity_audits as lowered_audits
 from ...lower.outputs import kept_query, versioned_query
 from ...lower.rejects import COLUMNS as REJECT_COLUMNS, Prior, reject_query
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import model_block
 from .project_files import flag_audit_name
-from .checks import audit_names, model_tail
+from .checks import INDENT, _indent, audit_names, model_tail, results_relation
 
 # Flag-array column type per model dialect (the macros' flags_type, which this package cannot
 # import without importing SQLMesh).
@@ -68,14 +71,27 @@ def _inline(entity: Entity, audits: list[Audit], low: SqlmeshSpelling) -> str:
     return "\n".join(blocks)
 
 
-def _lowered(entity: Entity, project: Project, low: SqlmeshSpelling) -> tuple[list[Audit], list[Audit]]:
-    """The entity's audits (lower.audits) split by the model that runs them: the entity model, and
-    the reject model, which holds this build's reject rows only once it has run after the entity."""
-    if not entity.has_reject:
-        return lowered_audits(low, entity, Audited("@this_model")), []
-    on_entity = [a for a in lowered_audits(low, entity, Audited("@this_model")) if a.name != "conservation"]
-    on_reject = [a for a in lowered_audits(low, entity, Audited(naming.admitted(project, entity), "@this_model")) if a.name == "conservation"]
-    return on_entity, on_reject
+def _lowered(entity: Entity, project: Project, low: SqlmeshSpelling) -> list[Audit]:
+    """The entity's audits (lower.audits), all run by the model evaluated with the entity on every
+    plan and run (the entity, `__current` for type 2), the conservation law included: it reads
+    the reject table this evaluation's reject model wrote, which runs before it (decision 0939)."""
+    reject = naming.reject(project, entity) if entity.has_reject else None
+    return lowered_audits(low, entity, Audited("@this_model", reject))
+
+
+def _conservation_recorder(entity: Entity, project: Project, low: SqlmeshSpelling, audit: Audit) -> str:
+    """The post-statement recording a build the conservation audit is about to stop, over the
+    audit's own query (decision 0939); it stops a development plan where SQLMesh would run the
+    audit as non-blocking (`assay_record_conservation_stop`)."""
+    return "\n".join([
+        "@assay_record_conservation_stop(",
+        f"{INDENT}table_name := {low.string(entity.name)},",
+        f"{INDENT}results := {low.string(results_relation(project))},",
+        f"{INDENT}violations := (",
+        _indent(audit.sql.strip().rstrip(";"), INDENT * 2),
+        f"{INDENT})",
+        ")",
+    ])
 
 
 def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
@@ -85,7 +101,7 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
     clean row, which a merge by key would keep.
     """
     type2 = entity.scd == "type2"
-    audits = _lowered(entity, project, low)[0]
+    audits = _lowered(entity, project, low)
     name = naming.current(project, entity) if type2 else naming.entity_model(project, entity)
     description = f"{entity.name}: {entity.grain}" if not type2 else f"Kept rows of {entity.name} in this build; the SCD type 2 model versions them."
     block = model_block(
@@ -96,10 +112,16 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         description=low.lit(entity.description or description) if not type2 else low.lit(description),
         tags="(assay)",
         grants=None if type2 else _grants(entity, low),
+        # the reject model runs first: the conservation audit reads the reject rows it wrote
+        depends_on=f"({naming.reject(project, entity)})" if entity.has_reject else None,
         column_descriptions=_column_descriptions(entity, low),
         audits=[_audit_name(entity, a) for a in audits] + audit_names(entity),
     )
     query = kept_query(low, entity)
+    conservation = [a for a in audits if a.name == CONSERVATION]
+    if conservation:
+        # first, as the audit is first: a stopped build names the law before any check
+        query = query.rstrip().rstrip(";") + ";\n\n" + _conservation_recorder(entity, project, low, conservation[0]) + ";\n"
     tail = model_tail(entity, project, low)
     if tail:
         # Checks (000, 002): recorded by post-statements, judged by one inline audit each.
@@ -137,12 +159,12 @@ def _reject_columns(low: SqlmeshSpelling) -> list[str]:
 def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
     """The reject table: merged on reject_id, forward-only so rule changes never rebuild it.
 
-    The rows are `lower.rejects.reject_query`'s, resolution included: the query reads the
-    table's previous state (a self-reference, hence the declared columns: SQLMesh creates the
-    table empty before the first run), and the model runs after the entity it depends on.
+    The rows are `lower.rejects.reject_query`'s, resolution included: the query reads the staged
+    model and the table's previous state (a self-reference, hence the declared columns: SQLMesh
+    creates the table empty before the first run). It runs before the entity, whose conservation
+    audit reads what it wrote (decision 0939); it has no audit of its own.
     """
     this = naming.reject(project, entity)
-    audits = _lowered(entity, project, low)[1]
     block = model_block(
         name=this,
         kind="INCREMENTAL_BY_UNIQUE_KEY (unique_key reject_id, forward_only TRUE)",
@@ -150,9 +172,7 @@ def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         owner=low.lit(entity.owner) if entity.owner else None,
         description=low.lit(f"Rows of {entity.name} diverted by quality rules, with their raw payload, for replay (retention {entity.retention})."),
         tags="(assay, assay_reject)",
-        depends_on=f"({naming.admitted(project, entity)})",
         columns=_reject_columns(low),
-        audits=[_audit_name(entity, a) for a in audits],
     )
-    query = reject_query(low, entity, Prior(this), resolve=True).rstrip("\n") + ";\n\n" + _inline(entity, audits, low)
+    query = reject_query(low, entity, Prior(this), resolve=True)
     return "\n".join([header, block, "", query])

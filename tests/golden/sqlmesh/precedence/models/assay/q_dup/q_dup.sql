@@ -5,7 +5,9 @@ MODEL (
   dialect duckdb,
   description 'q_dup: one row per group',
   tags (assay),
+  depends_on (silver.q_dup__reject),
   audits (
+    assay_conservation,
     assay_key_unique,
     assay_fail_rule__note_coercible
   )
@@ -23,6 +25,93 @@ SELECT
   @assay_quality_ok(_failed_rules) AS _quality_ok
 FROM silver.q_dup__staged
 WHERE _route = 'kept';
+
+@assay_record_conservation_stop(
+  table_name := 'q_dup',
+  results := 'assay_meta.assay_check_results',
+  violations := (
+    WITH assay_staged AS (
+      SELECT
+        COUNT(*) AS staged_rows,
+        COUNT(CASE WHEN _route = 'kept' THEN 1 END) AS kept_rows,
+        COUNT(CASE WHEN _route = 'deduped' THEN 1 END) AS deduped_rows,
+        COUNT(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 END) AS diverted_rows
+      FROM silver.q_dup__staged
+    )
+    , assay_open_rejects AS (
+      SELECT r.source_relation, r._source_row_id, r._load_id
+      FROM silver.q_dup__reject AS r
+      WHERE r.resolved_at IS NULL
+        AND EXISTS (
+          SELECT 1 FROM silver.q_dup__staged AS s
+          WHERE s._route IN ('quarantined', 'failed')
+            AND s._source_row_id = r._source_row_id
+            AND s._load_id = r._load_id
+            AND r.source_relation = CASE s._mapping WHEN 'q__dups' THEN 'q__dups' END
+        )
+    )
+    , assay_counts AS (
+      SELECT
+        (SELECT COUNT(*) FROM bronze.q__dups) AS bronze_rows,
+        st.staged_rows,
+        st.kept_rows,
+        st.deduped_rows,
+        st.diverted_rows,
+        (SELECT COUNT(*) FROM @this_model) AS entity_rows,
+        (SELECT COUNT(*) FROM assay_open_rejects) AS open_rejects
+      FROM assay_staged AS st
+    )
+    SELECT *
+    FROM assay_counts
+    WHERE bronze_rows <> entity_rows + open_rejects + deduped_rows
+      OR staged_rows <> bronze_rows
+      OR entity_rows <> kept_rows
+      OR open_rejects <> diverted_rows
+  )
+);
+
+AUDIT (
+  name assay_conservation,
+  dialect duckdb,
+  blocking TRUE
+);
+WITH assay_staged AS (
+  SELECT
+    COUNT(*) AS staged_rows,
+    COUNT(CASE WHEN _route = 'kept' THEN 1 END) AS kept_rows,
+    COUNT(CASE WHEN _route = 'deduped' THEN 1 END) AS deduped_rows,
+    COUNT(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 END) AS diverted_rows
+  FROM silver.q_dup__staged
+)
+, assay_open_rejects AS (
+  SELECT r.source_relation, r._source_row_id, r._load_id
+  FROM silver.q_dup__reject AS r
+  WHERE r.resolved_at IS NULL
+    AND EXISTS (
+      SELECT 1 FROM silver.q_dup__staged AS s
+      WHERE s._route IN ('quarantined', 'failed')
+        AND s._source_row_id = r._source_row_id
+        AND s._load_id = r._load_id
+        AND r.source_relation = CASE s._mapping WHEN 'q__dups' THEN 'q__dups' END
+    )
+)
+, assay_counts AS (
+  SELECT
+    (SELECT COUNT(*) FROM bronze.q__dups) AS bronze_rows,
+    st.staged_rows,
+    st.kept_rows,
+    st.deduped_rows,
+    st.diverted_rows,
+    (SELECT COUNT(*) FROM @this_model) AS entity_rows,
+    (SELECT COUNT(*) FROM assay_open_rejects) AS open_rejects
+  FROM assay_staged AS st
+)
+SELECT *
+FROM assay_counts
+WHERE bronze_rows <> entity_rows + open_rejects + deduped_rows
+  OR staged_rows <> bronze_rows
+  OR entity_rows <> kept_rows
+  OR open_rejects <> diverted_rows;
 
 AUDIT (
   name assay_key_unique,

@@ -5,7 +5,6 @@ MODEL (
   dialect duckdb,
   description 'Rows of q_dup diverted by quality rules, with their raw payload, for replay (retention 90d).',
   tags (assay, assay_reject),
-  depends_on (silver.q_dup),
   columns (
     reject_id TEXT,
     entity TEXT,
@@ -22,9 +21,6 @@ MODEL (
     resolved_at TIMESTAMP,
     resolution TEXT,
     last_evaluated_at TIMESTAMP
-  ),
-  audits (
-    assay_conservation
   )
 );
 
@@ -104,47 +100,4 @@ SELECT
   @assay_run_timestamp() AS last_evaluated_at
 FROM prior AS p
 INNER JOIN resolving AS r ON r.source_relation = p.source_relation AND r._source_row_id = p._source_row_id
-WHERE p.resolved_at IS NULL;
-
-AUDIT (
-  name assay_conservation,
-  dialect duckdb,
-  blocking TRUE
-);
-WITH assay_staged AS (
-  SELECT
-    COUNT(*) AS staged_rows,
-    COUNT(CASE WHEN _route = 'kept' THEN 1 END) AS kept_rows,
-    COUNT(CASE WHEN _route = 'deduped' THEN 1 END) AS deduped_rows,
-    COUNT(CASE WHEN _route IN ('quarantined', 'failed') THEN 1 END) AS diverted_rows
-  FROM silver.q_dup__staged
-)
-, assay_open_rejects AS (
-  SELECT r.source_relation, r._source_row_id, r._load_id
-  FROM @this_model AS r
-  WHERE r.resolved_at IS NULL
-    AND EXISTS (
-      SELECT 1 FROM silver.q_dup__staged AS s
-      WHERE s._route IN ('quarantined', 'failed')
-        AND s._source_row_id = r._source_row_id
-        AND s._load_id = r._load_id
-        AND r.source_relation = CASE s._mapping WHEN 'q__dups' THEN 'q__dups' END
-    )
-)
-, assay_counts AS (
-  SELECT
-    (SELECT COUNT(*) FROM bronze.q__dups) AS bronze_rows,
-    st.staged_rows,
-    st.kept_rows,
-    st.deduped_rows,
-    st.diverted_rows,
-    (SELECT COUNT(*) FROM silver.q_dup) AS entity_rows,
-    (SELECT COUNT(*) FROM assay_open_rejects) AS open_rejects
-  FROM assay_staged AS st
-)
-SELECT *
-FROM assay_counts
-WHERE bronze_rows <> entity_rows + open_rejects + deduped_rows
-  OR staged_rows <> bronze_rows
-  OR entity_rows <> kept_rows
-  OR open_rejects <> diverted_rows;
+WHERE p.resolved_at IS NULL
