@@ -100,6 +100,9 @@ class Delivery:
     verdicts: list[dict] = field(default_factory=list)
     coercions: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
+    #: An incremental entity's delivery older than the ledger's window when it was processed
+    #: (decision 0401): not ranked, not judged, quarantined under `_late_arrival`.
+    late: bool = False
 
     def label(self) -> str:
         return f"{self.source_relation} row {self.source_row_id} (load {self.load_id}, ingested {self.ingested_at})"
@@ -129,7 +132,8 @@ class Explanation:
         lines = list(self.summary)
         for n, d in enumerate(self.deliveries, 1):
             lines.append("")
-            lines.append(f"{n}. {d.label()}: {ROUTE_WORDS.get(d.route, d.route)}")
+            route = "arrived late, quarantined to the reject table unjudged" if d.late else ROUTE_WORDS.get(d.route, d.route)
+            lines.append(f"{n}. {d.label()}: {route}")
             for sentence in d.why:
                 lines.append(f"   {sentence}")
             shown = ", ".join(f"{k}={v!r}" for k, v in d.values.items())
@@ -273,8 +277,9 @@ class Explainer:
             values=shown_values({c.name: _text(row.get(c.name)) for c in self.entity.columns}, self.pii_columns),
             failed_rules=_flags(row.get("_failed_rules")),
         )
+        d.late = bool(row.get("_late")) and d.route != "deduped"
         d.bronze = self._bronze_row(source, d.source_row_id, d.load_id)
-        if d.route != "deduped":
+        if d.route != "deduped" and not d.late:  # a late delivery is judged by no rule (decision 0401)
             fired = set(d.failed_rules)
             for rule in self._rules_for(mapping):
                 d.verdicts.append({
@@ -330,6 +335,13 @@ class Explainer:
                         f"(the latest wins; order: {', '.join(c for c, _ in order)}, each descending)")
         return f"lost the dedupe to {winner.source_row_id}"
 
+    def _late_reason(self, d: Delivery) -> str:
+        lag = self.entity.incremental_lag
+        window = "the newest _ingested_at the ledger held" + (f" minus the arrival lag {lag}" if lag else "")
+        return (f"arrived late: its _ingested_at {d.ingested_at} was older than the ledger's watermark ({window}) when "
+                "the build processed it, so it was not ranked and not judged (no rule ran on it) and was quarantined as "
+                "_late_arrival (decision 0401); a full refresh of the entity or `assay replay` places it")
+
     def explain(self, key: Optional[dict[str, str]] = None, source_row_id: Optional[str] = None) -> Explanation:
         if source_row_id is not None:
             rows = self._staged_rows("cast(_source_row_id as varchar) = ?", (source_row_id,))
@@ -342,15 +354,20 @@ class Explainer:
             rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
         staged = {_text(r.get("_source_row_id")) + "|" + str(_text(r.get("_load_id"))): r for r in rows}
         deliveries = sorted((self._delivery(r) for r in rows), key=lambda d: (d.dedupe_rank, d.superseded, d.source_row_id, d.load_id or ""))
-        winner = next((d for d in deliveries if d.dedupe_rank == 1 and not d.superseded and d.route != "deduped"), None)
+        # A late delivery was not ranked (decision 0401): it wins nothing, and speaks for the key only
+        # when no delivery of it was ranked.
+        winner = next((d for d in deliveries if d.dedupe_rank == 1 and not d.superseded and d.route != "deduped"
+                       and not d.late), None)
         for d in deliveries:
-            if d.route == "deduped" and winner is not None:
+            if d.late:
+                d.why.append(self._late_reason(d))
+            elif d.route == "deduped" and winner is not None:
                 d.why.append(self._dedupe_reason(winner, d, staged))
             elif d.route == "deduped":
                 d.why.append("superseded by a later delivery of the same source row (decision 0014)")
             else:
                 fired = [v for v in d.verdicts if v["verdict"] == "fired"]
-                if len([x for x in deliveries if x.route != "deduped"]) > 1 or any(x.route == "deduped" for x in deliveries):
+                if len([x for x in deliveries if x.route != "deduped" and not x.late]) > 1 or any(x.route == "deduped" for x in deliveries):
                     d.why.append("won the dedupe: it is the latest delivery of this key under the dedupe order")
                 if d.route == "kept":
                     d.why.append("kept" + (f" with flags: {', '.join(v['rule'] for v in fired)}" if fired else " with no rule fired"))
@@ -383,14 +400,26 @@ class Explainer:
             return [f"{what}: no delivery of it is in bronze as of the last build (or the last build has not run)."]
         n = len(deliveries)
         head = f"{what}: {n} {'delivery' if n == 1 else 'deliveries'} in bronze."
+        open_rejects = [r for r in rejects if r["resolved_at"] is None]
+        tail = f" {len(open_rejects)} open reject {'row' if len(open_rejects) == 1 else 'rows'}."
+        late = [d for d in deliveries if d.late]
+        if winner is None and late:
+            one = len(late) == 1
+            return [head, f"It is not in the entity: {'its delivery' if one else 'its deliveries'} "
+                          f"{', '.join(d.source_row_id for d in late)} arrived late (older than the ledger's watermark), "
+                          f"{'was' if one else 'were'} not ranked or judged, and {'was' if one else 'were'} quarantined "
+                          "as _late_arrival." + tail]
         if winner is None:
             return [head, "No delivery is judged: every one was superseded or deduped."]
         if winner.route == "kept":
             state = "It is in the entity" + (" (published)." if in_entity else ", but the published table does not hold it yet (the last build was not published).")
         else:
             state = f"It is not in the entity: its judged delivery {winner.source_row_id} was {ROUTE_WORDS[winner.route]}."
+        if late:
+            one = len(late) == 1
+            state += (f" {'Its delivery' if one else 'Its deliveries'} {', '.join(d.source_row_id for d in late)} arrived late, "
+                      f"{'was' if one else 'were'} not ranked or judged, and {'was' if one else 'were'} quarantined as "
+                      "_late_arrival.")
         # Always said, 0 included, so every answer has the same parts whether or not the key was ever
         # diverted (`1 open reject row.`, `0 open reject rows.`; docs/operating.md).
-        open_rejects = [r for r in rejects if r["resolved_at"] is None]
-        tail = f" {len(open_rejects)} open reject {'row' if len(open_rejects) == 1 else 'rows'}."
         return [head, state + tail]

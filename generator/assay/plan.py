@@ -15,6 +15,12 @@ its `backfill_scope`:
   against the returned parent), as is every entity whose values change
   (mappings, fields, keys).
 
+Table checks (declared checks, SQL check files, coverage and reconcile tests, and the checks of
+tables assay only reads) move no row: they decide whether the next build publishes. Every
+difference of them is CHECKS (decision 1128): added, removed, its parameters tightened, relaxed
+or changed, its enforcement or on_failure changed, each with what it means for the next build.
+They put nothing in either scope; `--data` runs the next build and says whether it publishes.
+
 Pure: two IRs in, a Plan out.
 """
 
@@ -23,10 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ir.model import Entity, Project
+from .plan_checks import CHECKS, check_changes, project_check_changes  # noqa: F401 (CHECKS: one of the classes)
 
 RESTATING = "RESTATING"
 BREAKING = "BREAKING"
 NON_BREAKING = "NON_BREAKING"
+# CHECKS: a table check added, removed or changed (plan_checks.py, decision 1128)
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,7 @@ def _entity_changes(old: Entity, new: Entity) -> list[Change]:
     meta_new = (new.grain, new.owner, new.description, new.grants_select, new.retention, new.redact)
     if meta_old != meta_new:
         out.append(Change(name, "metadata_changed", "grain, owner, grants, retention or redaction", NON_BREAKING))
+    out.extend(Change(*c) for c in check_changes(name, old.declared_checks, new.declared_checks, old.sql_checks, new.sql_checks))
     return out
 
 
@@ -156,6 +165,7 @@ def plan(old: Project, new: Project) -> Plan:
         changes.append(Change(name, "entity_removed", old_by[name].grain, BREAKING))
     for name in sorted(set(old_by) & set(new_by)):
         changes.extend(_entity_changes(old_by[name], new_by[name]))
+    changes.extend(Change(*c) for c in project_check_changes(old, new))
     restating = {c.entity for c in changes if c.classification == RESTATING and c.entity in new_by}
     quarantine_edges = _referential_edges(new, ("quarantine",))
     replay = _reach(restating, quarantine_edges)

@@ -32,3 +32,28 @@ def test_a_key_whose_reject_row_resolved_says_0_too():
 def test_a_diverted_key_counts_its_open_reject_rows():
     assert _summary("quarantined", [{"resolved_at": None}], in_entity=False)[1] == (
         "It is not in the entity: its judged delivery r1 was quarantined to the reject table. 1 open reject row.")
+
+
+def _late(srid: str) -> Delivery:
+    d = _delivery("quarantined")
+    d.source_row_id, d.late, d.failed_rules = srid, True, ["_late_arrival"]
+    return d
+
+
+def test_a_late_delivery_is_said_late_not_judged():
+    """A late row on an incremental entity was not ranked or judged (decision 0401): no "judged
+    delivery" (decision 1129)."""
+    me = SimpleNamespace(entity=SimpleNamespace(name="invoice"))
+    d = _late("i2-late")
+    assert Explainer._summary(me, {"invoice_id": "INV-LATE1"}, None, [d], None, False, [{"resolved_at": None}]) == [
+        "invoice invoice_id='INV-LATE1': 1 delivery in bronze.",
+        "It is not in the entity: its delivery i2-late arrived late (older than the ledger's watermark), was not ranked "
+        "or judged, and was quarantined as _late_arrival. 1 open reject row."]
+
+
+def test_a_late_delivery_beside_a_judged_one_is_named_after_it():
+    me = SimpleNamespace(entity=SimpleNamespace(name="invoice"))
+    kept, late = _delivery("kept"), _late("r9")
+    assert Explainer._summary(me, {"invoice_id": "INV-1"}, None, [kept, late], kept, True, [{"resolved_at": None}])[1] == (
+        "It is in the entity (published). Its delivery r9 arrived late, was not ranked or judged, and was quarantined "
+        "as _late_arrival. 1 open reject row.")

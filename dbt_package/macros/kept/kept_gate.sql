@@ -10,7 +10,10 @@
   check. Because the check task lives in the reader, `dbt build --select <reader>` gets it too.
   Emits no SQL (returns ''), so the hook itself runs nothing.
 
-  `tables`: [{'table': <entity>, 'relation': <the entity's published relation>}].
+  `tables`: [{'table': <entity>, 'relation': <the entity's published relation>}], with
+  'history': true when the reader is that entity's own type-2 history: a mark this run's build of
+  the entity set does not refuse it, since keep publishes the whole entity (decision 1127); a mark
+  of an earlier run is gated as for any reader.
 #}
 {% macro kept_gate(tables, meta_schema) %}
   {{ return(adapter.dispatch('kept_gate', 'assay')(tables, meta_schema)) }}
@@ -23,6 +26,11 @@
     {%- if mark is not none -%}
       {%- set refused = 'KEPT_TABLE_REFUSED: ' ~ model.name ~ ' reads ' ~ t['relation'] ~ ', which is kept since run '
           ~ mark['run_id'] ~ ' (check ' ~ mark['check'] ~ ' failed)' -%}
+      {%- if mark['run_id'] == invocation_id and t.get('history') -%}
+        {#- The entity's own type-2 history, after this run's build of the entity kept it: the
+            history is part of what was published (decision 1127); its post-hook fails the node. -#}
+        {%- do log('assay: ' ~ t['table'] ~ ' was kept by this run; its history versions what was published', info=true) -%}
+      {%- else -%}
       {%- if mark['run_id'] == invocation_id -%}
         {{ exceptions.raise_compiler_error(refused ~ '; it was kept in this run, so nothing reads it before its checks pass.') }}
       {%- endif -%}
@@ -41,6 +49,7 @@
             [{'type': 'TABLE_KEPT_CLEARED', 'table': t['table'], 'check': mark['check'], 'why': 'checks_passed'}]) -%}
       {{ adapter.commit() }}
       {%- do log('assay: ' ~ t['table'] ~ ' was kept since run ' ~ mark['run_id'] ~ '; its checks passed in this run, so the mark is cleared', info=true) -%}
+      {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return('') }}

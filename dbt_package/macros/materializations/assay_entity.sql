@@ -121,8 +121,12 @@
   {% set should_revoke = should_revoke(existing_relation, full_refresh_mode=True) %}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke) %}
 
-  {#- Published, but kept: the node fails so that dbt builds nothing that reads it in this run. -#}
-  {% if kept %}
+  {#- Published, but kept: the node fails so that dbt builds nothing that reads it in this run. A
+      type-2 entity's `__current` leaves that to its history when the history runs in this
+      invocation: the history versions the kept rows, then fails with TABLE_KEPT (decision 1127). -#}
+  {% if kept and assay._history_runs(config.get('assay_history')) %}
+    {%- do log('assay: ' ~ kept ~ ' Its history ' ~ config.get('assay_history') ~ ' versions the published rows and then fails the run.', info=true) -%}
+  {% elif kept %}
     {{ exceptions.raise_compiler_error(kept) }}
   {% endif %}
 

@@ -43,10 +43,12 @@
     {% do adapter.drop_relation(staging) %}
   {%- endif -%}
 
-  {{ run_hooks(post_hooks) }}
-  {{ adapter.commit() }}
+  {#- As dbt's snapshot: grants and docs, then the post-hooks, then the commit (a kept type-2
+      entity's post-hook commits and fails the node once all of it is written; decision 1127). -#}
   {% do apply_grants(target_relation, grant_config, should_revoke=should_revoke(existing_relation, full_refresh_mode=False)) %}
   {% do persist_docs(target_relation, model) %}
+  {{ run_hooks(post_hooks) }}
+  {{ adapter.commit() }}
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
 

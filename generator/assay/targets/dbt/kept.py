@@ -12,6 +12,11 @@ This module writes what the generator owns of that:
   readers are a child's staged model (its referential probes read the parent), a type-2
   snapshot (it versions ``<entity>__current``) and the coverage and reconcile tests. The mart
   reads only staged tables, which hold no kept data, so it is no reader.
+- a type-2 entity kept by a keep check is published whole (decision 1127): its history is no
+  reader of a mark its own build set in this run (the gate lets it version the kept rows), and
+  its post-hook, ``assay.kept_history``, fails the history's node with TABLE_KEPT once the
+  versions are committed, so that nothing reads the entity in this run; ``__current`` names the
+  history (``assay_history``) and does not fail itself when that node runs in the same invocation.
 """
 
 from __future__ import annotations
@@ -54,9 +59,12 @@ def kept_relation(entity: Entity, read_through: str) -> str:
     return f"ref({jstr(read_through)})"
 
 
-def gate_call(entries: list[tuple[Entity, str]], project: Project) -> str:
-    """``assay.kept_gate([...], meta)`` for the entities read (each with the ref the reader holds)."""
-    items = ", ".join("{'table': " + jstr(e.name) + ", 'relation': " + kept_relation(e, ref) + "}" for e, ref in entries)
+def gate_call(entries: list[tuple[Entity, str]], project: Project, history: bool = False) -> str:
+    """``assay.kept_gate([...], meta)`` for the entities read (each with the ref the reader holds);
+    ``history``: the reader is the entity's own type-2 history (decision 1127)."""
+    own = ", 'history': true" if history else ""
+    items = ", ".join("{'table': " + jstr(e.name) + ", 'relation': " + kept_relation(e, ref) + own + "}"
+                      for e, ref in entries)
     return "assay.kept_gate([" + items + "], " + jstr(project.schema("meta")) + ")"
 
 
@@ -81,9 +89,23 @@ def staged_with_gate(text: str, entity: Entity, project: Project) -> str:
     return with_gate(text, [(p, model_name(p)) for p in parents_read(entity, project)], project)
 
 
+def keeps_history(entity: Entity) -> bool:
+    """Whether a keep check can mark this type-2 entity, so that its history carries the kept failure."""
+    return entity.scd == "type2" and any(c.on_failure == "keep" for c in entity.sql_checks)
+
+
 def snapshot_gate(entity: Entity, project: Project) -> str:
-    """The pre-hook (a Jinja string literal) of a type-2 snapshot: it versions the kept ``__current`` table."""
-    return jstr("{{ " + gate_call([(entity, current_name(entity))], project) + " }}")
+    """The pre-hook (a Jinja string literal) of a type-2 snapshot: it versions the kept ``__current``
+    table; a mark set by this run's build of the entity is its own and lets it go on (decision 1127)."""
+    return jstr("{{ " + gate_call([(entity, current_name(entity))], project, history=keeps_history(entity)) + " }}")
+
+
+def history_kept_hook(entity: Entity, project: Project) -> str:
+    """The post-hook (a Jinja string literal) of a type-2 history whose entity a keep check can mark:
+    after the versions are written it commits them and fails the node with TABLE_KEPT when this run
+    kept the entity (decision 1127)."""
+    return jstr("{{ assay.kept_history(" + jstr(entity.name) + ", " + kept_relation(entity, current_name(entity))
+                + ", " + jstr(project.schema("meta")) + ") }}")
 
 
 def test_gate(project: Project, *entities: Entity) -> dict:

@@ -10,8 +10,8 @@ from .incremental import loads_dependency
 from .spelling import DBT, jstr
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
-from .kept import EVENTS_MODEL, has_checks, snapshot_gate
-from .naming import audits_macro_name, current_name, reject_name, resolve_macro_name, staged_name
+from .kept import EVENTS_MODEL, has_checks, history_kept_hook, keeps_history, snapshot_gate
+from .naming import audits_macro_name, current_name, model_name, reject_name, resolve_macro_name, staged_name
 
 
 
@@ -62,6 +62,9 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         grants=_grants(entity) if entity.scd == "type1" else None,
         # An incremental entity publishes only the ledger rows written since its last publish (decision 1090).
         assay_ledger=jstr(staged_name(entity)) if incremental else None,
+        # A type-2 entity kept by a keep check is published whole: its history versions the kept
+        # rows and its node, not this one, fails with TABLE_KEPT (decision 1127).
+        assay_history=jstr(model_name(entity)) if keeps_history(entity) else None,
     )
     return "\n".join([header, config, *deps, "", kept_query(DBT, entity, processed_at=incremental)])
 
@@ -137,6 +140,7 @@ def _history_config(entity: Entity, project: Project, **extra) -> dict:
         hard_deletes="'invalidate'",
         grants=_grants(entity),
         pre_hook=snapshot_gate(entity, project),
+        post_hook=history_kept_hook(entity, project) if keeps_history(entity) else None,
     )
 
 
