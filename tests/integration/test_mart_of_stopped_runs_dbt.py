@@ -129,3 +129,24 @@ def test_a_first_build_that_stops_one_entity_creates_the_mart_with_the_others(tm
     assert project.dbt("build").returncode != 0
     rows = mart(project, invocation(project))
     assert accounting(rows, "gauge") == (3, 0, 1, 0) and not [k for k in rows if k[0] == "meter"], rows
+
+
+def test_a_parent_set_back_keeps_its_own_history_and_its_skipped_child_records_none(tmp_path):
+    """`item` reads `shop` (decision 0940): `shop`'s required check sets it back, dbt skips
+    `item__staged`, and so the mart. `shop` was judged (its staged model succeeded): its row of the
+    run is recorded (decision 0413: a set-back entity's counts are); `item` was not judged: none."""
+    from tests.integration.test_stopped_builds_dbt import shops_and_items, write_upstream_spec
+    from tests.support.dbtproject import make_project
+
+    spec = write_upstream_spec(tmp_path / "spec")
+    project = make_project(tmp_path / "dbt", spec)
+    project.load_bronze(shops_and_items("S1", "S2"))
+    project.dbt("build", check=True)
+    project.load_bronze(shops_and_items("S1"))
+    assert project.dbt("build").returncode != 0
+    run = invocation(project)
+    results = {r["unique_id"].split(".")[-1]: r["status"]
+               for r in json.loads((project.path / "target" / "run_results.json").read_text())["results"]}
+    assert (results["item__staged"], results["mart_data_quality"]) == ("skipped", "skipped"), results
+    rows = mart(project, run)
+    assert accounting(rows, "shop") == (1, 0, 0, 0) and not [k for k in rows if k[0] == "item"], rows

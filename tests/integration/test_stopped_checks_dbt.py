@@ -39,6 +39,14 @@ def checks(project_path, spec, *args: str) -> tuple[int, list[str], list[dict]]:
     return said.exit_code, said.stdout.splitlines(), json.loads(got.stdout)
 
 
+def report(project_path, spec) -> dict:
+    from assay.cli.main import cli
+
+    got = CliRunner().invoke(cli, ["report", "--project", str(project_path), "--spec", str(spec), "--json"])
+    assert got.exit_code == 0 and "Traceback" not in got.output, got.output
+    return json.loads(got.stdout)
+
+
 def check_list(project_path, spec) -> list[dict]:
     from assay.cli.main import cli
 
@@ -70,6 +78,12 @@ def test_a_fail_rule_that_stopped_the_table_is_a_failed_result_of_its_run(tmp_pa
     assert [{k: i[k] for k in ("table", "check", "outcome", "rows", "kept", "on_failure")} for i in listed] == [
         {"table": "meter", "check": RULE, "outcome": "FAILED", "rows": 1, "kept": 0, "on_failure": "fail"}], listed
     assert listed[0]["finished_at"].endswith("Z"), listed
+    # the report's checks of the table's latest build are the same, counted as `assay checks` counts
+    data = report(project.path, spec)
+    assert [(c["table"], c["check_id"], c["outcome"], c["detail"]) for c in data["checks"]] == [
+        ("meter", RULE, "FAILED", sentence)], data["checks"]
+    line = next(h for h in data["health"]["lines"] if h["entity"] == "meter")
+    assert line["checks_tally"] == "0 of 1 passed; 1 did not: 1 failed", line
 
     # a fixing build passes again; the stopped run keeps its failure
     project.load_bronze([meters("M1", "M2", "M3", "M4")])

@@ -229,15 +229,32 @@ class Gatherer:
 
     # ------------------------------------------------------------------ checks
     def _checks(self) -> list[dict]:
-        """The results of each table's latest recorded build (runtime/check_results.py)."""
+        """The results of each table's latest recorded build (runtime/check_results.py), the checks
+        that stopped or set back a table among them (decision 0941)."""
         from ..checks.recorded import verdict_of_row
         from ..runtime.check_results import CheckResults, outcome_of
 
+        from ..runtime.check_results import AUDIT, moment, stopped_outcome
+
         recorded = CheckResults(self._reader(), self.meta, self.environment)
-        latest = recorded.latest_run_per_table()
+        when = recorded.latest_per_table()
+        # The checks that stopped or set back a table (decision 0941) are results of their run, as
+        # `assay checks` shows them: a later stopped build is the table's latest.
+        elsewhere = recorded.elsewhere()
+        stops = [x for x in recorded.stopped() if x["run"] not in elsewhere]
+        for x in stops:
+            if x["table"] not in when or moment(x["at"]) > moment(when[x["table"]][0]):
+                when[x["table"]] = (x["at"], x["run"])
+        latest = {table: run for table, (_at, run) in when.items()}
         rows = recorded.rows(("run_id", "table_name", "check_id", "kind", "enforcement", "passed", "check_spec",
                               "measures", "recorded_at", "check_position"))
         out = []
+        for x in stops:
+            if latest.get(x["table"]) == x["run"]:
+                outcome, on_failure = stopped_outcome(x["why"])
+                out.append({"run_id": x["run"], "table": x["table"], "check_id": x["check_id"], "kind": AUDIT,
+                            "enforcement": on_failure, "passed": False, "outcome": outcome, "detail": x["why"],
+                            "recorded_at": _stamp(x["at"]), "position": -1})
         for r in rows:
             if latest.get(r[1]) != r[0]:
                 continue
