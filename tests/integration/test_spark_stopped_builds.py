@@ -82,5 +82,11 @@ def test_an_entity_skipped_for_its_upstream_is_recorded_by_the_hook(tmp_path):
             ("TABLE_BUILD_FAILED", "item", None, UPSTREAM),
             ("CHECK_FAILED", "shop", SHOP_CHECK, "row count 1 is below the declared minimum of 2"),
             ("TABLE_ROLLED_BACK", "shop", SHOP_CHECK, "previous_version_kept")]
+        # dbt skipped the mart (item__staged was skipped): the hook records shop's row of the run,
+        # judged before it was set back, and none of item's (decision 0942)
+        run = invocation(project)
+        rows = project.query("select entity, rows_evaluated from gold.mart_data_quality "
+                             f"where run_id = '{run}' and rule = '(entity)'")
+        assert [(e, int(n)) for e, n in rows] == [("shop", 1)], rows
     finally:
         spark.close_all()

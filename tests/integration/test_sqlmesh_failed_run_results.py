@@ -10,7 +10,8 @@ check results are recorded".
 One spec (tests/sqlmesh/test_checks_sqlmesh.py's `reading`: six declared checks of all five kinds
 and two SQL check files) and one bronze load holding a repeated `reading_id`, on both targets
 and on DuckDB and PostgreSQL 18: both builds stop, and both record the same results (check ids,
-verdicts, 000's sentences), as `assay checks RUN_ID --json` prints them.
+verdicts, 000's sentences), as `assay checks RUN_ID --json` prints them, the key audit that
+stopped them among them (decision 0941).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ DUPLICATE_KEY = readings(
     ["r3", "Z", "2026-03-01T02:00:00Z", "104", "13.0", "4"],
 )
 WANT = [
+    # the key audit that stopped both builds records no result: its CHECK_FAILED event is one
+    # (decision 0941), first among its table's
+    ("KEY_UNIQUE", False, "1 violating row"),
     ("GRAIN_UNIQUE", True, "key (station, observed_at) is distinct across all 4 rows, as expected"),
     ("TEMP_PRESENT", True, "column 'temp_c' is 0 ppm null (0 of 4 rows), at or below the declared ceiling of 250000 ppm"),
     ("HUMIDITY_IN_RANGE", False, "column 'humidity' holds '104', above the declared maximum of 100"),

@@ -10,7 +10,10 @@
     because an entity it reads (a referential parent) was not written in this invocation (set
     back, kept, stopped, errored or itself skipped) gets one TABLE_BUILD_FAILED
     `upstream_failed: <entity>` (decision 0940): dbt skips it for its parent, so it is not
-    written either, and `table get` says so, naming the parent and its check.
+    written either, and `table get` says so, naming the parent and its check. When dbt skipped
+    gold.mart_data_quality (it reads every staged model, so one entity's stop skips it), the rows
+    of every entity whose staged model this invocation built, and which no stopping test of its
+    own stopped, are appended to it here (decision 0942).
 
     The run id is `invocation_id`, as every node of the build records it. Events carry names
     and counts only: an errored test's message is not copied (an engine's error can quote a
@@ -28,7 +31,11 @@
   {%- set stops = [] -%}
   {%- set skipped = {} -%}
   {%- set unwritten = {} -%}
+  {%- set models = {} -%}
   {%- for r in results -%}
+    {%- if r.node is defined and r.node.resource_type == 'model' and r.node.package_name == project_name -%}
+      {%- do models.update({r.node.name: r}) -%}
+    {%- endif -%}
     {%- if r.node is defined and r.node.resource_type == 'test' and r.status in ('fail', 'error') -%}
       {%- set meta = r.node.config.meta or {} -%}
       {%- for s in meta.get('assay_stops') or [] -%}
@@ -93,6 +100,13 @@
   {%- for where, events in upstream.items() | sort -%}
     {%- do assay._record_events(where[0], where[1], events) -%}
     {%- do adapter.commit() -%}
+  {%- endfor -%}
+  {#- The quality history of the entities this invocation judged, when dbt skipped the mart for
+      another entity's stop or set-back (decision 0942). -#}
+  {%- for name, node in skipped.items() | sort -%}
+    {%- if (node.config.meta or {}).get('assay_mart') -%}
+      {%- do assay._record_skipped_mart(node, models, by_table) -%}
+    {%- endif -%}
   {%- endfor -%}
   {{ return('') }}
 {% endmacro %}

@@ -21,7 +21,7 @@ from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
-from ..runtime.check_results import did_pass, short_run_id
+from ..runtime.check_results import AUDIT, did_pass, short_run_id
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
 
@@ -92,6 +92,10 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
     """Print the check results of the build RUN_ID (the run id `assay check list` shows, or the start
     of it: dbt's invocation_id, or the SQLMesh run's); without RUN_ID, of the latest build that
     recorded any (on SQLMesh, the latest of the environment read: prod, or --environment).
+
+    The checks that stopped or set back a table without recording a result of their own (a `fail`
+    rule, the ingestion-metadata check, the conservation law, the key audit) are listed as failed,
+    with the counts the build recorded.
 
     Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
     """
@@ -256,6 +260,9 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
             # Say why there is nothing to show rather than print nothing.
             if r["kind"] in RATE_KINDS + INCREASE_KINDS:
                 why = _rate_rows(r["kind"], r["table"])
+            elif r["kind"] == AUDIT:
+                why = ("it stopped or set back the table and keeps no rows of its own (a `fail` rule's rows "
+                       f"carry the rule in {r['table']}__staged's _failed_rules)")
             elif r["passed"]:
                 why = "it passed"
             elif _label(r) == "not_evaluated":

@@ -81,11 +81,13 @@ def _rows(sp: Spelling, e: Entity) -> str:
     )
 
 
-def mart_query(sp: Spelling, project: Project) -> str:
-    """The mart's query text, from `with` to the final `from counts`."""
+def mart_query(sp: Spelling, project: Project, entities: tuple[Entity, ...] | None = None) -> str:
+    """The mart's query text, from `with` to the final `from counts`: of every entity of the
+    project, or of `entities` only (dbt's rows of one entity, decision 0942)."""
     i = sp.indent
-    ctes = [c for e in project.entities for c in (_aggregate(sp, e), _rules(sp, e))]
-    selects = [_rows(sp, e) for e in project.entities]
+    entities = project.entities if entities is None else entities
+    ctes = [c for e in entities for c in (_aggregate(sp, e), _rules(sp, e))]
+    selects = [_rows(sp, e) for e in entities]
     run = sp.call("run_timestamp")
     return "\n".join(
         [

@@ -123,10 +123,17 @@ def _summary(entities: list[dict]) -> str:
 
 def _earlier(e: dict) -> str:
     """` (before the set back build of ...)` when the latest build did not publish and recorded no
-    counts in the mart: the counts shown are an earlier run's, and the page says so."""
+    counts in the mart; ` (older than its latest build, run ...)` when a later build recorded none
+    (decision 0942): the counts shown are an earlier run's, and the page says so."""
     outcome, latest = e.get("outcome") or {}, e.get("latest") or {}
     if outcome.get("state") in ("set_back", "not_published", "kept") and outcome.get("run") not in (None, latest.get("run_id")):
         return f" (before the {outcome['state'].replace('_', ' ')} build of {_when(outcome.get('since'))})"
+    behind = e.get("history_behind")
+    if behind and behind.get("failed_on"):  # SQLMesh: the environment's latest run failed (decision 0942)
+        return (f" (older than the latest run, {behind['run']} of {_when(behind['at'])}, which failed on "
+                f"{behind['failed_on']} and recorded none)")
+    if behind:  # a later build recorded no quality history (decision 0942)
+        return f" (older than its latest build, run {behind['run']} of {_when(behind['at'])}, which recorded none)"
     return ""
 
 

@@ -8,6 +8,13 @@ one means, what a run recorded, which run last built each table); `CheckResults`
 the one connection of the command (runtime/operator.py::open_results), so the answers cannot
 drift apart between commands. The detail sentences are rendered from the recorded measurements
 (checks/recorded.py): the warehouse records numbers, assay writes the words.
+
+A check that stopped or set back a table without recording a result (a `fail` rule's test or
+audit, the ingestion-metadata check, the conservation law, the key audit: decisions 0510, 0932,
+0935) left a `CHECK_FAILED` event in ``<meta>.assay_events``, named, counted and said in words by
+the build. This is where such an event becomes a result of its run (decision 0941): `stopped`
+reads them, `of_run` and `listing` add them beside the recorded results, failed, with the event's
+sentence as their detail; a run that recorded nothing else is still a run `find_run` finds.
 """
 
 from __future__ import annotations
@@ -21,6 +28,14 @@ from ..errors import AssayUsageError
 RESULTS_TABLE = "assay_check_results"
 ROWS_TABLE = "assay_check_rows"
 EVENTS_TABLE = "assay_events"
+CHECK_FAILED = "CHECK_FAILED"
+# The kind of a result read from a CHECK_FAILED event that recorded no result of its own: a
+# generated audit or stopping test (a `fail` rule, INGESTION_METADATA, CONSERVATION, KEY_UNIQUE).
+AUDIT = "audit"
+# How the build says a `fail` rule fired, on both targets (dbt's record_stopped_builds, SQLMesh's
+# build_events.py): the rule's on_fail is the listing's on_failure. Other audits are `required`.
+FAIL_RULE_SUFFIX = "(on_fail: fail)"
+ERRORED_OPENINGS = ("errored: ", "the test errored")
 # SQLMesh's record of the environment a plan or run was for (its `why`; decision 0936).
 RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
 PROD = "prod"
@@ -128,6 +143,30 @@ def tally(results: Iterable[Mapping[str, Any]]) -> str:
     return text
 
 
+def moment(value: Any) -> tuple:
+    """A recorded timestamp (a datetime, or the text of one, UTC without a zone) as a sort key, so
+    that a result's `recorded_at` and an event's `occurred_at` compare as times, not as text."""
+    import datetime as dt
+
+    text = str(value).strip().replace("Z", "+00:00")
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return (dt.datetime.min, text)
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return (when, text)
+
+
+def stopped_outcome(why: Optional[str]) -> tuple[str, str]:
+    """(outcome, on_failure) of a check read from a CHECK_FAILED event (see `CheckResults.stopped`):
+    `errored` when the build says the test errored (its message stays in the tool's log), else
+    `FAILED`; `fail` for a `fail` rule (its on_fail), `required` for a generated audit."""
+    why = str(why or "")
+    outcome = "errored" if why.startswith(ERRORED_OPENINGS) else "FAILED"
+    return outcome, "fail" if why.endswith(FAIL_RULE_SUFFIX) else "required"
+
+
 class CheckResults:
     """The recorded results in schema `meta`, read through `reader` (a runtime.warehouse.Reader, or
     anything with its `query`, `exists` and `relation`). A warehouse whose builds recorded nothing
@@ -165,8 +204,10 @@ class CheckResults:
     def latest_run(self) -> Optional[str]:
         """The run of the environment read that recorded results last (by its recording time, then its id)."""
         elsewhere = self.elsewhere()
-        runs = [r for r in self.rows(("run_id", "recorded_at")) if r[0] not in elsewhere]
-        return max(runs, key=lambda r: (str(r[1]), r[0]))[0] if runs else None
+        runs = [(r[0], str(r[1])) for r in self.rows(("run_id", "cast(recorded_at as varchar(64))"))]
+        runs += [(s["run"], str(s["at"])) for s in self.stopped()]
+        runs = [(run, at) for run, at in runs if run not in elsewhere]
+        return max(runs, key=lambda r: (moment(r[1]), r[0]))[0] if runs else None
 
     def latest_per_table(self) -> dict[str, tuple[str, str]]:
         """{table: (when, run)} of the run of the environment read that last recorded the table's
@@ -190,7 +231,7 @@ class CheckResults:
         as `check list` shows it); None when nothing matches. An ambiguous prefix is a usage error."""
         if run_id is None:
             return self.latest_run()
-        ids = sorted({r[0] for r in self.rows(("run_id",))})
+        ids = sorted({r[0] for r in self.rows(("run_id",))} | {s["run"] for s in self.stopped()})
         if run_id in ids:
             return run_id
         matching = [i for i in ids if i.startswith(run_id) or distinct_part(i).startswith(run_id)]
@@ -199,40 +240,87 @@ class CheckResults:
                                   f"({', '.join(matching)}); give more of the run id.")
         return matching[0] if matching else None
 
+    def stopped(self, run_id: Optional[str] = None) -> list[dict[str, Any]]:
+        """The checks that stopped or set back a table and recorded no result (of run `run_id`, or of
+        every run), oldest first: {run, table, check_id, why, rows, at}, one per (run, table, check).
+
+        A `fail` rule, the ingestion-metadata check, the conservation law and the key audit record
+        no row in the results table; the build records each failure as a CHECK_FAILED event (dbt's
+        `assay_entity` materialization and its on-run-end hook `record_stopped_builds`, SQLMesh's
+        recorders), with the check's name, the build's sentence (names and counts, never a value)
+        and the rows it counted. A CHECK_FAILED event of a check that did record a result (a
+        declared check, a SQL check file) is that result, read from the results table: not again."""
+        if not self.reader.exists(self.meta, EVENTS_TABLE):
+            return []
+        where, params = "where event_type = ?", (CHECK_FAILED,)
+        if run_id is not None:
+            where, params = where + " and run_id = ?", (CHECK_FAILED, run_id)
+        events = self.reader.query(
+            "select run_id, table_name, check_name, why, row_count, cast(occurred_at as varchar(64)) "
+            f"from {self.reader.relation(self.meta, EVENTS_TABLE)} {where}", params)
+        if not events:
+            return []
+        recorded = {(str(run), str(table), str(check).upper()) for run, table, check in self.rows(
+            ("run_id", "table_name", "check_id"), *(("where run_id = ?", (run_id,)) if run_id is not None else ()))}
+        out: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for run, table, check, why, rows, at in sorted(events, key=lambda e: (moment(e[5]), str(e[0]))):
+            key = (str(run), str(table), str(check).upper())
+            if run is None or check is None or key in recorded or key in out:
+                continue
+            out[key] = {"run": str(run), "table": str(table), "check_id": str(check), "why": why,
+                        "rows": None if rows is None else int(rows), "at": at}
+        return list(out.values())
+
     def of_run(self, run_id: str) -> list[dict[str, Any]]:
         """The results of one run, in table then declaration order: 000's wire fields (`check_id`,
-        `passed`, `detail`), the `table` each is of and its `kind`."""
+        `passed`, `detail`), the `table` each is of and its `kind`. The checks that stopped or set
+        back a table without recording a result (`stopped`) come first among their table's, failed,
+        of kind `audit`, the build's sentence as their detail."""
         from ..checks.recorded import verdict_of_row
 
         rows = self.rows(RESULT_COLUMNS, "where run_id = ?", (run_id,))
         out = []
-        for table, check_id, kind, passed, spec, measures, _ in sorted(rows, key=lambda r: (r[0], r[6], r[1])):
+        for s in self.stopped(run_id):
+            out.append(((s["table"], 0, 0, s["check_id"]),
+                        {"table": s["table"], "check_id": s["check_id"], "passed": False,
+                         "detail": str(s["why"] or ""), "kind": AUDIT}))
+        for table, check_id, kind, passed, spec, measures, position in rows:
             # The recorded verdict is the one the run acted on; the sentence is rendered again here.
-            out.append({"table": table, "check_id": check_id, "passed": bool(passed),
-                        "detail": verdict_of_row(kind, spec, measures).detail, "kind": kind})
-        return out
+            out.append(((table, 1, position or 0, check_id),
+                        {"table": table, "check_id": check_id, "passed": bool(passed),
+                         "detail": verdict_of_row(kind, spec, measures).detail, "kind": kind}))
+        return [r for _, r in sorted(out, key=lambda x: x[0])]
 
     def listing(self) -> list[dict[str, Any]]:
         """Every recorded result, newest first: run (full id), table, check, outcome, rows (the rows it
         found failing: a SQL check file's returned rows, a declared check's violating rows; None for
         a check that counts none), kept (how many of them `assay check rows` prints, kept from the
         checked candidate up to the build's cap), on_failure and finished_at (ISO 8601); and
-        `environment` for a SQLMesh run that recorded the one it was for (decision 0936)."""
+        `environment` for a SQLMesh run that recorded the one it was for (decision 0936). The checks
+        that stopped or set back a table (`stopped`) are among them: outcome FAILED (errored when
+        the test errored), the rows the build counted, on_failure `fail` for a `fail` rule and
+        `required` for a generated audit, finished_at when the build recorded the failure."""
         from .table_states import iso_utc
 
-        rows = sorted(self.rows(LIST_COLUMNS), key=lambda r: (str(r[8]), r[0], r[1], r[2]), reverse=True)
         kept = self.kept_counts()
-        envs = run_environments(self.reader, self.meta) if rows else {}
-        items = []
-        for run_id, table, check_id, kind, enforcement, passed, _, measures, recorded_at in rows:
+        found = []
+        for run_id, table, check_id, kind, enforcement, passed, _, measures, recorded_at in self.rows(LIST_COLUMNS):
             outcome, failing = outcome_of(kind, enforcement, bool(passed), measures)
-            item = {"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
-                    "kept": kept.get((run_id, table, check_id), 0), "on_failure": enforcement,
-                    "finished_at": iso_utc(recorded_at)}
-            if run_id in envs:
-                item["environment"] = envs[run_id]
-            items.append(item)
-        return items
+            found.append({"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
+                          "kept": kept.get((run_id, table, check_id), 0), "on_failure": enforcement,
+                          "finished_at": recorded_at})
+        for s in self.stopped():  # the checks that stopped or set back a table (decision 0941)
+            outcome, on_failure = stopped_outcome(s["why"])
+            found.append({"run": s["run"], "table": s["table"], "check": s["check_id"], "outcome": outcome,
+                          "rows": s["rows"], "kept": kept.get((s["run"], s["table"], s["check_id"]), 0),
+                          "on_failure": on_failure, "finished_at": s["at"]})
+        found.sort(key=lambda i: (moment(i["finished_at"]), i["run"], i["table"], i["check"]), reverse=True)
+        envs = run_environments(self.reader, self.meta) if found else {}
+        for item in found:
+            item["finished_at"] = iso_utc(item["finished_at"])
+            if item["run"] in envs:
+                item["environment"] = envs[item["run"]]
+        return found
 
     def kept_counts(self) -> dict[tuple[str, str, str], int]:
         """{(run, table, check): how many rows were kept for it in the rows table}."""

@@ -192,6 +192,30 @@ def _plan_failure(events: list[tuple], elsewhere: set, read: str, environments: 
     return newest if latest == newest[1] else None
 
 
+def failed_latest_run(reader, meta: str, environment: Optional[str] = None) -> Optional[dict[str, Any]]:
+    """{run, at, table, check} of the newest failed SQLMesh build (TABLE_BUILD_FAILED) of the
+    environment read, when no later run of it recorded its start (RUN_ENVIRONMENT) or check
+    results: the plan or run evaluated no model downstream of the failure, the mart among them,
+    so no entity's quality history has that run (decision 0942). None on dbt, and when a later
+    run of the environment may have recorded it."""
+    from .check_results import moment
+
+    read = environment or PROD
+    environments = run_environment_starts(reader, meta)
+    elsewhere = {run for run, (env, _at) in environments.items() if env != read}
+    failed = [ev for ev in _events(reader, meta) if ev[0] == BUILD_FAILED and ev[1] not in elsewhere
+              and str(ev[1]).startswith(SQLMESH_RUN_PREFIXES)]
+    if not failed:
+        return None
+    newest = failed[-1]
+    # a later run of the environment (it recorded its start, or check results) may have recorded it
+    later = [at for run, (env, at) in environments.items() if env == read and run != newest[1]]
+    later += [at for at, run in CheckResults(reader, meta, environment).latest_per_table().values() if run != newest[1]]
+    if any(moment(at) > moment(newest[5]) for at in later):
+        return None
+    return {"run": newest[1], "at": iso_utc(newest[5]), "table": newest[2], "check": newest[3]}
+
+
 def _wrote(ev: Optional[tuple]) -> Optional[str]:
     """The physical table (`schema.table`) a failed SQLMesh build wrote; None for dbt's set-back and
     for a build stopped before the table was written."""

@@ -7,7 +7,7 @@ from ...ir.model import Project
 from .declared_checks import RESULTS_TABLE, results_model_sql
 from ...lower.audits import bronze_audits
 from .incremental import incremental_staged_sql, ingestion_rows_macro, loads_sql
-from .mart import mart_sql
+from .mart import mart_rows_macro, mart_sql
 from .naming import current_name, loads_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, history_sql, reject_sql, snapshot_sql
 from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
@@ -60,6 +60,7 @@ def generate_dbt(project: Project) -> dict[str, str]:
             out[f"{MACROS_DIR}/ingestion/{b.source}.sql"] = ingestion_rows_macro(e, m, _jinja_comment_header(project, _entity_files(e)))
     out[f"{MODELS_DIR}/sources.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(sources_yml(project))
     out[f"{MODELS_DIR}/mart_data_quality.sql"] = mart_sql(project, _header(project, all_files, "--"))
+    out[f"{MACROS_DIR}/mart_rows.sql"] = mart_rows_macro(project, _jinja_comment_header(project, all_files))
     results = results_model_sql(project, _header(project, all_files, "--"))
     if results:
         out[f"{MODELS_DIR}/{RESULTS_TABLE}.sql"] = results
