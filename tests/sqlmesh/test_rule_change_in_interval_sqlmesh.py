@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 import pytest
 
 from tests.sqlmesh.test_dev_range_conservation_sqlmesh import META, change_rule, write_spec
+from tests.sqlmesh.test_stopped_checks_sqlmesh import cli
+from tests.sqlmesh.test_table_states_sqlmesh import OPEN
 from tests.support.corpus import Relation
 from tests.support.runners.sqlmesh import pin_clock
 from tests.support.sqlmeshfailures import AuditFailure, plan_fails
@@ -60,6 +62,11 @@ def test_a_rule_change_that_diverts_rows_inside_a_processed_interval_is_stopped_
                           "where table_name = 'emp' and event_type <> 'RUN_ENVIRONMENT'")
         assert sorted((e, c) for e, c, _w in events) == [("CHECK_FAILED", "CONSERVATION"), ("TABLE_BUILD_FAILED", "CONSERVATION")]
         assert any(w.startswith("wrote sqlmesh__silver.silver__emp__current__") for _e, _c, w in events), events
+        # the stop is a failed result of the plan's run in `assay checks` (decision 0941), exit 2
+        OPEN[sm.path] = sm
+        said = cli(sm.path, spec, "checks")
+        assert said.exit_code == 2, said.output
+        assert [line for line in said.stdout.splitlines() if line.startswith("emp: CONSERVATION: FAILED: ")], said.output
         # nothing was published: prod still reads the previous version, the reject table is as it was
         assert sm.query("select count(*) from silver.emp__current")[0][0] == 4
         assert sm.query(REJECTS) == before
