@@ -35,7 +35,13 @@ def mart_sql(project: Project, header: str) -> str:
         "{{ config(materialized='incremental', incremental_strategy='append', full_refresh=false, "
         f"schema={jstr(project.schema('gold'))}, tags=['assay'], {_meta(project)}) }}}}"
     )
-    return "\n".join([header, config, *deps, "", mart_query(DBT, project)])
+    if not project.entities:
+        return "\n".join([header, config, *deps, "", mart_query(DBT, project)])
+    # One query per entity, the macro the on-run-end hook also runs (mart_rows_macro): the mart's
+    # SQL is written once in the project, the model reading each entity's staged model by ref
+    parts = [f"select * from ({{{{ {ROWS_MACRO}({jstr(e.name)}, ref({jstr(staged_name(e))})) }}}}) as assay_mart_{n}"
+             for n, e in enumerate(project.entities)]
+    return "\n".join([header, config, *deps, "", "\nunion all\n".join(parts), ""])
 
 
 def mart_rows_macro(project: Project, header: str) -> str:
