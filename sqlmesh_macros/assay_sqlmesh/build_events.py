@@ -113,15 +113,9 @@ def assay_record_failed_rules(evaluator, table_name, results, rules, flags_colum
     fired = [(name, int(n)) for name, n in zip(names, found) if n]
     if not fired:
         return None
-    run_id = str(getattr(adapter, "correlation_id", None))
-    table = string_arg(table_name, "the table name")
-    relation = _events_table(adapter, d, string_arg(results, "the results table"))
-    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = [
-        (CHECK_FAILED, name, f"{n} {'row' if n == 1 else 'rows'} failed rule {name} (on_fail: fail)", n)
-        for name, n in fired if not _recorded(adapter, relation, d, run_id, table, CHECK_FAILED, name)]
-    if not _recorded(adapter, relation, d, run_id, table):
-        rows.append((BUILD_FAILED, fired[0][0], NOT_WRITTEN, None))
-    _insert(adapter, relation, d, run_id, table, rows)
+    _record_stop(adapter, d, table_name, results,
+                 [(name, f"{n} {'row' if n == 1 else 'rows'} failed rule {name} (on_fail: fail)", n) for name, n in fired],
+                 fired[0][0], NOT_WRITTEN)
     return None
 
 
@@ -156,15 +150,8 @@ def assay_record_ingestion_stop(evaluator, table_name, results, source, ranked_m
     n = int(found[0] or 0)
     if not n:
         return None
-    run_id = str(getattr(adapter, "correlation_id", None))
-    table = string_arg(table_name, "the table name")
-    relation = _events_table(adapter, d, string_arg(results, "the results table"))
-    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = []
-    if not _recorded(adapter, relation, d, run_id, table, CHECK_FAILED, INGESTION_CHECK):
-        rows.append((CHECK_FAILED, INGESTION_CHECK, f"{n} violating {'row' if n == 1 else 'rows'}", n))
-    if not _recorded(adapter, relation, d, run_id, table):
-        rows.append((BUILD_FAILED, INGESTION_CHECK, NOT_WRITTEN, None))
-    _insert(adapter, relation, d, run_id, table, rows)
+    _record_stop(adapter, d, table_name, results, [(INGESTION_CHECK, f"{n} violating {'row' if n == 1 else 'rows'}", n)],
+                 INGESTION_CHECK, NOT_WRITTEN)
     return None
 
 
@@ -218,15 +205,8 @@ def assay_record_conservation_stop(evaluator, table_name, results, violations) -
         why = "does not hold: " + ", ".join(f"{n} {v}" for n, v in zip(names, found[0]))
     else:
         why = f"{len(found)} misplaced deliveries"
-    run_id = str(getattr(adapter, "correlation_id", None))
-    table = string_arg(table_name, "the table name")
-    relation = _events_table(adapter, d, string_arg(results, "the results table"))
-    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = []
-    if not _recorded(adapter, relation, d, run_id, table, CHECK_FAILED, CONSERVATION_CHECK):
-        rows.append((CHECK_FAILED, CONSERVATION_CHECK, why, len(found)))
-    if not _recorded(adapter, relation, d, run_id, table):
-        rows.append((BUILD_FAILED, CONSERVATION_CHECK, _written(evaluator, d), None))
-    _insert(adapter, relation, d, run_id, table, rows)
+    table = _record_stop(adapter, d, table_name, results, [(CONSERVATION_CHECK, why, len(found))],
+                         CONSERVATION_CHECK, _written(evaluator, d))
     if _audits_made_non_blocking(evaluator, adapter, this):
         raise AssayConservationError(
             f"assay_conservation: the conservation law {why} for {table} in {this.sql(dialect=d)}; every bronze row "
@@ -260,6 +240,23 @@ def _events_table(adapter, dialect: str, results: str) -> str:
     relation = events.sql(dialect=dialect)
     ensure_table(adapter, relation, dialect, [c for c, _ in EVENTS_COLUMNS], [t for _, t in EVENTS_COLUMNS])
     return relation
+
+
+def _record_stop(adapter, dialect: str, table_name, results, failed: list[tuple[str, str, Optional[int]]],
+                 build_check: str, build_why: str) -> str:
+    """Record a stop of this run's build of ``table_name``: a CHECK_FAILED for each ``(check, why,
+    count)`` of ``failed`` the run has not recorded for the table yet, and, once per build, the
+    TABLE_BUILD_FAILED naming ``build_check`` with ``build_why``. Returns the table's name."""
+    run_id = str(getattr(adapter, "correlation_id", None))
+    table = string_arg(table_name, "the table name")
+    relation = _events_table(adapter, dialect, string_arg(results, "the results table"))
+    rows: list[tuple[str, Optional[str], Optional[str], Optional[int]]] = [
+        (CHECK_FAILED, check, why, n) for check, why, n in failed
+        if not _recorded(adapter, relation, dialect, run_id, table, CHECK_FAILED, check)]
+    if not _recorded(adapter, relation, dialect, run_id, table):
+        rows.append((BUILD_FAILED, build_check, build_why, None))
+    _insert(adapter, relation, dialect, run_id, table, rows)
+    return table
 
 
 def _insert(adapter, relation: str, dialect: str, run_id: str, table: str,

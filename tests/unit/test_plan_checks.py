@@ -6,7 +6,6 @@ only reads, each with what it means for the next build; none of them is in a sco
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -14,23 +13,10 @@ from click.testing import CliRunner
 from assay.api import load_project
 from assay.cli.main import cli
 from assay.plan import CHECKS, NON_BREAKING, plan
+from tests.unit.test_plan import _copy, _edit
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 ENOUGH = "{check_id: enough_orders, kind: row_expectation, enforcement: advisory, min_rows: 1}"
 BLOCK = "/* assay\non_failure: {how}\n*/\nselect order_id from silver.order where amount < {n}\n"
-
-
-def _copy(tmp_path: Path, name: str) -> Path:
-    dst = tmp_path / name
-    shutil.copytree(EXAMPLE, dst)
-    return dst
-
-
-def _edit(spec: Path, rel: str, old: str, new: str) -> None:
-    p = spec / rel
-    text = p.read_text()
-    assert old in text, old
-    p.write_text(text.replace(old, new))
 
 
 def _check_file(spec: Path, name: str, how: str, n: int = 0) -> None:
