@@ -8,7 +8,8 @@ would drop every entity's row of the run. So the mart's config names, in `meta.a
 macro the generator writes beside it (`assay_mart_rows(entity, staged)`: the mart query of one
 entity, reading the staged relation it is given) and each entity's staged node; the package's
 on-run-end hook appends the rows of every entity whose staged model the invocation built when
-dbt skipped the mart (decision 0942). A normal build runs the mart as before.
+dbt skipped the mart (decision 0942). The model itself is the union of the same macro's calls,
+one per entity, so the project holds the mart's SQL once.
 """
 
 from __future__ import annotations
