@@ -19,7 +19,6 @@ And a twin: the same spec's checks pass and fail identically on dbt and SQLMesh 
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from assay.checks.recorded import verdict_of_row
 from assay.cli.main import cli
 from tests.integration.test_declared_checks_dbt import ENTITIES as DBT_ENTITIES
 from tests.integration.test_declared_checks_dbt import MAPPING, STATION_MAPPING, STATION_ROWS, STATIONS, readings
-from tests.support.sqlmeshfailures import AuditFailure, collect, plan_fails
+from tests.support.sqlmeshfailures import AuditFailure, collect, plan_fails, planned_with_warnings
 
 pytestmark = pytest.mark.slow
 
@@ -160,15 +159,6 @@ def failed_audits(found) -> set[tuple[str, str]]:
     return {(f.model_name, f.audit) for f in found if isinstance(f, AuditFailure)}
 
 
-class _Warnings(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
-
-
 @pytest.fixture(scope="module")
 def story(tmp_path_factory, engine):
     root = tmp_path_factory.mktemp(f"checks_sqlmesh_{engine.id}")
@@ -177,13 +167,7 @@ def story(tmp_path_factory, engine):
     out: dict = {}
     try:
         project.load_bronze([STATIONS, PASSING])
-        warnings = _Warnings()
-        logging.getLogger("sqlmesh").addHandler(warnings)
-        try:
-            out["plan1"] = f"SQLMESH_PLAN: {project.plan().plan_id}"
-        finally:
-            logging.getLogger("sqlmesh").removeHandler(warnings)
-        out["warnings1"] = " ".join(warnings.messages)
+        out["plan1"], out["warnings1"] = planned_with_warnings(project)
         out["published1"] = published(project)
         out["mart1"] = project.query("select count(*) from gold.mart_data_quality")
 
@@ -195,13 +179,7 @@ def story(tmp_path_factory, engine):
         out["plan2"] = next(r for r in runs if r != out["plan1"])
 
         project.load_bronze([STATIONS, ADVISORY])
-        warnings = _Warnings()
-        logging.getLogger("sqlmesh").addHandler(warnings)
-        try:
-            out["plan3"] = f"SQLMESH_PLAN: {project.plan().plan_id}"
-        finally:
-            logging.getLogger("sqlmesh").removeHandler(warnings)
-        out["warnings3"] = " ".join(warnings.messages)
+        out["plan3"], out["warnings3"] = planned_with_warnings(project)
         out["published3"] = published(project)
 
         project.load_bronze([STATIONS, BLOCKING])
