@@ -128,14 +128,6 @@ class SqlCheck:
         """The check's ``check_id`` in 000's wire shape (`assay checks --json`): ``PLAUSIBLE_RANGE``."""
         return reported_check_id(self.name)
 
-
-def reported_check_id(name: str) -> str:
-    """000's ``check_id`` of a SQL check file named ``NAMESPACE.TABLE/NAME`` (decision 0948): its
-    file's stem upper-cased, as a declared check's id is; the table goes in the result's ``scope``.
-    Validation refuses a stem whose upper-cased form another check of the table reports, or that
-    does not start with a letter, so the id is one check's and matches ``^[A-Z][A-Z0-9_]{0,127}$``."""
-    return name.rsplit("/", 1)[-1].upper()
-
     @property
     def qualified_table(self) -> str:
         """``namespace.table``."""
@@ -145,6 +137,14 @@ def reported_check_id(name: str) -> str:
     def blocking(self) -> bool:
         """Whether a failure or an error sets the table back (``block``)."""
         return self.on_failure == "block"
+
+
+def reported_check_id(name: str) -> str:
+    """000's ``check_id`` of a SQL check file named ``NAMESPACE.TABLE/NAME`` (decision 0948): its
+    file's stem upper-cased, as a declared check's id is; the table goes in the result's ``scope``.
+    Validation refuses a stem whose upper-cased form another check of the table reports, or that
+    does not start with a letter, so the id is one check's and matches ``^[A-Z][A-Z0-9_]{0,127}$``."""
+    return name.rsplit("/", 1)[-1].upper()
 
 
 # --------------------------------------------------------------------------- parsing
