@@ -16,42 +16,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.sqlmesh.test_table_states_fail_rule_sqlmesh import meters, rule_name, write_spec
+
 pytestmark = pytest.mark.slow
-
-ENTITIES = """\
-spec_version: 1
-entities:
-  meter:
-    grain: one row per meter
-    key: [meter_id]
-    fields:
-      meter_id: {type: string, required: true}
-      site: {type: string}
-    quarantine: {retention: 90d}
-    checks:
-      - {check_id: few_meters, kind: row_expectation, enforcement: required, max_rows: 3}
-"""
-MAPPING = """\
-mapping_version: 1
-source: raw_meters
-target: meter
-key:
-  meter_id: {from: "$.id"}
-fields:
-  site:
-    from: "$.site"
-    quality:
-      - {rule: not_null, on_fail: fail}
-unmapped: [$._source_row_id, $._load_id, $._ingested_at]
-"""
-
-
-def meters(load: int, *ids: str, without_site: tuple[str, ...] = ()):
-    from tests.support.corpus import Relation
-
-    return Relation("raw_meters", ["id", "site", "_source_row_id", "_load_id", "_ingested_at"],
-                    [[i, None if i in without_site else f"S-{i}", i, f"L{load}", f"2024-01-0{load} 00:00:00"]
-                     for i in ids])
 
 
 def results(sm, run: str) -> dict[str, bool]:
@@ -81,30 +48,28 @@ def conservation_stops(sm) -> list:
 def test_a_retry_in_the_interval_is_judged_on_what_staged_read_and_the_next_interval_recovers(tmp_path):
     from tests.support.sqlmeshproject import make_project
 
-    spec = tmp_path / "spec"
-    spec.mkdir()
-    (spec / "entities.yml").write_text(ENTITIES)
-    (spec / "meters.yml").write_text(MAPPING)
+    # meter: a required check of at least two rows, judged on the entity; `site` not null, a fail rule
+    spec = write_spec(tmp_path / "spec")
     sm = make_project(tmp_path / "sqlmesh", spec)
-    rule = next((sm.path / "models").rglob("meter__staged.sql")).read_text().split("rule_name := '")[1].split("'")[0]
+    rule = rule_name(sm)
     try:
-        sm.load_bronze([meters(1, "M1", "M2", "M3")])
+        sm.load_bronze([meters("M1", "M2", "M3")])
         sm.plan()
 
-        # run 2: a fourth meter breaks the entity's required check, judged after the entity is written
-        sm.load_bronze([meters(2, "M1", "M2", "M3", "M4")])
+        # run 2: one meter left breaks the entity's required check, judged after the entity is written
+        sm.load_bronze([meters("M1")])
         assert not sm.run()
         run2 = latest_run(sm)
-        assert results(sm, run2)["FEW_METERS"] is False
+        assert results(sm, run2) == {"ENOUGH_METERS": False}
 
-        # run 3, the same interval: a load that drops M4 and adds two meters, one the fail rule diverts.
-        # SQLMesh evaluates only the entity, from staged as run 2 wrote it (4 rows, bronze now 5
-        # rows): judged again on that data, every result recorded, no false CONSERVATION.
-        sm.load_bronze([meters(3, "M1", "M2", "M3", "M5", "M6", without_site=("M5",))])
+        # run 3, the same interval: a load of four meters, one the fail rule diverts. SQLMesh
+        # evaluates only the entity, from staged as run 2 wrote it (1 row; bronze now 4): judged
+        # again on that data, every result recorded, no false CONSERVATION.
+        sm.load_bronze([meters("M1", "M2", "M3", "M5", without_site=("M5",))])
         assert not sm.run(advance=False)
         run3 = latest_run(sm)
         assert run3 != run2
-        assert results(sm, run3) == {"FEW_METERS": False}, results(sm, run3)
+        assert results(sm, run3) == {"ENOUGH_METERS": False}, results(sm, run3)
         assert conservation_stops(sm) == []
 
         # run 4, the next interval: staged reads the new load first and the fail rule stops it
@@ -115,10 +80,10 @@ def test_a_retry_in_the_interval_is_judged_on_what_staged_read_and_the_next_inte
         assert conservation_stops(sm) == []
 
         # run 5: the data is fixed; everything passes and the entity is published
-        sm.load_bronze([meters(4, "M1", "M2", "M3")])
+        sm.load_bronze([meters("M1", "M2", "M3")])
         assert next_interval(sm)
         run5 = latest_run(sm)
-        assert results(sm, run5) == {"FEW_METERS": True}, results(sm, run5)
+        assert results(sm, run5) == {"ENOUGH_METERS": True}, results(sm, run5)
         assert [r[0] for r in sm.query("select meter_id from silver.meter order by 1")] == ["M1", "M2", "M3"]
     finally:
         sm.close()
