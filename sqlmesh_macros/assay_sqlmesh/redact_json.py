@@ -42,11 +42,6 @@ def _tree(paths: list[tuple[str, ...]]) -> dict:
     return out
 
 
-def _quoted(column: str, dialect: str) -> str:
-    q = "`" if dialect in ("spark", "databricks") else '"'
-    return q + column.replace(q, q * 2) + q
-
-
 def _pointer(keys) -> str:
     # a JSON Pointer; keys are identifiers, so nothing in them needs escaping
     return "".join("/" + k for k in keys)
@@ -122,16 +117,20 @@ def spark_document(text_sql: str, paths: list[tuple[str, ...]]) -> str:
 
 def duckdb_row(alias: str, whole: list[str], inside: dict, document) -> str:
     """The whole row, patched: a redacted column's member removed, a rewritten one replaced (a
-    NULL removes it too)."""
+    NULL removes it too). A column's text is read from the row's JSON, not named: an entity's
+    mappings read relations of their own, and one may not have the column."""
     pairs = [f"{lit(c, 'duckdb')}, NULL" for c in whole]
-    pairs += [f"{lit(c, 'duckdb')}, {document(alias + '.' + _quoted(c, 'duckdb'), paths)}" for c, paths in sorted(inside.items())]
+    pairs += [f"{lit(c, 'duckdb')}, {document(f'JSON_EXTRACT_STRING(TO_JSON({alias}), ' + lit(_pointer([c]), 'duckdb') + ')', paths)}"
+              for c, paths in sorted(inside.items())]
     return f"CAST(JSON_MERGE_PATCH(TO_JSON({alias}), JSON_OBJECT({', '.join(pairs)})) AS TEXT)"
 
 
 def postgres_row(alias: str, whole: list[str], inside: dict, document) -> str:
-    """The row without the redacted and rewritten members, then the rewritten ones that are not NULL."""
+    """The row without the redacted and rewritten members, then the rewritten ones that are not
+    NULL (a column's text read from the row's JSON, as on DuckDB)."""
     dropped = "".join(f" - {lit(c, 'postgres')}" for c in whole + sorted(inside))
-    pairs = ", ".join(f"{lit(c, 'postgres')}, {document(alias + '.' + _quoted(c, 'postgres'), paths)}" for c, paths in sorted(inside.items()))
+    pairs = ", ".join(f"{lit(c, 'postgres')}, {document(f'(TO_JSONB({alias}) ->> ' + lit(c, 'postgres') + ')', paths)}"
+                      for c, paths in sorted(inside.items()))
     return f"CAST(((TO_JSONB({alias}){dropped}) || JSONB_STRIP_NULLS(JSONB_BUILD_OBJECT({pairs}))) AS TEXT)"
 
 

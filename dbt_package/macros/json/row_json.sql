@@ -117,10 +117,12 @@
 {% macro default__row_json(alias, redact=[]) -%}
   {%- set r = assay._redact_split(redact) -%}
   {%- if r['inside'] -%}
-    {#- The row patched: a redacted member removed, a rewritten one replaced (NULL removes it). -#}
+    {#- The row patched: a redacted member removed, a rewritten one replaced (NULL removes it). A
+        column's text is read from the row's JSON, not named: an entity's mappings read relations
+        of their own, and one may not have the column. -#}
     {%- set pairs = [] -%}
     {%- for c in r['whole'] -%}{%- do pairs.append(assay.string_literal(c) ~ ', NULL') -%}{%- endfor -%}
-    {%- for c in r['inside'] | sort -%}{%- do pairs.append(assay.string_literal(c) ~ ', ' ~ assay.redacted_json_document(alias ~ '.' ~ adapter.quote(c), r['inside'][c])) -%}{%- endfor -%}
+    {%- for c in r['inside'] | sort -%}{%- do pairs.append(assay.string_literal(c) ~ ', ' ~ assay.redacted_json_document('json_extract_string(to_json(' ~ alias ~ '), ' ~ assay.string_literal('/' ~ c) ~ ')', r['inside'][c])) -%}{%- endfor -%}
     CAST(json_merge_patch(to_json({{ alias }}), json_object({{ pairs | join(', ') }})) AS {{ assay.sql_type('string') }})
   {%- elif redact | length == 0 -%}
     CAST(to_json({{ alias }}) AS {{ assay.sql_type('string') }})
@@ -131,12 +133,12 @@
 {%- endmacro %}
 
 {#- With a key path: the row without the redacted and rewritten members, then the rewritten ones
-    that are not NULL. -#}
+    that are not NULL (a column's text read from the row's JSON, as on DuckDB). -#}
 {% macro postgres__row_json(alias, redact=[]) -%}
   {%- set r = assay._redact_split(redact) -%}
   {%- if r['inside'] -%}
     {%- set pairs = [] -%}
-    {%- for c in r['inside'] | sort -%}{%- do pairs.append(assay.string_literal(c) ~ ', ' ~ assay.redacted_json_document(alias ~ '.' ~ adapter.quote(c), r['inside'][c])) -%}{%- endfor -%}
+    {%- for c in r['inside'] | sort -%}{%- do pairs.append(assay.string_literal(c) ~ ', ' ~ assay.redacted_json_document('(to_jsonb(' ~ alias ~ ') ->> ' ~ assay.string_literal(c) ~ ')', r['inside'][c])) -%}{%- endfor -%}
     ((to_jsonb({{ alias }}){% for c in r['whole'] + (r['inside'] | sort) %} - '{{ c }}'{% endfor %}) || jsonb_strip_nulls(jsonb_build_object({{ pairs | join(', ') }})))::text
   {%- else -%}
   (to_jsonb({{ alias }}){% for c in redact %} - '{{ c }}'{% endfor %})::text
