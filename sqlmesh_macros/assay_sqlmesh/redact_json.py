@@ -67,15 +67,22 @@ def duckdb_document(text_sql: str, paths: list[tuple[str, ...]], valid_sql: str)
             f"WHEN {text_sql} IS NOT NULL THEN {lit(NOT_JSON, 'duckdb')} END")
 
 
+def _members(node: dict, dialect: str) -> tuple[list[str], list[tuple[str, dict]]]:
+    """One level of the tree: the keys it removes (as literals), and (literal, subtree) of each key
+    a path descends into."""
+    removed = [lit(k, dialect) for k, sub in sorted(node.items()) if sub is None]
+    return removed, [(lit(k, dialect), sub) for k, sub in sorted(node.items()) if sub is not None]
+
+
 def _postgres_level(t: str, node: dict, depth: int) -> str:
     # The object's members in document order, as json (not jsonb) keeps their text: a number reads
     # as delivered (`1E2`, not jsonb's `100`) and repeated keys stay (json reads the last).
     e = f"assay_e{depth}"
-    removed = sorted(k for k, v in node.items() if v is None)
-    whens = [f"WHEN {e}.key = {lit(k, 'postgres')} AND JSON_TYPEOF({e}.value) = 'object' THEN {_postgres_level(f'{e}.value', sub, depth + 1)}"
-             for k, sub in sorted(node.items()) if sub is not None]
+    removed, descend = _members(node, "postgres")
+    whens = [f"WHEN {e}.key = {k} AND JSON_TYPEOF({e}.value) = 'object' THEN {_postgres_level(f'{e}.value', sub, depth + 1)}"
+             for k, sub in descend]
     value = f"CASE {' '.join(whens)} ELSE {e}.value END" if whens else f"{e}.value"
-    where = f" WHERE NOT {e}.key IN ({', '.join(lit(k, 'postgres') for k in removed)})" if removed else ""
+    where = f" WHERE NOT {e}.key IN ({', '.join(removed)})" if removed else ""
     return (f"COALESCE((SELECT JSON_OBJECT_AGG({e}.key, {value} ORDER BY {e}.ordinality) "
             f"FROM JSON_EACH({t}) WITH ORDINALITY AS {e}(key, value, ordinality){where}), CAST('{{}}' AS JSON))")
 
@@ -92,14 +99,14 @@ def _spark_level(t: str, node: dict, depth: int) -> str:
     # An object's members rebuilt one by one: a string re-quoted, every other value as Jackson
     # copied it (the text get_json_object reads), a member on a path rewritten in turn.
     e = f"assay_e{depth}"
-    removed = sorted(k for k, v in node.items() if v is None)
+    removed, descend = _members(node, "spark")
     entries = f"MAP_ENTRIES(FROM_JSON({t}, 'map<string,string>'))"
     if removed:
-        entries = f"FILTER({entries}, {e} -> NOT {e}.key IN ({', '.join(lit(k, 'spark') for k in removed)}))"
+        entries = f"FILTER({entries}, {e} -> NOT {e}.key IN ({', '.join(removed)}))"
     kind = f"SCHEMA_OF_VARIANT(FROM_JSON({t}, 'map<string,variant>')[{e}.key])"
     whens = [f"WHEN {e}.value IS NULL THEN 'null'"]
-    whens += [f"WHEN {e}.key = {lit(k, 'spark')} AND {kind} LIKE 'OBJECT%' THEN {_spark_level(f'{e}.value', sub, depth + 1)}"
-              for k, sub in sorted(node.items()) if sub is not None]
+    whens += [f"WHEN {e}.key = {k} AND {kind} LIKE 'OBJECT%' THEN {_spark_level(f'{e}.value', sub, depth + 1)}"
+              for k, sub in descend]
     whens.append(f"WHEN {kind} = 'STRING' THEN TRIM(BOTH '[]' FROM TO_JSON(ARRAY({e}.value)))")
     member = f"CONCAT(TRIM(BOTH '[]' FROM TO_JSON(ARRAY({e}.key))), ':', CASE {' '.join(whens)} ELSE {e}.value END)"
     return f"CONCAT('{{', ARRAY_JOIN(TRANSFORM({entries}, {e} -> {member}), ','), '}}')"
