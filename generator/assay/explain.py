@@ -15,7 +15,8 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from .ir.model import Entity, Project, Rule
-from .privacy import HIDDEN, pii_bronze_columns, pii_columns, shown_values
+from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
+from .redaction import NOT_JSON, inside
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 
@@ -211,7 +212,9 @@ class Explainer:
         self.sources = {m.name: m.source for m in entity.mappings}
         # Bronze columns `quarantine.redact` names: never shown; pii fields and the bronze columns
         # they are read from: named, their values hidden (privacy.py).
-        self.redacted = frozenset(entity.redact)
+        self.redacted = tuple(entity.redact)
+        # JSON columns a redaction reaches inside: a value of one that is not JSON is never shown
+        self.redacted_inside = frozenset(inside(entity.redact))
         self.pii_columns, self.pii_bronze = pii_columns(entity), pii_bronze_columns(entity)
 
     # ------------------------------------------------------------------ gathering
@@ -315,13 +318,15 @@ class Explainer:
                     if src is not None:
                         raw = d.bronze.get(src.bronze_column)
                         path = "$." + ".".join(src.path)
-                        # a hidden (pii) column is judged on its value, read here and never shown
-                        text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN else raw
+                        # a hidden (pii) column, or one a redaction could not rewrite (not JSON),
+                        # is judged on its value, read here and never shown
+                        left_out = raw == NOT_JSON and src.bronze_column in self.redacted_inside
+                        text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN or left_out else raw
                         why = unreadable_path(text, src.path) if len(src.path) > 1 and isinstance(text, str) else None
                         if why is not None:
                             # a path read of text that is not JSON (decision 1123) or not of the
-                            # shape the path reads (1130); of a pii column only the kind is told
-                            shown = HIDDEN if raw == HIDDEN else repr(raw)
+                            # shape the path reads (1130); of a pii or unrewritable column only the kind is told
+                            shown = HIDDEN if raw == HIDDEN else REDACTED if left_out else repr(raw)
                             d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} {why}, so {path} "
                                                f"could not be read and did not become a {src.target_type}")
                         else:
