@@ -3,8 +3,9 @@
 The outside tester's defect: `redact` named only whole bronze columns, so a sensitive value inside
 a `payload` column that fields are read from stayed in `raw`. Now `redact: ["$.payload.ssn",
 "$.payload.card.number"]` removes those keys from the document `raw` keeps of `payload`, on both
-targets (the `runner` fixture) and on DuckDB, PostgreSQL 18 and 15 (each spells the rewrite
-differently: a merge patch, jsonb's `#-`, with PostgreSQL 15's own validity guard); Spark in
+targets (the `runner` fixture) and on DuckDB and PostgreSQL 18 (each spells the rewrite
+differently: a merge patch, an object rebuilt from its members; PostgreSQL 15's own validity
+guard, the one difference, is held to the primitive table); Spark in
 test_spark_redact_json_keys.py. A value of `payload` that is not JSON keeps only the stand-in
 text, a NULL nothing; the fields read beside the redacted keys, a whole-column redaction and
 the published rows are as before. Replay re-runs the mapping on such a `raw` and admits the row
@@ -23,8 +24,6 @@ from assay.cli.main import cli
 from tests.support.corpus import Relation
 
 pytestmark = pytest.mark.slow
-
-PG15 = "the rewrite calls the JSON validity guard, which PostgreSQL 15 spells with assay's own function"
 
 ENTITIES = """\
 spec_version: 1
@@ -159,7 +158,6 @@ def test_explain_shows_the_bronze_row_without_the_redacted_keys(built):
         built["explain P3"][1], built["explain P3"][1]
 
 
-@pytest.mark.not_on_pg15("replay's code is Python, and the build after it is the same SQL on PostgreSQL 18")
 def test_replay_re_runs_the_mapping_on_a_raw_without_the_redacted_keys(tmp_path, engine):
     """P2's bronze row ages out; the spec accepts `pending`; replay re-delivers it from `raw`,
     whose payload lacks the redacted keys no field reads, and the next build admits it with the
