@@ -26,25 +26,16 @@ from click.testing import CliRunner
 
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
-from tests.support.items import COLS, MAPPING, fill, items_load, published, run_id, write_spec
+from tests.support.items import COLS, ENTITY, MAPPING, fill, items_load, published, run_id, write_spec
 
 pytestmark = pytest.mark.slow
 
-ENTITIES = """\
-spec_version: 1
-entities:
-  item:
-    grain: one row per item
-    key: [item_id]
-    fields:
-      item_id: {type: string, required: true}
-      name: {type: string}
-      qty: {type: int}
-    quarantine: {retention: 30d}
+# The shared item spec (tests/support/items.py; its flag rule fires on no row here), with dedupe and
+# the limit on the growth of the quarantine rate.
+ENTITIES = fill(ENTITY, thresholds="""\
     dedupe: {keep: latest_by, field: _ingested_at, tie_break: [_load_id]}
     thresholds:
-      max_increase: {factor: "2", floor: 2, on_breach: fail}
-"""
+      max_increase: {factor: "2", floor: 2, on_breach: fail}""", expr_fail="flag", expr_limit="", checks="")
 # The shared item mapping (tests/support/items.py): qty below 0 is quarantined.
 ITEMS = fill(MAPPING, range_limit="")
 
