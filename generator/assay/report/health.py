@@ -6,7 +6,8 @@ entity needs attention (`fail`) when its latest build did not publish (set back,
 kept), a check of its latest build failed or errored, a mapping's freshness is past `error_after`,
 or dbt's own test on it failed or errored; it has warnings (`warn`) when it was never built, a
 check warned or was not evaluated, freshness is past `warn_after` or has no data, a dbt test
-warned, its latest run is anomalous (docs/anomalies.md), or open reject rows are past retention. Otherwise it is `ok`.
+warned, its latest run is anomalous (docs/anomalies.md), open reject rows are past retention, or the reject
+table holds rows of a build whose entity was not published (decision 0944). Otherwise it is `ok`.
 """
 
 from __future__ import annotations
