@@ -109,6 +109,12 @@ def test_a_set_back_builds_rejects_name_it_and_the_next_build_takes_them_over(tm
             "previous version of the entity does not account for them, and the next build that publishes judges "
             "them again") in got["health"]["reasons"]
 
+    from assay.cli.main import cli
+
+    said = CliRunner().invoke(cli, ["explain", "item", "i10", "--project", str(project.path), "--spec", str(spec)])
+    assert "It is not in the entity" in said.output and f"failed rules: qty_range_min; written by run {run2}" in said.output, \
+        said.output
+
     # 3. the corrected re-delivery publishes; the conservation audit (blocking) holds
     project.load_bronze([bronze(LOAD1, LOAD2, LOAD3)])
     proc = project.dbt("build")
