@@ -173,6 +173,8 @@ class Explanation:
                 f"reject row {r['reject_id']} for {r['source_relation']} row {r['_source_row_id']}: {state}; "
                 f"first seen {r['first_seen']}, last seen {r['last_seen']} (load {r['_load_id']}), "
                 f"failed rules: {', '.join(r['failed_rules']) or 'none'}"
+                # the build that wrote it last: a set-back build's rows name it (decision 0944)
+                + (f"; written by run {r['last_run_id']}" if r.get("last_run_id") else "")
             )
         return lines
 
@@ -283,7 +285,7 @@ class Explainer:
                     "_load_id": row.get("_load_id"), "first_seen": _text(row.get("first_seen")),
                     "last_seen": _text(row.get("last_seen")), "failed_rules": _flags(row.get("failed_rules")),
                     "disposition": row.get("disposition"), "resolved_at": _text(row.get("resolved_at")),
-                    "resolution": row.get("resolution"),
+                    "resolution": row.get("resolution"), "last_run_id": row.get("last_run_id"),
                 })
         return found
 
