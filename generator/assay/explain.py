@@ -15,21 +15,44 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from .ir.model import Entity, Project, Rule
-from .privacy import HIDDEN, pii_bronze_columns, pii_columns, shown_values
+from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
+from .redaction import NOT_JSON, inside
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 
-def _is_json(text: str) -> bool:
-    """Whether `text` is one strict JSON document (no NaN or Infinity): the words for a path read
-    the build found unreadable. The build's own engine decided the coercion; this only chooses how
-    to say it, so a document only some engine refuses is told as a failed conversion."""
+def _kind(value: Any) -> Optional[str]:
+    """A JSON value's kind in words where a path read cannot go on through it; None for an object
+    or a null (a key read goes on, or finds nothing)."""
+    if value is None or isinstance(value, dict):
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float, Decimal)):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an array"
+
+
+def unreadable_path(text: str, path: tuple[str, ...]) -> Optional[str]:
+    """Why a read of `path` (the bronze column, then the keys) inside `text` found nothing to
+    convert, in words: the text is not one strict JSON document (no NaN or Infinity; decision
+    1123), or the document, or a value on the way, is no object where a key is read (decision
+    1130). None when the path could be followed (a missing key or a null: no failure). The build's
+    own engine decided the coercion; this only chooses how to say it, so a document only some
+    engine refuses is told as a failed conversion."""
     def refuse(name):
         raise ValueError(name)
     try:
-        json.loads(text, parse_constant=refuse)
+        value = json.loads(text, parse_constant=refuse)
     except ValueError:
-        return False
-    return True
+        return "is not JSON"
+    for depth, key in enumerate(path[1:]):
+        kind = _kind(value)
+        if kind is not None:
+            return f"is {kind}" if depth == 0 else f"holds {kind} at $.{'.'.join(path[:depth + 1])}"
+        if value is None:
+            return None
+        value = value.get(key)
+    return None
 
 
 # How the staged relation names a route, and what it means to someone reading about one row.
@@ -150,6 +173,8 @@ class Explanation:
                 f"reject row {r['reject_id']} for {r['source_relation']} row {r['_source_row_id']}: {state}; "
                 f"first seen {r['first_seen']}, last seen {r['last_seen']} (load {r['_load_id']}), "
                 f"failed rules: {', '.join(r['failed_rules']) or 'none'}"
+                # the build that wrote it last: a set-back build's rows name it (decision 0944)
+                + (f"; written by run {r['last_run_id']}" if r.get("last_run_id") else "")
             )
         return lines
 
@@ -189,7 +214,9 @@ class Explainer:
         self.sources = {m.name: m.source for m in entity.mappings}
         # Bronze columns `quarantine.redact` names: never shown; pii fields and the bronze columns
         # they are read from: named, their values hidden (privacy.py).
-        self.redacted = frozenset(entity.redact)
+        self.redacted = tuple(entity.redact)
+        # JSON columns a redaction reaches inside: a value of one that is not JSON is never shown
+        self.redacted_inside = frozenset(inside(entity.redact))
         self.pii_columns, self.pii_bronze = pii_columns(entity), pii_bronze_columns(entity)
 
     # ------------------------------------------------------------------ gathering
@@ -258,7 +285,7 @@ class Explainer:
                     "_load_id": row.get("_load_id"), "first_seen": _text(row.get("first_seen")),
                     "last_seen": _text(row.get("last_seen")), "failed_rules": _flags(row.get("failed_rules")),
                     "disposition": row.get("disposition"), "resolved_at": _text(row.get("resolved_at")),
-                    "resolution": row.get("resolution"),
+                    "resolution": row.get("resolution"), "last_run_id": row.get("last_run_id"),
                 })
         return found
 
@@ -293,12 +320,16 @@ class Explainer:
                     if src is not None:
                         raw = d.bronze.get(src.bronze_column)
                         path = "$." + ".".join(src.path)
-                        # a hidden (pii) column is judged on its value, read here and never shown
-                        text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN else raw
-                        if len(src.path) > 1 and isinstance(text, str) and not _is_json(text):
-                            # a path read from text that is not JSON (decision 1123)
-                            shown = HIDDEN if raw == HIDDEN else repr(raw)
-                            d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} is not JSON, so {path} "
+                        # a hidden (pii) column, or one a redaction could not rewrite (not JSON),
+                        # is judged on its value, read here and never shown
+                        left_out = raw == NOT_JSON and src.bronze_column in self.redacted_inside
+                        text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN or left_out else raw
+                        why = unreadable_path(text, src.path) if len(src.path) > 1 and isinstance(text, str) else None
+                        if why is not None:
+                            # a path read of text that is not JSON (decision 1123) or not of the
+                            # shape the path reads (1130); of a pii or unrewritable column only the kind is told
+                            shown = HIDDEN if raw == HIDDEN else REDACTED if left_out else repr(raw)
+                            d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} {why}, so {path} "
                                                f"could not be read and did not become a {src.target_type}")
                         else:
                             d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")

@@ -20,7 +20,8 @@ MODEL (
     raw TEXT,
     resolved_at TIMESTAMP,
     resolution TEXT,
-    last_evaluated_at TIMESTAMP
+    last_evaluated_at TIMESTAMP,
+    last_run_id TEXT
   )
 );
 
@@ -75,7 +76,8 @@ SELECT
   d.raw,
   @assay_cast(NULL, 'timestamp') AS resolved_at,
   @assay_cast(NULL, 'string') AS resolution,
-  @assay_run_timestamp() AS last_evaluated_at
+  @assay_run_timestamp() AS last_evaluated_at,
+  @assay_run_id() AS last_run_id
 FROM diverted AS d
 LEFT JOIN prior AS p ON p.reject_id = d.reject_id
 
@@ -97,7 +99,8 @@ SELECT
   p.raw,
   @assay_run_timestamp() AS resolved_at,
   r.resolution,
-  @assay_run_timestamp() AS last_evaluated_at
+  @assay_run_timestamp() AS last_evaluated_at,
+  @assay_run_id() AS last_run_id
 FROM prior AS p
 INNER JOIN resolving AS r ON r.source_relation = p.source_relation AND r._source_row_id = p._source_row_id
 WHERE p.resolved_at IS NULL
