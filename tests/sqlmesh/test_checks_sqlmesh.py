@@ -273,7 +273,7 @@ def test_a_warn_file_whose_sql_errors_is_an_errored_result_and_the_plans_go_on(s
 def test_a_warn_file_s_audit_counts_the_rows_it_returned(story):
     # few_b returned 2 rows on the first load (r3, r4: `returned 2 rows (warned)`): SQLMesh's
     # warning says 2 rows, as `assay checks` does (decision 0945), not the one recorded result
-    [few_b] = [r for r in story["wire"]["plan1"] if r["check_id"] == "silver.reading/few_b"]
+    [few_b] = [r for r in story["wire"]["plan1"] if r["check_id"] == wire_id("silver.reading/few_b")]
     assert few_b["detail"] == "returned 2 rows (warned)", few_b
     assert "'assay_sql_check__few_b' audit error: 2 rows failed" in story["warnings1"], story["warnings1"]
 
