@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from sqlmesh.core.macros import macro
 
-from . import audits, casts, checks, environments, flags, json_text, temporal, text
+from . import audits, casts, check_audits, checks, environments, flags, json_text, temporal, text
 from ._core import AssayMacroError, dialect_of
 from .audits import (
     assay_coverage_violations,
@@ -27,7 +27,8 @@ from .audits import (
     assay_key_uniqueness_violations,
     assay_reconcile_violations,
 )
-from .checks import assay_check_failures, assay_continuity_gap, assay_record_declared_checks, assay_record_sql_check
+from .check_audits import assay_check_failures
+from .checks import assay_continuity_gap, assay_record_declared_checks, assay_record_sql_check
 from .environments import assay_record_environment
 from .casts import assay_cast, assay_coercion_failed, assay_install_functions, assay_try_cast
 from .flags import (
@@ -46,7 +47,7 @@ from .text import assay_char_length, assay_charset_violates, assay_is_nfc, assay
 
 __version__ = "0.1.0"
 
-MODULES = (audits, casts, checks, environments, flags, json_text, temporal, text)
+MODULES = (audits, casts, check_audits, checks, environments, flags, json_text, temporal, text)
 
 
 def macros() -> dict:

@@ -13,9 +13,10 @@ A generated entity model carries, after its query, one post-statement per kind o
 SQLMesh runs post-statements inside the evaluation's transaction, after the insert and before
 the model's audits. Each check then has an audit of its own (blocking for ``required`` and
 ``block``, non-blocking for ``advisory`` and ``warn``) whose body is
-``@assay_check_failures(...)``: the recorded row of this run when the check did not pass, with
-000's sentence as a column, so SQLMesh's own audit machinery fails the plan or warns, naming the
-check in the audit's name. The run is SQLMesh's correlation id (decision 0204), the same text
+``@assay_check_failures(...)`` (check_audits.py): the recorded row of this run when the check did
+not pass, with 000's sentence as a column, once per failing row the check found, so SQLMesh's own
+audit machinery fails the plan or warns, naming the check in the audit's name and counting its
+rows as ``assay checks`` does. The run is SQLMesh's correlation id (decision 0204), the same text
 ``@assay_run_id()`` writes into the mart.
 
 Outside an evaluation (loading, ``sqlmesh render``, table creation) the recorders return nothing
@@ -507,60 +508,3 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     blocked = [(_string(check_name), verdict.detail)] if outcome == "block" and not verdict.passed else []
     record_blocked_build(evaluator, adapter, d, relation, run_id, _string(table_name), blocked, only_if)
     return _insert(relation, [row], d)
-
-
-# --------------------------------------------------------------------------- auditing
-
-
-@macro()
-def assay_check_failures(evaluator, results, table_name, check_id, on_failure=None) -> exp.Expr:
-    """The audit body of one check: its recorded result of this run when it did not pass.
-
-    The row carries 000's sentence (``CHECK_ID: detail``), rendered from the recorded numbers,
-    so SQLMesh's audit error shows what was measured. A ``warn`` SQL check is recorded as passed
-    (002: it warns, it does not fail); its non-blocking audit reports it from the row count.
-    Without a run (``sqlmesh audit`` outside a plan) the table's latest recorded run is judged.
-
-    >>> from assay_sqlmesh import render_sql
-    >>> print(render_sql("@assay_check_failures('meta.r', 'order', 'ENOUGH_ROWS')", "duckdb"))
-    SELECT run_id, table_name, check_id, NULL AS detail FROM meta.r WHERE run_id = (SELECT MAX(run_id) FROM meta.r WHERE table_name = 'order' AND recorded_at = (SELECT MAX(recorded_at) FROM meta.r WHERE table_name = 'order')) AND table_name = 'order' AND check_id = 'ENOUGH_ROWS' AND NOT passed AND measures NOT LIKE '%"not_evaluated":%'
-    """
-    d = dialect_of(evaluator)
-    relation = exp.to_table(_string(results), dialect=d).sql(dialect=d)
-    tname, cid = _string(table_name), _string(check_id)
-    adapter = evaluator.locals.get("engine_adapter")
-    correlation = getattr(adapter, "correlation_id", None)
-    if correlation is not None:
-        run = lit(str(correlation), d)
-    else:
-        run = (f"(SELECT MAX(run_id) FROM {relation} WHERE table_name = {lit(tname, d)} AND recorded_at = "
-               f"(SELECT MAX(recorded_at) FROM {relation} WHERE table_name = {lit(tname, d)}))")
-    # A warn file passes with rows (002: it warns); its warning fires on rows, or when it errored.
-    warn = on_failure is not None and _string(on_failure) == "warn"
-    # not_evaluated (over a budget) reads as not passed but never fails the run (000).
-    failed = "(row_count > 0 OR NOT passed)" if warn else "NOT passed AND measures NOT LIKE '%\"not_evaluated\":%'"
-    detail = "NULL"
-    stage = evaluator.locals.get("runtime_stage")
-    if adapter is not None and getattr(stage, "value", stage) == "auditing":
-        detail = lit(_detail(adapter, relation, run, tname, cid, d), d)
-    return parse_one(
-        f"SELECT run_id, table_name, check_id, {detail} AS detail FROM {relation} "
-        f"WHERE run_id = {run} AND table_name = {lit(tname, d)} AND check_id = {lit(cid, d)} AND {failed}",
-        read=d,
-    )
-
-
-def _detail(adapter, relation: str, run: str, table: str, check_id: str, dialect: str) -> Optional[str]:
-    """``CHECK_ID: detail`` of the recorded result, or None when there is none."""
-    from assay.checks.recorded import verdict_of_row
-
-    if not _results_exist(adapter, exp.to_table(relation, dialect=dialect), dialect):
-        return None
-    row = adapter.fetchone(
-        f"SELECT kind, check_spec, measures FROM {relation} WHERE run_id = {run} AND table_name = {lit(table, dialect)} "
-        f"AND check_id = {lit(check_id, dialect)}",
-        quote_identifiers=False,
-    )
-    if not row:
-        return None
-    return f"{check_id}: {verdict_of_row(row[0], row[1], row[2]).detail}"

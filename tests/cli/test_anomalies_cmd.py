@@ -5,6 +5,7 @@ a run a blocking check failed in is judged but never learnt from."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 
@@ -34,8 +35,12 @@ key:
   order_id: {from: "$.id"}
 unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
+# the shape the builds create (the dbt package's check_results_select)
 RESULTS = ("create table assay_meta.assay_check_results (run_id varchar, table_name varchar, check_id varchar, "
-           "kind varchar, enforcement varchar, passed boolean)")
+           "check_position integer, kind varchar, enforcement varchar, passed boolean, row_count integer, "
+           "check_spec varchar, measures varchar, recorded_at timestamp)")
+RESULT = ("insert into assay_meta.assay_check_results (run_id, table_name, check_id, check_position, kind, enforcement, "
+          "passed, row_count, check_spec, measures, recorded_at) ")
 
 
 def _setup(tmp_path, history=None):
@@ -131,8 +136,9 @@ def test_a_run_a_blocking_check_failed_in_is_never_learnt_from(tmp_path, enforce
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("create schema assay_meta")
     con.execute(RESULTS)
-    con.execute("insert into assay_meta.assay_check_results values ('run-0020', 'orders', 'C1', 'null_ceiling', ?, false)",
-                [enforcement])
+    # recorded when run-0020 ran: the mart holds that run and later ones (no history is behind)
+    con.execute(RESULT + "select 'run-0020', 'orders', 'C1', 1, 'null_ceiling', ?, false, 0, null, null, "
+                "min(run_started_at) from gold.mart_data_quality where run_id = 'run-0020'", [enforcement])
     con.close()
     doc = _doc(_run(project, spec, "--json"))
     flagged = {(a["measure"], a["run_id"]): a for a in doc["anomalies"]}
@@ -185,3 +191,50 @@ def test_the_report_runs_no_detector_while_no_run_can_be_judged(tmp_path, monkey
     assert report.exit_code == 0, report.output
     shown = json.loads(report.stdout)["anomalies"]
     assert (shown["available"], shown["flagged"], shown["thin"], shown["judged"]) == (True, [], {"orders": 7}, 0)
+
+
+def test_a_later_build_that_recorded_no_history_is_said_as_the_report_says_it(tmp_path):
+    """Decision 0945: the entity's latest build (here the run that last recorded its check results,
+    a day after the mart's newest run) recorded no row in mart_data_quality (dbt skipped the mart,
+    decision 0942). `assay anomalies` judged an earlier run as the latest: it says so, in text and
+    in JSON, with the sentence the report's health line says; the exit code is unchanged. A build
+    recorded no later than the mart's newest run is no warning."""
+    project, spec = _setup(tmp_path, synthetic.generate(12, 5, weekly=False))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    (newest, started), = con.execute("select run_id, run_started_at from gold.mart_data_quality "
+                                     "order by run_started_at desc, run_id desc limit 1").fetchall()
+    con.execute("create schema assay_meta")
+    con.execute(RESULTS)
+    spec_text = json.dumps({"columns": [], "types": [], "bounds": {"min_rows": 1}})
+    con.execute(RESULT + "values ('run-late', 'orders', 'C1', 1, 'row_expectation', 'advisory', true, 1, ?, "
+                "'{\"rows\": 1}', ? + interval 1 day)", [spec_text, started])
+    con.close()
+    said = (f"quality history is older than the latest run: its latest build, run run-late, recorded no row in "
+            f"mart_data_quality; the latest there is run {newest}")
+    res = _run(project, spec)
+    assert res.exit_code == 0, res.output
+    assert f"orders: {said}" in res.stdout.splitlines(), res.stdout
+    doc = _doc(_run(project, spec, "--json"))
+    (behind,) = doc["history_behind"]
+    assert behind == {"entity": "orders", "run": "run-late", "at": (started + dt.timedelta(days=1)).isoformat() + "Z",
+                      "recorded_run": newest, "warning": said}, behind
+    report = CliRunner().invoke(cli, ["report", "--json", "--project", str(project), "--spec", str(spec)])
+    assert report.exit_code == 0, report.output
+    data = json.loads(report.stdout)
+    (entity,) = data["entities"]
+    assert entity["history_behind"] == {k: behind[k] for k in ("run", "at")}, entity
+    (line,) = [l for l in data["health"]["lines"] if l["entity"] == "orders"]
+    assert said in line["reasons"], line
+
+    # the results recorded at the newest run's start (the same moment, spelt otherwise), then by
+    # the newest run itself: nothing is behind
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("update assay_meta.assay_check_results set recorded_at = ?", [started])
+    con.close()
+    assert _doc(_run(project, spec, "--json"))["history_behind"] == []
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("update assay_meta.assay_check_results set run_id = ?, recorded_at = ? + interval 1 minute",
+                [newest, started])
+    con.close()
+    assert _doc(_run(project, spec, "--json"))["history_behind"] == []
+    assert not any("quality history is older" in line for line in _run(project, spec).stdout.splitlines())

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from assay.checks.recorded import verdict_of
+from assay.privacy import HIDDEN
+from assay.targets.dbt.declared_checks import with_sentences
 from tests.support import dbtserver
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,12 +32,12 @@ pytestmark = pytest.mark.slow
 COLUMNS = ["case_id", "check_json", "n_rows", "n_nulls", "n_values", "n_outside", "n_repeats", "n_distinct",
            "n_evaluated", "n_failing", "n_prev_evaluated", "n_prev_failing", "n_bronze", "n_prev_bronze",
            "n_earlier_bronze", "prev_run", "earlier_run",
-           "first_value", "min_value", "max_value", "key_1", "key_2", "only_value", "gap_num", "gap_text",
+           "first_value", "min_value", "max_value", "side_value", "key_1", "key_2", "key_3", "only_value", "gap_num", "gap_text",
            "gap_from", "gap_to", "failing_rows", "outcome_json", "n_history", "n_learnt", "a_observed", "a_median",
            "a_low", "a_high", "a_season", "a_run_date"]
 TYPES = {"case_id": "bigint", "check_json": "varchar", "gap_num": "decimal(38,6)", "failing_rows": "bigint",
          **{c: "bigint" for c in COLUMNS if c.startswith("n_")},
-         **{c: "varchar" for c in ("first_value", "min_value", "max_value", "key_1", "key_2", "only_value",
+         **{c: "varchar" for c in ("first_value", "min_value", "max_value", "side_value", "key_1", "key_2", "key_3", "only_value",
                                    "gap_text", "gap_from", "gap_to", "outcome_json", "prev_run", "earlier_run",
                                    "a_observed", "a_median", "a_low", "a_high", "a_season", "a_run_date")}}
 
@@ -51,6 +53,8 @@ def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extr
         if desc["orderable"]:
             desc["counts"].update(values="n_values", outside="n_outside")
             desc["texts"].update(first="first_value", min="min_value", max="max_value")
+        if extra.pop("private", False):  # a pii column: its values read as the marker, its side measured
+            desc["texts"]["side"] = "side_value"
     elif kind == "key_uniqueness":
         desc["counts"]["repeats"] = "n_repeats"
         desc["texts"]["key"] = [f"key_{i}" for i in range(1, len(columns) + 1)]
@@ -83,7 +87,7 @@ def _check(kind: str, columns: list[str], types: list[str], bounds: dict, **extr
     elif kind == "sql":
         desc["enforcement"] = bounds["on_failure"]
     desc.update(extra)
-    return desc
+    return with_sentences(desc)
 
 
 ROWS = {"kind": "row_expectation"}
@@ -123,6 +127,19 @@ CASES = [
      {"n_rows": 3, "n_values": 3, "n_outside": 1, "first_value": "10.01", "min_value": "0.00", "max_value": "10.01"}, False),
     ("range_below", _check("value_range", ["amount"], ["int"], {"min_value": "-5", "max_value": "5"}),
      {"n_rows": 2, "n_values": 2, "n_outside": 2, "first_value": "-6", "min_value": "-7", "max_value": "0"}, False),
+    # the value shown as `assay checks` shows it (decision 0945): exact, no trailing zeros, the
+    # side told exactly (a float would call these two equal), the pii marker as it is
+    ("range_trailing_zeros", _check("value_range", ["humidity"], ["decimal(10,2)"], {"min_value": "0", "max_value": "100"}),
+     {"n_rows": 2, "n_values": 2, "n_outside": 1, "first_value": "104.50", "min_value": "1.00", "max_value": "104.50"}, False),
+    ("range_negative_below", _check("value_range", ["amount"], ["decimal(10,2)"], {"min_value": "0", "max_value": "9.5"}),
+     {"n_rows": 1, "n_values": 1, "n_outside": 1, "first_value": "-0.50", "min_value": "-0.50", "max_value": "-0.50"}, False),
+    ("range_exponent_text", _check("value_range", ["ratio"], ["decimal"], {"min_value": "0.001", "max_value": "1"}),
+     {"n_rows": 1, "n_values": 1, "n_outside": 1, "first_value": "1e-05", "min_value": "1e-05", "max_value": "1e-05"}, False),
+    ("range_below_by_one_part_in_1e20", _check("value_range", ["x"], ["decimal(38,20)"],
+                                               {"min_value": "0.10000000000000000002", "max_value": "1"}),
+     {"n_rows": 1, "n_values": 1, "n_outside": 1, "first_value": "0.10000000000000000001"}, False),
+    ("range_pii_below", _check("value_range", ["salary"], ["int"], {"min_value": "0", "max_value": "10"}, private=True),
+     {"n_rows": 2, "n_values": 2, "n_outside": 1, "first_value": HIDDEN, "side_value": "below"}, False),
     ("range_zero_rows", _check("value_range", ["amount"], ["int"], {"min_value": "0", "max_value": "1"}),
      {"n_rows": 0, "n_values": 0, "n_outside": 0}, True),
     ("range_not_orderable", _check("value_range", ["label"], ["string"], {"min_value": "0", "max_value": "1"}, orderable=False),
@@ -133,6 +150,14 @@ CASES = [
      {"n_rows": 4, "n_repeats": 2, "key_1": "1", "key_2": "a"}, False),
     ("key_repeats_null_part", _check("key_uniqueness", ["id", "code"], ["int", "string"], {}),
      {"n_rows": 4, "n_repeats": 2, "key_1": "1", "key_2": ""}, False),
+    ("key_repeats_timestamp_and_quote", _check("key_uniqueness", ["at", "airport"], ["timestamp", "string"], {}),
+     {"n_rows": 5, "n_repeats": 3, "key_1": "2026-03-01 00:51:00", "key_2": "O'Hare"}, False),
+    ("key_repeats_offset_and_fraction", _check("key_uniqueness", ["at", "seen"], ["timestamp", "timestamp"], {}),
+     {"n_rows": 2, "n_repeats": 2, "key_1": "2026-03-01 01:51:00+01", "key_2": "2026-03-01 00:00:00.250"}, False),
+    ("key_repeats_decimal_bool_date", _check("key_uniqueness", ["price", "open", "day"], ["decimal(10,2)", "bool", "date"], {}),
+     {"n_rows": 9, "n_repeats": 2, "key_1": "1.50", "key_2": "t", "key_3": "2026-03-01"}, False),
+    ("key_repeats_pii", _check("key_uniqueness", ["email"], ["string"], {}), {"n_rows": 2, "n_repeats": 2, "key_1": HIDDEN},
+     False),
     ("key_zero_rows", _check("key_uniqueness", ["id"], ["int"], {}), {"n_rows": 0, "n_repeats": 0}, True),
     # continuity
     ("gap_ts_equal_ceiling", *_continuity("timestamp", 3600, 2, 3600000000, "2025-01-01 00:00:00", "2025-01-01 01:00:00"), True),
@@ -343,6 +368,9 @@ def test_jinja_and_python_verdicts_agree(jinja_verdicts: dict[int, dict], i: int
     elif check["kind"] in ("row_expectation", "null_ceiling"):
         # integers only: dbt's error message says 000's own sentence
         assert jinja["detail"] == python.detail, (name, jinja, python)
-    elif name == "key_repeats_null_part":
-        # a missing key part is NULL in both sentences, never Python's None
-        assert "first at (1, NULL)" in jinja["detail"] and "first at (1, NULL)" in python.detail, (jinja, python)
+    elif check["kind"] in ("value_range", "key_uniqueness", "continuity") and not expected:
+        # dbt's error says 000's own sentence: the generator's frame (assay.checks.frames) with the
+        # measured values shown as `assay checks` shows them (decision 0945)
+        assert jinja["detail"] == python.detail, (name, jinja, python)
+        if name == "key_repeats_null_part":  # a missing key part is NULL, never Python's None
+            assert "first at (1, NULL)" in jinja["detail"], jinja

@@ -144,10 +144,12 @@ class DeclaredChecks:
         # (the mart reads the staged rows, not the entity: it records the run that was set back)
         assert dbtresults.not_ok(project) == {"model.assay_it.reading": "error"}
         detail, candidate = dbtresults.check_failed(project, "model.assay_it.reading")
+        # each in the sentence `assay checks` says of it (decision 0945; the same sentences below)
         assert detail == (
-            "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows, first at (A, 2026-03-01 00:00:00); "
+            "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows, first at ('A', '2026-03-01T00:00:00Z'), "
+            "where 0 repeats were expected; "
             "TEMP_PRESENT: column 'temp_c' is 666667 ppm null (2 of 3 rows), above the declared ceiling of 250000 ppm; "
-            "HUMIDITY_IN_RANGE: column 'humidity' holds '-3.0', outside the declared range [0, 100] (2 values outside)"
+            "HUMIDITY_IN_RANGE: column 'humidity' holds '-3', below the declared minimum of 0"
         ), detail
         # the candidate holds the failing rows
         assert sorted(project.query(f"select reading_id, humidity, temp_c from {candidate} order by reading_id")) == [

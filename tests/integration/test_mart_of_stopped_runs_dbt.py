@@ -69,6 +69,15 @@ def report(project_path, spec) -> dict:
     return json.loads(got.stdout)
 
 
+def anomalies(project_path, spec) -> dict:
+    """`assay anomalies --json` (too few runs for a verdict: exit 0)."""
+    from assay.cli.main import cli
+
+    got = CliRunner().invoke(cli, ["anomalies", "--project", str(project_path), "--spec", str(spec), "--json"])
+    assert got.exit_code == 0 and "Traceback" not in got.output, got.output
+    return json.loads(got.stdout)
+
+
 def mart(project, run: str) -> dict:
     """{(entity, rule): (evaluated, failed, quarantined, deduped)} of run `run`."""
     rows = project.query("select entity, rule, rows_evaluated, rows_failed, rows_quarantined, rows_deduped "
@@ -114,6 +123,13 @@ def test_the_judged_entity_keeps_its_history_when_another_stops(tmp_path, engine
     assert by["gauge"]["latest"]["run_id"] == run and by["gauge"]["history_behind"] is None, by["gauge"]
     assert (by["gauge"]["latest"]["bronze"], by["gauge"]["latest"]["kept"]) == (4, 2), by["gauge"]["latest"]
     assert by["meter"]["latest"]["run_id"] == first and by["meter"]["outcome"]["state"] == "set_back", by["meter"]
+    # `assay anomalies` says that meter's newest history is older than its latest build, in the
+    # report's words (decision 0945); gauge's history is its latest build's
+    behind = anomalies(project.path, spec)["history_behind"]
+    assert [(b["entity"], b["run"], b["recorded_run"]) for b in behind] == [("meter", run, first)], behind
+    assert behind[0]["warning"] == (f"quality history is older than the latest run: its latest build, run {run}, "
+                                    f"recorded no row in mart_data_quality; the latest there is run {first}")
+    assert by["meter"]["history_behind"] == {k: behind[0][k] for k in ("run", "at")}, by["meter"]
     # the rows have the mart's own columns and types: a later normal build appends as before
     project.load_bronze([meters("M1", "M2", "M3", "M4"), gauges(3, ("G1", "1.5"))])
     project.dbt("build", check=True)

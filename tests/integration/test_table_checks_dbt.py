@@ -301,7 +301,7 @@ def test_an_opted_in_user_model_is_set_back(builds):
     found = dbtresults.CHECK_FAILED.search(b["nodes"][P + "order_amounts"]["message"])
     assert found, b["nodes"][P + "order_amounts"]["message"]
     detail, candidate = found.group(1), found.group(2)
-    assert detail == "AMOUNT_IN_RANGE: column 'amount' holds '5000.00', outside the declared range [0, 1000] (1 values outside)", detail
+    assert detail == "AMOUNT_IN_RANGE: column 'amount' holds '5000', above the declared maximum of 1000", detail
     assert candidate.replace('"', "").endswith("marts.order_amounts__assay_candidate")
     # the published model still holds what build 2 published; the candidate holds the new rows
     assert b["amounts"] == builds["good"]["amounts"]

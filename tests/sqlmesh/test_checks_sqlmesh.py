@@ -19,7 +19,6 @@ And a twin: the same spec's checks pass and fail identically on dbt and SQLMesh 
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from assay.checks.recorded import verdict_of_row
 from assay.cli.main import cli
 from tests.integration.test_declared_checks_dbt import ENTITIES as DBT_ENTITIES
 from tests.integration.test_declared_checks_dbt import MAPPING, STATION_MAPPING, STATION_ROWS, STATIONS, readings
-from tests.support.sqlmeshfailures import AuditFailure, collect, plan_fails
+from tests.support.sqlmeshfailures import AuditFailure, collect, plan_fails, planned_with_warnings
 
 pytestmark = pytest.mark.slow
 
@@ -165,15 +164,6 @@ def failed_audits(found) -> set[tuple[str, str]]:
     return {(f.model_name, f.audit) for f in found if isinstance(f, AuditFailure)}
 
 
-class _Warnings(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
-
-
 @pytest.fixture(scope="module")
 def story(tmp_path_factory, engine):
     root = tmp_path_factory.mktemp(f"checks_sqlmesh_{engine.id}")
@@ -182,7 +172,7 @@ def story(tmp_path_factory, engine):
     out: dict = {}
     try:
         project.load_bronze([STATIONS, PASSING])
-        out["plan1"] = f"SQLMESH_PLAN: {project.plan().plan_id}"
+        out["plan1"], out["warnings1"] = planned_with_warnings(project)
         out["published1"] = published(project)
         out["mart1"] = project.query("select count(*) from gold.mart_data_quality")
 
@@ -194,13 +184,7 @@ def story(tmp_path_factory, engine):
         out["plan2"] = next(r for r in runs if r != out["plan1"])
 
         project.load_bronze([STATIONS, ADVISORY])
-        warnings = _Warnings()
-        logging.getLogger("sqlmesh").addHandler(warnings)
-        try:
-            out["plan3"] = f"SQLMESH_PLAN: {project.plan().plan_id}"
-        finally:
-            logging.getLogger("sqlmesh").removeHandler(warnings)
-        out["warnings3"] = " ".join(warnings.messages)
+        out["plan3"], out["warnings3"] = planned_with_warnings(project)
         out["published3"] = published(project)
 
         project.load_bronze([STATIONS, BLOCKING])
@@ -249,9 +233,13 @@ def test_a_failing_blocking_check_fails_the_plan_naming_its_audit(story):
     # exactly the required declared checks and the block file that failed, on the entity
     assert failed_audits(story["failures2"]) == {("silver.reading", a) for a in BLOCKING_AUDITS}, story["failures2"]
     assert all(isinstance(f, AuditFailure) for f in story["failures2"]), story["failures2"]
-    # the audit's row carries 000's sentence, so SQLMesh's error shows what was measured
+    # the audit's row carries 000's sentence, so SQLMesh's error shows what was measured, once per
+    # row the check found failing (decision 0945): SQLMesh's "N rows failed" is `assay checks`' count
     [grain] = [f for f in story["failures2"] if f.audit == "assay_check__grain_unique"]
-    assert grain.count == 1 and "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows" in grain.sql
+    assert "GRAIN_UNIQUE: key (station, observed_at) repeats on 2 of 3 rows" in grain.sql
+    counts = {f.audit: f.count for f in story["failures2"]}
+    assert counts == {"assay_check__grain_unique": 2, "assay_check__temp_present": 2,
+                      "assay_check__humidity_in_range": 2, "assay_sql_check__no_station_z": 1}, counts
     # the same model version is evaluated in place, as `sqlmesh run` does: the rows are written
     # before the audits judge them (docs/sqlmesh.md, "Table checks")
     assert story["published2"] == ["r5", "r6", "r7"]
@@ -280,6 +268,14 @@ def test_a_warn_file_whose_sql_errors_is_an_errored_result_and_the_plans_go_on(s
         assert result["passed"] is False and result["detail"].startswith("errored: "), result
         assert "station" in result["detail"].lower() or "integer" in result["detail"].lower(), result
     assert "'assay_sql_check__station_number' audit error: 1 row failed" in story["warnings3"]
+
+
+def test_a_warn_file_s_audit_counts_the_rows_it_returned(story):
+    # few_b returned 2 rows on the first load (r3, r4: `returned 2 rows (warned)`): SQLMesh's
+    # warning says 2 rows, as `assay checks` does (decision 0945), not the one recorded result
+    [few_b] = [r for r in story["wire"]["plan1"] if r["check_id"] == wire_id("silver.reading/few_b")]
+    assert few_b["detail"] == "returned 2 rows (warned)", few_b
+    assert "'assay_sql_check__few_b' audit error: 2 rows failed" in story["warnings1"], story["warnings1"]
 
 
 def test_advisory_and_warn_failures_publish_and_are_recorded(story):
@@ -326,10 +322,11 @@ def test_check_rows_shows_what_each_failing_check_found(story):
 def test_docstring_examples_of_the_check_macros_run():
     import doctest
 
-    from assay_sqlmesh import checks
+    from assay_sqlmesh import check_audits, checks
 
-    result = doctest.testmod(checks)
-    assert result.failed == 0 and result.attempted > 0
+    for module in (checks, check_audits):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0, module
 
 
 def test_assay_checks_and_check_list_read_the_sqlmesh_results_through_the_gateway(story):

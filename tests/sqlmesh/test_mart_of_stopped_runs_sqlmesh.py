@@ -28,6 +28,16 @@ def report(path, spec) -> dict:
     return json.loads(got.stdout)
 
 
+def anomalies(path, spec) -> list[dict]:
+    """`assay anomalies --json`'s entities whose history is older than their latest build."""
+    from assay.cli.main import cli
+
+    _release(path)
+    got = CliRunner().invoke(cli, ["anomalies", "--project", str(path), "--spec", str(spec), "--json"])
+    assert got.exit_code == 0 and "Traceback" not in got.output, got.output
+    return json.loads(got.stdout)["history_behind"]
+
+
 def test_a_run_a_fail_rule_stops_and_the_report(tmp_path):
     from tests.support.sqlmeshproject import make_project
 
@@ -57,11 +67,18 @@ def test_a_run_a_fail_rule_stops_and_the_report(tmp_path):
         line = next(h for h in data["health"]["lines"] if h["entity"] == "gauge")
         assert any(r.startswith(f"quality history is older than the latest run: the latest run {failed} failed on meter")
                    for r in line["reasons"]), line
+        # `assay anomalies` says it of both entities, gauge's in the report's words (decision 0945);
+        # meter's latest build is its own failed one (its state names it)
+        behind = anomalies(sm.path, spec)
+        assert [(b["entity"], b["run"], b.get("failed_on"), b["recorded_run"]) for b in behind] == \
+            [("gauge", failed, "meter", first), ("meter", failed, None, first)], behind
+        assert behind[0]["warning"] in line["reasons"], (behind, line)
 
         # a fixing run records every entity again: nothing is older any more
         sm.load_bronze([meters("M1", "M2", "M3", "M4"), gauges(3, ("G1", "1.5"))])
         assert sm.run()
         by = {e["entity"]: e for e in report(sm.path, spec)["entities"]}
         assert by["gauge"]["history_behind"] is None and by["meter"]["history_behind"] is None, by
+        assert anomalies(sm.path, spec) == []
     finally:
         sm.close()

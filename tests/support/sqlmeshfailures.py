@@ -70,3 +70,26 @@ def plan_fails(project, **kwargs) -> list:
         with pytest.raises(Exception, match="Plan application failed"):
             project.plan(**kwargs)
     return found
+
+
+class Warnings(logging.Handler):
+    """The messages SQLMesh logs at WARNING and above while it is installed."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def planned_with_warnings(project, **kwargs) -> tuple[str, str]:
+    """Run `project.plan(**kwargs)`, which must apply; return (its run id, the warnings SQLMesh
+    logged meanwhile: a non-blocking audit's `'<audit>' audit error: N rows failed`)."""
+    warnings = Warnings()
+    logging.getLogger("sqlmesh").addHandler(warnings)
+    try:
+        run = f"SQLMESH_PLAN: {project.plan(**kwargs).plan_id}"
+    finally:
+        logging.getLogger("sqlmesh").removeHandler(warnings)
+    return run, " ".join(warnings.messages)

@@ -1,4 +1,5 @@
-{#- Pass/fail of one check from its measured numbers, with a short sentence for the dbt error.
+{#- Pass/fail of one check from its measured numbers, with the sentence for the dbt error: 000's
+    own (value_range, key_uniqueness and continuity fill the generator's frames, _framed_sentence).
     Integers only (counts, microseconds), or the engine's own exact decimals: never a float. -#}
 {% macro _declared_verdict(check, m, gap) %}
   {%- set b = check['bounds'] -%}
@@ -28,34 +29,44 @@
     {%- set ppm = 0 if rows <= 0 else (m['nulls'] * 1000000 + rows - 1) // rows -%}
     {%- set detail = 'column ' ~ col ~ ' is ' ~ ppm ~ ' ppm null (' ~ m['nulls'] ~ ' of ' ~ rows ~ (' row' if rows == 1 else ' rows')
         ~ '), ' ~ ('at or below' if ok else 'above') ~ ' the declared ceiling of ' ~ b['max_null_ppm'] ~ ' ppm' -%}
-  {%- elif kind == 'value_range' -%}
-    {%- set range = '[' ~ b['min_value'] ~ ', ' ~ b['max_value'] ~ ']' -%}
-    {%- if not check['orderable'] -%}
+  {%- elif kind in ('value_range', 'key_uniqueness', 'continuity') -%}
+    {#- 000's failure sentence, filled into the frame the generator rendered through
+        assay.checks.detail (decision 0945: the wording is written there only); a check that
+        passed has no sentence here, `assay checks` renders it. -#}
+    {%- set detail = none -%}
+    {%- if kind == 'value_range' and not check['orderable'] -%}
       {%- set ok = false -%}
-      {%- set detail = 'column ' ~ col ~ ' holds values whose type is not orderable against the declared range ' ~ range -%}
-    {%- else -%}
+      {%- set detail = assay._framed_sentence(check, 'unorderable', {}) -%}
+    {%- elif kind == 'value_range' -%}
       {%- set ok = m['outside'] == 0 -%}
-      {%- set detail = ('column ' ~ col ~ ' lies within ' ~ range) if ok else ('column ' ~ col ~ " holds '"
-          ~ m['first'] ~ "', outside the declared range " ~ range ~ ' (' ~ m['outside'] ~ ' values outside)') -%}
-    {%- endif -%}
-  {%- elif kind == 'key_uniqueness' -%}
-    {%- set ok = m['repeats'] == 0 -%}
-    {%- set key = '(' ~ check['columns'] | join(', ') ~ ')' -%}
-    {%- set detail = ('key ' ~ key ~ ' is distinct across all ' ~ rows ~ ' rows') if ok else ('key ' ~ key ~ ' repeats on '
-        ~ m['repeats'] ~ ' of ' ~ rows ~ ' rows, first at (' ~ assay._key_text(m['key']) ~ ')') -%}
-  {%- elif kind == 'continuity' -%}
-    {%- set ceiling = b['max_gap_seconds'] -%}
-    {%- if check['domain'] is none -%}
+      {%- if not ok -%}
+        {#- which bound the smallest offending value broke: measured for a pii column (decision
+            0937), else compared exactly with the declared minimum -#}
+        {%- set side = m.get('side') or ('below' if assay._decimal_below(m['first'], b['min_value']) else 'above') -%}
+        {%- set detail = assay._framed_sentence(check, side, {'first': assay._shown_value(check, m['first'], check['types'][0])}) -%}
+      {%- endif -%}
+    {%- elif kind == 'key_uniqueness' -%}
+      {%- set ok = m['repeats'] == 0 -%}
+      {%- if not ok -%}
+        {%- set values = {'repeats': m['repeats'], 'rows': rows} -%}
+        {%- for part in m['key'] or [] -%}
+          {%- do values.update({'key_' ~ loop.index: assay._shown_value(check, part, check['types'][loop.index0], false)}) -%}
+        {%- endfor -%}
+        {%- set detail = assay._framed_sentence(check, 'repeats', values) -%}
+      {%- endif -%}
+    {%- elif check['domain'] is none -%}
       {%- set ok = false -%}
-      {%- set detail = 'column ' ~ col ~ ' holds values with no distance between them (not a timestamp, date or number)' -%}
+      {%- set detail = assay._framed_sentence(check, 'unmeasurable', {}) -%}
     {%- elif m['distinct'] <= 1 or gap is none -%}
       {%- set ok = true -%}
-      {%- set detail = 'column ' ~ col ~ ' has ' ~ m['distinct'] ~ ' distinct values, so no gap' -%}
     {%- else -%}
-      {%- set ok = gap <= ceiling * check['gap_scale'] -%}
-      {%- set unit = ' microseconds' if check['domain'] == 'timestamp' else (' seconds' if check['domain'] == 'date' else '') -%}
-      {%- set detail = 'column ' ~ col ~ ' gaps from ' ~ m['from'] ~ ' to ' ~ m['to'] ~ ' by ' ~ m['gap'] ~ unit ~ ', '
-          ~ ('at or below' if ok else 'above') ~ ' the declared ceiling of ' ~ ceiling ~ ' seconds' -%}
+      {%- set ok = gap <= b['max_gap_seconds'] * check['gap_scale'] -%}
+      {%- if not ok -%}
+        {%- set detail = assay._framed_sentence(check, 'gap', {
+            'from': assay._shown_value(check, m['from'], check['types'][0]),
+            'to': assay._shown_value(check, m['to'], check['types'][0]),
+            'gap': assay._gap_shown(m['gap'], check['domain'], check['gap_scale'])}) -%}
+      {%- endif -%}
     {%- endif -%}
   {%- elif kind in ('quarantine_rate', 'flag_rate', 'rule_rate') -%}
     {#- A rate threshold (decision 0980): failing of evaluated staged rows against the exact decimal

@@ -37,6 +37,20 @@ def read_verdicts(wh: Any, entities: tuple[str, ...] = ()) -> Optional[list[Verd
     return detect(query, wh.dialect, (gold, MART), results=results, entities=entities)
 
 
+def behind_of(wh: Any, verdicts: list[Verdict]) -> dict[str, dict]:
+    """{entity: {run, at[, failed_on]}} of each entity among `verdicts` whose latest build recorded
+    no row in the mart, so that its latest run judged here is an earlier one
+    (runtime/history_behind.py, the report's reading too; decisions 0942, 0945)."""
+    from ..runtime.history_behind import histories_behind
+
+    newest: dict[str, Verdict] = {}
+    for v in verdicts:
+        if v.measure == QUARANTINE_RATE and (v.entity not in newest or v.seq > newest[v.entity].seq):
+            newest[v.entity] = v
+    recorded = {entity: (v.run_id, v.run_started_at) for entity, v in newest.items()}
+    return histories_behind(wh.project, wh.reader, wh.environment, recorded)
+
+
 def runs_recorded(wh: Any) -> Optional[dict[str, int]]:
     """{entity: runs recorded in the mart}, or None without a mart. One cheap query: the report
     asks it first, and runs the detector only when some entity has enough runs for a verdict (on

@@ -50,6 +50,11 @@ __all__ = [
     "REASON_MAX_CHARS",
     "render_value",
     "render_key",
+    "key_tuple",
+    "key_repeats_sentence",
+    "value_range_outside_sentence",
+    "continuity_gap_sentence",
+    "continuity_unmeasurable_detail",
     "null_ppm",
     "key_uniqueness_detail",
     "null_ceiling_detail",
@@ -162,7 +167,12 @@ def render_value(value: Any, *, quote_numbers: bool = True) -> str:
 
 def render_key(values: Sequence[Any]) -> str:
     """A key tuple: ``('NYC', '2026-03-01T00:51:00Z')``; numbers bare, one value ``('NYC')``."""
-    return "(" + ", ".join(render_value(v, quote_numbers=False) for v in values) + ")"
+    return key_tuple([render_value(v, quote_numbers=False) for v in values])
+
+
+def key_tuple(shown: Sequence[str]) -> str:
+    """A key tuple of values already shown as a key shows them (``render_value`` with numbers bare)."""
+    return "(" + ", ".join(shown) + ")"
 
 
 def _rows(n: int) -> str:
@@ -186,15 +196,21 @@ def key_uniqueness_detail(
     """``key_uniqueness``: ``repeating_rows`` counts the rows whose key value occurs on more
     than one row (two rows sharing a key are 2); ``first_repeat`` is the first repeating key
     in the key's own order."""
-    key = "(" + ", ".join(columns) + ")"
     if repeating_rows == 0:
+        key = "(" + ", ".join(columns) + ")"
         return Verdict(True, f"key {key} is distinct across all {_rows(rows)}, as expected")
-    first = f", first at {render_key(first_repeat)}" if first_repeat is not None else ""
-    return Verdict(
-        False,
-        f"key {key} repeats on {repeating_rows} of {_rows(rows)}{first}, "
-        "where 0 repeats were expected",
-    )
+    first = render_key(first_repeat) if first_repeat is not None else None
+    return Verdict(False, key_repeats_sentence(columns, repeating_rows, rows, first))
+
+
+def key_repeats_sentence(columns: Sequence[str], repeating_rows: Union[int, str], rows: Union[int, str],
+                         first: Optional[str]) -> str:
+    """The failure sentence of ``key_uniqueness``: ``first`` the first repeating key as
+    ``key_tuple`` shows it. The counts may be texts standing for counts (a frame's slots,
+    checks/frames.py): a repeat is two rows or more, so ``rows`` reads as a plural."""
+    key = "(" + ", ".join(columns) + ")"
+    at = f", first at {first}" if first is not None else ""
+    return f"key {key} repeats on {repeating_rows} of {_rows(rows)}{at}, where 0 repeats were expected"
 
 
 def null_ppm(null_rows: int, rows: int) -> int:
@@ -268,12 +284,16 @@ def value_range_detail(
     if side is None:
         d = _as_decimal(offending)
         side = "below" if d is not None and d < Decimal(min_value) else "above"
+    return Verdict(False, value_range_outside_sentence(column, render_value(offending), side, min_value, max_value))
+
+
+def value_range_outside_sentence(column: str, shown: str, side: str, min_value: str, max_value: str) -> str:
+    """The failure sentence of ``value_range``: ``shown`` the offending value as ``render_value``
+    shows it, ``side`` ``"above"`` or ``"below"``."""
     if side == "above":
-        return Verdict(False, f"column {_quote(column)} holds {render_value(offending)}, "
-                              f"above the declared maximum of {max_value}")
+        return f"column {_quote(column)} holds {shown}, above the declared maximum of {max_value}"
     if side == "below":
-        return Verdict(False, f"column {_quote(column)} holds {render_value(offending)}, "
-                              f"below the declared minimum of {min_value}")
+        return f"column {_quote(column)} holds {shown}, below the declared minimum of {min_value}"
     raise ValueError(f"side must be 'above' or 'below', not {side!r}")
 
 
@@ -333,10 +353,25 @@ def continuity_detail(
             f"{render_value(gap_from)} and {render_value(gap_to)}, at or below the declared "
             f"ceiling of {max_gap_seconds}, {measured}",
         )
+    return Verdict(False, continuity_gap_sentence(column, render_value(gap_from), render_value(gap_to), gap,
+                                                  max_gap_seconds, domain))
+
+
+def continuity_gap_sentence(column: str, gap_from: str, gap_to: str, gap: str, max_gap_seconds: int,
+                            domain: str) -> str:
+    """The failure sentence of ``continuity``: the endpoints as ``render_value`` shows them, the
+    gap as an exact number's text."""
+    return (f"column {_quote(column)} gaps from {gap_from} to {gap_to} by {gap}, "
+            f"above the declared ceiling of {max_gap_seconds}, {_DOMAINS[domain]}")
+
+
+def continuity_unmeasurable_detail(column: str, max_gap_seconds: int) -> Verdict:
+    """A continuity check over a column with no distance between values (text, booleans)."""
     return Verdict(
         False,
-        f"column {col} gaps from {render_value(gap_from)} to {render_value(gap_to)} by {gap}, "
-        f"above the declared ceiling of {max_gap_seconds}, {measured}",
+        f"column '{column}' holds values with no distance between them, so no gap can be "
+        f"measured against the declared ceiling of {max_gap_seconds}; continuity reads "
+        "timestamps, dates and numbers",
     )
 
 

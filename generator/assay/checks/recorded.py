@@ -19,6 +19,7 @@ from .increases import INCREASE_KINDS, increase_detail
 from .detail import (
     Verdict,
     continuity_detail,
+    continuity_unmeasurable_detail,
     key_uniqueness_detail,
     null_ceiling_detail,
     rate_detail,
@@ -53,16 +54,6 @@ def parse_value(text: Optional[str], assay_type: str) -> Any:
         # An engine spelling this parser does not know: show the engine's text as it is.
         return text
     return text
-
-
-def continuity_unmeasurable_detail(column: str, max_gap_seconds: int) -> Verdict:
-    """A continuity check over a column with no distance between values (text, booleans)."""
-    return Verdict(
-        False,
-        f"column '{column}' holds values with no distance between them, so no gap can be "
-        f"measured against the declared ceiling of {max_gap_seconds}; continuity reads "
-        "timestamps, dates and numbers",
-    )
 
 
 def _gap(measures: Mapping[str, Any], spec: Mapping[str, Any]) -> Optional[Union[Fraction, Decimal, int]]:

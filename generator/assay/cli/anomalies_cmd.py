@@ -3,7 +3,10 @@ rule's failure rate left the band learnt from earlier clean runs (docs/anomalies
 
 Reads `gold.mart_data_quality` (and `<meta>.assay_check_results`, when it exists, for the runs a
 blocking check failed in) through the project's own connection; the bands are computed by the
-warehouse (assay.anomalies.method), this module only prints them. Exit codes (decision 0950):
+warehouse (assay.anomalies.method), this module only prints them. An entity whose latest build
+recorded no row in the mart (dbt skipped the mart, a SQLMesh run stopped before it) is judged on an
+earlier run: it is said, as `assay report` says it (runtime/history_behind.py, decision 0945), and
+changes no exit code. Exit codes (decision 0950):
 0 when it ran, also when earlier runs were anomalous; 2 when the latest run of an entity is; 1
 when there is no history to read; 3 for an entity the spec does not have.
 """
@@ -18,15 +21,18 @@ from typing import Optional
 import click
 
 from ..anomalies.detect import Verdict, iso
-from ..anomalies.history import (MART, as_record, latest_of, learnt_text, measure_label, measure_of, read_verdicts,
-                                 value_text)
+from ..anomalies.history import (MART, as_record, behind_of, latest_of, learnt_text, measure_label, measure_of,
+                                 read_verdicts, value_text)
 from ..anomalies.method import METHOD, QUARANTINE_RATE
 from ..errors import AssayError, AssayUsageError, ChecksFailed
+from ..runtime.history_behind import behind_sentence
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, plural, project_option, resolve_spec,
                      shown, spec_option, warehouse_options)
 
 def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
-          environment: Optional[str], entities: tuple[str, ...]) -> list[Verdict]:
+          environment: Optional[str], entities: tuple[str, ...]) -> tuple[list[Verdict], dict[str, dict]]:
+    """The verdicts, and {entity: its latest build} of each entity whose latest build recorded no
+    quality history (anomalies/history.py::behind_of)."""
     from ..api import load_project
     from ..runtime.operator import open_warehouse
     from ..runtime.warehouse import warehouse_errors
@@ -44,7 +50,9 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
             raise AssayError(f"no quality history yet: {wh.project.schema('gold')}.{MART} is not in the warehouse of "
                              f"{shown(project_dir)}; run `{build_command(project_dir)}` (every run appends to it), then "
                              "`assay anomalies`.")
-        return verdicts
+        with warehouse_errors(f"cannot read the latest builds from the warehouse of {wh.describe}"):
+            behind = behind_of(wh, verdicts)
+        return verdicts, behind
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -95,11 +103,17 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
     failure rate left the band learnt from earlier runs that were neither anomalous nor failed
     (median +- 4 robust standard deviations, per weekday once there are 6 weeks of it).
 
-    Exit 0 when it ran (earlier anomalies are listed, not failed on); 2 when the latest run of an
-    entity is anomalous; 1 when there is no history to read.
+    Says so when an entity's latest build recorded no quality history (its latest run judged here
+    is an earlier one). Exit 0 when it ran (earlier anomalies are listed, not failed on); 2 when
+    the latest run of an entity is anomalous; 1 when there is no history to read.
     """
-    verdicts = _read(project_dir, spec_dir, profiles_dir, target, environment, tuple(entities))
+    verdicts, behind = _read(project_dir, spec_dir, profiles_dir, target, environment, tuple(entities))
     latest = latest_of(verdicts)
+    recorded_run = {v.entity: v.run_id for v in latest.values() if v.measure == QUARANTINE_RATE}
+    # An entity whose latest build recorded no quality history: its latest run judged here is an
+    # earlier one, and the reader is told so, as `assay report` tells it (decision 0945).
+    warnings = [{"entity": entity, **found, "recorded_run": recorded_run.get(entity),
+                 "warning": behind_sentence(found, recorded_run.get(entity))} for entity, found in sorted(behind.items())]
     latest_runs = {(v.entity, v.run_id) for v in latest.values()}
     flagged = [v for v in verdicts if v.anomalous]
     flagged.sort(key=lambda v: (v.entity, str(v.run_started_at), v.run_id, v.measure))
@@ -113,6 +127,7 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
             "runs": {e: max(v.seq for v in verdicts if v.entity == e and v.measure == QUARANTINE_RATE)
                      for e in sorted({v.entity for v in verdicts})},
             "method": asdict(METHOD),
+            "history_behind": warnings,
         }
         click.echo(json.dumps(doc, indent=2))
     else:
@@ -128,6 +143,8 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
         entities_seen = sorted({v.entity for v in verdicts})
         for line in _thin_lines(thin, latest):
             click.echo(line)
+        for w in warnings:
+            click.echo(f"{w['entity']}: {w['warning']}")
         if not verdicts:
             click.echo("no runs recorded" + (f" for {', '.join(entities)}" if entities else "") + " yet")
         else:

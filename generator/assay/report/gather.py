@@ -300,48 +300,6 @@ class Gatherer:
         return {s["table"]: s for s in table_states(self.project, self._reader(), every_entity=True, started=started,
                                                   environment=self.environment)}
 
-    def _latest_builds(self, outcomes: dict[str, dict]) -> dict[str, dict]:
-        """{entity: {run, at}} of its latest build assay knows of, whatever the mart recorded: the
-        newest of the run that last recorded its check results (runtime/check_results.py), the
-        failed build its state names (set back, not published, kept, published failing; table
-        states) and, on SQLMesh, the environment's latest plan or run when it failed (`failed_on`
-        the table it failed on). An entity with none is absent: nothing tells of a build the mart
-        missed."""
-        from ..runtime.check_results import CheckResults, moment
-
-        found: dict[str, dict] = {}
-        recorded = CheckResults(self._reader(), self.meta, self.environment).latest_per_table()
-        for table, (at, run) in recorded.items():
-            found[table] = {"run": run, "at": at}
-        for table, o in outcomes.items():
-            if o.get("run") and o.get("since") and o.get("state") != "published":
-                if table not in found or moment(o["since"]) > moment(found[table]["at"]):
-                    found[table] = {"run": o["run"], "at": o["since"]}
-        # SQLMesh: the environment's latest plan or run failed (on some table): it recorded no
-        # quality history for any entity, whether or not the entity records checks.
-        from ..runtime.table_states import failed_latest_run
-
-        failed = failed_latest_run(self._reader(), self.meta, self.environment)
-        if failed is not None:
-            for e in self.project.entities:
-                if e.name not in found or moment(failed["at"]) > moment(found[e.name]["at"]):
-                    found[e.name] = {"run": failed["run"], "at": failed["at"], "failed_on": failed["table"]}
-        return {t: {**b, "at": _stamp(b["at"])} for t, b in found.items()}
-
-    def _run_starts(self) -> dict[str, Any]:
-        """{run: the earliest time assay knows it ran}: its recorded start (SQLMesh's RUN_ENVIRONMENT)
-        or its first check result. SQLMesh's mart stamps a run with its execution time, an
-        interval's end, not when it ran: a run's order is told by these."""
-        if getattr(self, "_starts", None) is None:
-            from ..runtime.check_results import CheckResults, moment, run_environment_starts
-
-            starts: dict[str, Any] = {run: at for run, (_env, at) in run_environment_starts(self._reader(), self.meta).items()}
-            for run, at in CheckResults(self._reader(), self.meta).rows(("run_id", "cast(recorded_at as varchar(64))")):
-                if run not in starts or moment(at) < moment(starts[run]):
-                    starts[run] = at
-            self._starts = starts
-        return self._starts
-
     def _reader(self):
         """This gatherer's warehouse questions as a Reader-shaped object, for the shared runtime readers."""
         from types import SimpleNamespace
@@ -354,14 +312,17 @@ class Gatherer:
         in each example's `assay explain` command; `tool`: the build tool's own outcomes
         (report/tool_results.py), judged in the health verdict; `anomalies`: the quality history's
         anomalies (anomalies/history.py::summary), an entity's latest anomalous run a warning."""
+        from ..runtime.history_behind import histories_behind
+        from ..runtime.table_states import failed_builds
         from .commands import explain_command
         from .health import health
 
         history = self._history()
         outcomes = self._outcomes(history)
-        builds = self._latest_builds(outcomes)
-        from ..runtime.table_states import failed_builds
-
+        # whether a later build recorded no quality history (decision 0942), as `assay anomalies` tells it
+        behind = histories_behind(self.project, self._reader(), self.environment,
+                                  {name: (runs[-1]["run_id"], runs[-1]["run_started_at"])
+                                   for name, runs in history.items() if runs}, outcomes)
         failed = failed_builds(self._reader(), self.meta)
         entities = []
         for e in self.project.entities:
@@ -380,7 +341,7 @@ class Gatherer:
                 "spec": _spec_of(e),
                 "outcome": outcomes.get(e.name),
                 "latest": None if latest is None else {k: latest[k] for k in RUN_FIELDS},
-                "history_behind": _behind(latest, builds.get(e.name), self._run_starts()),
+                "history_behind": behind.get(e.name),
                 "flagged": self._flagged(e),
                 "trend": [{k: r[k] for k in RUN_FIELDS} for r in runs],
                 "rule_trend": _rule_trend(runs),
@@ -419,20 +380,6 @@ def unpublished_builds(outcome: Optional[dict], runs: list[dict], failed: set) -
     return out
 
 
-def _behind(latest: Optional[dict], build: Optional[dict], starts: dict[str, Any]) -> Optional[dict]:
-    """{run, at} of the entity's latest build when it is a later run than the latest one its
-    quality history (the mart) holds: that build recorded no row there (dbt skipped the mart, a
-    SQLMesh plan or run stopped before it, decision 0942), so the counts shown are older. None
-    when the history is the latest build's, or nothing says otherwise. The history's run is
-    timed by `starts` where known (SQLMesh's mart stamps its execution time), else by the
-    mart's run_started_at (dbt's start of the invocation)."""
-    from ..runtime.check_results import moment
-
-    if build is None or latest is None or build["run"] == latest["run_id"]:
-        return None
-    if moment(build["at"]) <= moment(starts.get(latest["run_id"], latest["run_started_at"])):
-        return None
-    return dict(build)
 RANKED = 15  # rules in the ranking across entities
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime.check_results import did_pass, tally
+from ..runtime.history_behind import behind_sentence
 
 LEVELS = ("fail", "warn", "ok")
 FAILED_CHECK = ("FAILED", "failed (kept)", "errored")
@@ -86,11 +87,9 @@ def _entity_line(e: dict, checks: list[dict], tool: dict, anomalies: dict | None
         warns.append("never built: no run of it is in mart_data_quality")
     behind = e.get("history_behind")
     if latest and behind and state is None:
-        # its latest build recorded no quality history: the counts shown are older (decision 0942)
-        which = (f"the latest run {behind['run']} failed on {behind['failed_on']} and" if behind.get("failed_on")
-                 else f"its latest build, run {behind['run']},")
-        warns.append(f"quality history is older than the latest run: {which} recorded no row in "
-                     f"mart_data_quality; the latest there is run {latest.get('run_id')}")
+        # its latest build recorded no quality history: the counts shown are older (decision 0942),
+        # said as `assay anomalies` says it
+        warns.append(behind_sentence(behind, latest.get("run_id")))
     f, w = _checks_of(checks, e["entity"])
     fails += f
     warns += w

@@ -14,20 +14,11 @@ from datetime import datetime, timedelta
 from typing import Optional
 
 from . import Build, Runner, Stopped, sorted_rows
-from ..sqlmeshfailures import AuditFailure, collect
+from ..sqlmeshfailures import AuditFailure, Warnings, collect
 
 # "'assay_coverage' audit error: 1 row failed. Audit query:\n<SQL>": a non-blocking audit that
 # found rows, and the query it ran
 _WARNED = re.compile(r"'(\w+)' audit error: (\d+) rows? failed(?:\. Audit query:\s*(.*))?", re.S)
-
-
-class _Warnings(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
 
 
 def pin_clock(project, start: datetime) -> None:
@@ -64,7 +55,7 @@ class SQLMeshRunner(Runner):
         return self._apply(project, lambda: project.plan(advance=advance))
 
     def _apply(self, project, step) -> Build:
-        handler = _Warnings()
+        handler = Warnings()
         logger = logging.getLogger("sqlmesh")
         logger.addHandler(handler)
         try:

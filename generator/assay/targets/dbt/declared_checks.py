@@ -23,11 +23,13 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...checks.declared import DeclaredCheck
+from ...checks.frames import FRAMED_KINDS, failure_frames
 from ...ir.model import Entity, Project
 from ...lower.declared_checks import INCREASE_KINDS
 from ...lower.declared_checks import measuring_query
 from ...lower.declared_checks import failing_rows_query, proven_by_key_audit, redacted_columns
 from ...lower.history import HistoryRelations
+from ...privacy import HIDDEN
 from .spelling import DbtSpelling, jstr, qi
 from .naming import audits_macro_name
 
@@ -58,6 +60,17 @@ def jinja_literal(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{jstr(k)}: {jinja_literal(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"no Jinja literal for {type(value).__name__}")
+
+
+def with_sentences(desc: dict[str, Any]) -> dict[str, Any]:
+    """The descriptor with, for a check whose failure sentence holds measured values, its frames
+    (assay.checks.frames: the sentences `assay checks` says, slots where the values go) and the
+    pii marker a value may read as; the package fills them for its error (decision 0945)."""
+    if desc["kind"] not in FRAMED_KINDS:
+        return desc
+    frames = failure_frames(desc["kind"], desc["columns"], desc["bounds"], domain=desc.get("domain"),
+                            orderable=desc.get("orderable", True))
+    return {**desc, "sentences": {"frames": frames, "hidden": HIDDEN}}
 
 
 def rows_query(check: DeclaredCheck, entity: Entity) -> Optional[str]:
@@ -111,7 +124,7 @@ def declared_macro(entity: Entity, project: Project) -> str:
         "  {% set checks = [] %}",
     ]
     for d in descriptors:
-        lines.append(f"  {{% do checks.append({jinja_literal(d)}) %}}")
+        lines.append(f"  {{% do checks.append({jinja_literal(with_sentences(d))}) %}}")
     for n, check in enumerate(entity.declared_checks):
         rows = rows_query(check, entity)
         if rows is not None:

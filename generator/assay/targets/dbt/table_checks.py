@@ -35,7 +35,7 @@ from typing import Any
 from ...ir.model import Entity, Project, TableDecl
 from .kept import EVENTS_MODEL
 from ...lower.read_only_checks import measuring_variants
-from .declared_checks import CANDIDATE, RESULTS_TABLE, SP, jinja_literal
+from .declared_checks import CANDIDATE, RESULTS_TABLE, SP, jinja_literal, with_sentences
 from .naming import audits_macro_name
 from .spelling import jstr, qi
 from .sql_checks import sqlchecks_macro
@@ -150,7 +150,8 @@ class _Named:
 def _append(desc: dict[str, Any]) -> str:
     """Jinja that appends one descriptor (and its rows query, rendered over ``candidate``)."""
     rows = desc["rows_sql"]
-    line = "  {%- do checks.append(" + jinja_literal({k: v for k, v in desc.items() if k != "rows_sql"}) + ") %}"
+    shown = with_sentences({k: v for k, v in desc.items() if k != "rows_sql"})
+    line = "  {%- do checks.append(" + jinja_literal(shown) + ") %}"
     if rows is None:
         return line
     return line + "\n  {%- set rows_sql %}" + rows + "{% endset %}\n  {%- do checks[-1].update({'rows_sql': rows_sql}) %}"
