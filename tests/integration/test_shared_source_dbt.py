@@ -194,6 +194,27 @@ def check_replayed(state: dict, redelivered: dict) -> None:
     assert state["bronze"] == sorted([("r1", "L1"), ("r2", "L2"), ("r3", "__replay__"), ("r4", "__replay__")])
 
 
+def tell(project, spec, warehouse, regenerate, build, pause=lambda: None, resume=lambda: None) -> dict:
+    """The story on either target's `project`: bronze of each build, then `build()`; before b3,
+    bronze ages out, the spec is fixed and `regenerate()`d, and replay runs on the `warehouse`
+    DuckDB file (between `pause()` and `resume()`, which close and reopen the target's own
+    connection). Returns each build's state and what replay re-delivered."""
+    out = {}
+    for name in BUILDS:
+        if name == "b3":
+            project.load_bronze(relations(AGED))
+            write_spec(spec, fixed=True)
+            regenerate()
+            pause()
+            out["redelivered"] = replay_on_duckdb(warehouse, spec)
+            resume()
+        else:
+            project.load_bronze(relations(BRONZE[name]))
+        build(name)
+        out[name] = read_state(project.query)
+    return out
+
+
 @pytest.fixture(scope="module")
 def story(tmp_path_factory) -> dict:
     from assay.api import generate_dbt_project
@@ -203,19 +224,12 @@ def story(tmp_path_factory) -> dict:
     spec = root / "spec"
     write_spec(spec, fixed=False)
     project = make_project(root / "project", spec)
-    out = {}
-    for build in BUILDS:
-        if build == "b3":
-            project.load_bronze(relations(AGED))
-            write_spec(spec, fixed=True)
-            generate_dbt_project(spec, project.path)
-            out["redelivered"] = replay_on_duckdb(project.db_path, spec)
-        else:
-            project.load_bronze(relations(BRONZE[build]))
+
+    def build(name: str) -> None:
         proc = project.dbt("build")
-        assert proc.returncode == 0, f"dbt build at {build} failed:\n{proc.stdout[-6000:]}"
-        out[build] = read_state(project.query)
-    return out
+        assert proc.returncode == 0, f"dbt build at {name} failed:\n{proc.stdout[-6000:]}"
+
+    return tell(project, spec, project.db_path, lambda: generate_dbt_project(spec, project.path), build)
 
 
 @pytest.mark.parametrize("build", BUILDS)

@@ -43,6 +43,14 @@ def _story() -> duckdb.DuckDBPyConnection:
     con.execute(
         "create table bronze_src as select _source_row_id, _load_id, item_id from staged"
     )
+    _open_rows(con, "r1", "r2", "r3", "r4")
+    return con
+
+
+def _open_rows(con, *ids: str) -> None:
+    """The reject table holding an open row of mapping `m` per source row id, diverted on 2026-01-01
+    by load L1, under the id a relation one mapping reads has."""
+    values = ", ".join(f"('{i}')" for i in ids)
     con.execute(
         f"""
         create table item__reject as select
@@ -51,10 +59,9 @@ def _story() -> duckdb.DuckDBPyConnection:
           timestamp '2026-01-01' as last_seen, ['old'] as failed_rules, 'quarantine' as disposition,
           '{{}}' as key_values, '{{}}' as raw, cast(null as timestamp) as resolved_at,
           cast(null as varchar) as resolution, timestamp '2026-01-01' as last_evaluated_at
-        from (values ('r1'), ('r2'), ('r3'), ('r4')) as v(id)
+        from (values {values}) as v(id)
         """
     )
-    return con
 
 
 def _table(con) -> dict:
@@ -89,6 +96,19 @@ def test_history_and_resolution_on_duckdb():
     assert as_text["r5"] == (t2, t2, "['rule_c']", None, None, now)
 
 
+def _resolve_as_the_package_does(con, entity) -> None:
+    """The default__reject_resolution_sql UPDATE of the dbt package, spelled for this test."""
+    con.execute(
+        f"""
+        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW}
+        from ({resolving_query(DuckSpelling(), entity)}) as s
+        where item__reject.resolved_at is null
+          and s._source_row_id = item__reject._source_row_id and s.source_relation = item__reject.source_relation
+          and s.mapping = item__reject.mapping
+        """
+    )
+
+
 def test_resolving_after_publishing_leaves_the_same_table():
     """dbt's way (model without resolution, then the package's UPDATE over `resolving_query`)
     and SQLMesh's way (resolution inside the model's query) give one table."""
@@ -97,16 +117,7 @@ def test_resolving_after_publishing_leaves_the_same_table():
     _upsert(in_query, reject_query(sp, ENTITY, Prior("item__reject"), resolve=True))
     after = _story()
     _upsert(after, reject_query(sp, ENTITY, Prior("item__reject", lambda when, otherwise: when), resolve=False))
-    # the default__reject_resolution_sql UPDATE of the dbt package, spelled for this test
-    after.execute(
-        f"""
-        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW}
-        from ({resolving_query(sp, ENTITY)}) as s
-        where item__reject.resolved_at is null
-          and s._source_row_id = item__reject._source_row_id and s.source_relation = item__reject.source_relation
-          and s.mapping = item__reject.mapping
-        """
-    )
+    _resolve_as_the_package_does(after, ENTITY)
     assert _table(after) == _table(in_query)
     assert sorted(r[4] for r in _table(after).values() if r[4]) == ["admitted", "deduped"]
 
@@ -189,17 +200,7 @@ def _shared_story() -> duckdb.DuckDBPyConnection:
         """
     )
     con.execute("create table bronze_src as select distinct _source_row_id, _load_id from staged")
-    con.execute(
-        f"""
-        create table item__reject as select
-          md5('src|' || id) as reject_id, 'item' as entity, 'm' as mapping, 'src' as source_relation,
-          id as _source_row_id, 'L1' as _load_id, timestamp '2026-01-01' as first_seen,
-          timestamp '2026-01-01' as last_seen, ['old'] as failed_rules, 'quarantine' as disposition,
-          '{{}}' as key_values, '{{}}' as raw, cast(null as timestamp) as resolved_at,
-          cast(null as varchar) as resolution, timestamp '2026-01-01' as last_evaluated_at
-        from (values ('r1'), ('r2')) as v(id)
-        """
-    )
+    _open_rows(con, "r1", "r2")
     return con
 
 
@@ -213,15 +214,7 @@ def test_two_mappings_of_one_relation_keep_their_reject_rows_apart():
     _upsert(in_query, reject_query(sp, SHARED, Prior("item__reject"), resolve=True))
     after = _shared_story()
     _upsert(after, reject_query(sp, SHARED, Prior("item__reject"), resolve=False))
-    after.execute(
-        f"""
-        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW}
-        from ({resolving_query(sp, SHARED)}) as s
-        where item__reject.resolved_at is null
-          and s._source_row_id = item__reject._source_row_id and s.source_relation = item__reject.source_relation
-          and s.mapping = item__reject.mapping
-        """
-    )
+    _resolve_as_the_package_does(after, SHARED)
     for con in (in_query, after):
         rows = con.execute("select mapping, _source_row_id, reject_id, first_seen, last_seen, failed_rules, resolution, "
                            "resolved_at is null from item__reject order by 1, 2").fetchall()

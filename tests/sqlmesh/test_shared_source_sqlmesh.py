@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.test_shared_source_dbt import (AGED, BRONZE, BUILDS, check_build, check_replayed, read_state, relations,
-                                                      replay_on_duckdb, write_spec)
+from tests.integration.test_shared_source_dbt import BUILDS, check_build, check_replayed, tell, write_spec
 from tests.support.sqlmeshproject import make_project
 
 pytestmark = pytest.mark.slow
@@ -26,22 +25,14 @@ def story(tmp_path_factory) -> dict:
     spec = root / "spec"
     write_spec(spec, fixed=False)
     project = make_project(root / "project", spec)
-    out = {}
+
+    def regenerate() -> None:
+        result = generate_sqlmesh_project(spec, project.path)
+        assert not result.report.conflicts, result.report.conflicts
+
     try:
-        for build in BUILDS:
-            if build == "b3":
-                project.load_bronze(relations(AGED))
-                write_spec(spec, fixed=True)
-                result = generate_sqlmesh_project(spec, project.path)
-                assert not result.report.conflicts, result.report.conflicts
-                project.close()
-                out["redelivered"] = replay_on_duckdb(project.path / "warehouse.duckdb", spec)
-                project.context(fresh=True)
-            else:
-                project.load_bronze(relations(BRONZE[build]))
-            project.plan()
-            out[build] = read_state(project.query)
-        yield out
+        yield tell(project, spec, project.path / "warehouse.duckdb", regenerate, lambda name: project.plan(),
+                   pause=project.close, resume=lambda: project.context(fresh=True))
     finally:
         project.close()
 
