@@ -19,17 +19,39 @@ from .privacy import HIDDEN, pii_bronze_columns, pii_columns, shown_values
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 
-def _is_json(text: str) -> bool:
-    """Whether `text` is one strict JSON document (no NaN or Infinity): the words for a path read
-    the build found unreadable. The build's own engine decided the coercion; this only chooses how
-    to say it, so a document only some engine refuses is told as a failed conversion."""
+def _kind(value: Any) -> Optional[str]:
+    """A JSON value's kind in words where a path read cannot go on through it; None for an object
+    or a null (a key read goes on, or finds nothing)."""
+    if value is None or isinstance(value, dict):
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float, Decimal)):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an array"
+
+
+def unreadable_path(text: str, path: tuple[str, ...]) -> Optional[str]:
+    """Why a read of `path` (the bronze column, then the keys) inside `text` found nothing to
+    convert, in words: the text is not one strict JSON document (no NaN or Infinity; decision
+    1123), or the document, or a value on the way, is no object where a key is read (decision
+    1130). None when the path could be followed (a missing key or a null: no failure). The build's
+    own engine decided the coercion; this only chooses how to say it, so a document only some
+    engine refuses is told as a failed conversion."""
     def refuse(name):
         raise ValueError(name)
     try:
-        json.loads(text, parse_constant=refuse)
+        value = json.loads(text, parse_constant=refuse)
     except ValueError:
-        return False
-    return True
+        return "is not JSON"
+    for depth, key in enumerate(path[1:]):
+        kind = _kind(value)
+        if kind is not None:
+            return f"is {kind}" if depth == 0 else f"holds {kind} at $.{'.'.join(path[:depth + 1])}"
+        if value is None:
+            return None
+        value = value.get(key)
+    return None
 
 
 # How the staged relation names a route, and what it means to someone reading about one row.
@@ -295,10 +317,12 @@ class Explainer:
                         path = "$." + ".".join(src.path)
                         # a hidden (pii) column is judged on its value, read here and never shown
                         text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN else raw
-                        if len(src.path) > 1 and isinstance(text, str) and not _is_json(text):
-                            # a path read from text that is not JSON (decision 1123)
+                        why = unreadable_path(text, src.path) if len(src.path) > 1 and isinstance(text, str) else None
+                        if why is not None:
+                            # a path read of text that is not JSON (decision 1123) or not of the
+                            # shape the path reads (1130); of a pii column only the kind is told
                             shown = HIDDEN if raw == HIDDEN else repr(raw)
-                            d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} is not JSON, so {path} "
+                            d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} {why}, so {path} "
                                                f"could not be read and did not become a {src.target_type}")
                         else:
                             d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")

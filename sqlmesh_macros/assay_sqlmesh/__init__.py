@@ -40,7 +40,7 @@ from .flags import (
     assay_run_timestamp,
     assay_unknown_member,
 )
-from .json_text import assay_json_extract_text, assay_json_object, assay_json_valid, assay_row_json
+from .json_text import assay_json_extract_text, assay_json_object, assay_json_path_blocked, assay_json_valid, assay_row_json
 from .temporal import assay_ingestion_timestamp, assay_parse_date, assay_parse_ts, assay_to_utc
 from .text import assay_char_length, assay_charset_violates, assay_is_nfc, assay_regex_extract, assay_regex_matches
 

@@ -10,16 +10,22 @@ from sqlmesh import macro
 from ._core import AssayMacroError, as_text, dialect_of, lit, pick, postgres_version, render, string_arg, text, type_name
 
 
-def _path_text(dialect: str, path: list[str]) -> str:
-    # Each engine gets the keys in a form that needs no escaping beyond its own path syntax.
+def _path(dialect: str, path: list[str]) -> str:
+    """The text of the path addressing `path` (keys from the root; none: the document itself) in
+    the form the engine's path-taking functions read, before quoting. Each engine gets the keys in
+    a form that needs no escaping beyond its own path syntax."""
     if dialect == "duckdb":
         # JSON Pointer: '~' and '/' are the only characters it escapes.
-        return lit("".join("/" + k.replace("~", "~0").replace("/", "~1") for k in path), dialect)
+        return "".join("/" + k.replace("~", "~0").replace("/", "~1") for k in path)
     if dialect in ("spark", "databricks"):
-        return lit("$" + "".join("['" + k.replace("'", "\\'") + "']" for k in path), dialect)
+        return "$" + "".join("['" + k.replace("'", "\\'") + "']" for k in path)
     if dialect == "trino":
-        return lit("$" + "".join('["' + k.replace('"', '\\"') + '"]' for k in path), dialect)
-    return lit("$" + "".join('."' + k.replace("\\", "\\\\").replace('"', '\\"') + '"' for k in path), dialect)
+        return "$" + "".join('["' + k.replace('"', '\\"') + '"]' for k in path)
+    return "$" + "".join('."' + k.replace("\\", "\\\\").replace('"', '\\"') + '"' for k in path)
+
+
+def _path_text(dialect: str, path: list[str]) -> str:
+    return lit(_path(dialect, path), dialect)
 
 
 def json_extract_sql(json_sql: str, path: list[str], dialect: str) -> str:
@@ -68,6 +74,58 @@ def json_valid_sql(value_sql: str, dialect: str) -> str:
     return pick(JSON_VALID, dialect).format(v=value_sql, check=check)
 
 
+# One step of a path read's shape test (decision 1130): TRUE when the value at a prefix of the path
+# (the document itself for the empty prefix) is present and neither an object nor a JSON null,
+# FALSE when it is one, NULL when absent; asked through the reader the engine's extraction or
+# guard reads with. (document form, inner form) per engine; slots: `{v}` the text, `{path}` the
+# engine's path literal of the prefix, `{array}` its keys as a text[] (Postgres), `{at}` Redshift's
+# text at it, `{brackets}` its keys as subscripts (Snowflake), `{star}` Spark's path of it under
+# `[*]`, `{first}` Spark's pattern of a document that is an object or null. The dbt package's `_json_step_blocked` spells the same table.
+JSON_STEP_BLOCKED = {
+    "duckdb": ("JSON_TYPE({v}, {path}) NOT IN ('OBJECT', 'NULL')",) * 2,
+    # json, as the extraction reads it (jsonb agrees, duplicate keys included: the last wins).
+    "postgres": ("JSON_TYPEOF(CAST({v} AS JSON)) NOT IN ('object', 'null')",
+                 "JSON_TYPEOF(CAST({v} AS JSON) #> {array}) NOT IN ('object', 'null')"),
+    # JSON_EXTRACT_PATH_TEXT gives a string's content and an object's JSON alike, '' when absent:
+    # a string holding object text passes as an object here.
+    "redshift": ("JSON_TYPEOF(JSON_PARSE({v})) NOT IN ('object', 'null')",
+                 "CASE WHEN NULLIF({at}, '') IS NOT NULL THEN CASE WHEN CAN_JSON_PARSE({at}) "
+                 "THEN JSON_TYPEOF(JSON_PARSE({at})) ELSE 'string' END NOT IN ('object', 'null') END"),
+    "snowflake": ("TYPEOF(TRY_PARSE_JSON({v}){brackets}) NOT IN ('OBJECT', 'NULL_VALUE')",) * 2,
+    "bigquery": ("JSON_TYPE(JSON_QUERY(SAFE.PARSE_JSON({v}), {path})) NOT IN ('object', 'null')",) * 2,
+    # get_json_object gives a string's content without quotes ($.a of {"a":"{x"} reads `{x`): the
+    # document is told by its first character, a value inside by reading the document as Spark
+    # writes it back, wrapped in an array, under `[*]`, where a string keeps its quotes.
+    "spark": ("NOT {v} RLIKE {first}", "SUBSTR(GET_JSON_OBJECT(CONCAT('[', GET_JSON_OBJECT({v}, '$'), ']'), {star}), 1, 1) <> '{{'"),
+    # sqlglot writes Databricks' get_json_object as the `x:` path syntax: the guard's variant reader.
+    "databricks": ("NOT SUBSTR(TO_JSON(TRY_VARIANT_GET(TRY_PARSE_JSON({v}), {path}, 'VARIANT')), 1, 1) IN ('{{', 'n')",) * 2,
+    # JSON_FORMAT writes the value as JSON: its first character tells the kind.
+    "trino": ("NOT SUBSTR(JSON_FORMAT(JSON_EXTRACT({v}, {path})), 1, 1) IN ('{{', 'n')",) * 2,
+    # SQL/JSON: JSON_VALUE reads a scalar (NULL for an object, an array or null), JSON_QUERY an
+    # object or an array.
+    "default": ("JSON_VALUE({v}, {path}) IS NOT NULL OR JSON_QUERY({v}, {path}) LIKE '[%'",) * 2,
+}
+
+
+def json_path_blocked_sql(value_sql: str, path: list[str], dialect: str) -> str:
+    """Whether the shape of a readable JSON document stops a read of `path` (decision 1130): the
+    document, or the value at a proper prefix of the path, is present and neither an object nor a
+    JSON null. FALSE for a missing key, a JSON null and SQL NULL (the dbt package's
+    `json_path_blocked`)."""
+    document, inner = pick(JSON_STEP_BLOCKED, dialect)
+    steps = []
+    for prefix in (path[:i] for i in range(len(path))):
+        keys = ", ".join(lit(k, dialect) for k in prefix)
+        slots = {
+            "v": value_sql, "path": _path_text(dialect, prefix),
+            "array": f"CAST(ARRAY[{keys}] AS TEXT[])", "at": f"JSON_EXTRACT_PATH_TEXT({value_sql}, {keys}, TRUE)",
+            "brackets": "".join(f"[{lit(k, dialect)}]" for k in prefix),
+            "star": lit("$[*]" + _path("spark", prefix)[1:], dialect), "first": lit(r"^\s*[{n]", dialect),
+        }
+        steps.append("(" + (inner if prefix else document).format(**slots) + ")")
+    return f"COALESCE({' OR '.join(steps) or 'FALSE'}, FALSE)"
+
+
 def json_object_sql(pairs: list[tuple[str, str]], dialect: str) -> str:
     if dialect == "postgres":
         # Hand-assembled rather than json_build_object: that one caps at 50 pairs and prints
@@ -112,6 +170,13 @@ def row_json_sql(alias: str, redact: list[str], dialect: str) -> str:
     return f"CAST(JSON_MERGE_PATCH(TO_JSON({alias}), {lit(patch, dialect)}) AS {string})"
 
 
+def _key_path_macro(evaluator, value: exp.Expr, path: tuple, value_sql, build) -> exp.Expr:
+    """A macro over a JSON value and a key path given as string literals: `build(value's SQL, keys,
+    dialect)`, the value spelled by `value_sql`."""
+    d = dialect_of(evaluator)
+    return render(build(value_sql(value, d), [string_arg(k, "a JSON key") for k in path], d), d)
+
+
 @macro()
 def assay_json_extract_text(evaluator, value: exp.Expr, *path: str) -> exp.Expr:
     """The text at a key path inside a JSON column (`$.payload.a.b` -> ('a', 'b')), NULL when absent.
@@ -120,9 +185,7 @@ def assay_json_extract_text(evaluator, value: exp.Expr, *path: str) -> exp.Expr:
     >>> render_sql("@assay_json_extract_text(b.payload, 'customer', 'id')", "postgres")
     "JSON_EXTRACT_PATH_TEXT(CAST(b.payload AS JSON), 'customer', 'id')"
     """
-    d = dialect_of(evaluator)
-    keys = [string_arg(k, "a JSON key") for k in path]
-    return render(json_extract_sql(text(value, d), keys, d), d)
+    return _key_path_macro(evaluator, value, path, text, json_extract_sql)
 
 
 @macro()
@@ -135,6 +198,19 @@ def assay_json_valid(evaluator, value: exp.Expr) -> exp.Expr:
     """
     d = dialect_of(evaluator)
     return render(json_valid_sql(as_text(value, d), d), d)
+
+
+@macro()
+def assay_json_path_blocked(evaluator, value: exp.Expr, *path: str) -> exp.Expr:
+    """Whether a readable JSON document's shape stops a read of the key path (decision 1130): the
+    document, or a value on the way, is a string, number, boolean or array; FALSE for a missing key,
+    a JSON null and NULL. Ask it where `@assay_json_valid` holds.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_json_path_blocked(b.billed, 'amount')", "duckdb")
+    "COALESCE((NOT JSON_TYPE(CAST(b.billed AS TEXT), '') IN ('OBJECT', 'NULL')), FALSE)"
+    """
+    return _key_path_macro(evaluator, value, path, as_text, json_path_blocked_sql)
 
 
 @macro()

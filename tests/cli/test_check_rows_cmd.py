@@ -177,7 +177,7 @@ def test_checks_print_a_not_evaluated_result_with_its_prefix_once(recorded):
     assert ("order: KEY: not_evaluated: CHECK_SCAN_BUDGET_EXCEEDED: estimated scan of 144 bytes exceeds the "
             "10-byte ceiling") in text.stdout.splitlines()
     wire = {r["check_id"]: r for r in json.loads(invoke("checks", RUN, "--json", "--project", str(recorded)).stdout)}
-    assert wire["KEY"] == {"table": "order", "check_id": "KEY", "passed": False, "detail": "not_evaluated: CHECK_SCAN_BUDGET_EXCEEDED: "
+    assert wire["KEY"] == {"check_id": "KEY", "passed": False, "scope": "order", "detail": "not_evaluated: CHECK_SCAN_BUDGET_EXCEEDED: "
                            "estimated scan of 144 bytes exceeds the 10-byte ceiling"}
     listed = json.loads(invoke("check", "list", "--json", "--project", str(recorded)).stdout)
     assert {i["check"]: i["outcome"] for i in listed} == {"RANGE": "warned", "ROWS": "passed", "KEY": "not_evaluated"}

@@ -188,7 +188,7 @@ def test_checks_of_a_run_and_of_the_latest(held):
     assert result.stdout == f"order: ENOUGH_ORDERS: passed: {ENOUGH}\n"
     latest = _run(project, "checks", "--json")
     assert latest.exit_code == 0, latest.output
-    assert json.loads(latest.stdout) == [{"table": "order", "check_id": "ENOUGH_ORDERS", "passed": True, "detail": ENOUGH}]
+    assert json.loads(latest.stdout) == [{"check_id": "ENOUGH_ORDERS", "passed": True, "detail": ENOUGH, "scope": "order"}]
     assert latest.stderr == f"run {run_id} (the latest)\n"
 
 

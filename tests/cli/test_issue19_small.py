@@ -77,11 +77,11 @@ def recorded(tmp_path) -> Path:
     return project
 
 
-def test_checks_json_items_carry_their_table(recorded):
+def test_checks_json_items_carry_their_table_in_scope(recorded):
     result = invoke("checks", "--project", str(recorded), "--spec", str(EXAMPLE), "--json")
     assert result.exit_code == 0, result.output
     items = json.loads(result.stdout)
-    assert [(i["table"], i["check_id"], i["passed"]) for i in items] == [("order", "ENOUGH_ORDERS", True)]
+    assert [(i["scope"], i["check_id"], i["passed"]) for i in items] == [("order", "ENOUGH_ORDERS", True)]
 
 
 def test_check_list_json_has_numbers_or_null_and_iso_timestamps(recorded):

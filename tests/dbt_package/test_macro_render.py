@@ -51,6 +51,7 @@ CALLS = {
     "json_object": [([["id", "x"], ["note", "y"]],)],
     "json_extract_text": [(["a", "we'ird"],)],
     "json_valid": [()],
+    "json_path_blocked": [(["billed", "amount", "we'ird"],), (["only"],)],
     "string_literal": [],
     "delivery_fingerprint": [("w",), ("null",)],
     "fingerprint_sum": [()],

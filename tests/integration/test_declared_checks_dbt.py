@@ -91,8 +91,8 @@ def wire(project, rid: str) -> list[dict]:
 
 def expected(sentences: dict[str, tuple[bool, str]]) -> list[dict]:
     sentences = {**sentences, "STATION_ROWS": STATION_ROWS}
-    return [{"table": "station" if i == "STATION_ROWS" else "reading", "check_id": i, "passed": sentences[i][0],
-             "detail": sentences[i][1]} for i in IDS]
+    return [{"check_id": i, "passed": sentences[i][0], "detail": sentences[i][1],
+             "scope": "station" if i == "STATION_ROWS" else "reading"} for i in IDS]
 
 
 def _spec(tmp_path_factory):

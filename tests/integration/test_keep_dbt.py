@@ -182,7 +182,7 @@ def test_an_erroring_warn_check_is_a_result_and_the_run_goes_on(story):
     good = story["good"]
     assert good["rc"] == 0, good["stdout"][-4000:]
     assert good["items"] == [("i1",)]  # published despite its warn check erroring
-    passed, detail = good["results"]["silver.item/name_is_number"]
+    passed, detail = good["results"]["NAME_IS_NUMBER"]
     assert passed is False
     assert detail.startswith("errored: ")
     # the engine's own message: DuckDB's conversion error, PostgreSQL's invalid input syntax
@@ -220,7 +220,7 @@ def test_a_reader_is_refused_after_the_check_task_fails_again(story):
             "silver.shop/no_nowhere: failed (keep)") in message, message
     assert "model.assay_it.shop" not in refused["nodes"]  # not rebuilt
     assert refused["events"] == [("CHECK_FAILED", "shop", "silver.shop/no_nowhere", "returned 1 row")]
-    assert refused["results"]["silver.shop/no_nowhere"] == (False, "returned 1 row (kept)")
+    assert refused["results"]["NO_NOWHERE"] == (False, "returned 1 row (kept)")
     assert refused["shop"][1]["state"] == "kept" and refused["shop"][1]["run"] == kept["run"]
 
 
@@ -233,9 +233,9 @@ def test_a_passing_check_task_clears_the_mark_and_an_erroring_block_check_sets_b
     assert "CHECK_FAILED: silver.item/name_not_negative: errored: " in message, message
     assert ("TABLE_KEPT_CLEARED", "shop", "silver.shop/no_nowhere", "checks_passed") in cleared["events"]
     assert ("TABLE_ROLLED_BACK", "item", "silver.item/name_not_negative", "previous_version_kept") in cleared["events"]
-    assert cleared["results"]["silver.shop/no_nowhere"] == (True, "returned no rows, as expected")
-    assert cleared["results"]["silver.item/name_not_negative"][0] is False
-    assert cleared["results"]["silver.item/name_not_negative"][1].startswith("errored: ")
+    assert cleared["results"]["NO_NOWHERE"] == (True, "returned no rows, as expected")
+    assert cleared["results"]["NAME_NOT_NEGATIVE"][0] is False
+    assert cleared["results"]["NAME_NOT_NEGATIVE"][1].startswith("errored: ")
     code, shop = cleared["shop"]
     assert (code, {k: v for k, v in shop.items() if k != "events"}) == (
         0, {"table": "shop", "state": "published", "run": None, "check": None, "why": None, "since": None, "built_by_project": True})

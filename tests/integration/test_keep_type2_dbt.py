@@ -112,6 +112,8 @@ def story(tmp_path_factory, engine):
     project.load_bronze([subscribers(S1, S1_PRO, S2)])
     step("kept")
     seen["kept"]["rows"] = cli_json(project, "check", "rows", seen["kept"]["run"][:8], CHECK)
+    seen["kept"]["checks"] = cli_json(project, "checks", seen["kept"]["run"][:8])
+    seen["kept"]["list"] = cli_json(project, "check", "list")
     step("again")
     return seen
 
@@ -159,3 +161,15 @@ def test_a_build_with_nothing_new_versions_nothing_twice_and_stays_kept(story):
     assert again["history"] == kept["history"]
     assert ("TABLE_KEPT", "subscriber", CHECK, "keep_check_failed") in again["events"]
     assert again["get"][1]["state"] == "kept" and again["get"][1]["run"] == again["run"]
+
+
+def test_the_sql_check_is_a_result_of_the_entity_not_of_its_current_node(story):
+    """Decision 0948: the check runs on `subscriber__current`'s candidate, and its result is the
+    entity's, as a declared check's is and as SQLMesh records it."""
+    kept = story["kept"]
+    code, wire = kept["checks"]
+    assert code == 2, wire
+    assert wire == [{"check_id": "NO_SUSPENDED", "passed": False, "detail": "returned 1 row (kept)", "scope": "subscriber"}]
+    code, listed = kept["list"]
+    assert code == 0, listed
+    assert {(i["table"], i["check"]) for i in listed if i["run"] == kept["run"]} == {("subscriber", CHECK)}, listed

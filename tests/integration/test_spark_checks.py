@@ -316,7 +316,7 @@ def test_anomaly_checks_warn_publishes_fail_sets_back(project):
         assert bronze == (3 if entity == "reading" else 2)  # the first test's third build
     _seed_history(project, "reading", last["reading"], [13, 23, 33])
     _seed_history(project, "station", last["station"], [2, 2, 2])
-    recorded = lambda rid: {r["table"]: (r["passed"], r["detail"])  # noqa: E731
+    recorded = lambda rid: {r["scope"]: (r["passed"], r["detail"])  # noqa: E731
                             for r in CheckResults(_SparkReader(project), "assay_meta").of_run(rid) if r["kind"] == "anomaly"}
 
     # 4. reading: 93 bronze rows, a load of 60, above [0, 20]: `warn`, recorded as not passed,

@@ -64,8 +64,8 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     # a first build whose blocking check fails stays unpublished
     assert not project.query("select * from information_schema.tables where table_schema = 'silver' and table_name = 'order'")
     got = {r["check_id"]: (r["passed"], r["detail"]) for r in _results(project)}
-    assert got["silver.order/no_refunds"] == (False, "returned 1 row")
-    assert got["silver.order/no_huge_orders"] == (True, "returned 1 row (warned)")
+    assert got["NO_REFUNDS"] == (False, "returned 1 row")
+    assert got["NO_HUGE_ORDERS"] == (True, "returned 1 row (warned)")
 
     # the blocking check's condition is fixed in the data: the table is published
     orders = spec / "bronze" / "raw_orders.csv"
@@ -75,7 +75,7 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert project.query('select count(*) from silver."order"') == [(5,)]
     got = {r["check_id"]: (r["passed"], r["detail"]) for r in _results(project)}
-    assert got["silver.order/no_refunds"] == (True, "returned no rows, as expected")
+    assert got["NO_REFUNDS"] == (True, "returned no rows, as expected")
 
     # `assay check list`: every result of both runs, newest first. The clock is injected: the
     # first run's results are dated a day back, so the order never relies on time passing

@@ -49,8 +49,8 @@ WANT = [
     ("SEQ_STEPS", True, "column 'seq' never gaps by more than 1 across 4 distinct values, the widest between '1' and '2', "
                         "at or below the declared ceiling of 1, measured in the column's own units between numbers"),
     ("ENOUGH_ROWS", True, "row count 4 satisfies the declared bounds [3, 100]"),
-    ("silver.reading/few_b", True, "returned 1 row (warned)"),
-    ("silver.reading/no_station_z", False, "returned 1 row"),
+    ("FEW_B", True, "returned 1 row (warned)"),
+    ("NO_STATION_Z", False, "returned 1 row"),
 ]
 
 

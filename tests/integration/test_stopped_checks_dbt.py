@@ -72,7 +72,7 @@ def test_a_fail_rule_that_stopped_the_table_is_a_failed_result_of_its_run(tmp_pa
         code, lines, results = checks(project.path, spec, *([asked] if asked else []))
         assert code == 2, lines
         assert lines == [f"meter: {RULE}: FAILED: {sentence}"], lines
-        assert results == [{"table": "meter", "check_id": RULE, "passed": False, "detail": sentence}], results
+        assert results == [{"check_id": RULE.upper(), "passed": False, "detail": sentence, "scope": "meter"}], results
 
     listed = [i for i in check_list(project.path, spec) if i["run"] == run]
     assert [{k: i[k] for k in ("table", "check", "outcome", "rows", "kept", "on_failure")} for i in listed] == [
@@ -101,8 +101,8 @@ def test_an_ingestion_metadata_stop_is_a_failed_result_of_its_run(tmp_path):
     code, lines, results = checks(project.path, spec, run)
     assert code == 2, lines
     assert lines == ["meter: INGESTION_METADATA: FAILED: 1 violating row"], lines
-    assert results == [{"table": "meter", "check_id": "INGESTION_METADATA", "passed": False,
-                        "detail": "1 violating row"}], results
+    assert results == [{"check_id": "INGESTION_METADATA", "passed": False,
+                        "detail": "1 violating row", "scope": "meter"}], results
     listed = check_list(project.path, spec)
     assert [(i["run"], i["check"], i["outcome"], i["rows"], i["on_failure"]) for i in listed] == [
         (run, "INGESTION_METADATA", "FAILED", 1, "required")], listed
@@ -126,7 +126,7 @@ def test_a_conservation_failure_is_a_failed_result_of_its_run(tmp_path):
     code, lines, results = checks(project.path, SPEC, run)
     assert code == 2, lines
     assert "orders: CONSERVATION: FAILED: 1 violating row" in lines, lines
-    assert {"table": "orders", "check_id": "CONSERVATION", "passed": False, "detail": "1 violating row"} in results
+    assert {"check_id": "CONSERVATION", "passed": False, "detail": "1 violating row", "scope": "orders"} in results
     listed = [i for i in check_list(project.path, SPEC) if i["run"] == run and i["check"] == "CONSERVATION"]
     assert [(i["table"], i["outcome"], i["rows"], i["on_failure"]) for i in listed] == [
         ("orders", "FAILED", 1, "required")], listed

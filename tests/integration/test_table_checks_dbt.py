@@ -259,11 +259,13 @@ def test_assay_checks_shows_the_source_results(builds):
     assert got == {
         "IDS_PRESENT": (False, "column 'id' is 166667 ppm null (1 of 6 rows), above the declared ceiling of 0 ppm"),
         "SOME_ORDERS": (True, "row count 6 satisfies the declared minimum of 1"),
-        "bronze.raw_orders/no_test_customers": (False, "returned 1 row"),
-        "bronze.raw_orders/no_blank_amounts": (False, "returned 1 row (kept)"),
-        "bronze.raw_orders/amounts_numeric": (False, got["bronze.raw_orders/amounts_numeric"][1]),
+        "NO_TEST_CUSTOMERS": (False, "returned 1 row"),
+        "NO_BLANK_AMOUNTS": (False, "returned 1 row (kept)"),
+        "AMOUNTS_NUMERIC": (False, got["AMOUNTS_NUMERIC"][1]),
     }
-    assert got["bronze.raw_orders/amounts_numeric"][1].startswith("errored: "), got
+    assert got["AMOUNTS_NUMERIC"][1].startswith("errored: "), got
+    scopes = {r["check_id"]: r["scope"] for r in json.loads(res.stdout)}
+    assert scopes["ZIPS_PRESENT"] == "bronze.raw_shops" and scopes["NO_TEST_CUSTOMERS"] == "bronze.raw_orders", scopes
 
 
 def test_a_clean_source_builds_everything(builds):

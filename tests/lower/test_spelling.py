@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from assay.ir.model import FieldSource, Loc
 from assay.ir.resolve import compile_spec
 from assay.lower.fields import lower_field, step_type
@@ -35,17 +37,41 @@ def test_one_decision_two_spellings():
 
 
 def test_a_json_path_read_is_guarded_once_for_both_targets():
-    # decision 1123: text that is not JSON is a coercion failure of the field, never an engine error
+    # decision 1123: text that is not JSON is a coercion failure of the field, never an engine error;
+    # decision 1130: so is a readable document whose shape stops the path, asked only when readable
     src = FieldSource("city", ("payload", "loc", "city"), (), "string", False, Loc("m.yml", 1))
     sm_value, sm_marker = lower_field(SqlmeshSpelling(), src, "b", True)
     assert sm_value == "CASE WHEN @assay_json_valid(b.payload) THEN @assay_json_extract_text(b.payload, 'loc', 'city') END"
-    assert sm_marker == "(b.payload IS NOT NULL AND NOT @assay_json_valid(b.payload))"
+    assert sm_marker == ("(CASE WHEN @assay_json_valid(b.payload) THEN @assay_json_path_blocked(b.payload, 'loc', 'city') "
+                         "ELSE b.payload IS NOT NULL END)")
     dbt_value, dbt_marker = lower_field(DBT, src, "b", True)
     assert dbt_value == ('case when {{ assay.json_valid("b.payload") }} then '
                          '{{ assay.json_extract_text("b.payload", ["loc", "city"]) }} end')
-    assert dbt_marker == '(b.payload is not null and not {{ assay.json_valid("b.payload") }})'
+    assert dbt_marker == ('(case when {{ assay.json_valid("b.payload") }} then '
+                          '{{ assay.json_path_blocked("b.payload", ["loc", "city"]) }} else b.payload is not null end)')
     # an entity that is not opted in keeps the produce-or-raise read
     assert lower_field(DBT, src, "b", False) == ('{{ assay.json_extract_text("b.payload", ["loc", "city"]) }}', None)
+
+
+def _marker_on(doc) -> bool:
+    """The marker of a read of $.billed.amount into decimal(10,2), evaluated on DuckDB for one
+    bronze value (the plain spelling: DuckDB's own functions, as the package spells them there)."""
+    import duckdb
+
+    src = FieldSource("amount", ("billed", "amount"), (), "decimal(10,2)", False, Loc("m.yml", 1))
+    _value, marker = lower_field(_Plain(), src, "b", True)
+    return duckdb.sql(f"select {marker} from (select ?::varchar as billed) as b", params=[doc]).fetchone()[0]
+
+
+@pytest.mark.parametrize("doc, fires", [
+    ("382.16", True), ('"382.16"', True), ("[1]", True), ("true", True),  # the document is no object
+    ('{"amount": "12.50"}', False), ('{"amount": 12.5}', False),  # well-shaped
+    ('{"amount": null}', False), ('{"currency": "EUR"}', False), ("null", False), (None, False),  # absence
+    ('{"amount": "lots"}', True), ('{"amount": {"v": 1}}', True),  # the last value is the cast's to judge
+    ("{not json", True),  # decision 1123
+])
+def test_the_marker_of_a_path_read_fires_on_the_shape_not_on_absence(doc, fires):
+    assert _marker_on(doc) is fires
 
 
 def test_output_types_come_from_the_transform_table():
@@ -76,6 +102,10 @@ class _Plain(Spelling):
 
     def json_valid(self, expr):
         return f"json_valid({expr})"
+
+    def json_path_blocked(self, expr, keys):
+        steps = ["/" + "/".join(keys[:i]) if i else "" for i in range(len(keys))]
+        return "coalesce(" + " or ".join(f"json_type({expr}, '{p}') not in ('OBJECT', 'NULL')" for p in steps) + ", false)"
 
     def charset_ranges(self, ranges):
         return repr(list(ranges))

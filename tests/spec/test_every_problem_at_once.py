@@ -239,6 +239,27 @@ case("a_check_file_on_a_table_nothing_declares_is_still_refused_beside_a_yaml_er
     ("entity_orders.yaml", 9, "SPEC_YAML", ("not valid YAML",)),
 ])
 
+# --- a field's type that does not parse hides no refusal of its rules' own (decision 0948) ---
+
+case("range_bounds_out_of_order_beside_an_invalid_type",
+     {**entity(('amount: {type: "decimal(12,2)"}', 'amount: {type: "decimal(40,2)"}')),
+      **mapping(fields=BASE_FIELDS.replace(
+          '  amount: {from: "$.amount", transform: [{to_decimal: [12, 2]}]}\n',
+          '  amount:\n    from: "$.amount"\n    transform: [{to_decimal: [12, 2]}]\n'
+          '    quality:\n      - {rule: range, min: 10, max: 1, on_fail: flag}\n'))}, [
+    ("entity_orders.yaml", 9, "SPEC_INVALID", ("has type `decimal(40,2)`",)),
+    ("mapping_orders.yaml", 12, "SPEC_INVALID", ("has `min: 10` above `max: 1`", "swap them")),
+])
+case("timestamp_bounds_out_of_order_beside_an_invalid_type",
+     {**entity(("updated_at: {type: timestamp}", "updated_at: {type: timestamptz}")),
+      **mapping(fields=BASE_FIELDS.replace(
+          '  updated_at: {from: "$.updated", transform: [{parse_ts: ISO8601}]}\n',
+          '  updated_at:\n    from: "$.updated"\n    transform: [{parse_ts: ISO8601}]\n'
+          '    quality:\n      - {rule: range, min: "2026-02-01T00:00:00", max: "2026-01-01T00:00:00", on_fail: flag}\n'))}, [
+    ("entity_orders.yaml", 11, "SPEC_INVALID", ("has type `timestamptz`",)),
+    ("mapping_orders.yaml", 14, "SPEC_INVALID", ("above `max: 2026-01-01T00:00:00`",)),
+])
+
 # --- empty values ---------------------------------------------------------------------------
 
 case("entities_with_nothing_under_it", {"entity_customer.yaml": "spec_version: 1\nentities:\n", "mapping_customer.yaml": None}, [

@@ -113,9 +113,14 @@ BLOCKING_AUDITS = {"assay_check__grain_unique", "assay_check__temp_present", "as
 def expected(sentences: dict) -> list[dict]:
     """000's wire shape, in `assay checks` order: table, then check position (SQL files last)."""
     ids = IDS + sorted(k for k in sentences if "/" in k)
-    out = [{"table": "reading", "check_id": i, "passed": sentences[i][0], "detail": sentences[i][1]} for i in ids]
-    return out + [{"table": "station", "check_id": "STATION_ROWS", "passed": STATION_ROWS[0], "detail": STATION_ROWS[1]},
-                  {"table": "station", "check_id": "STATION_UNIQUE", "passed": False, "detail": NOT_EVALUATED}]
+    out = [{"check_id": wire_id(i), "passed": sentences[i][0], "detail": sentences[i][1], "scope": "reading"} for i in ids]
+    return out + [{"check_id": "STATION_ROWS", "passed": STATION_ROWS[0], "detail": STATION_ROWS[1], "scope": "station"},
+                  {"check_id": "STATION_UNIQUE", "passed": False, "detail": NOT_EVALUATED, "scope": "station"}]
+
+
+def wire_id(name: str) -> str:
+    """000's check_id of a recorded check (decision 0948): a SQL check file's stem, upper-cased."""
+    return name.rsplit("/", 1)[-1].upper()
 
 
 def same(got: list[dict], want: list[dict]) -> bool:
@@ -148,7 +153,7 @@ def wire(project, run_id: str) -> list[dict]:
         "select table_name, check_id, kind, passed, check_spec, measures, check_position "
         f"from assay_meta.assay_check_results where run_id = '{run_id}'"
     )
-    return [{"table": r[0], "check_id": r[1], "passed": bool(r[3]), "detail": verdict_of_row(r[2], r[4], r[5]).detail}
+    return [{"check_id": wire_id(r[1]), "passed": bool(r[3]), "detail": verdict_of_row(r[2], r[4], r[5]).detail, "scope": r[0]}
             for r in sorted(rows, key=lambda r: (r[0], r[6], r[1]))]
 
 
@@ -208,8 +213,8 @@ def story(tmp_path_factory, engine):
         for k, v in out.items():
             if k.startswith("plan") and isinstance(v, str):
                 results = wire(project, v)
-                out["errored"][k] = [r for r in results if r["check_id"] == ERRORED]
-                out["wire"][k] = [r for r in results if r["check_id"] != ERRORED]
+                out["errored"][k] = [r for r in results if r["check_id"] == wire_id(ERRORED)]
+                out["wire"][k] = [r for r in results if r["check_id"] != wire_id(ERRORED)]
         out["columns"] = project.query(
             "select run_id, table_name, check_id, check_position, kind, enforcement, passed, row_count "
             f"from assay_meta.assay_check_results where run_id = '{out['plan2']}' and table_name = 'reading' "
@@ -333,8 +338,8 @@ def test_assay_checks_and_check_list_read_the_sqlmesh_results_through_the_gatewa
         printed = json.loads(stdout)
         # every run has a result that did not pass (the errored warn file): exit 2
         assert code == 2, (stdout, stderr)
-        assert [r for r in printed if r["check_id"] != ERRORED] == story["wire"][plan]
-        assert [r for r in printed if r["check_id"] == ERRORED] == story["errored"][plan]
+        assert [r for r in printed if r["check_id"] != wire_id(ERRORED)] == story["wire"][plan]
+        assert [r for r in printed if r["check_id"] == wire_id(ERRORED)] == story["errored"][plan]
     code, stdout, stderr = story["cli"]["list"]
     assert code == 0, stderr
     listed = json.loads(stdout)

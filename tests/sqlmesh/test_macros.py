@@ -325,6 +325,9 @@ SAMPLES = [
     "@assay_unknown_member(fk, p)",
     "@assay_json_object(('k', s.k), ('n', s.n))",
     "@assay_json_extract_text(b.payload, 'a', 'b')",
+    "@assay_json_valid(b.payload)",
+    "@assay_json_path_blocked(b.payload, 'a', 'b', 'c')",
+    "@assay_json_path_blocked(b.payload, 'only')",
     "@assay_run_id()",
     "@assay_run_timestamp()",
 ]

@@ -48,7 +48,7 @@ def test_a_fail_rule_that_stops_the_run_is_a_failed_result_of_it(tmp_path):
         assert said.stdout.splitlines() == [f"meter: {rule}: FAILED: {sentence}"], said.output
         got = cli(sm.path, spec, "checks", "--json")
         assert got.exit_code == 2 and json.loads(got.stdout) == [
-            {"table": "meter", "check_id": rule, "passed": False, "detail": sentence}], got.output
+            {"check_id": rule.upper(), "passed": False, "detail": sentence, "scope": "meter"}], got.output
         listed = json.loads(cli(sm.path, spec, "check", "list", "--json").stdout)
         newest = listed[0]
         assert newest["run"].startswith("SQLMESH_RUN: "), listed

@@ -114,11 +114,17 @@ def _json(columns, rows, dialect: str = "duckdb") -> str:
         path = ", ".join("'" + k + "'" for k in keys)
         return f"CASE WHEN @assay_json_valid(doc) THEN @assay_json_extract_text(doc, {path}) END"
 
+    def blocked(*keys: str) -> str:  # the shape test under the same guard (decision 1130)
+        path = ", ".join("'" + k + "'" for k in keys)
+        return f"CASE WHEN @assay_json_valid(doc) THEN @assay_json_path_blocked(doc, {path}) END AS {'_'.join(keys)}_blocked"
+
     return (f"SELECT case_id, {read('a', 'b')} AS a_b, {read('t')} AS t, {read('nul')} IS NULL AS nul_is_null, "
             f"{read('missing', 'deeper')} IS NULL AS missing_is_null, {read('we' + chr(34) + 'ird/key~')} AS weird, "
             f"{read('arr')} AS arr, {read('a')} AS a_object, "
             "@assay_json_object(('id', case_id), ('name', name), ('qty', qty), ('flag', flag), ('day', day), "
-            "('nothing', CAST(NULL AS TEXT))) AS object_text, @assay_json_valid(doc) AS readable FROM input")
+            "('nothing', CAST(NULL AS TEXT))) AS object_text, @assay_json_valid(doc) AS readable, "
+            + ", ".join(blocked(*p) for p in (("a", "b"), ("a", "b", "c"), ("t", "x"), ("nul", "x"), ("missing", "x", "y"), ("arr", "x")))
+            + " FROM input")
 
 
 FAMILIES = {

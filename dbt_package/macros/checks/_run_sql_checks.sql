@@ -18,6 +18,10 @@
   {%- set name = audits_macro | replace('assay_audits__', 'assay_sqlchecks__') -%}
   {%- set checks_of = context.get(name) or context.get('default__' ~ name) -%}
   {%- if checks_of is none -%}{{ return(failures) }}{%- endif -%}
+  {#- The table the results are recorded under: the one given (a table assay only reads), else the
+      entity whose audits these are, never its candidate's node (a type-2 entity's checks run on
+      `<entity>__current`, and its results are the entity's, as its declared checks' are). -#}
+  {%- set own = table or (audits_macro | replace('assay_audits__', '')) -%}
   {%- set results = [] -%}
   {%- for check in checks_of(candidate) -%}
     {%- set count_sql = assay._sql_check_count_sql(check) -%}
@@ -42,7 +46,7 @@
       {#- What the check returned is kept without the columns its lineage ties to a pii value
           (`redact`, decided by the generator), and not at all when it could not be traced. -#}
       {%- if n > 0 and check.get('keep_rows', true) -%}
-        {%- do assay._capture_check_rows(candidate, audits_macro, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), check['name'], check['sql'], check.get('redact', [])) -%}
+        {%- do assay._capture_check_rows(candidate, audits_macro, results_schema, own, check['name'], check['sql'], check.get('redact', [])) -%}
       {%- elif n > 0 -%}
         {%- do log('assay: the rows check ' ~ check['name'] ~ ' returned are not kept: its output columns cannot be traced to the columns they come from, so any may carry a pii value', info=true) -%}
       {%- endif -%}
@@ -57,6 +61,6 @@
       {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
-  {%- do assay._record_check_results(candidate.database, results_schema, table or (candidate.identifier | replace('__assay_candidate', '')), results) -%}
+  {%- do assay._record_check_results(candidate.database, results_schema, own, results) -%}
   {{ return(failures) }}
 {% endmacro %}

@@ -3,18 +3,14 @@
 {%- endmacro %}
 
 {#- `path` is a list of keys; each engine gets them in a form that needs no escaping of the
-    key text beyond string_literal (quotes) or its own path syntax (noted per engine). -#}
+    key text beyond string_literal (quotes) or its own path syntax (_json_path, or noted per
+    engine). -#}
 {% macro default__json_extract_text(json_expr, path) -%}
-  {%- set steps = [] -%}
-  {%- for k in path -%}{%- do steps.append('."' ~ (k | string | replace('\\', '\\\\') | replace('"', '\\"')) ~ '"') -%}{%- endfor -%}
-  JSON_VALUE({{ json_expr }}, {{ assay.string_literal('$' ~ steps | join('')) }})
+  JSON_VALUE({{ json_expr }}, {{ assay.string_literal(assay._json_path(path)) }})
 {%- endmacro %}
 
-{#- JSON Pointer: '~' and '/' are the only characters it escapes. -#}
 {% macro duckdb__json_extract_text(json_expr, path) -%}
-  {%- set steps = [] -%}
-  {%- for k in path -%}{%- do steps.append('/' ~ (k | string | replace('~', '~0') | replace('/', '~1'))) -%}{%- endfor -%}
-  json_extract_string({{ json_expr }}, {{ assay.string_literal(steps | join('')) }})
+  json_extract_string({{ json_expr }}, {{ assay.string_literal(assay._json_path(path)) }})
 {%- endmacro %}
 
 {#- A text[] path: keys need no escaping at all. -#}
@@ -41,15 +37,10 @@
   {{ return(assay.default__json_extract_text(json_expr, path)) }}
 {%- endmacro %}
 
-{#- Spark's JSONPath reads bracketed, single-quoted keys. -#}
 {% macro spark__json_extract_text(json_expr, path) -%}
-  {%- set steps = [] -%}
-  {%- for k in path -%}{%- do steps.append("['" ~ (k | string | replace("'", "\\'")) ~ "']") -%}{%- endfor -%}
-  get_json_object({{ json_expr }}, {{ assay.string_literal('$' ~ steps | join('')) }})
+  get_json_object({{ json_expr }}, {{ assay.string_literal(assay._json_path(path)) }})
 {%- endmacro %}
 
 {% macro trino__json_extract_text(json_expr, path) -%}
-  {%- set steps = [] -%}
-  {%- for k in path -%}{%- do steps.append('["' ~ (k | string | replace('"', '\\"')) ~ '"]') -%}{%- endfor -%}
-  json_extract_scalar({{ json_expr }}, {{ assay.string_literal('$' ~ steps | join('')) }})
+  json_extract_scalar({{ json_expr }}, {{ assay.string_literal(assay._json_path(path)) }})
 {%- endmacro %}

@@ -124,6 +124,11 @@ class SqlCheck:
         return self.name.split("/", 1)[1]
 
     @property
+    def reported_id(self) -> str:
+        """The check's ``check_id`` in 000's wire shape (`assay checks --json`): ``PLAUSIBLE_RANGE``."""
+        return reported_check_id(self.name)
+
+    @property
     def qualified_table(self) -> str:
         """``namespace.table``."""
         return f"{self.namespace}.{self.table}"
@@ -132,6 +137,14 @@ class SqlCheck:
     def blocking(self) -> bool:
         """Whether a failure or an error sets the table back (``block``)."""
         return self.on_failure == "block"
+
+
+def reported_check_id(name: str) -> str:
+    """000's ``check_id`` of a SQL check file named ``NAMESPACE.TABLE/NAME`` (decision 0948): its
+    file's stem upper-cased, as a declared check's id is; the table goes in the result's ``scope``.
+    Validation refuses a stem whose upper-cased form another check of the table reports, or that
+    does not start with a letter, so the id is one check's and matches ``^[A-Z][A-Z0-9_]{0,127}$``."""
+    return name.rsplit("/", 1)[-1].upper()
 
 
 # --------------------------------------------------------------------------- parsing

@@ -70,6 +70,17 @@ def _thin_lines(thin: list[Verdict], latest: dict[tuple[str, str], Verdict]) -> 
     return lines
 
 
+def _latest_inside(latest: dict[tuple[str, str], Verdict]) -> str:
+    """What the summary may say of the latest runs when none is anomalous: that they are inside
+    their bands only for the entities a band judged; nothing judged, it says so (decision 0948)."""
+    judged = sorted({v.entity for v in latest.values() if v.judged})
+    if not judged:
+        return "; no latest run was judged: none has enough history yet"
+    if len(judged) == len({v.entity for v in latest.values()}):
+        return "; the latest runs are inside their bands"
+    return f"; the latest runs of {', '.join(judged)} are inside their bands, the others were not judged"
+
+
 @click.command("anomalies")
 @click.option("--entity", "entities", multiple=True, metavar="ENTITY",
               help="Only this entity (repeat for several; default: every entity in the history).")
@@ -122,7 +133,7 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
         else:
             click.echo(f"{plural(len(flagged), 'anomaly', 'anomalies')} in the history of "
                        f"{plural(len(entities_seen), 'entity', 'entities')}"
-                       + ("" if current else "; the latest runs are inside their bands"))
+                       + ("" if current else _latest_inside(latest)))
     if current:
         what = ", ".join(f"{v.entity} {measure_label(v)} {v.direction}" for v in current)
         raise ChecksFailed(f"the latest run is anomalous: {what}.")

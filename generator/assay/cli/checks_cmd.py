@@ -3,9 +3,10 @@
 `assay check list`; `assay check rows RUN CHECK`: the rows a failing check found (decision 0532).
 
 Thin renderers over the operator core (runtime/operator.py::open_results, one connection per
-command; runtime/check_results.py asks the questions): `checks` prints document 000's wire shape
-``[{"check_id", "passed", "detail"}]`` (and the table of each) with the exact detail sentences,
-rendered from the recorded measurements (the warehouse only records numbers and values).
+command; runtime/check_results.py asks the questions): `checks --json` prints document 000's wire
+shape ``[{"check_id", "passed", "detail", "scope"}]`` (the reported id upper-cased, the table in
+`scope`; decision 0948) with the exact detail sentences, rendered from the recorded measurements
+(the warehouse only records numbers and values); its text lines name each check as `check list` does.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.increases import INCREASE_KINDS
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
-from ..runtime.check_results import AUDIT, did_pass, short_run_id
+from ..runtime.check_results import AUDIT, WIRE, did_pass, short_run_id
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
 
@@ -86,7 +87,8 @@ def _latest_label(found: str, project_dir: Path) -> str:
 @spec_option(SPEC_HELP)
 @warehouse_options
 @environment_option
-@json_option("Print the results as a JSON list of {table, check_id, passed, detail}.")
+@json_option("Print the results as a JSON list of {check_id, passed, detail, scope}: the check's id upper-cased, "
+             "the table it covered in scope.")
 def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path],
                target: Optional[str], environment: Optional[str], as_json: bool) -> None:
     """Print the check results of the build RUN_ID (the run id `assay check list` shows, or the start
@@ -118,7 +120,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         where = f" (environment {env})" if env is not None and env != (environment or "prod") else ""
         click.echo(f"run {found}{where}" + (_latest_label(found, project_dir) if run_id is None else ""), err=True)
     if as_json:
-        # 000's wire shape, and the table each result is of (a run checks several tables).
+        # 000's wire shape; `scope` is the table each result is of (a run checks several tables).
         click.echo(json.dumps([{k: r[k] for k in WIRE} for r in results], indent=2))
     else:
         for r in results:
@@ -128,11 +130,11 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
             for opening in (NOT_EVALUATED_PREFIX, "errored: "):
                 if detail.startswith(opening) and label.lower() == opening.rstrip(": "):
                     detail = detail[len(opening):]
-            click.echo(f"{r['table']}: {r['check_id']}: {label}: {detail}")
+            click.echo(f"{r['table']}: {r['name']}: {label}: {detail}")
     failed = [r for r in results if not did_pass(r)]
     if failed:
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {found} did not pass: "
-                           + ", ".join(r["check_id"] for r in failed) + ".")
+                           + ", ".join(r["name"] for r in failed) + ".")
 
 
 def _rate_rows(kind: str, table: str) -> str:
@@ -145,10 +147,6 @@ def _rate_rows(kind: str, table: str) -> str:
     where = {"quarantine_rate": quarantined, "quarantine_increase": quarantined, "rule_rate": fired,
              "rule_increase": fired, "flag_rate": f"they are the rows of {table} whose _quality_flags is not empty"}[kind]
     return f"a threshold keeps no rows of its own; {where} (assay report shows examples of each rule)"
-
-
-# What `checks --json` prints of a result: 000's wire shape and the table it is of.
-WIRE = ("table", "check_id", "passed", "detail")
 
 
 def _label(result: dict) -> str:
@@ -236,14 +234,16 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
         if found is None:
             raise AssayError(unrecorded_run(run_id, project_dir))
         of_run = recorded.of_run(found)
-        # Declared ids are reported upper-cased (000), SQL check files by their file name: either case finds them.
-        results = [r for r in of_run if r["check_id"].upper() == check_id.upper()]
+        # A check is found by the name `check list` shows (a SQL check file's NAMESPACE.TABLE/NAME, a
+        # rule's name) or by its id in `assay checks --json` (upper-cased), in any case.
+        results = [r for r in of_run if check_id.upper() in (r["check_id"].upper(), r["name"].upper())]
         if not results:
-            ids = sorted({r["check_id"] for r in of_run})
+            ids = sorted({r["name"] for r in of_run})
             raise AssayError(f"run {found} recorded no check {check_id}; its checks are {', '.join(ids)}. "
                              f"Run `assay checks {short_run_id(found)}` to see them.")
-        wanted = results[0]["check_id"]
-        kept = recorded.kept_rows(found, wanted)
+        kept = [item for name in sorted({r["name"] for r in results}) for item in recorded.kept_rows(found, name)
+                if any(r["table"] == item["table"] and r["name"] == name for r in results)]
+        kept.sort(key=lambda i: (i["table"], i["row_number"]))
     items = []
     for item in kept:
         if limit is not None and sum(1 for i in items if i["table"] == item["table"]) >= limit:
@@ -253,7 +253,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
         click.echo(exactjson.dumps(items, indent=2))
     else:
         for i in items:
-            click.echo(f"{i['table']}: {wanted} #{i['row_number']}: {exactjson.dumps(i['row'], separators=(', ', ': '))}")
+            click.echo(f"{i['table']}: {i['check_id']} #{i['row_number']}: {exactjson.dumps(i['row'], separators=(', ', ': '))}")
     tables = {i["table"] for i in items}
     for r in results:
         if r["table"] not in tables:
@@ -269,7 +269,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
                 why = "it was not evaluated"
             else:
                 why = "no rows were kept for it (a row count, an unreadable table, or a check with no rows to show)"
-            click.echo(f"{r['table']}: {wanted}: no rows: {why}: {r['detail']}", err=True)
+            click.echo(f"{r['table']}: {r['name']}: no rows: {why}: {r['detail']}", err=True)
 
 
 COMMANDS = (checks_cmd, check_group)

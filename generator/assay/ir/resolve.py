@@ -15,6 +15,7 @@ from typing import Optional
 
 from ..duration import duration
 from ..errors import Diagnostic
+from .check_ids import declared_taken_ids, entity_taken_ids, sql_check_id_clashes
 from ..spec.loader import LoadedSpec
 from ..validate import Validated
 from ..validate.context import joins_quality
@@ -202,7 +203,10 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
             }
             limit_of(r, add("referential", REFERENTIAL_DISPOSITION[r.on_missing], None, None, params, False, loc, relationship=rel.name), file)
 
-    sqls = tuple(c for _p, c in validated.sql_checks if c.table == name and c.namespace == silver)
+    own_sql = [(p, c) for p, c in validated.sql_checks if c.table == name and c.namespace == silver]
+    sqls = tuple(c for _p, c in own_sql)
+    declared = _with_rate_checks(name, file, tuple(validated.declared.get(name, ())), limits, out)
+    out.extend(sql_check_id_clashes(name, own_sql, entity_taken_ids(declared, rules)))
     return Entity(
         name=name,
         grain=ent.grain,
@@ -220,7 +224,7 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         redact=validated.parsed_value(ent.quarantine, "redact") if ent.quarantine else (),
         materialized=ent.materialized,
         incremental_lag=duration(ent.incremental.lag) if ent.incremental else None,
-        declared_checks=_with_rate_checks(name, file, tuple(validated.declared.get(name, ())), limits, out),
+        declared_checks=declared,
         sql_checks=sqls,
         file=file,
         loc=Loc(file, ent.line()),
@@ -279,6 +283,8 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
     for file, doc, _raw in loaded.table_docs:
         for tname, t in doc.tables.items():
             tables.append(TableDecl(tname, tuple(t.grain), tuple(t.columns) if t.columns is not None else None, tuple(validated.declared.get(tname, ())), Loc(file, t.line())))
+            out.extend(sql_check_id_clashes(tname, [(p, c) for p, c in validated.sql_checks if f"{c.namespace}.{c.table}" == tname],
+                                            declared_taken_ids(validated.declared.get(tname, ()))))
     s = loaded.settings.schemas
     entity_names = {e.name for e in entities}
     project = Project(

@@ -26,7 +26,7 @@ from ..duration import Duration
 from ..ir.model import INGESTION_COLUMNS, Entity, Mapping, Project
 from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, rows_in_loads, settled_ctes, source_row_fingerprint
 from .spelling import Spelling, Sql
-from .staged import diverted
+from .staged import BRONZE_SEEN, diverted
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
 ROW = "row"  # the staged relation outlives bronze (an incremental ledger): delivery by delivery
@@ -52,6 +52,10 @@ class Audited:
 
     entity: str
     reject: str | None = None
+    # True where the staged relation can be older than bronze (SQLMesh: a retried entity is
+    # evaluated alone against the staged table its failed run wrote, decision 0946): the law then
+    # counts bronze as the staged relation read it, from its `BRONZE_SEEN` column.
+    bronze_seen: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,18 +118,28 @@ def _open_rejects_cte(sp: Spelling, entity: Entity, where: Audited) -> list[str]
     return [sp.sql(", assay_open_rejects as ("), _open_rejects(sp, entity, where.reject), ")"]
 
 
+def bronze_count(sp: Spelling, entity: Entity) -> str:
+    """Bronze's rows of an entity now, as its staged relation holds them: one count per bronze
+    relation, times the mappings that read it (each stages every row; decision 0947), summed."""
+    return " + ".join(sp.sql("(select count(*) from {}){}", sp.bronze(s), f" * {n}" if n > 1 else "")
+                      for s, n in _sources_read(entity))
+
+
 def conservation_count_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     """The law by totals: one row (the counts) when it is broken, none when it holds.
 
     Holds when bronze = entity + open rejects + deduped, the staged relation holds one row per
     bronze row, the entity holds exactly the kept rows, and the open rejects are exactly the
-    diverted deliveries. The staged relation is read once for all its counts."""
+    diverted deliveries. The staged relation is read once for all its counts. With
+    `where.bronze_seen` bronze is counted as the staged relation read it (an empty staged relation
+    recorded nothing: bronze now), so a staged table older than bronze is never a violation."""
     i = sp.indent
-    bronze = " + ".join(sp.sql("(select count(*) from {}){}", sp.bronze(s), f" * {n}" if n > 1 else "")
-                        for s, n in _sources_read(entity))
+    bronze = bronze_count(sp, entity)
+    seen = [sp.sql("{}coalesce(max({}), {}) as bronze_rows,", i * 2, BRONZE_SEEN, bronze)] if where.bronze_seen else []
     lines = [
         sp.sql("with assay_staged as ("),
         sp.sql("{}select", i),
+        *seen,
         sp.sql("{}count(*) as staged_rows,", i * 2),
         sp.sql("{}count(case when _route = 'kept' then 1 end) as kept_rows,", i * 2),
         sp.sql("{}count(case when _route = 'deduped' then 1 end) as deduped_rows,", i * 2),
@@ -135,7 +149,7 @@ def conservation_count_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         *_open_rejects_cte(sp, entity, where),
         sp.sql(", assay_counts as ("),
         sp.sql("{}select", i),
-        sp.sql("{}{} as bronze_rows,", i * 2, bronze),
+        sp.sql("{}st.bronze_rows,", i * 2) if where.bronze_seen else sp.sql("{}{} as bronze_rows,", i * 2, bronze),
         sp.sql("{}st.staged_rows,", i * 2),
         sp.sql("{}st.kept_rows,", i * 2),
         sp.sql("{}st.deduped_rows,", i * 2),

@@ -90,20 +90,26 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
 
 
 def json_path_read(sp: Spelling, doc: str, keys, safe: bool) -> tuple[str, str | None]:
-    """A key path read inside a JSON column, and its coercion marker (decision 1123).
+    """A key path read inside a JSON column, and its coercion marker (decisions 1123, 1130).
 
     On an opted-in entity (`safe`) a value that is not JSON is a coercion failure of every field
     read from it: the read yields NULL and the marker is TRUE, so the implicit `<col>_coercible`
-    rule (or the field's own `coercible`) disposes of the row, never an engine error. A JSON
-    `null`, a missing key or a path through a non-object reads NULL without a marker: the document
-    is readable and holds no value there, which `not_null` judges. Each engine spells the guard
-    with its own JSON reader (`json_valid`). Elsewhere the read stays produce-or-raise.
+    rule (or the field's own `coercible`) disposes of the row, never an engine error. So is a
+    readable document whose shape stops the path (`json_path_blocked`): the document itself, or a
+    value on the way to the last key, is a string, number, boolean or array where a key is read;
+    the data is not the shape the spec reads, as text that is not JSON is not. A JSON `null` on
+    the way, a missing key and an SQL NULL column read NULL without a marker: the document holds
+    no value there, which `not_null` judges. The value at the last key is the field's cast's to
+    judge. Each engine spells both tests with its own JSON reader. Elsewhere the read stays
+    produce-or-raise.
     """
     read = sp.json_extract_text(doc, keys)
     if not safe:
         return read, None
     readable = sp.json_valid(doc)
-    return sp.sql("case when {} then {} end", readable, read), sp.sql("({} is not null and not {})", doc, readable)
+    # the shape is asked only of a readable document (an engine's reader may raise on the others)
+    marker = sp.sql("(case when {} then {} else {} is not null end)", readable, sp.json_path_blocked(doc, keys), doc)
+    return sp.sql("case when {} then {} end", readable, read), marker
 
 
 def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple[str, str | None]:

@@ -128,6 +128,12 @@ class Spelling:
         NULL on NULL (the guard of a JSON path read, decision 1123)."""
         raise NotImplementedError
 
+    def json_path_blocked(self, expr: str, keys) -> str:  # pragma: no cover - abstract
+        """TRUE when a readable JSON document's shape stops a read of the key path: the document,
+        or the value at a proper prefix of the path, is a string, number, boolean or array; FALSE
+        otherwise (a missing key, a JSON null) and on NULL (decision 1130)."""
+        raise NotImplementedError
+
     def charset_ranges(self, ranges) -> str:  # pragma: no cover - abstract
         """The code-point ranges of a charset rule, spelled as the macro argument."""
         raise NotImplementedError

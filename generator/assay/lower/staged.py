@@ -23,6 +23,9 @@ from .spelling import Spelling, Sql
 
 LINEAGE = ("_mapping", "_source_row_id", "_load_id", "_ingested_at")
 RANKS = ("_dedupe_rank", "_delivery_rank")
+# A staged column a target adds where its staged table can be older than bronze when the entity is
+# judged (SQLMesh, decision 0946): bronze's row count as this staged relation read it.
+BRONZE_SEEN = "_bronze_rows"
 # A replayed delivery (decisions 0011, 1100) carries this reserved `_load_id` and the `_ingested_at`
 # of the delivery it re-delivers: it is the latest of the source row's deliveries at that instant,
 # and an incremental ledger never holds it as late.

@@ -167,6 +167,28 @@ def stopped_outcome(why: Optional[str]) -> tuple[str, str]:
     return outcome, "fail" if why.endswith(FAIL_RULE_SUFFIX) else "required"
 
 
+def wire_check_id(name: str) -> str:
+    """000's `check_id` of a recorded check (decision 0948): `^[A-Z][A-Z0-9_]{0,127}$`, the check's
+    own id upper-cased. A declared check is recorded upper-cased already; a `fail` rule is recorded
+    under the rule's name (`kwh_not_absurd` -> `KWH_NOT_ABSURD`), a SQL check file under 002's
+    `NAMESPACE.TABLE/NAME` (-> `NAME`, also when only its CHECK_FAILED event is read; the table is
+    the result's `scope`)."""
+    from ..checks.sqlfile import reported_check_id
+
+    return reported_check_id(str(name))
+
+
+def _result(table: str, name: str, kind: str, passed: bool, detail: str) -> dict[str, Any]:
+    """One result of `CheckResults.of_run`: 000's wire fields first (see `WIRE`), then the commands' own."""
+    return {"check_id": wire_check_id(name), "passed": passed, "detail": detail, "scope": table,
+            "table": table, "name": str(name), "kind": kind}
+
+
+# What `assay checks --json` prints of a result: 000's wire shape, `scope` being the table the
+# result is of (the run's receipt records it for every result: a run checks several tables).
+WIRE = ("check_id", "passed", "detail", "scope")
+
+
 class CheckResults:
     """The recorded results in schema `meta`, read through `reader` (a runtime.warehouse.Reader, or
     anything with its `query`, `exists` and `relation`). A warehouse whose builds recorded nothing
@@ -273,22 +295,23 @@ class CheckResults:
 
     def of_run(self, run_id: str) -> list[dict[str, Any]]:
         """The results of one run, in table then declaration order: 000's wire fields (`check_id`,
-        `passed`, `detail`), the `table` each is of and its `kind`. The checks that stopped or set
-        back a table without recording a result (`stopped`) come first among their table's, failed,
-        of kind `audit`, the build's sentence as their detail."""
+        the reported id `wire_check_id` gives; `passed`; `detail`; `scope`, the table the check
+        covered), and, for the commands' own use, `table`, `name` (the check as it was recorded and
+        as `assay check list` names it: a SQL check file's `NAMESPACE.TABLE/NAME`, a rule's own name)
+        and `kind`. The checks that stopped or set back a table without recording a result
+        (`stopped`) come first among their table's, failed, of kind `audit`, the build's sentence
+        as their detail."""
         from ..checks.recorded import verdict_of_row
 
         rows = self.rows(RESULT_COLUMNS, "where run_id = ?", (run_id,))
         out = []
         for s in self.stopped(run_id):
             out.append(((s["table"], 0, 0, s["check_id"]),
-                        {"table": s["table"], "check_id": s["check_id"], "passed": False,
-                         "detail": str(s["why"] or ""), "kind": AUDIT}))
+                        _result(s["table"], s["check_id"], AUDIT, False, str(s["why"] or ""))))
         for table, check_id, kind, passed, spec, measures, position in rows:
             # The recorded verdict is the one the run acted on; the sentence is rendered again here.
             out.append(((table, 1, position or 0, check_id),
-                        {"table": table, "check_id": check_id, "passed": bool(passed),
-                         "detail": verdict_of_row(kind, spec, measures).detail, "kind": kind}))
+                        _result(table, check_id, kind, bool(passed), verdict_of_row(kind, spec, measures).detail)))
         return [r for _, r in sorted(out, key=lambda x: x[0])]
 
     def listing(self) -> list[dict[str, Any]]:

@@ -157,6 +157,24 @@ def _check_thresholds(ctx: Context, file: str, m, where: str) -> None:
         ctx.report(file, f.line("error_after"), f"`error_after: {f.error_after}` of {where} is shorter than `warn_after: {f.warn_after}`; an error threshold cannot come before the warning. Make `error_after` at least `{f.warn_after}`.")
 
 
+# The types a range's bounds may be read as when the column's own type does not parse: a number,
+# then a timestamp, then a date (the three orderable families).
+BOUND_STAND_INS = ("int", "timestamp", "date")
+
+
+def _check_bound_order(ctx: Context, file: str, rule, what: str) -> None:
+    """Refuse `min` above `max` of a range on a column whose type is unknown, when both bounds read
+    as one orderable family; bounds that read as none are left to be judged once the type parses."""
+    if rule.min is None or rule.max is None:
+        return
+    for stand_in in BOUND_STAND_INS:
+        (lo, bad_lo), (hi, bad_hi) = parse_bound(rule.min, stand_in), parse_bound(rule.max, stand_in)
+        if not bad_lo and not bad_hi:
+            if not compare_bounds(lo, hi, stand_in):
+                ctx.report(file, rule.line("max"), f"{what} has `min: {rule.min}` above `max: {rule.max}`, which no value satisfies; swap them.")
+            return
+
+
 def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm, steps) -> None:
     column_type = normalize_type(ent.fields[col].type) or "string"
     # A type that does not parse is reported at the field; judging the rules against a guessed
@@ -184,6 +202,9 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
             if rule.min is None and rule.max is None:
                 ctx.report(file, line, f"{what} has neither `min` nor `max`; write at least one bound.")
             if not type_known:
+                # The field's type is refused at the field; bounds that are out of order whatever
+                # the column holds are still a problem of their own (decision 0948).
+                _check_bound_order(ctx, file, rule, what)
                 continue
             if not (is_numeric(column_type) or is_temporal(column_type)):
                 ctx.report(file, line, f"{what} compares values, and `{col}` is {column_type}; a range applies to numbers, dates and timestamps. Use `length` or `in_set` for text.")

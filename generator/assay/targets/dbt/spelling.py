@@ -166,6 +166,9 @@ class DbtSpelling(Spelling):
     def json_valid(self, expr: str) -> str:
         return call("json_valid", jexpr(expr))
 
+    def json_path_blocked(self, expr: str, keys) -> str:
+        return call("json_path_blocked", jexpr(expr), jstr_list(keys))
+
     def charset_ranges(self, ranges) -> str:
         return "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in ranges) + "]"
 

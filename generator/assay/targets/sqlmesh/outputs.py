@@ -76,7 +76,7 @@ def _lowered(entity: Entity, project: Project, low: SqlmeshSpelling) -> list[Aud
     plan and run (the entity, `__current` for type 2), the conservation law included: it reads
     the reject table this evaluation's reject model wrote, which runs before it (decision 0939)."""
     reject = naming.reject(project, entity) if entity.has_reject else None
-    return lowered_audits(low, entity, Audited("@this_model", reject))
+    return lowered_audits(low, entity, Audited("@this_model", reject, bronze_seen=True))
 
 
 def _conservation_recorder(entity: Entity, project: Project, low: SqlmeshSpelling, audit: Audit) -> str:

@@ -70,6 +70,9 @@ class SqlmeshSpelling(Spelling):
     def json_valid(self, expr: str) -> str:
         return self.call("json_valid", Sql(expr))
 
+    def json_path_blocked(self, expr: str, keys) -> str:
+        return self.call("json_path_blocked", Sql(expr), *(str(k) for k in keys))
+
     def charset_ranges(self, ranges) -> str:
         return self.string(",".join(f"U+{lo:04X}" if lo == hi else f"U+{lo:04X}-U+{hi:04X}" for lo, hi in ranges))
 

@@ -8,8 +8,10 @@ audits that stop a run before the entity is rewritten.
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from ...lower.audits import ranking_mappings, staged_audits as staged_audits_of
-from ...lower.staged import staged_query, staged_relation
+from dataclasses import replace
+
+from ...lower.audits import bronze_count, ranking_mappings, staged_audits as staged_audits_of
+from ...lower.staged import BRONZE_SEEN, staged_query, staged_relation
 from . import naming
 from .checks import staged_tail
 from .modelblock import audit_call, model_block
@@ -58,7 +60,11 @@ def staged_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         tags="(assay, assay_staged)",
         audits=staged_audits(entity, project, low),
     )
-    query = staged_query(low, staged_relation(low, entity, project))
+    rel = staged_relation(low, entity, project)
+    # SQLMesh retries a failed entity alone, against this table as its failed run wrote it, while
+    # bronze may have grown since: the conservation law counts bronze as this query read it (0946)
+    rel = replace(rel, kept=[*rel.kept, low.sql("{} as {}", bronze_count(low, entity), BRONZE_SEEN)])
+    query = staged_query(low, rel)
     tail = staged_tail(entity, project, low, fail_rules(entity), FAILED_RULES)
     if tail:
         # a build the audits below stop is recorded here (0932), with the entity's checks when

@@ -82,6 +82,7 @@ SELECT
   _ingested_at,
   _dedupe_rank,
   _delivery_rank,
+  (SELECT COUNT(*) FROM bronze.q__codes) AS _bronze_rows,
   @assay_quality_flags(('code_fail_coercible', _r__code_fail_coercible), ('code_fail_unique', _r__code_fail_unique), ('code_flag_coercible', _r__code_flag_coercible), ('code_flag_unique', _r__code_flag_unique), ('code_id_coercible', _r__code_id_coercible), ('code_quar_coercible', _r__code_quar_coercible), ('code_quar_unique', _r__code_quar_unique)) AS _failed_rules,
   CASE
     WHEN _delivery_rank > 1 THEN 'deduped'

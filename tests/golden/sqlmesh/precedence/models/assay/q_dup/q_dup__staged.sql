@@ -74,6 +74,7 @@ SELECT
   _ingested_at,
   _dedupe_rank,
   _delivery_rank,
+  (SELECT COUNT(*) FROM bronze.q__dups) AS _bronze_rows,
   @assay_quality_flags(('group_id_coercible', _r__group_id_coercible), ('note_coercible', _r__note_coercible), ('status_coercible', _r__status_coercible), ('status_in_set', _r__status_in_set)) AS _failed_rules,
   CASE
     WHEN _delivery_rank > 1 THEN 'deduped'

@@ -34,6 +34,7 @@ WHERE _route = 'kept';
   violations := (
     WITH assay_staged AS (
       SELECT
+        COALESCE(MAX(_bronze_rows), (SELECT COUNT(*) FROM bronze.q__lines)) AS bronze_rows,
         COUNT(*) AS staged_rows,
         COUNT(CASE WHEN _route = 'kept' THEN 1 END) AS kept_rows,
         COUNT(CASE WHEN _route = 'deduped' THEN 1 END) AS deduped_rows,
@@ -55,7 +56,7 @@ WHERE _route = 'kept';
     )
     , assay_counts AS (
       SELECT
-        (SELECT COUNT(*) FROM bronze.q__lines) AS bronze_rows,
+        st.bronze_rows,
         st.staged_rows,
         st.kept_rows,
         st.deduped_rows,
@@ -80,6 +81,7 @@ AUDIT (
 );
 WITH assay_staged AS (
   SELECT
+    COALESCE(MAX(_bronze_rows), (SELECT COUNT(*) FROM bronze.q__lines)) AS bronze_rows,
     COUNT(*) AS staged_rows,
     COUNT(CASE WHEN _route = 'kept' THEN 1 END) AS kept_rows,
     COUNT(CASE WHEN _route = 'deduped' THEN 1 END) AS deduped_rows,
@@ -101,7 +103,7 @@ WITH assay_staged AS (
 )
 , assay_counts AS (
   SELECT
-    (SELECT COUNT(*) FROM bronze.q__lines) AS bronze_rows,
+    st.bronze_rows,
     st.staged_rows,
     st.kept_rows,
     st.deduped_rows,

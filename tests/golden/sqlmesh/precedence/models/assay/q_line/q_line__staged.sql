@@ -93,6 +93,7 @@ SELECT
   _ingested_at,
   _dedupe_rank,
   _delivery_rank,
+  (SELECT COUNT(*) FROM bronze.q__lines) AS _bronze_rows,
   @assay_quality_flags(('amount_coercible', _r__amount_coercible), ('amount_range_min', _r__amount_range_min), ('code_coercible', _r__code_coercible), ('code_unique', _r__code_unique), ('line_no_coercible', _r__line_no_coercible), ('order_date_coercible', _r__order_date_coercible), ('order_id_coercible', _r__order_id_coercible), ('status_coercible', _r__status_coercible), ('status_in_set', _r__status_in_set)) AS _failed_rules,
   CASE
     WHEN _delivery_rank > 1 THEN 'deduped'

@@ -1,0 +1,72 @@
+"""`assay checks --json` is 000's wire shape for every kind of result (decision 0948).
+
+000: `check_id` matches `^[A-Z][A-Z0-9_]{0,127}$` (the check's own id upper-cased), the fields are
+`check_id`, `passed`, `detail` and `scope` ("which relation this check covered"). An outside tester
+found a `fail` rule reported as `kwh_not_absurd`, a SQL check file as
+`silver.customer/no_test_accounts`, and an extra `table` field on every result. The warehouse here
+holds the meta tables as the dbt package writes them (no dbt run): a declared check, a SQL check
+file that warned with kept rows, and the CHECK_FAILED event of a `fail` rule's stop.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.cli.test_check_rows_cmd import invoke, results_warehouse
+from tests.cli.test_table_cmd import EVENTS
+
+RUN = "5d1c2f0e-0000-4000-8000-00000000abcd"
+WIRE_ID = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
+
+
+def recorded(tmp_path):
+    project, con = results_warehouse(tmp_path)
+    at = "2026-12-01 10:00:00"
+    con.execute(
+        "insert into assay_meta.assay_check_results values "
+        "(?, 'customer', 'CUSTOMER_UNIQUE', 1, 'key_uniqueness', 'required', true, 3, ?, ?, ?),"
+        "(?, 'customer', 'silver.customer/no_test_accounts', 1001, 'sql', 'warn', true, 1, ?, ?, ?)",
+        [RUN, json.dumps({"columns": ["customer_id"], "types": ["string"], "bounds": {}}),
+         json.dumps({"rows": 3, "repeats": 0}), at,
+         RUN, json.dumps({"columns": [], "types": [], "bounds": {"on_failure": "warn"}}),
+         json.dumps({"rows": 1, "failing_rows": 1}), at])
+    con.execute("insert into assay_meta.assay_check_rows values "
+                "(?, 'customer', 'silver.customer/no_test_accounts', 1, '{\"customer_id\": \"C-9\"}')", [RUN])
+    con.execute(EVENTS)
+    con.execute("insert into assay_meta.assay_events values ('e1', 'CHECK_FAILED', ?, 'reading', 'kwh_not_absurd', "
+                "'1 row failed rule kwh_not_absurd (on_fail: fail)', 1, null, ?)", [RUN, at])
+    con.close()
+    return project
+
+
+def test_every_result_has_the_wire_fields_an_upper_cased_id_and_its_scope(tmp_path):
+    project = recorded(tmp_path)
+    result = invoke("checks", RUN, "--json", "--project", str(project))
+    assert result.exit_code == 2, result.output
+    items = json.loads(result.stdout)
+    assert items == [
+        {"check_id": "CUSTOMER_UNIQUE", "passed": True,
+         "detail": "key (customer_id) is distinct across all 3 rows, as expected", "scope": "customer"},
+        {"check_id": "NO_TEST_ACCOUNTS", "passed": True, "detail": "returned 1 row (warned)", "scope": "customer"},
+        {"check_id": "KWH_NOT_ABSURD", "passed": False,
+         "detail": "1 row failed rule kwh_not_absurd (on_fail: fail)", "scope": "reading"},
+    ]
+    assert all(WIRE_ID.fullmatch(i["check_id"]) for i in items)
+    # the text lines name each check as the build and `assay check list` do
+    text = invoke("checks", RUN, "--project", str(project)).stdout.splitlines()
+    assert "customer: silver.customer/no_test_accounts: passed: returned 1 row (warned)" in text, text
+    assert text[-1] == "reading: kwh_not_absurd: FAILED: 1 row failed rule kwh_not_absurd (on_fail: fail)", text
+
+
+def test_check_rows_finds_a_sql_check_by_either_name_in_any_case(tmp_path):
+    project = recorded(tmp_path)
+    want = [{"table": "customer", "check_id": "silver.customer/no_test_accounts", "row_number": 1,
+             "row": {"customer_id": "C-9"}}]
+    for typed in ("NO_TEST_ACCOUNTS", "no_test_accounts", "silver.customer/no_test_accounts",
+                  "SILVER.CUSTOMER/NO_TEST_ACCOUNTS"):
+        got = invoke("check", "rows", RUN[:8], typed, "--json", "--project", str(project))
+        assert got.exit_code == 0, (typed, got.output)
+        assert json.loads(got.stdout) == want, typed
+    stop = invoke("check", "rows", RUN[:8], "KWH_NOT_ABSURD", "--project", str(project))
+    assert stop.exit_code == 0 and "reading: kwh_not_absurd: no rows: it stopped or set back the table" in stop.stderr
