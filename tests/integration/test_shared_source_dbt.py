@@ -28,8 +28,10 @@ import json
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
 from assay.api import load_project
+from assay.cli.main import cli
 from assay.replay import replay
 from tests.support.corpus import Relation
 
@@ -225,11 +227,18 @@ def story(tmp_path_factory) -> dict:
     write_spec(spec, fixed=False)
     project = make_project(root / "project", spec)
 
+    explained = {}
+
     def build(name: str) -> None:
         proc = project.dbt("build")
         assert proc.returncode == 0, f"dbt build at {name} failed:\n{proc.stdout[-6000:]}"
+        if name == "b1":
+            res = CliRunner().invoke(cli, ["explain", "flow", "M3-imp", "--project", str(project.path), "--spec", str(spec)])
+            assert res.exit_code == 0, res.output
+            explained[name] = res.output
 
-    return tell(project, spec, project.db_path, lambda: generate_dbt_project(spec, project.path), build)
+    out = tell(project, spec, project.db_path, lambda: generate_dbt_project(spec, project.path), build)
+    return {**out, "explained": explained}
 
 
 @pytest.mark.parametrize("build", BUILDS)
@@ -239,3 +248,11 @@ def test_every_build_places_and_records_as_the_rules_say(story, build):
 
 def test_replay_puts_back_one_bronze_row_per_source_row(story):
     check_replayed(story["b3"], story["redelivered"])
+
+
+def test_explain_tells_a_key_its_own_mappings_reject_row(story):
+    """M3-imp is `import`'s key of r3: its one open reject row is `import`'s, not also `export`'s
+    row of the same bronze row (which describes M3-exp)."""
+    out = story["explained"]["b1"]
+    assert "1 open reject row." in out, out
+    assert out.count("\nreject row ") == 1 and "failed rules: kwh_coercible_2" in out, out
