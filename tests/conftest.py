@@ -260,7 +260,8 @@ SHARED_SPARK_FILES = frozenset({
     "tests/integration/test_spark_checks.py", "tests/integration/test_spark_corpus.py",
     "tests/integration/test_spark_freshness.py", "tests/integration/test_spark_incremental.py",
     "tests/integration/test_spark_macro_table.py",
-    "tests/integration/test_spark_multiload.py", "tests/integration/test_spark_stopped_builds.py",
+    "tests/integration/test_spark_multiload.py", "tests/integration/test_spark_redact_json_keys.py",
+    "tests/integration/test_spark_stopped_builds.py",
     "tests/integration/test_spark_type2.py",
     "tests/security/test_inert_spark.py",
 })

@@ -15,7 +15,8 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from .ir.model import Entity, Project, Rule
-from .privacy import HIDDEN, pii_bronze_columns, pii_columns, shown_values
+from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
+from .redaction import NOT_JSON, inside
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 
@@ -172,6 +173,8 @@ class Explanation:
                 f"reject row {r['reject_id']} for {r['source_relation']} row {r['_source_row_id']}: {state}; "
                 f"first seen {r['first_seen']}, last seen {r['last_seen']} (load {r['_load_id']}), "
                 f"failed rules: {', '.join(r['failed_rules']) or 'none'}"
+                # the build that wrote it last: a set-back build's rows name it (decision 0944)
+                + (f"; written by run {r['last_run_id']}" if r.get("last_run_id") else "")
             )
         return lines
 
@@ -211,7 +214,9 @@ class Explainer:
         self.sources = {m.name: m.source for m in entity.mappings}
         # Bronze columns `quarantine.redact` names: never shown; pii fields and the bronze columns
         # they are read from: named, their values hidden (privacy.py).
-        self.redacted = frozenset(entity.redact)
+        self.redacted = tuple(entity.redact)
+        # JSON columns a redaction reaches inside: a value of one that is not JSON is never shown
+        self.redacted_inside = frozenset(inside(entity.redact))
         self.pii_columns, self.pii_bronze = pii_columns(entity), pii_bronze_columns(entity)
 
     # ------------------------------------------------------------------ gathering
@@ -284,7 +289,7 @@ class Explainer:
                     "_load_id": row.get("_load_id"), "first_seen": _text(row.get("first_seen")),
                     "last_seen": _text(row.get("last_seen")), "failed_rules": _flags(row.get("failed_rules")),
                     "disposition": row.get("disposition"), "resolved_at": _text(row.get("resolved_at")),
-                    "resolution": row.get("resolution"),
+                    "resolution": row.get("resolution"), "last_run_id": row.get("last_run_id"),
                 })
         return found
 
@@ -319,13 +324,15 @@ class Explainer:
                     if src is not None:
                         raw = d.bronze.get(src.bronze_column)
                         path = "$." + ".".join(src.path)
-                        # a hidden (pii) column is judged on its value, read here and never shown
-                        text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN else raw
+                        # a hidden (pii) column, or one a redaction could not rewrite (not JSON),
+                        # is judged on its value, read here and never shown
+                        left_out = raw == NOT_JSON and src.bronze_column in self.redacted_inside
+                        text = self._raw_bronze(source, d.source_row_id, d.load_id, src.bronze_column) if raw == HIDDEN or left_out else raw
                         why = unreadable_path(text, src.path) if len(src.path) > 1 and isinstance(text, str) else None
                         if why is not None:
                             # a path read of text that is not JSON (decision 1123) or not of the
-                            # shape the path reads (1130); of a pii column only the kind is told
-                            shown = HIDDEN if raw == HIDDEN else repr(raw)
+                            # shape the path reads (1130); of a pii or unrewritable column only the kind is told
+                            shown = HIDDEN if raw == HIDDEN else REDACTED if left_out else repr(raw)
                             d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} {why}, so {path} "
                                                f"could not be read and did not become a {src.target_type}")
                         else:

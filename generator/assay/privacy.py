@@ -8,7 +8,9 @@ check rows`) is meant to be shared, so it never carries:
 - the value of a field classified `pii`, nor of the bronze columns such a field is read from: the
   field is named and its value replaced by `HIDDEN`, so a reader still sees which field a rule
   judged;
-- a bronze column `quarantine.redact` names: left out entirely (its payload was never kept).
+- a bronze column `quarantine.redact` names: left out entirely (its payload was never kept);
+  a key a redaction names inside a JSON column: removed from the document shown, and a value of
+  such a column that is not JSON is left out whole (decision 0943, `redaction.py`).
 
 One place decides, so a new command cannot show what the report hides.
 """
@@ -18,9 +20,11 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from .ir.model import Entity
+from .redaction import redacted_row
 
 PII = "pii"
 HIDDEN = "(pii: not shown)"
+REDACTED = "(redacted: not shown)"
 
 
 def pii_columns(entity: Entity) -> frozenset[str]:
@@ -40,7 +44,8 @@ def hidden_names(entity: Entity) -> frozenset[str]:
 
 
 def shown_values(values: Mapping[str, Any], hidden: Iterable[str], redacted: Iterable[str] = ()) -> dict[str, Any]:
-    """`values` as assay may show them: `redacted` names left out, `hidden` values replaced by HIDDEN
-    (a missing value stays None: that there was none is no private fact)."""
-    hidden, redacted = frozenset(hidden), frozenset(redacted)
-    return {k: (HIDDEN if k in hidden and v is not None else v) for k, v in values.items() if k not in redacted}
+    """`values` as assay may show them: `redacted` entries (`quarantine.redact`, as the IR keeps
+    it) removed, `hidden` values replaced by HIDDEN (a missing value stays None: that there was
+    none is no private fact)."""
+    hidden = frozenset(hidden)
+    return {k: (HIDDEN if k in hidden and v is not None else v) for k, v in redacted_row(dict(values), redacted).items()}

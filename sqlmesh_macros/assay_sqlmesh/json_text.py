@@ -7,6 +7,7 @@ import json as _json
 from sqlglot import exp
 from sqlmesh import macro
 
+from . import redact_json
 from ._core import AssayMacroError, as_text, dialect_of, lit, pick, postgres_version, render, string_arg, text, type_name
 
 
@@ -149,24 +150,39 @@ def json_object_sql(pairs: list[tuple[str, str]], dialect: str) -> str:
 
 
 def row_json_sql(alias: str, redact: list[str], dialect: str) -> str:
-    if dialect == "postgres":
-        return f"CAST((TO_JSONB({alias}){''.join(' - ' + lit(c, dialect) for c in redact)}) AS TEXT)"
+    """The whole row as JSON text without the `redact` paths (`phone`, `payload.ssn`; decision 0943)."""
+    whole, inside = redact_json.split(redact)
     if dialect in ("redshift", "trino", "snowflake"):
         # Snowflake has OBJECT_CONSTRUCT_KEEP_NULL(alias.*), but SQLMesh re-parses every macro
         # result and sqlglot cannot read a qualified star there.
         raise AssayMacroError(
             f"assay_row_json: {dialect} has no whole-row JSON that SQLMesh can carry; list the bronze columns and use assay_json_object"
         )
+    if inside and dialect not in ("duckdb", "postgres", "spark", "databricks"):
+        raise AssayMacroError(
+            f"assay_row_json: {dialect} cannot remove a key inside a JSON column ({', '.join(sorted(inside))}); redact the whole column or load the value into a column of its own"
+        )
+    if dialect == "postgres":
+        if inside:
+            return redact_json.postgres_row(alias, whole, inside, lambda t, p: redact_json.postgres_document(
+                t, p, json_valid_sql(as_text(t, dialect), dialect)))
+        return f"CAST((TO_JSONB({alias}){''.join(' - ' + lit(c, dialect) for c in whole)}) AS TEXT)"
     if dialect in ("spark", "databricks"):
-        return f"TO_JSON(STRUCT({alias}.*))"
+        if not redact:
+            return f"TO_JSON(STRUCT({alias}.*))"
+        # Null members kept through the map, as the dbt package's row_json keeps them.
+        return redact_json.spark_row(f"TO_JSON(STRUCT({alias}.*), MAP('ignoreNullFields', 'false'))", whole, inside)
     if dialect == "bigquery":
-        except_ = f" EXCEPT ({', '.join(redact)})" if redact else ""
+        except_ = f" EXCEPT ({', '.join(whole)})" if whole else ""
         return f"TO_JSON_STRING((SELECT AS STRUCT {alias}.*{except_}))"
     string = type_name("string", dialect)
-    if not redact:
+    if inside:
+        return redact_json.duckdb_row(alias, whole, inside, lambda t, p: redact_json.duckdb_document(
+            as_text(t, dialect), p, json_valid_sql(as_text(t, dialect), dialect)))
+    if not whole:
         return f"CAST(TO_JSON({alias}) AS {string})"
     # RFC 7396 merge patch: a null member removes the key.
-    patch = "{" + ", ".join(f"{_json.dumps(c)}: null" for c in redact) + "}"
+    patch = "{" + ", ".join(f"{_json.dumps(c)}: null" for c in whole) + "}"
     return f"CAST(JSON_MERGE_PATCH(TO_JSON({alias}), {lit(patch, dialect)}) AS {string})"
 
 
@@ -233,7 +249,8 @@ def assay_json_object(evaluator, *pairs: exp.Tuple) -> exp.Expr:
 
 @macro()
 def assay_row_json(evaluator, alias: exp.Expr, *redact: str) -> exp.Expr:
-    """The whole row of a table alias as JSON text, without the redacted columns (a reject's `raw`).
+    """The whole row of a table alias as JSON text, without the redacted columns (a reject's `raw`);
+    a dotted argument (`'payload.ssn'`) removes that key inside the column's JSON document instead.
 
     It reads every column the relation has, not only the mapped ones, so a replay after a spec
     change still finds a column nobody mapped before.
@@ -244,4 +261,4 @@ def assay_row_json(evaluator, alias: exp.Expr, *redact: str) -> exp.Expr:
     """
     d = dialect_of(evaluator)
     name = alias.name if isinstance(alias, (exp.Column, exp.Identifier, exp.Table)) else text(alias, d)
-    return render(row_json_sql(name, [string_arg(c, "a redacted column") for c in redact], d), d)
+    return render(row_json_sql(name, [string_arg(c, "a redacted path") for c in redact], d), d)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import json
 import re
 from pathlib import Path
 
@@ -103,7 +104,7 @@ def render_env(engine: str) -> _Namespace:
         "var": lambda name, default=None: 150000 if name == "assay_postgres_version_num" else default,
         "adapter": _Namespace({"dispatch": dispatch, "quote": lambda s: f'"{s}"'}),
         "dbt": _Namespace({"dateadd": lambda part, n, ts: f"DATEADD({part}, {n}, {ts})"}),
-        "assay": assay,
+        "assay": assay, "tojson": lambda value, sort_keys=False: json.dumps(value, sort_keys=sort_keys),
         "run_started_at": datetime.datetime(2025, 1, 2, 3, 4, 5, 600000),
     })
     for folder in OWN_DIRS:
@@ -149,6 +150,25 @@ def test_backslashes_and_quotes_survive_string_literal(engine: str) -> None:
     literal = render_env(engine).string_literal(r"it's \d")
     parsed = sqlglot.parse_one(f"SELECT {literal}", read={"databricks": "databricks"}.get(engine, engine))
     assert parsed.expressions[0].this == r"it's \d"
+
+
+# Decision 0943: a key path inside a JSON column, beside a whole column.
+REDACT = ["phone", "payload.ssn", "payload.a.b", "extra.card"]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres", "spark", "databricks"])
+def test_row_json_with_key_paths_renders_to_sql_the_dialect_parses(engine: str) -> None:
+    sql = render_env(engine).row_json("b", REDACT)
+    sqlglot.parse_one(f"SELECT {sql} FROM t AS b", read=engine)
+    # each JSON column is rewritten once, with every path of it
+    assert sql.count("'payload'") == sql.count("'extra'") >= 1
+    assert "'phone'" in sql and "ssn" in sql and "card" in sql
+
+
+@pytest.mark.parametrize("engine", ["snowflake", "bigquery", "redshift", "trino"])
+def test_row_json_with_key_paths_is_refused_where_no_spelling_removes_a_key(engine: str) -> None:
+    with pytest.raises(jinja2.TemplateError, match="redact the whole column|list the bronze columns"):
+        render_env(engine).row_json("b", REDACT)
 
 
 def test_parents_are_used_where_an_engine_has_no_form_of_its_own() -> None:

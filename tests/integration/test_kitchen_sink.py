@@ -29,8 +29,8 @@ BRONZE = [
         ["l1", T, "p3", "c3", json.dumps({"label": "Gadget", "price": "x"}), "maybe"],
     ]),
     Relation("raw_web_sales", M + ["id", "line", "store", "sku", "qty", "price", "ts", "channel", "note", "payload", "Order", "card"], [
-        ["l1", T, "w1", " 100 ", "1", None, "sku-a1", "2", "-5.00", "2026-02-01T10:00:00+02:00", "W", "#promo", json.dumps({"geo": {"country": "FI"}}), "A", "4111"],
-        ["l1", T, "w2", "100", "2", "s1", "SKU-B2", "0", "3.00", "2026-02-01T11:00:00Z", "web", "plain", json.dumps({"geo": {"country": "de"}}), "A", "4111"],
+        ["l1", T, "w1", " 100 ", "1", None, "sku-a1", "2", "-5.00", "2026-02-01T10:00:00+02:00", "W", "#promo", json.dumps({"geo": {"country": "FI"}, "buyer": {"email": "SECRET@example.com", "tier": "gold"}}), "A", "4111"],
+        ["l1", T, "w2", "100", "2", "s1", "SKU-B2", "0", "3.00", "2026-02-01T11:00:00Z", "web", "plain", json.dumps({"buyer": {"email": "SECRET@example.org"}, "geo": {"country": "de"}}), "A", "4111"],
         ["l1", T, "w3", "101", "1", "S9", "zz", "1", "1.00", "2019-02-01T11:00:00Z", "mail", None, json.dumps({"geo": {}}), None, None],
         ["l2", "2026-03-02T10:00:00Z", "w4", "101", "1", "S1", "A1", "1", "2.00", "2019-02-01T11:00:00Z", "web", "#x", None, "B", None],
     ]),
@@ -82,6 +82,11 @@ def test_reject_rows_record_every_rule_and_redact(built):
     assert rows["t3"][0] == ["line_coercible"]
     raw = json.loads(rows["w1"][1])
     assert raw["Order"] == "A" and raw["store"] is None and "card" not in raw
+    # a key inside the JSON column (decision 0943): gone, the document's other members kept; the
+    # store mapping's relation has no `payload` column, and its rejects are written all the same
+    assert json.loads(raw["payload"]) == {"geo": {"country": "FI"}, "buyer": {"tier": "gold"}}
+    assert json.loads(json.loads(rows["w2"][1])["payload"]) == {"buyer": {}, "geo": {"country": "de"}}
+    assert all("SECRET" not in r[1] for r in rows.values()) and "payload" not in json.loads(rows["t3"][1])
 
 
 def test_transforms(built):

@@ -187,6 +187,7 @@ class SetBack:
         assert [(r[item_cols.index("item_id")], r[item_cols.index("_source_row_id")],
                  r[item_cols.index("price")], r[item_cols.index("qty")]) for r in before] == [("i1", "a1", Decimal("1.50"), 3)]
         rej_before = rejects(project)
+        run1 = run_results(project)["metadata"]["invocation_id"]
         assert {s: (list(r["failed_rules"]), r["resolved_at"]) for s, r in rej_before.items()} == {
             "a2": (["qty_range_min"], None), "a3": (["item_of_shop_referential"], None)}
 
@@ -219,12 +220,16 @@ class SetBack:
         assert ("i3", "a3") in candidate
         # open reject rows: nothing resolved. i3's row (no longer diverted) is untouched to the
         # last column; i2's row (still diverted, re-judged by the reject model that runs before
-        # the entity) keeps every column but its evaluation stamp.
+        # the entity) keeps every column but its evaluation stamp and the build it names, the
+        # set-back one (decision 0944).
         rej_after = rejects(project)
         assert set(rej_after) == set(rej_before)
         assert rej_after["a3"] == rej_before["a3"]
-        assert {k: v for k, v in rej_after["a2"].items() if k != "last_evaluated_at"} == \
-               {k: v for k, v in rej_before["a2"].items() if k != "last_evaluated_at"}
+        stamps = ("last_evaluated_at", "last_run_id")
+        assert {k: v for k, v in rej_after["a2"].items() if k not in stamps} == \
+               {k: v for k, v in rej_before["a2"].items() if k not in stamps}
+        assert (rej_before["a2"]["last_run_id"], rej_after["a2"]["last_run_id"]) == (
+            run1, run_results(project)["metadata"]["invocation_id"])
 
         # 3. A good third load publishes again: i3 admitted, its reject row resolved.
         project.load_bronze([shops(S1, S2), items(*LOAD1, GOOD3)])

@@ -7,6 +7,8 @@ from assay.lower.spelling import Spelling, Sql
 
 #: What `run_timestamp` is in these tests: a fixed instant, so a story's stamps are known.
 NOW = "timestamp '2026-01-03 00:00:00'"
+#: ... and the run's id.
+RUN = "'run-3'"
 
 
 def _text(arg) -> str:
@@ -40,6 +42,9 @@ class DuckSpelling(Spelling):
         assert macro == "flags_contain", macro
         flags, rule = args
         return f"list_contains({_text(flags)}, {self.string(rule)})"
+
+    def run_id(self):
+        return RUN
 
     def json_object(self, pairs):
         return "json_object(" + ", ".join(f"{self.string(k)}, {v}" for k, v in pairs) + ")::varchar"

@@ -13,12 +13,13 @@ from types import SimpleNamespace
 import duckdb
 
 from assay.lower.rejects import Prior, reject_query, resolving_query
-from tests.lower.duck_spelling import NOW, DuckSpelling
+from tests.lower.duck_spelling import NOW, RUN, DuckSpelling
 
 
 ENTITY = SimpleNamespace(name="item", key=("item_id",), redact=(), mappings=(SimpleNamespace(name="m", source="src"),),
                          materialized="table")
-COLUMNS = ("reject_id", "first_seen", "last_seen", "failed_rules", "resolved_at", "resolution", "last_evaluated_at")
+COLUMNS = ("reject_id", "first_seen", "last_seen", "failed_rules", "resolved_at", "resolution", "last_evaluated_at",
+           "last_run_id")
 
 
 def _story() -> duckdb.DuckDBPyConnection:
@@ -58,7 +59,8 @@ def _open_rows(con, *ids: str) -> None:
           id as _source_row_id, 'L1' as _load_id, timestamp '2026-01-01' as first_seen,
           timestamp '2026-01-01' as last_seen, ['old'] as failed_rules, 'quarantine' as disposition,
           '{{}}' as key_values, '{{}}' as raw, cast(null as timestamp) as resolved_at,
-          cast(null as varchar) as resolution, timestamp '2026-01-01' as last_evaluated_at
+          cast(null as varchar) as resolution, timestamp '2026-01-01' as last_evaluated_at,
+          'run-1' as last_run_id
         from (values {values}) as v(id)
         """
     )
@@ -85,22 +87,25 @@ def test_history_and_resolution_on_duckdb():
     table = {got[k]: v for k, v in _table(con).items()}
     t1, t2, now = "2026-01-01 00:00:00", "2026-01-02 00:00:00", "2026-01-03 00:00:00"
     as_text = {k: tuple(str(x) if x is not None else None for x in v) for k, v in table.items()}
-    # first_seen sticky, last_seen follows the delivery, rules re-stamped, still open
-    assert as_text["r1"] == (t1, t2, "['rule_a']", None, None, now)
+    run = RUN.strip("'")
+    # first_seen sticky, last_seen follows the delivery, rules re-stamped, still open; every row
+    # this build wrote names it (decision 0944)
+    assert as_text["r1"] == (t1, t2, "['rule_a']", None, None, now, run)
     # admitted / deduped by this build's latest delivery: resolved, history untouched
-    assert as_text["r2"] == (t1, t1, "['old']", now, "admitted", now)
-    assert as_text["r3"] == (t1, t1, "['old']", now, "deduped", now)
+    assert as_text["r2"] == (t1, t1, "['old']", now, "admitted", now, run)
+    assert as_text["r3"] == (t1, t1, "['old']", now, "deduped", now, run)
     # the superseded earlier delivery speaks for nothing: the latest one diverts it again
-    assert as_text["r4"] == (t1, t2, "['rule_b']", None, None, now)
+    assert as_text["r4"] == (t1, t2, "['rule_b']", None, None, now, run)
     # newly diverted: first seen now
-    assert as_text["r5"] == (t2, t2, "['rule_c']", None, None, now)
+    assert as_text["r5"] == (t2, t2, "['rule_c']", None, None, now, run)
 
 
 def _resolve_as_the_package_does(con, entity) -> None:
     """The default__reject_resolution_sql UPDATE of the dbt package, spelled for this test."""
     con.execute(
         f"""
-        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW}
+        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW},
+          last_run_id = {RUN}
         from ({resolving_query(DuckSpelling(), entity)}) as s
         where item__reject.resolved_at is null
           and s._source_row_id = item__reject._source_row_id and s.source_relation = item__reject.source_relation
@@ -155,7 +160,7 @@ def test_an_incremental_entity_writes_only_the_reject_rows_behind_its_ledger():
           id as _source_row_id, 'L1' as _load_id, {t1} as first_seen, {t1} as last_seen, ['rule_a'] as failed_rules,
           'quarantine' as disposition, '{{}}' as key_values, '{{}}' as raw,
           case when id = 'r7' then {t2} end as resolved_at, case when id = 'r7' then 'admitted' end as resolution,
-          case when id = 'r6' then {t2} else {t1} end as last_evaluated_at
+          case when id = 'r6' then {t2} else {t1} end as last_evaluated_at, 'run-1' as last_run_id
         from (values ('r1'), ('r6'), ('r7')) as v(id)""")
     entity = SimpleNamespace(**{**vars(ENTITY), "materialized": "incremental"})
     query = reject_query(DuckSpelling(), entity, Prior("item__reject"), resolve=False)
@@ -164,8 +169,8 @@ def test_an_incremental_entity_writes_only_the_reject_rows_behind_its_ledger():
     _upsert(con, query)
     after = {k: tuple(str(x) if x is not None else None for x in v) for k, v in _table(con).items()}
     now = "2026-01-03 00:00:00"  # NOW, this build's run_timestamp
-    assert after[md5(con, "r1")] == ("2026-01-01 00:00:00", "2026-01-02 00:00:00", "['rule_a']", None, None, now)
-    assert after[md5(con, "r7")][3:] == (None, None, now)  # diverted again: reopened
+    assert after[md5(con, "r1")] == ("2026-01-01 00:00:00", "2026-01-02 00:00:00", "['rule_a']", None, None, now, "run-3")
+    assert after[md5(con, "r7")][3:] == (None, None, now, "run-3")  # diverted again: reopened
     assert after[md5(con, "r8")][0] == "2026-01-01 00:00:00"
     assert _table(con)[md5(con, "r6")] == before[md5(con, "r6")]  # untouched, its stamp too
     # the same ledger, the table now up to date: nothing to write

@@ -374,9 +374,10 @@ case(
     orders_entity("retention: 90d}", 'retention: 90d, redact: ["$.amount"]}'),
     [
         ("entity_orders.yaml", 13, "SPEC_INVALID",
-         "redact path `$.amount` of `orders` is read by mapping `raw_orders` into `orders` "
-         "(mapping_orders.yaml); replay would have nothing to re-run. Redact only columns no "
-         "mapping reads, and mark published columns with `classification:` instead."),
+         "redact path `$.amount` of `orders` intersects what mapping `raw_orders` into `orders` "
+         "(mapping_orders.yaml) reads: `amount` from `$.amount`; replay would have nothing to "
+         "re-run. Redact only columns no mapping reads, and mark published columns with "
+         "`classification:` instead."),
     ],
 )
 case(
@@ -385,17 +386,51 @@ case(
     [
         ("entity_orders.yaml", 13, "SPEC_INVALID",
          "redact path `email` of entity `orders` is not a path; write `$.<bronze column>` such "
-         "as `$.email`."),
+         "as `$.email`, or `$.<json column>.<key>` such as `$.payload.ssn`."),
+    ],
+)
+# Decision 0943: a key inside a JSON column may be redacted unless a field reads it, reads inside
+# it, or reads the document (or an object) that holds it.
+case(
+    "redact_a_key_a_field_reads",
+    {**orders_entity("retention: 90d}", 'retention: 90d, redact: ["$.payload.ssn"]}'),
+     **orders_fields('customer_id: {from: "$.payload.ssn"}\nstatus: {from: "$.payload.status"}')},
+    [
+        ("entity_orders.yaml", 13, "SPEC_INVALID",
+         "redact path `$.payload.ssn` of `orders` intersects what mapping `raw_orders` into "
+         "`orders` (mapping_orders.yaml) reads: `customer_id` from `$.payload.ssn`; replay would "
+         "have nothing to re-run. Redact only keys no field reads, and mark published columns "
+         "with `classification:` instead."),
     ],
 )
 case(
-    "redact_inside_a_json_column",
-    orders_entity("retention: 90d}", 'retention: 90d, redact: ["$.payload.ssn"]}'),
+    "redact_inside_an_object_a_field_reads",
+    {**orders_entity("retention: 90d}", 'retention: 90d, redact: ["$.payload.customer.ssn", "$.payload.note"]}'),
+     **orders_fields('customer_id: {from: "$.payload.customer"}\nstatus: {from: "$.payload.note.text"}')},
     [
         ("entity_orders.yaml", 13, "SPEC_INVALID",
-         "redact path `$.payload.ssn` of entity `orders` reaches inside the JSON column "
-         "`payload`; redact removes whole bronze columns from the reject row, so write "
-         "`$.payload`."),
+         "redact path `$.payload.customer.ssn` of `orders` intersects what mapping `raw_orders` "
+         "into `orders` (mapping_orders.yaml) reads: `customer_id` from `$.payload.customer`; "
+         "replay would have nothing to re-run. Redact only keys inside no document a field reads "
+         "whole (map the keys it needs one by one), and mark published columns with "
+         "`classification:` instead."),
+        ("entity_orders.yaml", 13, "SPEC_INVALID",
+         "redact path `$.payload.note` of `orders` intersects what mapping `raw_orders` into "
+         "`orders` (mapping_orders.yaml) reads: `status` from `$.payload.note.text`; replay would "
+         "have nothing to re-run. Redact only keys no field reads, and mark published columns "
+         "with `classification:` instead."),
+    ],
+)
+case(
+    "redact_a_json_column_a_field_reads_inside",
+    {**orders_entity("retention: 90d}", 'retention: 90d, redact: ["$.payload"]}'),
+     **orders_fields('customer_id: {from: "$.payload.customer.id"}\nstatus: {from: "$.payload.status"}')},
+    [
+        ("entity_orders.yaml", 13, "SPEC_INVALID",
+         "redact path `$.payload` of `orders` intersects what mapping `raw_orders` into `orders` "
+         "(mapping_orders.yaml) reads: `customer_id` from `$.payload.customer.id`, `status` from "
+         "`$.payload.status`; replay would have nothing to re-run. Redact only columns no mapping "
+         "reads, and mark published columns with `classification:` instead."),
     ],
 )
 case(

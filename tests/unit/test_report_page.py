@@ -388,3 +388,44 @@ def test_an_incremental_entitys_bronze_is_said_to_be_the_ledgers():
     assert "bronze counts the deliveries its ledger holds" in _text(render(data))
     data["entities"][0]["spec"]["materialized"] = "table"
     assert "bronze counts the deliveries its ledger holds" not in _text(render(data))
+
+
+def test_reject_rows_of_a_build_that_was_not_published_are_counted_apart():
+    # decision 0944: gamma's set-back build run-2 is the mart's latest run and diverted 4 of the 5
+    # open reject rows; on SQLMesh its reject model also resolved one
+    data = _data()
+    gamma = data["entities"][2]
+    gamma["unpublished_builds"] = ["run-2"]
+    gamma["rejects"] = {"open": 5, "by_age": [], "retention": "30d",
+                        "unpublished": {"runs": ["run-2"], "open": 4, "resolved": 1}}
+    data["health"] = health(data)
+    [line] = [l for l in data["health"]["lines"] if l["entity"] == "gamma"]
+    by = "run run-2, a build whose entity was not published"
+    assert line["reasons"][-2:] == [
+        f"4 open reject rows were diverted by {by}; the previous version of the entity does not account for them, "
+        "and the next build that publishes judges them again",
+        f"1 reject row was resolved by {by}: the published table does not hold what it admitted until a build publishes it"]
+    page = render(data)
+    summary = page[page.index('<table class="summary">'): page.index("</table>", page.index('<table class="summary">'))]
+    rows = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr)] for tr in re.findall(r"<tr>(.*?)</tr>", summary)[1:]]
+    assert rows[2][:7] == ["gamma", "3", "3 (not published)", "0", "0", "5 (4 not published)",
+                           "2026-11-30 06:30 (a build that was not published)"]
+    text = _text(page)
+    assert "latest run run-2 at 2026-11-30 06:30 UTC (a build that was not published): bronze 3 = kept 3 (not published)" in text
+    assert f"Open reject rows: 5 4 open reject rows were diverted by {by};" in text
+
+
+def test_the_builds_since_the_last_publish_are_walked_back_over_failed_builds():
+    from assay.report.gather import unpublished_builds
+
+    runs = [_run(0, 1, 1, 0, 0), _run(1, 1, 1, 0, 0), _run(2, 1, 1, 0, 0)]
+    set_back = {"state": "set_back", "run": "run-2"}
+    # run-1 failed too, run-0 published: both failed builds are since the last publish
+    assert unpublished_builds(set_back, runs, {"run-1", "run-2"}) == ["run-2", "run-1"]
+    assert unpublished_builds(set_back, runs, {"run-2"}) == ["run-2"]
+    # a stop that recorded no mart row is the latest build; the walk starts from the mart's newest
+    assert unpublished_builds({"state": "not_published", "run": "run-3"}, runs, {"run-3", "run-2"}) == ["run-3", "run-2"]
+    # the latest build published (on SQLMesh, in place): nothing is apart
+    for state in ("published", "published_failing", "kept"):
+        assert unpublished_builds({"state": state, "run": "run-2"}, runs, {"run-1", "run-2"}) == []
+    assert unpublished_builds({"state": "not_published", "run": None}, runs, set()) == []

@@ -1,6 +1,6 @@
 {#-
   Reject resolution where tables cannot be updated (Spark parquet): the reject table with the
-  open rows this build resolves stamped (resolved_at, resolution, last_evaluated_at) is
+  open rows this build resolves stamped (resolved_at, resolution, last_evaluated_at, last_run_id) is
   written beside it, then swapped in (assay._swap_in). Same rows and values as
   default__reject_resolution_sql's UPDATE.
 
@@ -30,6 +30,8 @@ join ({{ assay._resolving_rejects(resolving) }}) as s
       {%- do out.append('case when ' ~ hit ~ ' then s.resolution else r.resolution end as resolution') -%}
     {%- elif c | lower == 'last_evaluated_at' -%}
       {%- do out.append('case when ' ~ hit ~ ' then ' ~ now ~ ' else r.last_evaluated_at end as last_evaluated_at') -%}
+    {%- elif c | lower == 'last_run_id' -%}
+      {%- do out.append('case when ' ~ hit ~ ' then ' ~ assay.string_literal(invocation_id) ~ ' else r.last_run_id end as last_run_id') -%}
     {%- else -%}
       {%- do out.append('r.' ~ adapter.quote(c)) -%}
     {%- endif -%}

@@ -11,7 +11,8 @@
   (a source row is one of a mapping: decision 0947).
   This macro only says how an engine stamps them: UPDATE, MERGE, or build beside
   and swap. Resolution leaves `last_seen`, `_load_id` and `failed_rules` alone:
-  the row keeps its account of the last diversion (decision 0301).
+  the row keeps its account of the last diversion (decision 0301); it stamps
+  `last_run_id` with this run, the build that wrote the row last (decision 0944).
 #}
 {% macro reject_resolution_sql(reject, resolving) %}
   {{ return(adapter.dispatch('reject_resolution_sql', 'assay')(reject, resolving)) }}
@@ -21,7 +22,8 @@
 update {{ reject }}
 set resolved_at = {{ assay.run_timestamp() }},
     resolution = s.resolution,
-    last_evaluated_at = {{ assay.run_timestamp() }}
+    last_evaluated_at = {{ assay.run_timestamp() }},
+    last_run_id = {{ assay.string_literal(invocation_id) }}
 from ({{ resolving }}) as s
 where {{ reject }}.resolved_at is null
   and s._source_row_id = {{ reject }}._source_row_id
@@ -41,7 +43,8 @@ on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_re
 when matched then update set
   resolved_at = {{ assay.run_timestamp() }},
   resolution = s.resolution,
-  last_evaluated_at = {{ assay.run_timestamp() }}
+  last_evaluated_at = {{ assay.run_timestamp() }},
+  last_run_id = {{ assay.string_literal(invocation_id) }}
   {%- else -%}
     {%- if execute -%}{%- do assay._resolve_rejects_by_swap(reject, resolving) -%}{%- endif -%}
 select 1 as assay_rejects_resolved_by_swap

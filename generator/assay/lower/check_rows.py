@@ -50,6 +50,7 @@ def known_relations(project: Project) -> dict[tuple[str, str], Relation]:
     """``(schema, table)`` -> Relation: every entity table in silver, every bronze relation an
     entity maps from (a column read into a `pii` field, or redacted, is private there)."""
     from ..privacy import pii_bronze_columns, pii_columns
+    from ..redaction import columns as redaction_columns
 
     out: dict[tuple[str, str], Relation] = {}
     silver, bronze = project.schema("silver"), project.schema("bronze")
@@ -57,11 +58,13 @@ def known_relations(project: Project) -> dict[tuple[str, str], Relation]:
         out[(silver, e.name)] = Relation(tuple(c.name for c in e.columns), pii_columns(e))
     sources: dict[str, tuple[set, set]] = {}
     for e in project.entities:
-        private = set(e.redact) | pii_bronze_columns(e)
+        # a column a redaction reaches inside is private whole here: a check's output column
+        # carries the column's value, not the document minus the key
+        private = set(redaction_columns(e.redact)) | pii_bronze_columns(e)
         for m in e.mappings:
             cols, priv = sources.setdefault(m.source, (set(), set()))
             cols.update(m.bronze_columns)
-            cols.update(e.redact)
+            cols.update(redaction_columns(e.redact))
             priv.update(private)
     for source, (cols, priv) in sources.items():
         out.setdefault((bronze, source), Relation(tuple(sorted(cols | priv)), frozenset(priv)))

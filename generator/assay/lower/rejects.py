@@ -4,7 +4,10 @@ A reject row's history: `first_seen` is sticky (the delivery that first diverted
 `last_seen` follows the diverted delivery, the rules are re-stamped, and a diverted row is open
 (`resolved_at` NULL). An open reject row whose source row's latest delivery this build admitted
 (`kept`) or lost its key (`deduped`) is resolved (`admitted` | `deduped`), never deleted; a
-superseded delivery never resolves or reopens anything.
+superseded delivery never resolves or reopens anything. `last_run_id` names the build that last
+wrote the row (diverted or resolved it): a build writes its diversions before its entity's checks
+decide, so a set-back build's rows stay, attributed to a build whose entity did not publish, until
+the next build that publishes re-judges them (decision 0944).
 
 What stays with a target is only how its tool keeps the table over time: how the query reaches the
 table's previous state (`Prior`), and where resolution runs (dbt: the package's UPDATE / MERGE /
@@ -36,6 +39,7 @@ COLUMNS = tuple((c, "string") for c in CARRIED) + (
     ("resolved_at", "timestamp"),
     ("resolution", "string"),
     ("last_evaluated_at", "timestamp"),
+    ("last_run_id", "string"),
 )
 
 
@@ -108,6 +112,9 @@ def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> s
     False and feeds `resolving_query` to its own mechanics)."""
     i = sp.indent
     now = sp.call("run_timestamp")
+    # The build that wrote the row, diverting or resolving it (decision 0944): a build whose entity
+    # is then set back has written its diversions already, and this says which build they are of.
+    run = sp.run_id()
     known = prior.known
     # An incremental entity's ledger keeps every row it judged, and stamps a row `_processed_at`
     # only when it (re)writes it: the reject rows to write are the diverted ledger rows written
@@ -138,7 +145,8 @@ def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> s
         "".join(f"{i}d.{c},\n" for c in RESTAMPED)
         + sp.sql("{}{} as resolved_at,", i, sp.cast(sp.kw("null"), "timestamp", False)),
         sp.sql("{}{} as resolution,", i, sp.cast(sp.kw("null"), "string", False)),
-        sp.sql("{}{} as last_evaluated_at", i, now),
+        sp.sql("{}{} as last_evaluated_at,", i, now),
+        sp.sql("{}{} as last_run_id", i, run),
         sp.sql("from diverted as d"),
         known(sp.sql("left join prior as p on {}", _same_source_row(sp, "p", "d")), ""),
     ]
@@ -152,7 +160,8 @@ def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> s
             ",\n".join(f"{i}p.{c}" for c in CARRIED + ("first_seen", "last_seen") + RESTAMPED) + ",",
             sp.sql("{}{} as resolved_at,", i, now),
             sp.sql("{}r.resolution,", i),
-            sp.sql("{}{} as last_evaluated_at", i, now),
+            sp.sql("{}{} as last_evaluated_at,", i, now),
+            sp.sql("{}{} as last_run_id", i, run),
             sp.sql("from prior as p"),
             sp.sql("inner join resolving as r on {}", _same_source_row(sp, "r", "p")),
             sp.sql("where p.resolved_at is null"),

@@ -118,10 +118,12 @@ class Gatherer:
             return None
         return int(self.query(f"select count(*) from {table} where not _quality_ok", ())[0][0])
 
-    def _open_rejects(self, e: Entity, now: dt.datetime) -> dict:
+    def _open_rejects(self, e: Entity, now: dt.datetime, unpublished: list[str]) -> dict:
+        """Open reject rows by age; `unpublished`: the rows written by `unpublished`, the builds of
+        the entity since its latest published one (see `unpublished_builds`), or None."""
         name = f"{e.name}__reject"
         if not e.has_reject or not self.exists(self.silver, name):
-            return {"open": 0, "by_age": [], "retention": e.retention}
+            return {"open": 0, "by_age": [], "retention": e.retention, "unpublished": None}
         seen = [r[0] for r in self.query(f"select last_seen from {self._rel(self.silver, name)} where resolved_at is null", ())]
         buckets = [{"bucket": label, "rows": 0} for label, _ in AGE_BUCKETS] + [{"bucket": "past retention", "rows": 0}]
         if e.retention is not None:
@@ -130,7 +132,23 @@ class Gatherer:
                 share = (now - last).total_seconds() / span if last is not None else 0.0
                 index = next((i for i, (_, upper) in enumerate(AGE_BUCKETS) if share <= upper), len(AGE_BUCKETS))
                 buckets[index]["rows"] += 1
-        return {"open": len(seen), "by_age": buckets, "retention": e.retention}
+        return {"open": len(seen), "by_age": buckets, "retention": e.retention,
+                "unpublished": self._unpublished_rejects(name, unpublished)}
+
+    def _unpublished_rejects(self, name: str, runs: list[str]) -> Optional[dict]:
+        """{runs, open, resolved}: the reject rows `runs` wrote last (`last_run_id`, decision 0944),
+        builds whose entity was not published: open ones they diverted, and ones they resolved
+        (SQLMesh resolves in the reject model, before the entity's checks decide). None when
+        they wrote none, or the table predates the column."""
+        rel = self._rel(self.silver, name)
+        if not runs or "last_run_id" not in [c.lower() for c in self.columns(rel)]:
+            return None
+        marks = ", ".join("?" for _ in runs)
+        counts = {bool(is_open): int(n) for is_open, n in self.query(
+            f"select resolved_at is null, count(*) from {rel} where last_run_id in ({marks}) group by 1", tuple(runs))}
+        if not counts:
+            return None
+        return {"runs": runs, "open": counts.get(True, 0), "resolved": counts.get(False, 0)}
 
     def _examples(self, e: Entity, rules: list[str]) -> dict[str, list[dict]]:
         """Up to three rows per rule: diverted rows from the reject table (raw is already redacted),
@@ -342,6 +360,9 @@ class Gatherer:
         history = self._history()
         outcomes = self._outcomes(history)
         builds = self._latest_builds(outcomes)
+        from ..runtime.table_states import failed_builds
+
+        failed = failed_builds(self._reader(), self.meta)
         entities = []
         for e in self.project.entities:
             runs = history.get(e.name, [])
@@ -350,6 +371,7 @@ class Gatherer:
                             key=lambda rv: (-rv[1]["rows_failed"], rv[0]))[:TOP_RULES]
             examples = self._examples(e, [r for r, _ in ranked])
             hidden = hidden_names(e)
+            unpublished = unpublished_builds(outcomes.get(e.name), runs, failed.get(e.name, set()))
             for found in examples.values():
                 for ex in found:
                     ex["explain"] = explain_command(e, ex, hidden, e.redact, explain_options)
@@ -363,7 +385,8 @@ class Gatherer:
                 "trend": [{k: r[k] for k in RUN_FIELDS} for r in runs],
                 "rule_trend": _rule_trend(runs),
                 "top_rules": [{"rule": r, "disposition": v["disposition"], "rows_failed": v["rows_failed"], "examples": examples.get(r, [])} for r, v in ranked],
-                "rejects": self._open_rejects(e, now),
+                "unpublished_builds": unpublished,
+                "rejects": self._open_rejects(e, now, unpublished),
                 "freshness": self._freshness(e, now),
             })
         names = {e.name for e in self.project.entities}
@@ -376,6 +399,24 @@ class Gatherer:
 
 
 RUN_FIELDS = ("run_id", "run_started_at", "bronze", "kept", "quarantined", "deduped")
+
+
+def unpublished_builds(outcome: Optional[dict], runs: list[dict], failed: set) -> list[str]:
+    """The builds of an entity since it last published, newest first: its latest build when that did
+    not publish (set back, not published), and the builds before it in its quality history that
+    failed too, back to the first one that published (decision 0944). Each wrote its diversions to
+    the reject table before its checks decided. Empty when the latest build published (a SQLMesh
+    build evaluated in place published its rows, failing or not)."""
+    if not outcome or outcome.get("state") not in ("set_back", "not_published") or not outcome.get("run"):
+        return []
+    out = [outcome["run"]]
+    for run in reversed(runs):
+        if run["run_id"] in out:
+            continue
+        if run["run_id"] not in failed:
+            break
+        out.append(run["run_id"])
+    return out
 
 
 def _behind(latest: Optional[dict], build: Optional[dict], starts: dict[str, Any]) -> Optional[dict]:

@@ -6,7 +6,8 @@ entity needs attention (`fail`) when its latest build did not publish (set back,
 kept), a check of its latest build failed or errored, a mapping's freshness is past `error_after`,
 or dbt's own test on it failed or errored; it has warnings (`warn`) when it was never built, a
 check warned or was not evaluated, freshness is past `warn_after` or has no data, a dbt test
-warned, its latest run is anomalous (docs/anomalies.md), or open reject rows are past retention. Otherwise it is `ok`.
+warned, its latest run is anomalous (docs/anomalies.md), open reject rows are past retention, or the reject
+table holds rows of a build whose entity was not published (decision 0944). Otherwise it is `ok`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,27 @@ def _state_reason(outcome: dict) -> str | None:
     if outcome["state"] == "not_published" and outcome.get("run") is None and outcome.get("built_by_project", True):
         return None  # never built: said by the line's own `never built` reason below
     return line(outcome).split(": ", 1)[1]
+
+
+def unpublished_rejects(unpublished: dict | None) -> list[str]:
+    """What the reject table holds of builds whose entity was not published (decision 0944), in
+    sentences: the open rows they diverted, and the rows they resolved (SQLMesh's reject model
+    resolves before the entity's checks decide)."""
+    if not unpublished:
+        return []
+    runs = unpublished["runs"]
+    by = (f"run {runs[0]}, a build whose entity was not published" if len(runs) == 1
+          else f"runs {', '.join(runs)}, builds whose entity was not published")
+    said = []
+    if unpublished["open"]:
+        n = unpublished["open"]
+        said.append(f"{n} open reject {'row was' if n == 1 else 'rows were'} diverted by {by}; the previous version "
+                    "of the entity does not account for them, and the next build that publishes judges them again")
+    if unpublished["resolved"]:
+        n = unpublished["resolved"]
+        said.append(f"{n} reject {'row was' if n == 1 else 'rows were'} resolved by {by}: the published table does "
+                    f"not hold what {'it' if len(runs) == 1 else 'they'} admitted until a build publishes it")
+    return said
 
 
 def _checks_of(checks: list[dict], table: str) -> tuple[list[str], list[str]]:
@@ -84,6 +106,7 @@ def _entity_line(e: dict, checks: list[dict], tool: dict, anomalies: dict | None
     warns += w
     for said in (anomalies or {}).get("latest", {}).get(e["entity"], []):
         warns.append(f"latest run anomalous: {said}")
+    warns += unpublished_rejects(e.get("rejects", {}).get("unpublished"))
     past = next((b["rows"] for b in e.get("rejects", {}).get("by_age", []) if b["bucket"] == "past retention"), 0)
     if past:
         warns.append(f"{past} open reject {'row' if past == 1 else 'rows'} past retention (assay maintain deletes them)")

@@ -14,6 +14,7 @@ import json
 from typing import Any, Optional
 
 from .charts import age_svg, composition_svg, legend, rule_svg, run_date, runs_svg
+from .health import unpublished_rejects
 
 CSS = """
 *{box-sizing:border-box}
@@ -109,8 +110,8 @@ def _summary(entities: list[dict]) -> str:
             rows.append([e["entity"], "", "", "", "", e["rejects"]["open"], "not built yet", ""])
             continue
         when = _when(latest["run_started_at"]) + _earlier(e)
-        rows.append([e["entity"], latest["bronze"], kept_cell(latest["kept"], e["flagged"]), latest["quarantined"],
-                     latest["deduped"], e["rejects"]["open"], when,
+        rows.append([e["entity"], latest["bronze"], _kept(e), latest["quarantined"],
+                     latest["deduped"], _open_cell(e["rejects"]), when,
                      _Raw(composition_svg(latest, e["flagged"]))])
     note = ('<p class="muted">Latest run of each entity. bronze = kept + quarantined + deduped; flagged rows are kept '
             "rows a flag rule fired on (published, with <code>_quality_ok = false</code>), counted in the published table."
@@ -121,11 +122,29 @@ def _summary(entities: list[dict]) -> str:
                          rows, numeric={1, 2, 3, 4, 5}, cls="summary") + legend(("kept", "flagged", "quarantined", "deduped"))
 
 
+def _kept(e: dict) -> str:
+    """The latest run's kept cell; a run whose entity was not published kept rows no reader sees,
+    and the published table's flagged rows are another build's (decision 0944)."""
+    latest = e["latest"]
+    if latest["run_id"] in e.get("unpublished_builds", []):
+        return f"{latest['kept']} (not published)"
+    return kept_cell(latest["kept"], e["flagged"])
+
+
+def _open_cell(rej: dict) -> str:
+    """Open reject rows, those of builds whose entity was not published among them: `21 (20 not published)`."""
+    n = (rej.get("unpublished") or {}).get("open")
+    return f"{rej['open']} ({n} not published)" if n else rej["open"]
+
+
 def _earlier(e: dict) -> str:
-    """` (before the set back build of ...)` when the latest build did not publish and recorded no
-    counts in the mart; ` (older than its latest build, run ...)` when a later build recorded none
+    """` (a build that was not published)` when the counts shown are of a build whose entity was not
+    published (decision 0944); ` (before the set back build of ...)` when the latest build did not
+    publish and recorded no counts in the mart; ` (older than its latest build, run ...)` when a later build recorded none
     (decision 0942): the counts shown are an earlier run's, and the page says so."""
     outcome, latest = e.get("outcome") or {}, e.get("latest") or {}
+    if latest.get("run_id") in e.get("unpublished_builds", []):
+        return " (a build that was not published)"
     if outcome.get("state") in ("set_back", "not_published", "kept") and outcome.get("run") not in (None, latest.get("run_id")):
         return f" (before the {outcome['state'].replace('_', ' ')} build of {_when(outcome.get('since'))})"
     behind = e.get("history_behind")
@@ -258,7 +277,7 @@ def _entity(e: dict, level: str) -> str:
             out.append('<p class="muted">Not built yet: no run of this entity is in mart_data_quality.</p>')
     else:
         out.append(f'<p class="meta">latest run {_e(latest["run_id"])} at {_e(_when(latest["run_started_at"]))} UTC{_e(_earlier(e))}: '
-                   f'bronze {latest["bronze"]} = kept {_e(kept_cell(latest["kept"], e["flagged"]))} + quarantined '
+                   f'bronze {latest["bronze"]} = kept {_e(_kept(e))} + quarantined '
                    f'{latest["quarantined"]} + deduped {latest["deduped"]}</p>')
     out.append(f"<h3>Rows per run ({len(e['trend'])})</h3>" + runs_svg(e["trend"][-60:]))
     out.append("<h3>Each rule's failed rows per run</h3>" + _rule_trends(e.get("rule_trend", [])))
@@ -271,6 +290,7 @@ def _entity(e: dict, level: str) -> str:
         out.append('<p class="muted">No rule fired in the latest run.</p>')
     rej = e["rejects"]
     out.append(f"<h3>Open reject rows: {rej['open']}</h3>")
+    out.extend(f'<p class="warn">{_e(said)}.</p>' for said in unpublished_rejects(rej.get("unpublished")))
     if rej["open"]:
         out.append(f'<p class="muted">age since last seen, against retention {_e(rej["retention"])} (assay maintain deletes rows past it)</p>')
         out.append(age_svg(rej["by_age"]))

@@ -97,6 +97,15 @@ def _events(reader, meta: str) -> list[tuple]:
     return sorted(rows, key=lambda r: (str(r[5]), r[0]))
 
 
+def failed_builds(reader, meta: str) -> dict[str, set]:
+    """{table: the runs that recorded a failed build of it} (TABLE_ROLLED_BACK, TABLE_BUILD_FAILED)."""
+    found: dict[str, set] = {}
+    for ev in _events(reader, meta):
+        if ev[0] in FAILED_BUILDS:
+            found.setdefault(ev[2], set()).add(ev[1])
+    return found
+
+
 def _upstream(ev: Optional[tuple]) -> Optional[str]:
     """The entity a dbt build that skipped the table names as the one it reads that was not written
     (why `upstream_failed: <entity>[ and N more]`, decision 0940); None for any other event."""

@@ -8,6 +8,7 @@ from ..ir.model import INGESTION_COLUMNS
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .expressions import parse_expression, qualified_columns, referenced_columns
+from ..redaction import normalized
 from .mappings import parse_path
 from .types import SIMPLE_TYPES, normalize_type
 
@@ -89,19 +90,12 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
                 order_cols.append(col)
     # quarantine
     if ent.quarantine is not None:
-        ctx.keep(ent.quarantine, "redact", tuple(sorted(p[0] for p in (parse_path(x) for x in ent.quarantine.redact) if p)))
+        # Dotted paths relative to `$.` (decision 0943): a whole column, or a key inside the
+        # JSON document a column holds, removed from the reject row's `raw`.
+        ctx.keep(ent.quarantine, "redact", normalized(p for p in (parse_path(x) for x in ent.quarantine.redact) if p))
         for i, path in enumerate(ent.quarantine.redact):
             if not re.match(r"^\$\.[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z", path):
-                ctx.report(file, ent.quarantine.line("redact"), f"redact path `{path}` of {where} is not a path; write `$.<bronze column>` such as `$.email`.")
-            elif path.count(".") > 1:
-                # The reject row keeps or drops whole bronze columns; a key inside a JSON
-                # column would silently widen to the column.
-                column = path.split(".")[1]
-                ctx.report(
-                    file,
-                    ent.quarantine.line("redact"),
-                    f"redact path `{path}` of {where} reaches inside the JSON column `{column}`; redact removes whole bronze columns from the reject row, so write `$.{column}`.",
-                )
+                ctx.report(file, ent.quarantine.line("redact"), f"redact path `{path}` of {where} is not a path; write `$.<bronze column>` such as `$.email`, or `$.<json column>.<key>` such as `$.payload.ssn`.")
     # row rules
     expr_names = set()
     for i, rule in enumerate(ent.quality):

@@ -9,6 +9,7 @@ from ..duration import Duration
 from ..ir.model import INGESTION_COLUMNS
 from ..spec.transforms import output_type, parse_step
 from ..identifiers import IDENTIFIER_RULE, is_identifier
+from ..redaction import intersects
 from .names import shown
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
@@ -70,6 +71,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
             ctx.report(file, m.line("fields") or m.line(), f"{where} does not map `{col}`, which `{m.target}` declares `required: true`; map it or drop `required`.")
     # paths and chains
     read_columns: set[str] = set()
+    read_paths: list[tuple[tuple[str, ...], str]] = []  # (path, field) for the redaction check
     for section in ("key", "fields"):
         for col, fm in getattr(m, section).items():
             path = parse_path(fm.from_)
@@ -77,6 +79,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
                 ctx.report(file, fm.line("from"), f"`from: {fm.from_}` of `{col}` is not a path; write `$.<bronze column>` or `$.<json column>.<key>`.")
             else:
                 read_columns.add(path[0])
+                read_paths.append((path, col))
             steps = []
             for i, raw in enumerate(fm.transform):
                 step, problem = parse_step(raw)
@@ -108,20 +111,36 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
             f"`{m.target}` declares {'`dedupe:`' if ent.dedupe is not None else '`quarantine:`'}, which needs the bronze ingestion metadata, and {where} does not name {', '.join('`$.' + c + '`' for c in missing)}; add {'them' if len(missing) > 1 else 'it'} to `unmapped:`.",
         )
     if ent.quarantine is not None:
-        for path in ent.quarantine.redact:
-            p = parse_path(path)
-            if p and p[0] in read_columns:
-                ctx.report(
-                    ctx.entities[m.target][0],
-                    ent.quarantine.line("redact"),
-                    f"redact path `{path}` of `{m.target}` is read by {where} ({file}); replay would have nothing to re-run. Redact only columns no mapping reads, and mark published columns with `classification:` instead.",
-                )
+        _check_redaction(ctx, file, m, ent, where, read_paths)
     # freshness
     if m.freshness is not None:
         f = m.freshness
         if ent.dedupe is None and ent.quarantine is None:
             ctx.report(file, m.line("freshness"), f"{where} declares `freshness`, and `{m.target}` has neither `dedupe:` nor `quarantine:`, so bronze is not required to carry `_ingested_at`, the column freshness reads. Add `quarantine: {{retention: 90d}}` (or `dedupe:`) to the entity, or remove `freshness`.")
         _check_thresholds(ctx, file, m, where)
+
+
+def _check_redaction(ctx: Context, file: str, m, ent, where: str, read_paths) -> None:
+    """A redaction may not intersect a path the mapping reads (decision 0943): replay re-runs the
+    mapping against `raw`, so a field reading the redacted value, something inside it, or a
+    document holding it would read other data than it was judged on."""
+    for path in ent.quarantine.redact:
+        p = parse_path(path)
+        hits = [(read, col) for read, col in read_paths if p is not None and intersects(p, read)]
+        if not hits:
+            continue
+        reads = ", ".join(f"`{col}` from `$.{'.'.join(read)}`" for read, col in hits)
+        if len(p) == 1:
+            fix = "Redact only columns no mapping reads"
+        elif any(len(read) < len(p) for read, _ in hits):
+            fix = "Redact only keys inside no document a field reads whole (map the keys it needs one by one)"
+        else:
+            fix = "Redact only keys no field reads"
+        ctx.report(
+            ctx.entities[m.target][0],
+            ent.quarantine.line("redact"),
+            f"redact path `{path}` of `{m.target}` intersects what {where} ({file}) reads: {reads}; replay would have nothing to re-run. {fix}, and mark published columns with `classification:` instead.",
+        )
 
 
 def _check_source(ctx: Context, file: str, m, where: str) -> None:

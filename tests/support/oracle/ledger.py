@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from .judge import Build, MartRow, Oracle, as_spec, reject_id
 from .spec import Spec
-from .values import Undefined
+from .values import Undefined, Unsupported
 
 REPLAY_LOAD_ID = "__replay__"
 
@@ -54,6 +54,8 @@ class RejectLedger:
                     continue  # a superseded delivery never resolves or reopens anything
                 rid = reject_id(r.source, r.srid)
                 if r.route in ("quarantined", "failed"):
+                    if e.redact_keys:
+                        raise Unsupported(f"raw of {name}: a redacted key inside a JSON column")
                     previous = self.rows.get(rid)
                     self.rows[rid] = RejectRow(
                         rid, name, r.mapping, r.source, r.srid, r.load_id,

@@ -45,6 +45,7 @@ select
     d.raw,
     cast(null as {{ assay.sql_type("timestamp") }}) as resolved_at,
     cast(null as {{ assay.sql_type("string") }}) as resolution,
-    {{ assay.run_timestamp() }} as last_evaluated_at
+    {{ assay.run_timestamp() }} as last_evaluated_at,
+    cast({{ assay.string_literal(invocation_id) }} as {{ assay.sql_type("string") }}) as last_run_id
 from diverted as d
 {% if assay.keyed_is_incremental() %}left join prior as p on p.source_relation = d.source_relation and p.mapping = d.mapping and p._source_row_id = d._source_row_id{% endif %}

@@ -20,7 +20,8 @@ MODEL (
     raw TEXT,
     resolved_at TIMESTAMP,
     resolution TEXT,
-    last_evaluated_at TIMESTAMP
+    last_evaluated_at TIMESTAMP,
+    last_run_id TEXT
   )
 );
 
@@ -77,7 +78,8 @@ SELECT
   d.raw,
   @assay_cast(NULL, 'timestamp') AS resolved_at,
   @assay_cast(NULL, 'string') AS resolution,
-  @assay_run_timestamp() AS last_evaluated_at
+  @assay_run_timestamp() AS last_evaluated_at,
+  @assay_run_id() AS last_run_id
 FROM diverted AS d
 LEFT JOIN prior AS p ON p.source_relation = d.source_relation AND p.mapping = d.mapping AND p._source_row_id = d._source_row_id
 
@@ -99,7 +101,8 @@ SELECT
   p.raw,
   @assay_run_timestamp() AS resolved_at,
   r.resolution,
-  @assay_run_timestamp() AS last_evaluated_at
+  @assay_run_timestamp() AS last_evaluated_at,
+  @assay_run_id() AS last_run_id
 FROM prior AS p
 INNER JOIN resolving AS r ON r.source_relation = p.source_relation AND r.mapping = p.mapping AND r._source_row_id = p._source_row_id
 WHERE p.resolved_at IS NULL
