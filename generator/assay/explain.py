@@ -269,7 +269,10 @@ class Explainer:
         cols, row = self._bronze_delivery(source, srid, load_id)
         return _text(dict(zip(cols, row)).get(column)) if row else None
 
-    def _rejects(self, srids: list[tuple[str, str]]) -> list[dict]:
+    def _rejects(self, srids: list[tuple[str, str, str]]) -> list[dict]:
+        """The reject rows of (source relation, mapping, `_source_row_id`)s: a reject row is one
+        mapping's (decision 0947), so a key built by one mapping of a relation two mappings read
+        is not told the other mapping's reject row of the same bronze row."""
         if not self.entity.has_reject or not srids:
             return []
         try:
@@ -277,8 +280,9 @@ class Explainer:
         except Exception:  # never built: nothing was ever diverted
             return []
         found = []
-        for source, srid in sorted(set(srids)):
-            for r in self.query(f"select * from {self.reject} where source_relation = ? and _source_row_id = ?", (source, srid)):
+        for source, mapping, srid in sorted(set(srids)):
+            for r in self.query(f"select * from {self.reject} where source_relation = ? and mapping = ? and _source_row_id = ?",
+                                (source, mapping, srid)):
                 row = dict(zip(cols, r))
                 found.append({
                     "reject_id": row.get("reject_id"), "source_relation": source, "_source_row_id": srid,
@@ -421,7 +425,7 @@ class Explainer:
                 in_entity = bool(self.query(f"select count(*) from {self.published} where {lookup[0]}", lookup[1])[0][0])
             except Exception:  # a type-2 entity publishes through its snapshot; the staged route says it all
                 in_entity = winner is not None and winner.route == "kept"
-        rejects = self._rejects([(d.source_relation, d.source_row_id) for d in deliveries])
+        rejects = self._rejects([(d.source_relation, d.mapping, d.source_row_id) for d in deliveries])
         summary = self._summary(key, source_row_id, deliveries, winner, in_entity, rejects)
         return Explanation(self.entity.name, dict(key or {}), deliveries, rejects, in_entity, summary)
 

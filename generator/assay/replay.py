@@ -215,14 +215,19 @@ def _candidates(cur, dialect: str, project: Project, entity: Entity, report: Rep
 def _redeliver(cur, dialect: str, project: Project, source: str, rows: list[Candidate], report: ReplayReport, dry_run: bool) -> None:
     rel = relation(dialect, project.schema("bronze"), source)
     columns = _columns(cur, dialect, rel)
-    values = []
+    values, written = [], set()
     for c in rows:
+        # one bronze row is a source row of every mapping that reads the relation, so the reject
+        # rows of two mappings of it put back one delivery, which both mappings judge (decision 0947)
+        if c.source_row_id in written:
+            continue
         payload = json.loads(c.raw) if c.raw else None
         if payload is None:
             report.unrecoverable += 1
             continue
         payload["_load_id"] = REPLAY_LOAD_ID
         payload["_source_row_id"] = c.source_row_id
+        written.add(c.source_row_id)
         values.append([None if payload.get(col) is None else str(payload.get(col)) for col in columns])
     report.redelivered[source] = len(values)
     if values and not dry_run:

@@ -171,16 +171,22 @@ def assay_flags_to_text(evaluator, flags: exp.Expr) -> exp.Expr:
 
 
 @macro()
-def assay_reject_id(evaluator, source_relation: str, source_row_id: exp.Expr) -> exp.Expr:
+def assay_reject_id(evaluator, source_relation: str, source_row_id: exp.Expr, mapping: str | None = None) -> exp.Expr:
     """The reject row's identity: md5 of the source relation and `_source_row_id`, never `_load_id`,
-    so a re-delivery of the same source row lands on the same reject row.
+    so a re-delivery of the same source row lands on the same reject row; with `mapping` (a relation
+    several mappings of one entity read, decision 0947) `<relation>:<mapping>|` is hashed before it.
 
     >>> from assay_sqlmesh import render_sql
     >>> render_sql("@assay_reject_id('raw_orders', s._source_row_id)", "duckdb")
     "MD5('raw_orders|' || CAST(s._source_row_id AS TEXT))"
+    >>> render_sql("@assay_reject_id('raw_meter', s._source_row_id, 'export')", "duckdb")
+    "MD5('raw_meter:export|' || CAST(s._source_row_id AS TEXT))"
     """
     d = dialect_of(evaluator)
-    prefix = lit(string_arg(source_relation, "the source relation") + "|", d)
+    name = string_arg(source_relation, "the source relation")
+    if mapping is not None:
+        name += ":" + string_arg(mapping, "the mapping")
+    prefix = lit(name + "|", d)
     value = as_text(source_row_id, d)
     if d == "bigquery":
         return render(f"TO_HEX(MD5(CONCAT({prefix}, {value})))", d)

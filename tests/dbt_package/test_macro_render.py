@@ -47,7 +47,7 @@ CALLS = {
     "quality_ok": [()],
     "flags_contain": [("amount_negative",)],
     "flags_to_text": [()],
-    "reject_id": [("bronze.orders",)],
+    "reject_id": [("bronze.orders",), ("bronze.orders", "export")],
     "unknown_member": [("c.id",)],
     "json_object": [([["id", "x"], ["note", "y"]],)],
     "json_extract_text": [(["a", "we'ird"],)],

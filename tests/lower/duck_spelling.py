@@ -33,8 +33,8 @@ class DuckSpelling(Spelling):
         if macro == "run_timestamp":
             return NOW
         if macro == "reject_id":
-            source, row = args
-            return f"md5({self.string(source)} || '|' || {_text(row)})"
+            source, row, *mapping = args  # the package's spelling (decision 0947)
+            return f"md5({self.string(source + ''.join(':' + m for m in mapping))} || '|' || {_text(row)})"
         if macro == "delivery_fingerprint":  # the package's DuckDB spelling
             return f"hash(cast({_text(args[0])} as varchar), cast({_text(args[1])} as varchar))"
         if macro == "fingerprint_sum":

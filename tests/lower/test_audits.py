@@ -67,12 +67,12 @@ def _story(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
     con.execute(
         """
         create table reject as select * from (values
-          ('src', 'r2', 'L2', cast(null as timestamp)),
-          ('src', 'r4', 'L0', cast(null as timestamp)),
-          ('src', 'r5', 'L1', cast(null as timestamp)),
-          ('src', 'r9', 'L1', cast(null as timestamp)),
-          ('src', 'r6', 'L1', timestamp '2026-01-01')
-        ) as t(source_relation, _source_row_id, _load_id, resolved_at)
+          ('src', 'm', 'r2', 'L2', cast(null as timestamp)),
+          ('src', 'm', 'r4', 'L0', cast(null as timestamp)),
+          ('src', 'm', 'r5', 'L1', cast(null as timestamp)),
+          ('src', 'm', 'r9', 'L1', cast(null as timestamp)),
+          ('src', 'm', 'r6', 'L1', timestamp '2026-01-01')
+        ) as t(source_relation, mapping, _source_row_id, _load_id, resolved_at)
         """
     )
     return con
@@ -169,7 +169,7 @@ def test_the_load_form_keeps_two_mappings_apart():
     con.execute("create table bronze_src2 as select _source_row_id, _load_id, 't' || _source_row_id || _load_id as _ingested_at "
                 "from staged where _mapping = 'm2'")
     con.execute("insert into entity select item_id, _mapping, _source_row_id, _load_id, _failed_rules from staged where _source_row_id = 's1'")
-    con.execute("insert into reject values ('src2', 's2', 'L1', null)")
+    con.execute("insert into reject values ('src2', 'm2', 's2', 'L1', null)")
     sql = conservation_sql(DuckSpelling(), entity, Audited("entity", "reject"), LOAD)
     assert con.execute(sql).fetchall() == []
     # m2's kept row lost: only m2's L1 breaks
@@ -414,3 +414,34 @@ def test_bronze_audits_are_decided_once_and_both_targets_spell_them(write_spec):
 
     assert staged_audits(orders, project, SqlmeshSpelling("duckdb"))[0] == (
         "assay_ingestion_metadata(source := bronze.raw_orders, ranked_mappings := ('raw_orders', 'raw_orders_again'))")
+
+
+def test_a_relation_two_mappings_read_is_placed_once_per_mapping():
+    """Decision 0947: two mappings of one relation each stage every bronze row, so each bronze
+    delivery is placed once per mapping: r1 kept by both, r2 kept by `m` and quarantined by `m2`,
+    r3 quarantined by both (two reject rows, one per mapping). Both forms of the law hold; a
+    mapping's reject row missing, or recorded under the other mapping, breaks it."""
+    meta = ("_source_row_id", "_load_id", "_ingested_at")
+    both = (SimpleNamespace(name="m", source="src", bronze_columns=meta), SimpleNamespace(name="m2", source="src", bronze_columns=meta))
+    con = duckdb.connect()
+    con.execute("""create table staged as select * from (values
+        ('m', 'r1', 'L1', 1, 'kept', 'a1', []::varchar[]), ('m2', 'r1', 'L1', 1, 'kept', 'b1', []::varchar[]),
+        ('m', 'r2', 'L1', 1, 'kept', 'a2', []::varchar[]), ('m2', 'r2', 'L1', 1, 'quarantined', 'b2', ['q_rule']),
+        ('m', 'r3', 'L1', 1, 'quarantined', 'a3', ['q_rule']), ('m2', 'r3', 'L1', 1, 'quarantined', 'b3', ['q_rule'])
+        ) as t(_mapping, _source_row_id, _load_id, _delivery_rank, _route, item_id, _failed_rules)""")
+    con.execute("create table bronze_src as select distinct _source_row_id, _load_id from staged")
+    con.execute("create table entity as select item_id, _mapping, _source_row_id, _load_id, _failed_rules as _quality_flags "
+                "from staged where _route = 'kept'")
+    con.execute("""create table reject as select * from (values
+        ('src', 'm2', 'r2', 'L1', cast(null as timestamp)), ('src', 'm', 'r3', 'L1', null), ('src', 'm2', 'r3', 'L1', null)
+        ) as t(source_relation, mapping, _source_row_id, _load_id, resolved_at)""")
+    where = Audited("entity", "reject")
+    for materialized, form in (("table", COUNT), ("incremental", ROW)):
+        entity = _entity(mappings=both, materialized=materialized)
+        assert entity_audits(DuckSpelling(), entity, where)[0].form == form
+    violations = lambda form: len(con.execute(conservation_sql(DuckSpelling(), _entity(mappings=both), where, form)).fetchall())  # noqa: E731
+    assert (violations(COUNT), violations(ROW)) == (0, 0)
+    con.execute("update reject set mapping = 'm' where mapping = 'm2' and _source_row_id = 'r2'")
+    assert (violations(COUNT), violations(ROW)) == (1, 1)
+    con.execute("delete from reject where _source_row_id = 'r2'")
+    assert (violations(COUNT), violations(ROW)) == (1, 1)

@@ -7,6 +7,7 @@ entity publishes. Both are run here on DuckDB over one story and must leave the 
 
 from __future__ import annotations
 
+import datetime as dt
 from types import SimpleNamespace
 
 import duckdb
@@ -43,6 +44,14 @@ def _story() -> duckdb.DuckDBPyConnection:
     con.execute(
         "create table bronze_src as select _source_row_id, _load_id, item_id from staged"
     )
+    _open_rows(con, "r1", "r2", "r3", "r4")
+    return con
+
+
+def _open_rows(con, *ids: str) -> None:
+    """The reject table holding an open row of mapping `m` per source row id, diverted on 2026-01-01
+    by load L1, under the id a relation one mapping reads has."""
+    values = ", ".join(f"('{i}')" for i in ids)
     con.execute(
         f"""
         create table item__reject as select
@@ -52,10 +61,9 @@ def _story() -> duckdb.DuckDBPyConnection:
           '{{}}' as key_values, '{{}}' as raw, cast(null as timestamp) as resolved_at,
           cast(null as varchar) as resolution, timestamp '2026-01-01' as last_evaluated_at,
           'run-1' as last_run_id
-        from (values ('r1'), ('r2'), ('r3'), ('r4')) as v(id)
+        from (values {values}) as v(id)
         """
     )
-    return con
 
 
 def _table(con) -> dict:
@@ -92,6 +100,20 @@ def test_history_and_resolution_on_duckdb():
     assert as_text["r5"] == (t2, t2, "['rule_c']", None, None, now, run)
 
 
+def _resolve_as_the_package_does(con, entity) -> None:
+    """The default__reject_resolution_sql UPDATE of the dbt package, spelled for this test."""
+    con.execute(
+        f"""
+        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW},
+          last_run_id = {RUN}
+        from ({resolving_query(DuckSpelling(), entity)}) as s
+        where item__reject.resolved_at is null
+          and s._source_row_id = item__reject._source_row_id and s.source_relation = item__reject.source_relation
+          and s.mapping = item__reject.mapping
+        """
+    )
+
+
 def test_resolving_after_publishing_leaves_the_same_table():
     """dbt's way (model without resolution, then the package's UPDATE over `resolving_query`)
     and SQLMesh's way (resolution inside the model's query) give one table."""
@@ -100,16 +122,7 @@ def test_resolving_after_publishing_leaves_the_same_table():
     _upsert(in_query, reject_query(sp, ENTITY, Prior("item__reject"), resolve=True))
     after = _story()
     _upsert(after, reject_query(sp, ENTITY, Prior("item__reject", lambda when, otherwise: when), resolve=False))
-    # the default__reject_resolution_sql UPDATE of the dbt package, spelled for this test
-    after.execute(
-        f"""
-        update item__reject set resolved_at = {NOW}, resolution = s.resolution, last_evaluated_at = {NOW},
-          last_run_id = {RUN}
-        from ({resolving_query(sp, ENTITY)}) as s
-        where item__reject.resolved_at is null
-          and s._source_row_id = item__reject._source_row_id and s.source_relation = item__reject.source_relation
-        """
-    )
+    _resolve_as_the_package_does(after, ENTITY)
     assert _table(after) == _table(in_query)
     assert sorted(r[4] for r in _table(after).values() if r[4]) == ["admitted", "deduped"]
 
@@ -166,3 +179,56 @@ def test_an_incremental_entity_writes_only_the_reject_rows_behind_its_ledger():
 
 def md5(con, srid: str) -> str:
     return con.execute(f"select md5('src|{srid}')").fetchone()[0]
+
+
+SHARED = SimpleNamespace(**{**vars(ENTITY), "mappings": (SimpleNamespace(name="m", source="src"), SimpleNamespace(name="m2", source="src"))})
+
+
+def _shared_story() -> duckdb.DuckDBPyConnection:
+    """Decision 0947: a second mapping `m2` of `src` is added to an entity whose only mapping `m`
+    read it. Each bronze row is a source row of both. The table holds what `m` alone wrote: r1 and
+    r2 open, under the ids a relation read by one mapping has (`md5('src|' || id)`).
+
+    This build: r1 diverted by both; r2 kept by `m`, diverted by `m2`; r3 kept by `m2`, diverted by
+    `m` (new to both)."""
+    con = duckdb.connect()
+    con.execute(
+        """
+        create table staged as select * from (values
+          ('m', 'r1', 'L2', timestamp '2026-01-02', 'a1', 1, 'quarantined', ['rule_a']),
+          ('m2', 'r1', 'L2', timestamp '2026-01-02', 'b1', 1, 'quarantined', ['rule_b']),
+          ('m', 'r2', 'L2', timestamp '2026-01-02', 'a2', 1, 'kept', []::varchar[]),
+          ('m2', 'r2', 'L2', timestamp '2026-01-02', 'b2', 1, 'failed', ['rule_c']),
+          ('m', 'r3', 'L2', timestamp '2026-01-02', 'a3', 1, 'quarantined', ['rule_a']),
+          ('m2', 'r3', 'L2', timestamp '2026-01-02', 'b3', 1, 'kept', []::varchar[])
+        ) as t(_mapping, _source_row_id, _load_id, _ingested_at, item_id, _delivery_rank, _route, _failed_rules)
+        """
+    )
+    con.execute("create table bronze_src as select distinct _source_row_id, _load_id from staged")
+    _open_rows(con, "r1", "r2")
+    return con
+
+
+def test_two_mappings_of_one_relation_keep_their_reject_rows_apart():
+    """One reject row per (mapping, source row); the rows `m` wrote keep their ids (no re-minting
+    when a mapping of the same relation is added); `m2`'s new rows get `md5('src:m2|' || id)` and
+    `m`'s new ones `md5('src:m|' || id)`; a mapping that keeps a row resolves only its own reject
+    row of it. Both targets' ways (resolution in the query, or the package's UPDATE after) agree."""
+    sp = DuckSpelling()
+    in_query = _shared_story()
+    _upsert(in_query, reject_query(sp, SHARED, Prior("item__reject"), resolve=True))
+    after = _shared_story()
+    _upsert(after, reject_query(sp, SHARED, Prior("item__reject"), resolve=False))
+    _resolve_as_the_package_does(after, SHARED)
+    for con in (in_query, after):
+        rows = con.execute("select mapping, _source_row_id, reject_id, first_seen, last_seen, failed_rules, resolution, "
+                           "resolved_at is null from item__reject order by 1, 2").fetchall()
+        md5 = lambda text: con.execute("select md5(?)", [text]).fetchone()[0]  # noqa: E731
+        t1, t2 = dt.datetime(2026, 1, 1), dt.datetime(2026, 1, 2)
+        assert rows == [
+            ("m", "r1", md5("src|r1"), t1, t2, ["rule_a"], None, True),  # kept its id, first_seen sticky
+            ("m", "r2", md5("src|r2"), t1, t1, ["old"], "admitted", False),  # m kept r2: resolved, its id kept
+            ("m", "r3", md5("src:m|r3"), t2, t2, ["rule_a"], None, True),
+            ("m2", "r1", md5("src:m2|r1"), t2, t2, ["rule_b"], None, True),
+            ("m2", "r2", md5("src:m2|r2"), t2, t2, ["rule_c"], None, True),  # m kept r2; m2's row stays open
+        ]

@@ -201,6 +201,8 @@ def test_string_form_of_flags_agrees_with_the_array_form():
 
 def test_reject_id_and_unknown_member(con):
     assert value(con, "@assay_reject_id('raw_orders', 'row-1')") == hashlib.md5(b"raw_orders|row-1").hexdigest()
+    # a relation two mappings of one entity read (decision 0947)
+    assert value(con, "@assay_reject_id('raw_meter', 'r1', 'export')") == hashlib.md5(b"raw_meter:export|r1").hexdigest()
     assert value(con, "@assay_unknown_member('C-9', NULL)") == "__unknown__"
     assert value(con, "@assay_unknown_member(CAST(NULL AS TEXT), NULL)") is None
     assert value(con, "@assay_unknown_member('C-1', TRUE)") == "C-1"
@@ -319,6 +321,7 @@ SAMPLES = [
     "@assay_flags_contain(f, 'a_rule')",
     "@assay_flags_to_text(f)",
     "@assay_reject_id('src', s._source_row_id)",
+    "@assay_reject_id('src', s._source_row_id, 'm')",
     "@assay_unknown_member(fk, p)",
     "@assay_json_object(('k', s.k), ('n', s.n))",
     "@assay_json_extract_text(b.payload, 'a', 'b')",

@@ -95,7 +95,9 @@ def _text(columns, rows, dialect: str = "duckdb") -> str:
 
 def _keys(columns, rows, dialect: str = "duckdb") -> str:
     return ("SELECT case_id, @assay_reject_id('bronze.orders', source_row_id) AS reject_id, "
-            "@assay_reject_id('bronze.orders', case_id) AS reject_id_of_int, @assay_unknown_member(fk, probe) AS member FROM input")
+            "@assay_reject_id('bronze.orders', case_id) AS reject_id_of_int, "
+            "@assay_reject_id('bronze.orders', source_row_id, 'export') AS reject_id_of_mapping, "
+            "@assay_unknown_member(fk, probe) AS member FROM input")
 
 
 def _flags(columns, rows, dialect: str = "duckdb") -> str:

@@ -14,7 +14,7 @@
   {%- set matched -%}
 from {{ stored }} as r
 join ({{ assay._resolving_rejects(resolving) }}) as s
-  on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation
+  on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation and s.mapping = r.mapping
   {%- endset -%}
   {%- if run_query('select count(*) as resolved ' ~ matched).columns[0].values()[0] | int == 0 -%}
     {{ return(none) }}
@@ -42,7 +42,7 @@ join ({{ assay._resolving_rejects(resolving) }}) as s
 select {{ out | join(', ') }}
 from {{ stored }} as r
 left join ({{ assay._resolving_rejects(resolving) }}) as s
-  on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation
+  on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation and s.mapping = r.mapping
   {%- endset -%}
   {% call statement('assay_resolve_rejects_beside') -%}
     {{ get_create_table_as_sql(False, fresh, resolved) }}

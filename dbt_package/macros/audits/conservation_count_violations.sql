@@ -21,11 +21,10 @@
 {% endmacro %}
 
 {% macro default__conservation_count_violations(entity, staged, reject, mappings) %}
-{%- set ns = namespace(sources=[]) -%}
-{%- for m in mappings -%}{%- if m[1] not in ns.sources -%}{%- set ns.sources = ns.sources + [m[1]] -%}{%- endif -%}{%- endfor -%}
 with assay_counts as (
   select
-    ({% for name in ns.sources %}{% for m in mappings if m[1] == name %}{% if loop.first %}(select count(*) from {{ m[2] }}){% endif %}{% endfor %}{% if not loop.last %} + {% endif %}{% endfor %}) as bronze_rows,
+    {#- a bronze row once per mapping that reads its relation: each stages it (decision 0947) #}
+    ({% for m in mappings %}(select count(*) from {{ m[2] }}){% if not loop.last %} + {% endif %}{% endfor %}) as bronze_rows,
     (select count(*) from {{ staged }}) as staged_rows,
     (select count(*) from {{ staged }} where _route = 'kept') as kept_rows,
     (select count(*) from {{ staged }} where _route = 'deduped') as deduped_rows,
@@ -39,6 +38,7 @@ with assay_counts as (
           where s._route in ('quarantined', 'failed')
             and s._source_row_id = r._source_row_id
             and s._load_id = r._load_id
+            and s._mapping = r.mapping
             and r.source_relation = case s._mapping {% for m in mappings %}when '{{ m[0] }}' then '{{ m[1] }}' {% endfor %}end
         )) as open_rejects
     {%- else %}

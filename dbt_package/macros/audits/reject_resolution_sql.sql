@@ -7,7 +7,8 @@
 
   Which source rows are resolved, and how, is decided by the generator
   (assay.lower.rejects.resolving_query): `resolving` is that query's text, one
-  row per source row with `source_relation`, `_source_row_id` and `resolution`.
+  row per source row with `source_relation`, `mapping`, `_source_row_id` and `resolution`
+  (a source row is one of a mapping: decision 0947).
   This macro only says how an engine stamps them: UPDATE, MERGE, or build beside
   and swap. Resolution leaves `last_seen`, `_load_id` and `failed_rules` alone:
   the row keeps its account of the last diversion (decision 0301); it stamps
@@ -27,6 +28,7 @@ from ({{ resolving }}) as s
 where {{ reject }}.resolved_at is null
   and s._source_row_id = {{ reject }}._source_row_id
   and s.source_relation = {{ reject }}.source_relation
+  and s.mapping = {{ reject }}.mapping
 {% endmacro %}
 
 {#- Spark: parquet tables take no UPDATE. On parquet the resolved reject table is built beside
@@ -37,7 +39,7 @@ where {{ reject }}.resolved_at is null
   {%- if config.get('file_format', 'parquet') in ['delta', 'iceberg', 'hudi'] -%}
 merge into {{ reject }} as r
 using ({{ assay._resolving_rejects(resolving) }}) as s
-on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation
+on r.resolved_at is null and s._source_row_id = r._source_row_id and s.source_relation = r.source_relation and s.mapping = r.mapping
 when matched then update set
   resolved_at = {{ assay.run_timestamp() }},
   resolution = s.resolution,

@@ -18,6 +18,7 @@ it (dbt); a reject row whose bronze row aged out is history, never a placement.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Optional
 
@@ -83,9 +84,11 @@ def _source_case(sp: Spelling, entity: Entity, alias: str) -> str:
     ) + sp.kw("end")
 
 
-def _sources(entity: Entity) -> list[str]:
-    """The bronze relations of an entity, each once (several mappings may read one)."""
-    return sorted({m.source for m in entity.mappings})
+def _sources_read(entity: Entity) -> list[tuple[str, int]]:
+    """The bronze relations of an entity, each once, with the number of its mappings that read it:
+    each of them stages every bronze row, so a bronze row is placed once per mapping that reads it
+    (decision 0947)."""
+    return sorted(Counter(m.source for m in entity.mappings).items())
 
 
 def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
@@ -93,7 +96,7 @@ def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
     i = sp.indent
     return "\n".join(
         [
-            sp.sql("{}select r.source_relation, r._source_row_id, r._load_id", i),
+            sp.sql("{}select r.source_relation, r.mapping, r._source_row_id, r._load_id", i),
             sp.sql("{}from {} as r", i, reject),
             sp.sql("{}where r.resolved_at is null", i),
             sp.sql("{}and exists (", i * 2),
@@ -101,6 +104,7 @@ def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
             sp.sql("{}where {}", i * 3, diverted(sp, "s")),
             sp.sql("{}and s._source_row_id = r._source_row_id", i * 4),
             sp.sql("{}and s._load_id = r._load_id", i * 4),
+            sp.sql("{}and s._mapping = r.mapping", i * 4),
             sp.sql("{}and r.source_relation = {}", i * 4, _source_case(sp, entity, "s")),
             f"{i * 2})",
         ]
@@ -115,8 +119,10 @@ def _open_rejects_cte(sp: Spelling, entity: Entity, where: Audited) -> list[str]
 
 
 def bronze_count(sp: Spelling, entity: Entity) -> str:
-    """Bronze's rows of an entity now: one count per bronze relation, summed."""
-    return " + ".join(sp.sql("(select count(*) from {})", sp.bronze(s)) for s in _sources(entity))
+    """Bronze's rows of an entity now, as its staged relation holds them: one count per bronze
+    relation, times the mappings that read it (each stages every row; decision 0947), summed."""
+    return " + ".join(sp.sql("(select count(*) from {}){}", sp.bronze(s), f" * {n}" if n > 1 else "")
+                      for s, n in _sources_read(entity))
 
 
 def conservation_count_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
@@ -168,15 +174,16 @@ def _misplaced(sp: Spelling, placed_filter: str = "") -> list[str]:
     i = sp.indent
     return [
         sp.sql(", assay_placements as ("),
-        sp.sql("{}select p.source_relation, p.source_row_id, p.load_id, count(*) as placements", i),
+        sp.sql("{}select p._mapping, p.source_relation, p.source_row_id, p.load_id, count(*) as placements", i),
         sp.sql("{}from assay_placed as p", i),
         *([sp.sql("{}{}", i, placed_filter)] if placed_filter else []),
-        sp.sql("{}group by p.source_relation, p.source_row_id, p.load_id", i),
+        sp.sql("{}group by p._mapping, p.source_relation, p.source_row_id, p.load_id", i),
         ")",
         sp.sql("select b.source_relation, b.source_row_id, b.load_id, coalesce(c.placements, 0) as placements"),
         sp.sql("from assay_bronze as b"),
         sp.sql("left join assay_placements as c"),
-        sp.sql("{}on c.source_relation = b.source_relation and c.source_row_id = b.source_row_id and c.load_id = b.load_id", i),
+        sp.sql("{}on c._mapping = b._mapping and c.source_relation = b.source_relation and c.source_row_id = b.source_row_id "
+               "and c.load_id = b.load_id", i),
         sp.sql("where coalesce(c.placements, 0) <> 1"),
     ]
 
@@ -185,21 +192,24 @@ def conservation_row_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     """The law delivery by delivery: the bronze deliveries placed zero or several times.
 
     A delivery is (source relation, `_source_row_id`, `_load_id`), which the ingestion audit
-    keeps unique; only bronze deliveries are judged, so ledger rows that outlived bronze are not."""
+    keeps unique, staged by one mapping: a bronze row two mappings read is two deliveries, each
+    placed once (decision 0947). Only bronze deliveries are judged, so ledger rows that outlived
+    bronze are not."""
     i = sp.indent
-    ids = lambda src, *where_: sp.sql(  # noqa: E731 - one placement branch
-        "{}select {} as source_relation, _source_row_id as source_row_id, _load_id as load_id from {}", i, src, " ".join(where_)
+    ids = lambda src, mapping, *where_: sp.sql(  # noqa: E731 - one placement branch
+        "{}select {} as source_relation, {} as _mapping, _source_row_id as source_row_id, _load_id as load_id from {}",
+        i, src, mapping, " ".join(where_)
     ).rstrip()
     bronze = sp.sql("\n{}union all\n", i).join(
         # bronze ids may be of any type; the staged relation and the reject table hold them as text
-        sp.sql("{}select {} as source_relation, {} as source_row_id, {} as load_id from {}", i, sp.string(s),
-               sp.cast("_source_row_id", "string", False), sp.cast("_load_id", "string", False), sp.bronze(s))
-        for s in _sources(entity)
+        sp.sql("{}select {} as source_relation, {} as _mapping, {} as source_row_id, {} as load_id from {}", i, sp.string(m.source),
+               sp.string(m.name), sp.cast("_source_row_id", "string", False), sp.cast("_load_id", "string", False), sp.bronze(m.source))
+        for m in sorted(entity.mappings, key=lambda m: (m.source, m.name))
     )
     case = _source_case(sp, entity, "")
-    placed = [ids(case, where.entity), ids(case, sp.staged(entity), sp.sql("where _route = 'deduped'"))]
+    placed = [ids(case, "_mapping", where.entity), ids(case, "_mapping", sp.staged(entity), sp.sql("where _route = 'deduped'"))]
     if where.reject is not None:
-        placed.append(ids("source_relation", "assay_open_rejects"))
+        placed.append(ids("source_relation", "mapping", "assay_open_rejects"))
     lines = [
         sp.sql("with assay_bronze as ("),
         bronze,
@@ -211,13 +221,6 @@ def conservation_row_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         *_misplaced(sp),
     ]
     return "\n".join(lines) + "\n"
-
-
-def _mapping_case(sp: Spelling, entity: Entity, column: str) -> str:
-    """The mapping of a source relation, where each mapping reads its own source (LOAD)."""
-    return sp.sql("case {} ", column) + "".join(
-        sp.sql("when {} then {} ", sp.string(m.source), sp.string(m.name)) for m in entity.mappings
-    ) + sp.kw("end")
 
 
 def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
@@ -239,8 +242,8 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
     unsettled = lambda mapping, load: sp.sql(  # noqa: E731
         "left join assay_settled as u on u._mapping = {} and u._load_id = {}\n{}where u._mapping is null", mapping, load, i)
     bronze = sp.sql("\n{}union all\n", i).join(
-        sp.sql("{i}select {src} as source_relation, {srid} as source_row_id, {load} as load_id\n{i}from {rel} as b",
-               i=i, src=sp.string(m.source), srid=string(raw(m, "_source_row_id")), load=load_id(sp, m),
+        sp.sql("{i}select {src} as source_relation, {name} as _mapping, {srid} as source_row_id, {load} as load_id\n{i}from {rel} as b",
+               i=i, src=sp.string(m.source), name=sp.string(m.name), srid=string(raw(m, "_source_row_id")), load=load_id(sp, m),
                rel=bronze_rows(sp, m, OPEN, i))
         for m in entity.mappings
     )
@@ -259,11 +262,11 @@ def conservation_load_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
                i, srid_fp, where.entity),
     ]
     if where.reject is not None:
-        mapping = _mapping_case(sp, entity, "source_relation")
-        placed.append(sp.sql("{}select source_relation, _source_row_id as source_row_id, _load_id as load_id, {} as _mapping "
-                             "from assay_open_rejects", i, mapping))
-        sums.append(sp.sql("{}select _mapping, _load_id, 'rejected' as _side, count(*) as _rows, {} as _fp from (select {} as _mapping, "
-                           "_load_id, _source_row_id from assay_open_rejects) as r group by _mapping, _load_id", i, srid_fp, mapping))
+        # an open reject row places a delivery of its own mapping (`_open_rejects`)
+        placed.append(sp.sql("{}select source_relation, _source_row_id as source_row_id, _load_id as load_id, mapping as _mapping "
+                             "from assay_open_rejects", i))
+        sums.append(sp.sql("{}select mapping as _mapping, _load_id, 'rejected' as _side, count(*) as _rows, {} as _fp "
+                           "from assay_open_rejects group by mapping, _load_id", i, srid_fp))
     side = lambda alias, name: sp.sql(  # noqa: E731
         "left join assay_load_sums as {a} on {a}._mapping = s._mapping and {a}._load_id = s._load_id and {a}._side = '{n}'",
         a=alias, n=name)

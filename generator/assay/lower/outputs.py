@@ -48,9 +48,20 @@ def versioned_query(sp: Spelling, entity: Entity, current: str) -> str:
     return "\n".join([sp.sql("select *"), sp.sql("from {}", current), ""])
 
 
-def reject_id(sp: Spelling, mapping: Mapping) -> str:
-    """A diverted row's id: its source relation and source row, stable across deliveries."""
-    return sp.call("reject_id", mapping.source, Sql("s._source_row_id"))
+def shares_source(entity: Entity, mapping: Mapping) -> bool:
+    """Whether another mapping of `entity` reads `mapping`'s bronze relation (a merged entity whose
+    mappings read one relation: each bronze row is one source row of each of them)."""
+    return sum(m.source == mapping.source for m in entity.mappings) > 1
+
+
+def reject_id(sp: Spelling, entity: Entity, mapping: Mapping) -> str:
+    """The id a diverted row's reject row is minted with: its source relation and source row,
+    stable across deliveries (`_load_id` never takes part); and its mapping where another mapping
+    of the entity reads the same relation, so that the two mappings' reject rows of one bronze row
+    are two rows (decision 0947). A relation read by one mapping keeps the id it always had; a
+    row already in the table keeps the id it was minted with (`rejects.reject_query`)."""
+    mapping_name = (mapping.name,) if shares_source(entity, mapping) else ()
+    return sp.call("reject_id", mapping.source, Sql("s._source_row_id"), *mapping_name)
 
 
 def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping, written: str = "",
@@ -64,7 +75,7 @@ def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping, written: str
     keys = [(k, f"s.{sp.ident(k)}") for k in entity.key]
     lines = [
         sp.sql("{}select", i),
-        sp.sql("{}{} as reject_id,", i * 2, reject_id(sp, mapping)),
+        sp.sql("{}{} as reject_id,", i * 2, reject_id(sp, entity, mapping)),
         sp.sql("{}{} as entity,", i * 2, sp.string(entity.name)),
         sp.sql("{}s._mapping as mapping,", i * 2),
         sp.sql("{}{} as source_relation,", i * 2, sp.string(mapping.source)),
@@ -82,7 +93,8 @@ def diverted_select(sp: Spelling, entity: Entity, mapping: Mapping, written: str
         # before the bronze join, so that only the rows to write probe bronze
         join = "\n".join([
             sp.sql("{}left join {} as w", i, written),
-            sp.sql("{}on w.source_relation = {} and w._source_row_id = s._source_row_id", i * 2, sp.string(mapping.source)),
+            sp.sql("{}on w.source_relation = {} and w.mapping = s._mapping and w._source_row_id = s._source_row_id", i * 2,
+                   sp.string(mapping.source)),
             sp.sql("{}and w.resolved_at is null and w.last_evaluated_at >= s._processed_at", i * 2),
         ])
         lines.append(known(join, ""))

@@ -43,6 +43,12 @@ COLUMNS = tuple((c, "string") for c in CARRIED) + (
 )
 
 
+def _same_source_row(sp: Spelling, a: str, b: str) -> str:
+    """Two rows (aliases `a`, `b`) describe one source row: the identity of a reject row is
+    (`source_relation`, `mapping`, `_source_row_id`), never `_load_id` (reference 001; decision 0947)."""
+    return sp.join("and", (f"{a}.{c} = {b}.{c}" for c in ("source_relation", "mapping", "_source_row_id")))
+
+
 def _always(when: str, otherwise: str) -> str:
     return when
 
@@ -60,10 +66,13 @@ class Prior:
 
 
 def resolving_query(sp: Spelling, entity: Entity) -> str:
-    """The source rows this build resolves: `source_relation`, `_source_row_id`, `resolution`.
+    """The source rows this build resolves: `source_relation`, `mapping`, `_source_row_id`,
+    `resolution`.
 
     Only a source row's latest delivery speaks for it (`_delivery_rank = 1`); `kept` resolves
-    as `admitted`, a key's loser as `deduped`. One scan of the staged relation."""
+    as `admitted`, a key's loser as `deduped`. A source row is one of a mapping (decision 0014):
+    where two mappings read one relation, one mapping keeping a bronze row resolves only that
+    mapping's reject row of it (decision 0947). One scan of the staged relation."""
     i = sp.indent
     source = sp.sql("case s._mapping ") + "".join(
         sp.sql("when {} then {} ", sp.string(m.name), sp.string(m.source)) for m in entity.mappings
@@ -72,6 +81,7 @@ def resolving_query(sp: Spelling, entity: Entity) -> str:
         [
             sp.sql("select"),
             sp.sql("{}{} as source_relation,", i, source),
+            sp.sql("{}s._mapping as mapping,", i),
             f"{i}s._source_row_id,",
             sp.sql("{}case when s._route = 'deduped' then 'deduped' else 'admitted' end as resolution", i),
             sp.sql("from {} as s", sp.staged(entity)),
@@ -125,9 +135,11 @@ def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> s
         "",
         "-- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.",
         "-- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so",
-        "-- each reject_id appears at most once here.",
+        "-- each source row appears at most once here. A row already in the table keeps the reject_id",
+        "-- it was minted with (decision 0947), so a mapping added later re-mints none.",
         sp.sql("select"),
-        ",\n".join(f"{i}d.{c}" for c in CARRIED) + ",",
+        ",\n".join(i + (known(sp.sql("coalesce(p.reject_id, d.reject_id) as reject_id"), "d.reject_id") if c == "reject_id"
+                         else f"d.{c}") for c in CARRIED) + ",",
         i + known(sp.sql("coalesce(p.first_seen, d._ingested_at)"), "d._ingested_at") + sp.sql(" as first_seen,"),
         sp.sql("{}d._ingested_at as last_seen,", i),
         "".join(f"{i}d.{c},\n" for c in RESTAMPED)
@@ -136,7 +148,7 @@ def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> s
         sp.sql("{}{} as last_evaluated_at,", i, now),
         sp.sql("{}{} as last_run_id", i, run),
         sp.sql("from diverted as d"),
-        known(sp.sql("left join prior as p on p.reject_id = d.reject_id"), ""),
+        known(sp.sql("left join prior as p on {}", _same_source_row(sp, "p", "d")), ""),
     ]
     if resolve:
         lines += [
@@ -151,7 +163,7 @@ def reject_query(sp: Spelling, entity: Entity, prior: Prior, resolve: bool) -> s
             sp.sql("{}{} as last_evaluated_at,", i, now),
             sp.sql("{}{} as last_run_id", i, run),
             sp.sql("from prior as p"),
-            sp.sql("inner join resolving as r on r.source_relation = p.source_relation and r._source_row_id = p._source_row_id"),
+            sp.sql("inner join resolving as r on {}", _same_source_row(sp, "r", "p")),
             sp.sql("where p.resolved_at is null"),
         ]
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ with assay_staged as (
     from {{ ref("order__staged") }}
 )
 , assay_open_rejects as (
-    select r.source_relation, r._source_row_id, r._load_id
+    select r.source_relation, r.mapping, r._source_row_id, r._load_id
     from {{ ref("order__reject") }} as r
     where r.resolved_at is null
         and exists (
@@ -19,6 +19,7 @@ with assay_staged as (
             where s._route in ('quarantined', 'failed')
                 and s._source_row_id = r._source_row_id
                 and s._load_id = r._load_id
+                and s._mapping = r.mapping
                 and r.source_relation = case s._mapping when 'raw_orders' then 'raw_orders' end
         )
 )
@@ -49,6 +50,7 @@ where bronze_rows <> entity_rows + open_rejects + deduped_rows
   {% set resolving %}
 select
     case s._mapping when 'raw_orders' then 'raw_orders' end as source_relation,
+    s._mapping as mapping,
     s._source_row_id,
     case when s._route = 'deduped' then 'deduped' else 'admitted' end as resolution
 from {{ ref("order__staged") }} as s

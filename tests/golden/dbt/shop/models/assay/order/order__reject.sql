@@ -28,9 +28,10 @@ with diverted as (
 
 -- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.
 -- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so
--- each reject_id appears at most once here.
+-- each source row appears at most once here. A row already in the table keeps the reject_id
+-- it was minted with (decision 0947), so a mapping added later re-mints none.
 select
-    d.reject_id,
+    {% if assay.keyed_is_incremental() %}coalesce(p.reject_id, d.reject_id) as reject_id{% else %}d.reject_id{% endif %},
     d.entity,
     d.mapping,
     d.source_relation,
@@ -47,4 +48,4 @@ select
     {{ assay.run_timestamp() }} as last_evaluated_at,
     cast({{ assay.string_literal(invocation_id) }} as {{ assay.sql_type("string") }}) as last_run_id
 from diverted as d
-{% if assay.keyed_is_incremental() %}left join prior as p on p.reject_id = d.reject_id{% endif %}
+{% if assay.keyed_is_incremental() %}left join prior as p on p.source_relation = d.source_relation and p.mapping = d.mapping and p._source_row_id = d._source_row_id{% endif %}

@@ -42,7 +42,7 @@ WHERE _route = 'kept';
       FROM silver.q_code__staged
     )
     , assay_open_rejects AS (
-      SELECT r.source_relation, r._source_row_id, r._load_id
+      SELECT r.source_relation, r.mapping, r._source_row_id, r._load_id
       FROM silver.q_code__reject AS r
       WHERE r.resolved_at IS NULL
         AND EXISTS (
@@ -50,6 +50,7 @@ WHERE _route = 'kept';
           WHERE s._route IN ('quarantined', 'failed')
             AND s._source_row_id = r._source_row_id
             AND s._load_id = r._load_id
+            AND s._mapping = r.mapping
             AND r.source_relation = CASE s._mapping WHEN 'q__codes' THEN 'q__codes' END
         )
     )
@@ -88,7 +89,7 @@ WITH assay_staged AS (
   FROM silver.q_code__staged
 )
 , assay_open_rejects AS (
-  SELECT r.source_relation, r._source_row_id, r._load_id
+  SELECT r.source_relation, r.mapping, r._source_row_id, r._load_id
   FROM silver.q_code__reject AS r
   WHERE r.resolved_at IS NULL
     AND EXISTS (
@@ -96,6 +97,7 @@ WITH assay_staged AS (
       WHERE s._route IN ('quarantined', 'failed')
         AND s._source_row_id = r._source_row_id
         AND s._load_id = r._load_id
+        AND s._mapping = r.mapping
         AND r.source_relation = CASE s._mapping WHEN 'q__codes' THEN 'q__codes' END
     )
 )

@@ -52,6 +52,7 @@ WITH diverted AS (
 , resolving AS (
   SELECT
     CASE s._mapping WHEN 'q__codes' THEN 'q__codes' END AS source_relation,
+    s._mapping AS mapping,
     s._source_row_id,
     CASE WHEN s._route = 'deduped' THEN 'deduped' ELSE 'admitted' END AS resolution
   FROM silver.q_code__staged AS s
@@ -60,9 +61,10 @@ WITH diverted AS (
 
 -- still or newly diverted: first_seen is sticky, last_seen follows the delivery, rules are re-stamped.
 -- Only the latest delivery of a source row can be diverted (an earlier one is superseded), so
--- each reject_id appears at most once here.
+-- each source row appears at most once here. A row already in the table keeps the reject_id
+-- it was minted with (decision 0947), so a mapping added later re-mints none.
 SELECT
-  d.reject_id,
+  COALESCE(p.reject_id, d.reject_id) AS reject_id,
   d.entity,
   d.mapping,
   d.source_relation,
@@ -79,7 +81,7 @@ SELECT
   @assay_run_timestamp() AS last_evaluated_at,
   @assay_run_id() AS last_run_id
 FROM diverted AS d
-LEFT JOIN prior AS p ON p.reject_id = d.reject_id
+LEFT JOIN prior AS p ON p.source_relation = d.source_relation AND p.mapping = d.mapping AND p._source_row_id = d._source_row_id
 
 UNION ALL
 
@@ -102,5 +104,5 @@ SELECT
   @assay_run_timestamp() AS last_evaluated_at,
   @assay_run_id() AS last_run_id
 FROM prior AS p
-INNER JOIN resolving AS r ON r.source_relation = p.source_relation AND r._source_row_id = p._source_row_id
+INNER JOIN resolving AS r ON r.source_relation = p.source_relation AND r.mapping = p.mapping AND r._source_row_id = p._source_row_id
 WHERE p.resolved_at IS NULL
