@@ -83,7 +83,7 @@ def after_build(project: Path, target: str, count_rows, env: dict | None = None)
 
     out = dbt_fails(project, "run", "--target", target, "--select", "it_reading",
                     "--vars", "{it_break_required: true}", env=env)
-    assert "CHECK_FAILED: HUMIDITY_IN_RANGE: column 'humidity' holds '101.0'" in out, out[-3000:]
+    assert "CHECK_FAILED: HUMIDITY_IN_RANGE: column 'humidity' holds '101', above the declared maximum of 100" in out, out[-3000:]
     assert "was not published" in out
     assert count_rows("it_reading") == 4
     assert count_rows("it_reading__assay_candidate") == 5

@@ -259,7 +259,7 @@ def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(
     # (decision 0407); where no reject table exists yet, it is the full rebuild's query.
     reject, full_reject = files["models/assay/orders/orders__reject.sql"], full["models/assay/orders/orders__reject.sql"]
     bound = ("{% if assay.keyed_is_incremental() %}    left join {{ this }} as w\n"
-             "        on w.source_relation = 'raw_orders' and w._source_row_id = s._source_row_id\n"
+             "        on w.source_relation = 'raw_orders' and w.mapping = s._mapping and w._source_row_id = s._source_row_id\n"
              "        and w.resolved_at is null and w.last_evaluated_at >= s._processed_at{% endif %}\n")
     unbound = body(reject).replace(bound, "").replace(
         "{% if assay.keyed_is_incremental() %} and w._source_row_id is null{% endif %}", "")
