@@ -229,10 +229,11 @@ def test_operator_commands_on_quoted_schemas(built):
     assert code == 0, out
     assert [(r["row_number"], r["row"]["account_id"], r["row"]["tier"]) for r in json.loads(out)] == [(1, "a2", 3)]
     code, out = _run(built, "checks", "--json")
+    # 000's wire shape: a SQL check file reported under its stem upper-cased (decision 0948)
     results = {r["check_id"]: r for r in json.loads(out)}
     if project.engine == "postgres":
         # the count ran read-only: the server refused the function's INSERT, and nothing was written
-        assert code == 2 and "read-only transaction" in results["Silver.account/probe_writes"]["detail"], out
+        assert code == 2 and "read-only transaction" in results["PROBE_WRITES"]["detail"], out
         assert _sql(project, "select count(*) from public.assay_probe_writes") == [(0,)]
     else:
         assert code == 0, out
