@@ -120,6 +120,21 @@ def _pg15_here(metafunc) -> bool:
         metafunc.definition.get_closest_marker("not_on_pg15") is None
 
 
+# A module that keeps PostgreSQL 15 for one target only says which with `PG15_TARGETS = ("dbt",)`:
+# the other targets' PostgreSQL 15 combinations are left out (what covers them is the module's to say).
+PG15_TARGETS_ATTRIBUTE = "PG15_TARGETS"
+
+
+def _pg15_target_dropped(item) -> bool:
+    """Whether `item` runs a target on PostgreSQL 15 that its module keeps PostgreSQL 15 without."""
+    targets = getattr(getattr(item, "module", None), PG15_TARGETS_ATTRIBUTE, None)
+    callspec = getattr(item, "callspec", None)
+    if targets is None or callspec is None:
+        return False
+    engine, runner = callspec.params.get("engine"), callspec.params.get("runner")
+    return getattr(engine, "id", None) == "pg15" and runner is not None and runner not in targets
+
+
 @pytest.fixture(scope="session")
 def pg_servers():
     """The worker's PostgreSQL servers by label, each started on first use, stopped at the end."""
@@ -242,6 +257,10 @@ def pytest_collection_modifyitems(config, items):
     file costs minutes; run last, the Spark files ran alone while the other worker sat idle.
     Started first, they overlap with the many short files instead (longest jobs first).
     """
+    dropped = [item for item in items if _pg15_target_dropped(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
     for item in items:
         if _starts_postgres(item) and item.get_closest_marker("postgres") is None:
             item.add_marker(pytest.mark.postgres)
