@@ -6,8 +6,9 @@ and ``warn``) has the body ``@assay_check_failures(...)``, which reads that reco
 says of a failed audit ``'<audit>' audit error: N rows failed``, N the rows its query returns; so
 the body returns the recorded row once per row the check found failing (decision 0945): a SQL
 check file's returned rows, a declared check's violating rows (null, outside its range, repeating
-its key), as `assay checks` and `assay check list` count them (runtime/check_results.outcome_of).
-A check that counts no rows (a row count, a gap, a rate, an errored query) returns its row once.
+its key), a rate or change threshold's counted rows (decision 0949), as `assay checks` and `assay
+check list` count them (runtime/check_results.outcome_of). A check that counts no rows (a row count,
+a gap, a volume change, an anomaly, an errored query) returns its row once.
 """
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ def test_limits_lower_into_declared_checks_after_the_declared_ones(tmp_path):
     sql, descriptors = measuring_query(project.entity("item"), DBT, "{{ candidate }}")
     # every rate reads the staged relation once, counted as the mart counts it
     assert sql.count('from {{ ref("item__staged") }}') == 1, sql
-    assert "sum(case when _dedupe_rank = 1 then 1 else 0 end)" in sql
+    assert "sum(case when not (_route = 'deduped') then 1 else 0 end)" in sql
     assert "sum(case when _route in ('quarantined', 'failed') then 1 else 0 end)" in sql
     assert '{{ assay.flags_contain("_failed_rules", "qty_range_min") }}' in sql
     assert [d["counts"] for d in descriptors[1:]] == [
@@ -149,6 +149,19 @@ def test_limits_lower_into_declared_checks_after_the_declared_ones(tmp_path):
         {"rows": "assay_rows", "evaluated": "assay_evaluated", "failing": "m5_fires"},
     ]
     assert descriptors[3]["bounds"] == {"max_rate": "0.01", "min_rows": 20, "rule": "name_not_x"}
+
+
+def test_evaluated_rows_are_every_row_not_deduped_late_arrivals_included():
+    """The rows a rate's denominator counts are the mart's rows_evaluated (decision 0949): a late
+    arrival of an incremental ledger has no dedupe rank and is evaluated (and quarantined)."""
+    import duckdb
+
+    from assay.lower.staged import evaluated
+
+    staged = ("(values ('kept', 1), ('failed', 1), ('quarantined', null), ('deduped', null), ('deduped', 2)) "
+              "as s(_route, _dedupe_rank)")
+    count = duckdb.sql(f"select count(*) from {staged} where {evaluated(DBT)}").fetchone()[0]
+    assert count == 3
 
 
 def test_an_entity_without_limits_measures_as_before(tmp_path):

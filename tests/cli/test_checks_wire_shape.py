@@ -70,3 +70,26 @@ def test_check_rows_finds_a_sql_check_by_either_name_in_any_case(tmp_path):
         assert json.loads(got.stdout) == want, typed
     stop = invoke("check", "rows", RUN[:8], "KWH_NOT_ABSURD", "--project", str(project))
     assert stop.exit_code == 0 and "reading: kwh_not_absurd: no rows: it stopped or set back the table" in stop.stderr
+
+
+def test_a_warn_rate_breach_reads_warned_with_its_rows_in_both_commands(tmp_path):
+    """Decision 0949 (an outside tester): a `warn` rate breach printed `FAILED` in `assay checks`
+    and `warned` in `assay check list`, whose `rows` was empty though the result counted 4. Both
+    now say `warned`; the list shows the rows the rate counted; the verdict and exit stay 000's."""
+    project, con = results_warehouse(tmp_path)
+    spec = json.dumps({"columns": [], "types": [], "bounds": {"max_rate": "0.5", "min_rows": 0}})
+    con.execute("insert into assay_meta.assay_check_results values "
+                "(?, 'item', 'QUARANTINE_RATE', 1, 'quarantine_rate', 'advisory', false, 5, ?, ?, '2026-12-01 10:00:00'),"
+                "(?, 'item', 'FLAG_RATE', 2, 'flag_rate', 'required', true, 5, ?, ?, '2026-12-01 10:00:00')",
+                [RUN, spec, json.dumps({"rows": 5, "evaluated": 5, "failing": 4}),
+                 RUN, spec, json.dumps({"rows": 5, "evaluated": 5, "failing": 2})])
+    con.close()
+    result = invoke("checks", RUN, "--project", str(project))
+    assert result.exit_code == 2, result.output
+    assert result.stdout.splitlines() == [
+        "item: QUARANTINE_RATE: warned: quarantined 4 of 5 evaluated rows, a rate of 0.8, above the declared maximum of 0.5",
+        "item: FLAG_RATE: passed: flagged 2 of 5 evaluated rows, a rate of 0.4, at or below the declared maximum of 0.5"]
+    assert json.loads(invoke("checks", RUN, "--json", "--project", str(project)).stdout)[0]["passed"] is False
+    listed = json.loads(invoke("check", "list", "--json", "--project", str(project)).stdout)
+    assert sorted((i["check"], i["outcome"], i["rows"]) for i in listed) == [
+        ("FLAG_RATE", "passed", 2), ("QUARANTINE_RATE", "warned", 4)]

@@ -212,9 +212,9 @@ class DeclaredChecks:
             ("reading", "ENOUGH_ROWS", "row_expectation", "required", True, 3),
         ]
         text = CliRunner().invoke(cli, ["checks", third, "--project", str(project.path)])
-        assert text.exit_code == 2  # an advisory check did not pass
+        assert text.exit_code == 2  # an advisory check did not pass; it reads warned (decision 0949)
         assert text.stdout.splitlines()[3] == (
-            "reading: HOURLY: FAILED: column 'observed_at' gaps from '2026-03-01T00:00:00Z' to '2026-03-01T05:00:00Z' by "
+            "reading: HOURLY: warned: column 'observed_at' gaps from '2026-03-01T00:00:00Z' to '2026-03-01T05:00:00Z' by "
             "18000, above the declared ceiling of 7200, measured in seconds between timestamps"
         )
 

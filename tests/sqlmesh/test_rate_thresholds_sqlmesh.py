@@ -57,8 +57,9 @@ def test_fail_breach_stops_the_plan_and_warn_applies(tmp_path, engine):
         plan3, warned = planned_with_warnings(project)
         got = _results(project, plan3)
         assert got["NAME_NOT_X_RATE"] == ("rule_rate", "advisory", False, {"evaluated": 8, "failing": 3, "rows": 7})
-        # a rate counts no rows of its own: its audit returns its result once (decision 0945)
-        assert "'assay_check__name_not_x_rate' audit error: 1 row failed" in warned
+        # its audit returns its result once per row the rate counted, as check list shows them
+        # (decisions 0945, 0949): the rule fired on 3 rows
+        assert "'assay_check__name_not_x_rate' audit error: 3 rows failed" in warned
         published = [r[0] for r in project.query("select item_id from silver.item order by item_id")]
         assert published == ["i1", "i2", "i3", "i4", "i6", "i7", "i8"]
 

@@ -149,15 +149,25 @@ def _rate_rows(kind: str, table: str) -> str:
     return f"a threshold keeps no rows of its own; {where} (assay report shows examples of each rule)"
 
 
+# How `assay check list` names a result that did not pass without blocking (002's words): the text
+# output of `assay checks` says the same (decision 0949).
+WORDED_OUTCOMES = ("warned", "failed (kept)")
+
+
 def _label(result: dict) -> str:
-    """How the text output names a result: a detail opening ``not_evaluated: `` is neither a pass
-    nor a failure (000), an unreadable candidate is an error (decision 0531)."""
+    """How the text output names a result: `passed` when it passed (did_pass, decision 1120); a
+    detail opening ``not_evaluated: `` is neither a pass nor a failure (000), an unreadable
+    candidate is an error (decision 0531); a failure of a check that only warns (an advisory
+    check, a `warn` threshold) reads `warned` and of a `keep` check file `failed (kept)`, as
+    `assay check list` names them; any other failure `FAILED`."""
     if did_pass(result):
         return "passed"
     if result["detail"].startswith(NOT_EVALUATED_PREFIX):
         return "not_evaluated"
     if result["detail"].startswith(("DECLARED_CHECK_UNREADABLE: ", "errored: ")):
         return "ERRORED"
+    if result.get("outcome") in WORDED_OUTCOMES:
+        return result["outcome"]
     return "FAILED"
 
 

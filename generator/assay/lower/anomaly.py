@@ -28,7 +28,7 @@ import sqlglot
 from ..anomalies.method import METHOD, QUARANTINE_RATE, VOLUME, Sources, band_sql
 from .history import MART_CTE, BLOCKED_CTE, History, sp_string
 from .spelling import Spelling, Sql
-from .staged import diverted
+from .staged import deduped, diverted, evaluated
 
 #: The CTE of the left-out runs and level shifts, as the detector's `State` spells them; it is
 #: derived from `assay_ay`, the recorded results, which a target reads as empty when the results
@@ -66,12 +66,12 @@ class Anomalies:
         """Register one check; return the staged columns its sentence reads (evaluated, failing)."""
         self.used = True
         self.history.run_columns()  # the history's CTEs (the mart's earlier rows, the failed runs)
-        evaluated = self.staged_count("_dedupe_rank = 1", "assay_evaluated")
+        counted = self.staged_count(evaluated(self.sp), "assay_evaluated")
         quarantined = self.staged_count(diverted(self.sp), "assay_quarantined")
-        self.staged_count("_route = 'deduped'", "assay_deduped")
+        self.staged_count(deduped(self.sp), "assay_deduped")
         measure = measure_of(check.metric, check.rule)
         self.checks.append((check.check_id, measure))
-        out = {"evaluated": evaluated}
+        out = {"evaluated": counted}
         if check.metric == "quarantine_rate":
             out["failing"] = quarantined
         elif check.metric == "failure_rate":

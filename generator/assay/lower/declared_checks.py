@@ -23,7 +23,7 @@ from ..privacy import HIDDEN, pii_columns
 from .anomaly import Anomalies
 from .history import History, HistoryRelations
 from .spelling import Sql, Spelling
-from .staged import diverted
+from .staged import deduped, diverted, evaluated as evaluated_row
 
 NUMERIC_TYPES = ("int",)
 BOUND_NAMES = ("max_null_ppm", "min_value", "max_value", "max_gap_seconds", "min_rows", "max_rows", "max_rate", "rule",
@@ -383,11 +383,11 @@ def proven_by_key_audit(entity: Entity) -> bool:
 
 def measure_rate(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict[str, Any]) -> None:
     """A rate threshold counts the entity's staged rows exactly as gold.mart_data_quality does
-    (lower/mart.py): evaluated rows hold dedupe rank 1, quarantined ones are routed quarantined
-    or failed, flagged ones are kept with a failed rule, and a rule fires where its name is among
-    the failed rules. Only counts are recorded; the verdict is decided from them (decision 0980)."""
+    (lower/mart.py): evaluated rows are those not deduped (staged.evaluated, late arrivals of an
+    incremental ledger included), quarantined ones are routed quarantined or failed, flagged ones
+    are kept with a failed rule, and a rule fires where its name is among the failed rules. Only counts are recorded; the verdict is decided from them (decision 0980)."""
     sp = q.sp
-    evaluated = q.staged_count("_dedupe_rank = 1", "assay_evaluated")
+    evaluated = q.staged_count(evaluated_row(sp), "assay_evaluated")
     if check.kind == "quarantine_rate":
         failing = q.staged_count(diverted(sp), "assay_quarantined")
     elif check.kind == "flag_rate":
@@ -407,11 +407,11 @@ def measure_increase(check: DeclaredCheck, n: int, q: MeasuringQuery, desc: dict
     sp = q.sp
     prev = q.history.run_columns()
     if check.kind == "volume_change":
-        bronze = q.staged_count("_dedupe_rank = 1 or _route = 'deduped'", "assay_bronze")
+        bronze = q.staged_count(sp.sql("{} or {}", evaluated_row(sp), deduped(sp)), "assay_bronze")
         desc["counts"].update(bronze=bronze, previous_bronze=prev["previous_bronze"], earlier_bronze=prev["earlier_bronze"])
         desc["texts"].update(previous_run=prev["previous_run"], earlier_run=prev["earlier_run"])
         return
-    evaluated = q.staged_count("_dedupe_rank = 1", "assay_evaluated")
+    evaluated = q.staged_count(evaluated_row(sp), "assay_evaluated")
     if check.kind == "quarantine_increase":
         failing = q.staged_count(diverted(sp), "assay_quarantined")
         desc["counts"].update(evaluated=evaluated, failing=failing, previous_evaluated=prev["previous_evaluated"],

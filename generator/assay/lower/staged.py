@@ -177,6 +177,22 @@ def diverted(sp: Spelling, alias: str = "") -> str:
     return sp.sql("{}_route in ({})", prefix, ", ".join(f"'{r}'" for r in DIVERTED_ROUTES))
 
 
+def deduped(sp: Spelling, alias: str = "") -> str:
+    """The condition that a staged row (of `alias`) was deduped: a superseded delivery or a key's
+    loser. Such a row was never judged."""
+    prefix = f"{alias}." if alias else ""
+    return sp.sql("{}_route = 'deduped'", prefix)
+
+
+def evaluated(sp: Spelling, alias: str = "") -> str:
+    """The condition that a staged row (of `alias`) was evaluated: every row not deduped, judged
+    by the rules (a key's winner, dedupe rank 1) or, in an incremental ledger, as a late arrival
+    (no rank, quarantined under `_late_arrival`, decision 0401). The one definition the mart's
+    `rows_evaluated`, the rate and change limits and the anomaly checks count (decision 0949), so
+    a check's counts are the mart's and evaluated + deduped is every bronze row read."""
+    return sp.sql("{} ({})", sp.kw("not"), deduped(sp, alias))
+
+
 def route(sp: Spelling, entity: Entity, late: bool = False) -> list[str]:
     """The `_route` CASE, one line each: deduped, then failed, then quarantined, else kept."""
     i = sp.indent

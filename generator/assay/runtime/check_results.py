@@ -61,7 +61,7 @@ def run_environments(reader: Any, meta: str) -> dict[str, str]:
 # the short id a person reads and types is the start of the part after this prefix.
 SQLMESH_RUN_PREFIXES = ("SQLMESH_PLAN: ", "SQLMESH_RUN: ")
 SHORT_ID = 8
-RESULT_COLUMNS = ("table_name", "check_id", "kind", "passed", "check_spec", "measures", "check_position")
+RESULT_COLUMNS = ("table_name", "check_id", "kind", "enforcement", "passed", "check_spec", "measures", "check_position")
 LIST_COLUMNS = ("run_id", "table_name", "check_id", "kind", "enforcement", "passed", "row_count", "measures",
                 "recorded_at")
 
@@ -84,6 +84,11 @@ def short_run_id(run_id: str) -> str:
 # `assay check rows` keeps for them are these (decision 0532). row_expectation counts no rows, and
 # continuity measures its widest gap, not the rows at the ends of its gaps (decision 1121).
 FAILING_MEASURE = {"null_ceiling": "nulls", "value_range": "outside", "key_uniqueness": "repeats"}
+# The thresholds that count the rows of a run (docs/thresholds.md): the rows counted, quarantined,
+# flagged or fired on, are their `failing` measure, shown whether the limit held or not (a rate
+# passes with failing rows). A volume change and an anomaly judge counts of no failing row.
+COUNTED_MEASURE = {"quarantine_rate": "failing", "flag_rate": "failing", "rule_rate": "failing",
+                   "quarantine_increase": "failing", "rule_increase": "failing"}
 
 
 def outcome_of(kind: str, enforcement: str, passed: bool, measures: Optional[str]) -> tuple[str, Optional[int]]:
@@ -104,6 +109,8 @@ def outcome_of(kind: str, enforcement: str, passed: bool, measures: Optional[str
         # The rows the check found violating it, counted over the whole candidate (never capped by
         # how many were kept): 0 when it passed (no row violates it, even nulls under a ceiling).
         return outcome, 0 if passed else int(m.get(FAILING_MEASURE[kind]) or 0)
+    if kind in COUNTED_MEASURE and m.get(COUNTED_MEASURE[kind]) is not None:
+        return outcome, int(m[COUNTED_MEASURE[kind]])
     return outcome, None
 
 
@@ -178,10 +185,10 @@ def wire_check_id(name: str) -> str:
     return reported_check_id(str(name))
 
 
-def _result(table: str, name: str, kind: str, passed: bool, detail: str) -> dict[str, Any]:
+def _result(table: str, name: str, kind: str, passed: bool, detail: str, outcome: str) -> dict[str, Any]:
     """One result of `CheckResults.of_run`: 000's wire fields first (see `WIRE`), then the commands' own."""
     return {"check_id": wire_check_id(name), "passed": passed, "detail": detail, "scope": table,
-            "table": table, "name": str(name), "kind": kind}
+            "table": table, "name": str(name), "kind": kind, "outcome": outcome}
 
 
 # What `assay checks --json` prints of a result: 000's wire shape, `scope` being the table the
@@ -297,8 +304,8 @@ class CheckResults:
         """The results of one run, in table then declaration order: 000's wire fields (`check_id`,
         the reported id `wire_check_id` gives; `passed`; `detail`; `scope`, the table the check
         covered), and, for the commands' own use, `table`, `name` (the check as it was recorded and
-        as `assay check list` names it: a SQL check file's `NAMESPACE.TABLE/NAME`, a rule's own name)
-        and `kind`. The checks that stopped or set back a table without recording a result
+        as `assay check list` names it: a SQL check file's `NAMESPACE.TABLE/NAME`, a rule's own name),
+        `kind` and `outcome` (`assay check list`'s, from `outcome_of`). The checks that stopped or set back a table without recording a result
         (`stopped`) come first among their table's, failed, of kind `audit`, the build's sentence
         as their detail."""
         from ..checks.recorded import verdict_of_row
@@ -307,11 +314,12 @@ class CheckResults:
         out = []
         for s in self.stopped(run_id):
             out.append(((s["table"], 0, 0, s["check_id"]),
-                        _result(s["table"], s["check_id"], AUDIT, False, str(s["why"] or ""))))
-        for table, check_id, kind, passed, spec, measures, position in rows:
+                        _result(s["table"], s["check_id"], AUDIT, False, str(s["why"] or ""), stopped_outcome(s["why"])[0])))
+        for table, check_id, kind, enforcement, passed, spec, measures, position in rows:
             # The recorded verdict is the one the run acted on; the sentence is rendered again here.
             out.append(((table, 1, position or 0, check_id),
-                        _result(table, check_id, kind, bool(passed), verdict_of_row(kind, spec, measures).detail)))
+                        _result(table, check_id, kind, bool(passed), verdict_of_row(kind, spec, measures).detail,
+                                outcome_of(kind, enforcement, bool(passed), measures)[0])))
         return [r for _, r in sorted(out, key=lambda x: x[0])]
 
     def listing(self) -> list[dict[str, Any]]:
