@@ -53,7 +53,10 @@ _FETCH = 10_000  # staged rows read per round trip while looking for the keys br
 @dataclass
 class ReplayReport:
     entity: str
-    in_bronze: int = 0  # open rejects the next build re-judges by itself
+    in_bronze: int = 0  # open rejects whose source row bronze still holds
+    # of those, on an incremental entity: replayed already and still diverted, so neither replay (a second
+    # `__replay__` delivery) nor the next build (the ledger judges a delivery once) judges them (decision 1100)
+    needs_full_refresh: int = 0
     redelivered: dict = field(default_factory=dict)  # bronze relation -> rows re-delivered
     unrecoverable: int = 0  # open rejects without a raw payload column to rebuild from
     superseded: int = 0  # open rejects not re-delivered: their key is held, or a later one of theirs wins
@@ -202,9 +205,10 @@ def _candidates(cur, dialect: str, project: Project, entity: Entity, report: Rep
             if load == REPLAY_LOAD_ID:
                 replayed.add(srid)
         for rid, srid, load_id, seen, raw, key_values in rows:
-            if srid in (replayed if ledger else present[source]):
-                report.in_bronze += 1
-            else:
+            report.in_bronze += srid in present[source]
+            if ledger and srid in replayed:
+                report.needs_full_refresh += 1
+            elif ledger or srid not in present[source]:
                 out.append(Candidate(rid, source, srid, load_id, seen, raw, _key_from_json(entity, key_values)))
     return out, present
 

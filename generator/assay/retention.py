@@ -9,6 +9,11 @@ older than its entity's retention, measured
   it, so a row nobody fixes expires), and
 - for a resolved row from `resolved_at` (it is audit history from then on).
 
+An unresolved row whose source row bronze still delivers is kept however old it is (decision
+0950): the next build would divert that delivery again and write the same row back (same
+`reject_id`, `first_seen`, `raw`), so deleting it would record a deletion that did not last. It
+expires at the first maintain after bronze's own retention drops the row; `Expiry.held` counts it.
+
 Every run writes one `REJECTS_EXPIRED` event per entity into `<meta>.assay_events` with the count
 and the cut-off, including a count of zero, so an operator can see that maintenance ran. Running it
 twice deletes nothing the second time. `dry_run` counts and changes nothing.
@@ -59,6 +64,8 @@ class Expiry:
     cutoff: dt.datetime
     unresolved: int
     resolved: int
+    held: int = 0  # unresolved rows past the cut-off kept because bronze still holds their delivery
+
 
     @property
     def total(self) -> int:
@@ -67,7 +74,9 @@ class Expiry:
     def why(self) -> str:
         return (
             f"retention {self.retention}: unresolved rows last seen before {self.cutoff.isoformat(sep=' ')} "
-            f"and resolved rows resolved before it"
+            f"whose delivery bronze no longer holds, and resolved rows resolved before it; "
+            f"{self.held} unresolved {'row' if self.held == 1 else 'rows'} past it kept, bronze still holding "
+            f"{'its' if self.held == 1 else 'their'} delivery"
         )
 
 
@@ -87,6 +96,22 @@ def ensure_events_table(cur, dialect: str, meta_schema: str) -> str:
     return events
 
 
+def _in_bronze(cur, dialect: str, project: Project, entity: Entity) -> str:
+    """SQL true for a reject row `r` whose source row bronze still delivers (any `_load_id`: the
+    latest delivery of it, a `__replay__` one included, is what the next build judges, and diverts
+    into this same row when it fails again)."""
+    text = _ENGINE_TYPES[dialect]["string"]
+    held = []
+    for source in sorted({m.source for m in entity.mappings}):
+        if not _table_exists(cur, dialect, project.schema("bronze"), source):
+            continue  # a bronze relation dropped whole holds nothing
+        rel = relation(dialect, project.schema("bronze"), source)
+        name = source.replace("'", "''")
+        held.append(f"(r.source_relation = '{name}' and exists (select 1 from {rel} as b where "
+                    f"cast(b._source_row_id as {text}) = r._source_row_id))")
+    return " or ".join(held) or "1 = 0"
+
+
 def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: dt.datetime, dry_run: bool) -> Optional[Expiry]:
     silver = project.schema("silver")
     name = f"{entity.name}__reject"
@@ -97,13 +122,18 @@ def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: 
     # model is INCREMENTAL_BY_UNIQUE_KEY and forward-only, so that one table holds its history
     # across versions; decision 0700). Counting reads the same table the delete writes.
     table = writable_relation(conn, dialect, silver, name)
-    unresolved_where = "resolved_at is null and last_seen < ?"
-    resolved_where = "resolved_at is not null and resolved_at < ?"
-    unresolved = int(execute(cur, dialect, f"select count(*) from {table} where {unresolved_where}", (cutoff,)).fetchone()[0])
-    resolved = int(execute(cur, dialect, f"select count(*) from {table} where {resolved_where}", (cutoff,)).fetchone()[0])
+    in_bronze = _in_bronze(cur, dialect, project, entity)
+    past = "r.resolved_at is null and r.last_seen < ?"
+    unresolved_where = f"{past} and not ({in_bronze})"
+    resolved_where = "r.resolved_at is not null and r.resolved_at < ?"
+
+    def count(where: str) -> int:
+        return int(execute(cur, dialect, f"select count(*) from {table} as r where {where}", (cutoff,)).fetchone()[0])
+
+    unresolved, resolved, held = count(unresolved_where), count(resolved_where), count(f"{past} and ({in_bronze})")
     if not dry_run and unresolved + resolved:
-        execute(cur, dialect, f"delete from {table} where ({unresolved_where}) or ({resolved_where})", (cutoff, cutoff))
-    return Expiry(entity.name, f"{silver}.{name}", entity.retention, cutoff, unresolved, resolved)
+        execute(cur, dialect, f"delete from {table} as r where ({unresolved_where}) or ({resolved_where})", (cutoff, cutoff))
+    return Expiry(entity.name, f"{silver}.{name}", entity.retention, cutoff, unresolved, resolved, held)
 
 
 def maintain(conn, dialect: str, project: Project, now: dt.datetime, dry_run: bool = False,

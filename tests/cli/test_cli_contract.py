@@ -378,7 +378,7 @@ def test_replay_dry_run_as_json_and_in_the_singular(tmp_path):
     args = ["replay", "order", "--spec", str(EXAMPLE), "--project", str(project), "--dry-run"]
     as_json = invoke(*args, "--json")
     assert as_json.exit_code == 0, as_json.output
-    assert json.loads(as_json.stdout) == {"entity": "order", "dry_run": True, "in_bronze": 0,
+    assert json.loads(as_json.stdout) == {"entity": "order", "dry_run": True, "in_bronze": 0, "needs_full_refresh": 0,
                                           "redelivered": {"raw_orders": 1}, "unrecoverable": 0, "superseded": 0}
     assert as_json.stderr == ""  # --json: no progress chatter
     text = invoke(*args)
@@ -469,7 +469,8 @@ def test_replay_redelivers_an_incremental_entitys_rows_still_in_bronze(tmp_path)
     result = invoke("replay", "order", "--spec", str(spec), "--project", str(project), "--dry-run")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        "order: 0 open reject rows are still in bronze and re-judged by the next build",
+        "order: 1 open reject row is still in bronze; an incremental entity's next build does not judge it again, "
+        "so replay re-delivers it with the rows that aged out",
         "order: would re-deliver 1 row into bronze.raw_orders with _load_id '__replay__'",
     ]
     result = invoke("replay", "order", "--spec", str(spec), "--project", str(project))
@@ -481,5 +482,9 @@ def test_replay_redelivers_an_incremental_entitys_rows_still_in_bronze(tmp_path)
     result = invoke("replay", "order", "--spec", str(spec), "--project", str(project), "--dry-run")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == (
-        "order: 1 open reject row was replayed already and is still diverted; an incremental entity's next build "
-        "does not judge it again: `dbt build --full-refresh --select order__staged+` does")
+        "order: 1 open reject row is still in bronze; an incremental entity's next build does not judge it again; "
+        "1 was replayed already (bronze holds the `__replay__` delivery), so replay does not deliver it again: a "
+        "replayed delivery the build diverts again is judged again only by `dbt build --full-refresh --select order__staged+`")
+    as_json = invoke("replay", "order", "--spec", str(spec), "--project", str(project), "--dry-run", "--json")
+    assert json.loads(as_json.stdout) == {"entity": "order", "dry_run": True, "in_bronze": 1, "needs_full_refresh": 1,
+                                          "redelivered": {}, "unrecoverable": 0, "superseded": 0}

@@ -357,13 +357,13 @@ def _replay(project: Path, *extra: str) -> dict:
 def test_replay_re_delivers_an_open_reject_row_whose_bronze_row_is_gone(held):
     project, _ = held
     # The demo's four open order rejects are all still in bronze: the next build re-judges them.
-    assert _replay(project) == {"entity": "order", "dry_run": False, "in_bronze": 4, "redelivered": {}, "unrecoverable": 0, "superseded": 0}
+    assert _replay(project) == {"entity": "order", "dry_run": False, "in_bronze": 4, "needs_full_refresh": 0, "redelivered": {}, "unrecoverable": 0, "superseded": 0}
     before = _bronze_orders(project)
     # o-006 (amount '12,50', quarantined) ages out of bronze
     _age_out(project, "o-006")
     assert "o-006" not in _bronze_orders(project)
 
-    assert _replay(project, "--dry-run") == {"entity": "order", "dry_run": True, "in_bronze": 3,
+    assert _replay(project, "--dry-run") == {"entity": "order", "dry_run": True, "in_bronze": 3, "needs_full_refresh": 0,
                                              "redelivered": {"raw_orders": 1}, "unrecoverable": 0, "superseded": 0}
     assert "o-006" not in _bronze_orders(project)  # a dry run writes nothing
     assert _replay(project)["redelivered"] == {"raw_orders": 1}

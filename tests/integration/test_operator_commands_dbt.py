@@ -121,16 +121,28 @@ def _retention(project, spec, macro):
     assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
     resolved_at = project.query("select resolved_at from silver.q_line__reject where _source_row_id = 'ln_02'")[0][0]
 
+    # Bronze's own retention drops ln_05's delivery; ln_03's stays in bronze (decision 0950).
+    conn = project.connect()
+    try:
+        conn.cursor().execute("delete from bronze.q__lines where _source_row_id = 'ln_05'")
+    finally:
+        conn.close()
+
     # Exactly 90 days after the last_seen of ln_03 and ln_05: at the cut-off, so they stay.
     at_cutoff = _maintain(project, spec, "--now", "2026-05-30T10:00:00Z")
     assert (at_cutoff["q_line"]["unresolved_deleted"], at_cutoff["q_line"]["resolved_deleted"]) == (0, 0)
 
-    # A dry run one second later counts both and deletes nothing.
+    # A dry run one second later counts ln_05 and deletes nothing. ln_03 is past retention too,
+    # but bronze still holds its delivery, which the next build would divert again into the same
+    # reject row: it is kept, and counted as kept (decision 0950).
     dry = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z", "--dry-run")
-    assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"]) == (2, 0)
+    assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"], dry["q_line"]["unresolved_kept_in_bronze"]) == (1, 0, 1)
     assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
+    code, out = _run(project, spec, "maintain", "--now", "2026-05-30T10:00:01Z", "--dry-run")
+    assert code == 0 and ("silver.q_line__reject: kept 1 unresolved row past retention: bronze still holds its delivery, "
+                          "which the next build would divert again; it expires once bronze's own retention drops it") in out, out
 
-    counted = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"]) for e in dry.values()}
+    counted = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"], e["unresolved_kept_in_bronze"]) for e in dry.values()}
     if macro:
         # The run-operation (dbt_package/macros/maintenance/maintain.sql) counts what the command
         # counts, deletes the same rows and is idempotent too; the command then finds nothing left.
@@ -139,13 +151,13 @@ def _retention(project, spec, macro):
             assert _macro(project, True, "2026-05-30T10:00:01Z") == counted
             assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
         assert _macro(project, False, "2026-05-30T10:00:01Z") == counted
-        assert _macro(project, False, "2026-05-30T10:00:01Z") == {t: (0, 0) for t in counted}
+        assert _macro(project, False, "2026-05-30T10:00:01Z") == {t: (0, 0, k) for t, (_, _, k) in counted.items()}
     else:
         done = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")
-        assert {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"]) for e in done.values()} == counted
+        assert {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"], e["unresolved_kept_in_bronze"]) for e in done.values()} == counted
         assert _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")["q_line"]["unresolved_deleted"] == 0
     # ln_02 was resolved by the second build (run time): measured from resolved_at, not last_seen.
-    assert _rejects(project) == [("ln_02", "deduped")]
+    assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None)]
 
     again = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z")
     assert again["q_line"]["unresolved_deleted"] + again["q_line"]["resolved_deleted"] == 0
@@ -154,7 +166,7 @@ def _retention(project, spec, macro):
     later = (resolved_at + dt.timedelta(days=90, seconds=1)).isoformat()
     expired = _maintain(project, spec, "--now", later)
     assert (expired["q_line"]["unresolved_deleted"], expired["q_line"]["resolved_deleted"]) == (0, 1)
-    assert _rejects(project) == []
+    assert _rejects(project) == [("ln_03", None)]  # kept while bronze holds its delivery
     # the other entities' reject tables were maintained too, with nothing to delete
     assert set(expired) == {"q_code", "q_dup", "q_line"}
 
@@ -168,24 +180,28 @@ def _retention(project, spec, macro):
         (*table, dt.datetime(2026, 3, 1, 10, 0, 0), 0),
         (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 0),
         (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 0),
-        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 2),
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 1),
         (*table, resolved_at + dt.timedelta(seconds=1), 1),
     ]
     # the macro's rows say what the command's say, in the same words and at the same clock
     same_cutoff = {(e[4], e[5]) for e in events if e[2] == dt.datetime(2026, 3, 1, 10, 0, 1)}
-    assert same_cutoff == {("retention 90d: unresolved rows last seen before 2026-03-01 10:00:01 and resolved rows "
-                            "resolved before it", dt.datetime(2026, 5, 30, 10, 0, 1))}
+    assert same_cutoff == {("retention 90d: unresolved rows last seen before 2026-03-01 10:00:01 whose delivery bronze no "
+                            "longer holds, and resolved rows resolved before it; 1 unresolved row past it kept, bronze "
+                            "still holding its delivery", dt.datetime(2026, 5, 30, 10, 0, 1))}
 
 
+MACRO_KEPT = re.compile(r"(\S+): kept (\d+) unresolved rows? past retention: bronze still holds (?:its|their) delivery")
 MACRO_LINE = re.compile(r"(\S+): (?:would delete|deleted) \d+ rows? \(retention \S+, cut-off .+?: (\d+) unresolved, (\d+) resolved\)")
 
 
 def _macro(project, dry_run: bool, now: str) -> dict:
-    """`dbt run-operation assay.maintain`: table -> (unresolved, resolved) from the lines it logs."""
+    """`dbt run-operation assay.maintain`: table -> (unresolved deleted, resolved deleted, unresolved
+    kept because bronze holds them) from the lines it logs."""
     args = "{dry_run: %s, now: '%s'}" % ("true" if dry_run else "false", now)
     res = project.dbt("run-operation", "assay.maintain", "--args", args)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-    found = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in MACRO_LINE.finditer(res.stdout)}
+    kept = {m.group(1): int(m.group(2)) for m in MACRO_KEPT.finditer(res.stdout)}
+    found = {m.group(1): (int(m.group(2)), int(m.group(3)), kept.get(m.group(1), 0)) for m in MACRO_LINE.finditer(res.stdout)}
     assert found, res.stdout[-3000:]
     assert ("recorded one REJECTS_EXPIRED event per table" in res.stdout) is not dry_run
     return found

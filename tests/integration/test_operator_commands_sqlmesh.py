@@ -270,8 +270,8 @@ def _environment(project):
     assert code == 0 and "It is not in the entity: its judged delivery ln_03 was quarantined" in out, out
     code, out = _run(project, "maintain", "--json", "--dry-run", "--environment", "dev", "--now", "2026-05-30T10:00:01Z")
     assert code == 0, out
-    dev = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"]) for e in json.loads(out)}
-    assert dev["silver__dev.q_line__reject"] == (2, 0)
+    dev = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"], e["unresolved_kept_in_bronze"]) for e in json.loads(out)}
+    assert dev["silver__dev.q_line__reject"] == (0, 0, 2)  # both still in bronze: kept (decision 0950)
     code, out = _run(project, "report", "--json", "--environment", "nope")
     assert code == 1 and "holds no environment 'nope' of this project (no schema silver__nope); its environments: prod, dev." in out, out
 
@@ -296,7 +296,7 @@ def _replay(project):
     _execute(project, "delete from bronze.q__lines where _source_row_id = 'ln_03'")
     code, out = _run(project, "replay", "q_line", "--dry-run", "--json")
     assert code == 0, out
-    assert json.loads(out) == {"entity": "q_line", "dry_run": True, "in_bronze": 1, "redelivered": {"q__lines": 1}, "unrecoverable": 0,
+    assert json.loads(out) == {"entity": "q_line", "dry_run": True, "in_bronze": 1, "needs_full_refresh": 0, "redelivered": {"q__lines": 1}, "unrecoverable": 0,
                                 "superseded": 0}
     code, out = _run(project, "replay", "q_line")
     assert code == 0, out
@@ -314,29 +314,31 @@ def _maintain_json(project, *extra):
 
 
 def _maintain(project):
+    # Bronze's own retention drops ln_05; ln_03 is in bronze as its `__replay__` delivery.
+    _execute(project, "delete from bronze.q__lines where _source_row_id = 'ln_05'")
     resolved_at = _query(project, "select resolved_at from silver.q_line__reject where _source_row_id = 'ln_02'")[0][0]
     at_cutoff = _maintain_json(project, "--now", "2026-05-30T10:00:00Z")
     assert (at_cutoff["q_line"]["unresolved_deleted"], at_cutoff["q_line"]["resolved_deleted"]) == (0, 0)
     dry = _maintain_json(project, "--now", "2026-05-30T10:00:01Z", "--dry-run")
-    assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"]) == (2, 0)
+    assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"], dry["q_line"]["unresolved_kept_in_bronze"]) == (1, 0, 1)
     assert len(_rejects(project)) == 3
     done = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
-    assert (done["q_line"]["unresolved_deleted"], done["q_line"]["resolved_deleted"]) == (2, 0)
+    assert (done["q_line"]["unresolved_deleted"], done["q_line"]["resolved_deleted"], done["q_line"]["unresolved_kept_in_bronze"]) == (1, 0, 1)
     assert done["q_line"]["table"] == "silver.q_line__reject"  # the name users know, not the physical one
-    assert _rejects(project) == [("ln_02", "l1", "deduped")]
+    assert _rejects(project) == [("ln_02", "l1", "deduped"), ("ln_03", "l1", None)]
     # the rows went from the physical table SQLMesh owns; the view shows the same
     # (on DuckDB the dev environment's forward-only reject table sits beside it, `...__dev`)
     physical = [r for r in _query(project, "select table_schema, table_name from information_schema.tables "
                                            "where table_name like 'silver__q_line__reject__%'") if not r[1].endswith("__dev")]
     assert len(physical) == 1 and physical[0][0] == "sqlmesh__silver", physical
-    assert _query(project, f'select count(*) from "{physical[0][0]}"."{physical[0][1]}"') == [(1,)]
+    assert _query(project, f'select count(*) from "{physical[0][0]}"."{physical[0][1]}"') == [(2,)]
     again = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
     assert again["q_line"]["unresolved_deleted"] + again["q_line"]["resolved_deleted"] == 0
 
     later = (resolved_at + dt.timedelta(days=90, seconds=1)).isoformat()
     expired = _maintain_json(project, "--now", later)
     assert (expired["q_line"]["unresolved_deleted"], expired["q_line"]["resolved_deleted"]) == (0, 1)
-    assert _rejects(project) == []
+    assert _rejects(project) == [("ln_03", "l1", None)]
     assert set(expired) == {"q_code", "q_dup", "q_line"}
 
     events = _query(project, "select event_type, table_name, cutoff, row_count, why from assay_meta.assay_events "
@@ -345,25 +347,25 @@ def _maintain(project):
     assert sorted((e[:4] for e in events), key=lambda e: (e[2], e[3])) == [
         (*table, dt.datetime(2026, 3, 1, 10, 0, 0), 0),
         (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 0),
-        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 2),
+        (*table, dt.datetime(2026, 3, 1, 10, 0, 1), 1),
         (*table, resolved_at + dt.timedelta(seconds=1), 1),
     ]
-    assert "retention 90d: unresolved rows last seen before 2026-03-01 10:00:01 and resolved rows resolved before it" in {e[4] for e in events}
+    assert ("retention 90d: unresolved rows last seen before 2026-03-01 10:00:01 whose delivery bronze no longer holds, and "
+            "resolved rows resolved before it; 1 unresolved row past it kept, bronze still holding its delivery") in {e[4] for e in events}
     columns = _query(project, "select column_name from information_schema.columns where table_schema = 'assay_meta' "
                               "and table_name = 'assay_events' order by ordinal_position")
     assert [c[0] for c in columns] == [name for name, _ in EVENTS_COLUMNS]
 
     # Deleting behind SQLMesh's back is safe: the next run's audits (conservation among them)
-    # pass, and the rows whose bronze delivery is still there are diverted again, with the
-    # delivery's first_seen and last_seen, to expire at the next maintain. The run judges the
-    # replayed ln_03 too: still pending, so quarantined again, from its `__replay__` delivery,
-    # which keeps the original _ingested_at (last_seen does not move).
+    # pass, and ln_05, deleted with bronze's row gone, stays deleted. The run judges the replayed
+    # ln_03 (kept by retention: bronze delivers it): still pending, so quarantined again, from its
+    # `__replay__` delivery, which keeps the original _ingested_at (last_seen does not move).
     _sqlmesh_run(project)
-    assert _rejects(project) == [("ln_03", "__replay__", None), ("ln_05", "l1", None)]
+    assert _rejects(project) == [("ln_03", "__replay__", None)]
     seen = _query(project, "select distinct first_seen, last_seen from silver.q_line__reject")
     assert seen == [(dt.datetime(2026, 3, 1, 10), dt.datetime(2026, 3, 1, 10))]
     again = _maintain_json(project, "--now", "2026-05-30T10:00:01Z")
-    assert again["q_line"]["unresolved_deleted"] == 2
+    assert (again["q_line"]["unresolved_deleted"], again["q_line"]["unresolved_kept_in_bronze"]) == (0, 1)
 
 
 # ----------------------------------------------------------------------------- the new paths, no build

@@ -122,6 +122,9 @@ def story(tmp_path_factory, engine) -> dict:
     (spec / "mapping_events.yaml").write_text(FIXED)
     generate_dbt_project(spec, project.path)
     args = ["replay", "events", "--spec", str(spec), "--project", str(project.path), "--json"]
+    res = CliRunner().invoke(cli, [*args[:-1], "--dry-run"])
+    assert res.exit_code == 0, res.output
+    out["dry_text"] = res.stdout.splitlines()
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     out["replay"] = json.loads(res.stdout)
@@ -155,7 +158,13 @@ def test_replay_redelivers_every_open_reject_an_incremental_build_would_not_judg
     # e2 aged out of bronze; e5 is still there, but the ledger took its delivery once and an
     # incremental build never judges it again: both go back (decision 1100).
     said = story["replay"]
-    assert (said["redelivered"], said["in_bronze"], said["superseded"]) == ({"raw_events": 2}, 0, 0)
+    assert (said["redelivered"], said["in_bronze"], said["needs_full_refresh"], said["superseded"]) == ({"raw_events": 2}, 1, 0, 0)
+    # and it says so: e5 is in bronze, not left to the next build, and goes back with e2
+    assert story["dry_text"] == [
+        "events: 1 open reject row is still in bronze; an incremental entity's next build does not judge it again, "
+        "so replay re-delivers it with the rows that aged out",
+        "events: would re-deliver 2 rows into bronze.raw_events with _load_id '__replay__'",
+    ]
     assert story["bronze_after_replay"] == sorted([
         tuple(r) for r in L2 + [ev("e2", "__replay__", T1, "E2", "scroll"), ev("e5", "__replay__", T2, "E5", "scroll")]])
 
@@ -189,5 +198,5 @@ def test_a_second_build_and_replay_change_nothing(story):
     assert (again["entity"], again["rejects"], again["stamps"]) == (
         story["replayed"]["entity"], story["replayed"]["rejects"], story["replayed"]["stamps"])
     said = story["replay_again"]
-    assert (said["redelivered"], said["in_bronze"], said["superseded"]) == ({}, 0, 0)
+    assert (said["redelivered"], said["in_bronze"], said["needs_full_refresh"], said["superseded"]) == ({}, 0, 0, 0)
     assert story["bronze_after_second_replay"] == story["bronze_after_replay"]

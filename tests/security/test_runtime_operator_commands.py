@@ -327,13 +327,20 @@ def test_replay_and_maintain_write_only_their_own_rows(built):
     bronze = relation("duckdb", SCHEMAS["bronze"], "raw_accounts")
     assert _sql(project, f"select _source_row_id, _load_id, id, phone from {bronze} where _load_id = ?", ("__replay__",)) == [
         ("r3", "__replay__", "a3", None)]
+    # bronze delivers r3 again (its replayed row): retention keeps the reject row (decision 0950)
+    code, out = _run(built, "maintain", "--now", "2099-01-01T00:00:00Z", "--json")
+    assert code == 0, out
+    [kept] = json.loads(out)
+    assert (kept["table"], kept["unresolved_deleted"], kept["unresolved_kept_in_bronze"]) == ("Silver.account__reject", 0, 1)
+    # once bronze's own retention drops it, maintain deletes it
+    _load_bronze(project, ROWS[:2])
     code, out = _run(built, "maintain", "--now", "2099-01-01T00:00:00Z", "--json")
     assert code == 0, out
     [expired] = json.loads(out)
-    assert (expired["table"], expired["unresolved_deleted"]) == ("Silver.account__reject", 1)
+    assert (expired["table"], expired["unresolved_deleted"], expired["unresolved_kept_in_bronze"]) == ("Silver.account__reject", 1, 0)
     events = relation("duckdb", "Assay_Meta", "assay_events")
-    assert _sql(project, f"select event_type, row_count from {events} where event_type = ?", ("REJECTS_EXPIRED",)) == [
-        ("REJECTS_EXPIRED", 1)]
+    assert sorted(_sql(project, f"select event_type, row_count from {events} where event_type = ?", ("REJECTS_EXPIRED",))) == [
+        ("REJECTS_EXPIRED", 0), ("REJECTS_EXPIRED", 1)]
     after = _relations(project)
     assert [r for r in after if r not in before] in ([], [("Assay_Meta", "assay_events")])
     assert [r for r in before if r not in after] == []

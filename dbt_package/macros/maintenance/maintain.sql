@@ -2,7 +2,8 @@
 
     Every model the generator marked with `meta: {assay_entity, retention, retention_hours}` (the reject models)
     loses the rows older than its retention: unresolved rows measured from last_seen, resolved rows
-    from resolved_at; a row exactly at the cut-off stays. Each run records one REJECTS_EXPIRED event
+    from resolved_at; a row exactly at the cut-off stays, and so does an unresolved row whose delivery
+    bronze still holds (the next build would write it back; decision 0950). Each run records one REJECTS_EXPIRED event
     per reject table in <meta>.assay_events (also a count of zero); a dry run deletes and records
     nothing. The same rows, counts and events as the Python command (decision 0701).
 
@@ -40,22 +41,32 @@
       {%- endif -%}
       {%- set cutoff = clock - modules.datetime.timedelta(hours=hours) -%}
       {%- set at = "cast('" ~ cutoff.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "' as " ~ assay.sql_type('timestamp') ~ ")" -%}
-      {%- set unresolved_where = 'resolved_at is null and last_seen < ' ~ at -%}
-      {%- set resolved_where = 'resolved_at is not null and resolved_at < ' ~ at -%}
-      {%- set counts = run_query('select (select count(*) from ' ~ relation ~ ' where ' ~ unresolved_where ~ '), '
-                                 ~ '(select count(*) from ' ~ relation ~ ' where ' ~ resolved_where ~ ')') -%}
+      {%- set in_bronze = assay._maintain_in_bronze(relation) -%}
+      {%- set past = 'r.resolved_at is null and r.last_seen < ' ~ at -%}
+      {%- set unresolved_where = past ~ ' and not (' ~ in_bronze ~ ')' -%}
+      {%- set resolved_where = 'r.resolved_at is not null and r.resolved_at < ' ~ at -%}
+      {%- set counts = run_query('select (select count(*) from ' ~ relation ~ ' as r where ' ~ unresolved_where ~ '), '
+                                 ~ '(select count(*) from ' ~ relation ~ ' as r where ' ~ resolved_where ~ '), '
+                                 ~ '(select count(*) from ' ~ relation ~ ' as r where ' ~ past ~ ' and (' ~ in_bronze ~ '))') -%}
       {%- set unresolved = counts.rows[0][0] | int -%}
       {%- set resolved = counts.rows[0][1] | int -%}
+      {%- set held = counts.rows[0][2] | int -%}
       {%- if not dry_run and unresolved + resolved > 0 -%}
         {%- call statement('assay_maintain_delete') -%}
-          delete from {{ relation }} where ({{ unresolved_where }}) or ({{ resolved_where }})
+          delete from {{ relation }} as r where ({{ unresolved_where }}) or ({{ resolved_where }})
         {%- endcall -%}
       {%- endif -%}
-      {%- do done.append({'entity': node.config.meta['assay_entity'], 'table': node.schema ~ '.' ~ (node.alias or node.name),
-                          'retention': retention, 'cutoff': cutoff, 'unresolved': unresolved, 'resolved': resolved}) -%}
-      {{ log(node.schema ~ '.' ~ (node.alias or node.name) ~ ': ' ~ ('would delete ' if dry_run else 'deleted ')
+      {%- set table = node.schema ~ '.' ~ (node.alias or node.name) -%}
+      {%- do done.append({'entity': node.config.meta['assay_entity'], 'table': table,
+                          'retention': retention, 'cutoff': cutoff, 'unresolved': unresolved, 'resolved': resolved, 'held': held}) -%}
+      {{ log(table ~ ': ' ~ ('would delete ' if dry_run else 'deleted ')
              ~ (unresolved + resolved) ~ (' row' if unresolved + resolved == 1 else ' rows') ~ ' (retention ' ~ retention ~ ', cut-off ' ~ cutoff.isoformat(sep=' ')
              ~ ': ' ~ unresolved ~ ' unresolved, ' ~ resolved ~ ' resolved)', info=true) }}
+      {%- if held > 0 %}
+      {{ log(table ~ ': kept ' ~ held ~ (' unresolved row' if held == 1 else ' unresolved rows') ~ ' past retention: bronze still holds '
+             ~ ('its' if held == 1 else 'their') ~ ' delivery, which the next build would divert again; '
+             ~ ('it expires' if held == 1 else 'they expire') ~ " once bronze's own retention drops " ~ ('it' if held == 1 else 'them'), info=true) }}
+      {%- endif -%}
     {%- endif -%}
   {%- endfor -%}
   {%- if not dry_run and done | length > 0 -%}
@@ -66,7 +77,9 @@
         ({{ assay.string_literal(invocation_id ~ ':' ~ e['table']) }}, 'REJECTS_EXPIRED', {{ assay.string_literal(invocation_id) }},
          {{ assay.string_literal(e['table']) }}, null,
          {{ assay.string_literal('retention ' ~ e['retention'] ~ ': unresolved rows last seen before ' ~ e['cutoff'].isoformat(sep=' ')
-                                 ~ ' and resolved rows resolved before it') }},
+                                 ~ ' whose delivery bronze no longer holds, and resolved rows resolved before it; ' ~ e['held']
+                                 ~ (' unresolved row past it kept, bronze still holding its delivery' if e['held'] == 1
+                                    else ' unresolved rows past it kept, bronze still holding their delivery')) }},
          {{ e['unresolved'] + e['resolved'] }},
          cast('{{ e['cutoff'].strftime('%Y-%m-%d %H:%M:%S.%f') }}' as {{ assay.sql_type('timestamp') }}),
          cast('{{ clock.strftime('%Y-%m-%d %H:%M:%S.%f') }}' as {{ assay.sql_type('timestamp') }})){{ ',' if not loop.last }}
@@ -82,4 +95,26 @@
     {{ log('no reject tables with a retention were found; nothing to do', info=true) }}
   {%- endif -%}
   {{ return(done) }}
+{% endmacro %}
+
+{#- SQL true for a reject row `r` whose source row its bronze source still delivers (any _load_id:
+    the next build judges its latest delivery and diverts a failing one into this same row), so
+    deleting the row would not last (decision 0950; generator/assay/retention.py's _in_bronze says
+    the same). A bronze table that is gone holds nothing. -#}
+{% macro _maintain_in_bronze(reject) %}
+  {%- set text = assay.sql_type('string') -%}
+  {%- set held = [] -%}
+  {%- set named = run_query('select distinct source_relation from ' ~ reject ~ ' where resolved_at is null') -%}
+  {%- for name in named.columns[0].values() | sort -%}
+    {%- for src in graph.sources.values() | sort(attribute='unique_id') -%}
+      {%- if src.package_name == project_name and src.source_name == 'bronze' and src.name == name -%}
+        {%- set bronze = adapter.get_relation(database=src.database, schema=src.schema, identifier=src.identifier) -%}
+        {%- if bronze is not none -%}
+          {%- do held.append('(r.source_relation = ' ~ assay.string_literal(name) ~ ' and exists (select 1 from ' ~ bronze
+                             ~ ' as b where cast(b._source_row_id as ' ~ text ~ ') = r._source_row_id))') -%}
+        {%- endif -%}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endfor -%}
+  {{ return(held | join(' or ') or '1 = 0') }}
 {% endmacro %}

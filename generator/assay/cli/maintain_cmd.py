@@ -40,7 +40,8 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
                  dry_run: bool, now_text: Optional[str], as_json: bool) -> None:
     """Delete reject rows older than their entity's `quarantine.retention`; record one event per entity.
 
-    Unresolved rows are measured from `last_seen`, resolved rows from `resolved_at`. This is the only
+    Unresolved rows are measured from `last_seen`, resolved rows from `resolved_at`; an unresolved row
+    whose delivery bronze still holds is kept (the next build would write it back). This is the only
     command that ever deletes a row.
     """
     from ..api import load_project
@@ -61,7 +62,8 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     if as_json:
         click.echo(json.dumps([
             {"entity": e.entity, "table": e.table, "retention": e.retention, "cutoff": e.cutoff.isoformat(),
-             "unresolved_deleted": e.unresolved, "resolved_deleted": e.resolved, "dry_run": dry_run}
+             "unresolved_deleted": e.unresolved, "resolved_deleted": e.resolved, "unresolved_kept_in_bronze": e.held,
+             "dry_run": dry_run}
             for e in done], indent=2))
         return
     verb = "would delete" if dry_run else "deleted"
@@ -70,6 +72,11 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     for e in done:
         click.echo(f"{e.table}: {verb} {plural(e.total, 'row')} (retention {e.retention}, cut-off {e.cutoff.isoformat(sep=' ')}: "
                    f"{e.unresolved} unresolved, {e.resolved} resolved)")
+        if e.held:
+            click.echo(f"{e.table}: kept {plural(e.held, 'unresolved row')} past retention: bronze still holds "
+                       f"{'its' if e.held == 1 else 'their'} delivery, which the next build would divert again; "
+                       f"{'it expires' if e.held == 1 else 'they expire'} once bronze's own retention drops "
+                       f"{'it' if e.held == 1 else 'them'}")
     if done and not dry_run:
         click.echo("recorded one REJECTS_EXPIRED event per table in the meta schema's assay_events")
 

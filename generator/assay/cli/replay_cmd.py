@@ -50,20 +50,12 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
                 report = replay(wh.conn, wh.dialect, project, ent, dry_run=dry_run)
     if as_json:
         click.echo(json.dumps({"entity": entity, "dry_run": dry_run, "in_bronze": report.in_bronze,
+                               "needs_full_refresh": report.needs_full_refresh,
                                "redelivered": dict(sorted(report.redelivered.items())),
                                "unrecoverable": report.unrecoverable, "superseded": report.superseded}, indent=2))
         return
     verb = "would re-deliver" if dry_run else "re-delivered"
-    rows = plural(report.in_bronze, "open reject row")
-    if ent.materialized == "incremental" and report.in_bronze:
-        # replay re-delivers the others; a replayed delivery still diverted cannot go back a second time
-        # under `__replay__`, and the ledger judges a delivery once (decision 1100)
-        click.echo(f"{entity}: {rows} {'was' if report.in_bronze == 1 else 'were'} replayed already and "
-                   f"{'is' if report.in_bronze == 1 else 'are'} still diverted; an incremental entity's next build does "
-                   f"not judge {'it' if report.in_bronze == 1 else 'them'} again: "
-                   f"`dbt build --full-refresh --select {entity}__staged+` does")
-    else:
-        click.echo(f"{entity}: {rows} {'is' if report.in_bronze == 1 else 'are'} still in bronze and re-judged by the next build")
+    click.echo(_in_bronze_line(entity, ent.materialized == "incremental", report.in_bronze, report.needs_full_refresh))
     for source, n in sorted(report.redelivered.items()):
         click.echo(f"{entity}: {verb} {plural(n, 'row')} into {project.schema('bronze')}.{source} with _load_id '__replay__'")
     if report.unrecoverable:
@@ -77,6 +69,27 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
                    f"key is held by a row bronze delivers, or by a later replayed row; {marked}")
     if not dry_run:
         click.echo(_next_step(project_dir, project.schema("silver"), entity, environment))
+
+
+def _in_bronze_line(entity: str, incremental: bool, in_bronze: int, stuck: int) -> str:
+    """What becomes of the open reject rows bronze still holds. A full rebuild re-judges them; an
+    incremental entity's ledger judged each delivery once, so replay re-delivers them like rows
+    that aged out, except those replayed already and still diverted (decision 1100)."""
+    rows = f"{entity}: {plural(in_bronze, 'open reject row')} {'is' if in_bronze == 1 else 'are'} still in bronze"
+    if not incremental:
+        return f"{rows} and re-judged by the next build"
+    if not in_bronze:
+        return rows
+    line = (f"{rows}; an incremental entity's next build does not judge {'it' if in_bronze == 1 else 'them'} again, "
+            f"so replay re-delivers {'it' if in_bronze == 1 else ('them' if not stuck else f'{in_bronze - stuck} of them')}"
+            " with the rows that aged out")
+    if not stuck:
+        return line
+    if stuck == in_bronze:
+        line = f"{rows}; an incremental entity's next build does not judge {'it' if in_bronze == 1 else 'them'} again"
+    return (f"{line}; {stuck} {'was' if stuck == 1 else 'were'} replayed already (bronze holds the `__replay__` delivery), "
+            f"so replay does not deliver {'it' if stuck == 1 else 'them'} again: a replayed delivery the build diverts "
+            f"again is judged again only by `dbt build --full-refresh --select {entity}__staged+`")
 
 
 def _next_step(project_dir: Path, silver: str, entity: str, environment: Optional[str] = None) -> str:
