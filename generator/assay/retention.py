@@ -10,7 +10,7 @@ older than its entity's retention, measured
 - for a resolved row from `resolved_at` (it is audit history from then on).
 
 An unresolved row whose source row bronze still delivers is kept however old it is (decision
-0950): the next build would divert that delivery again and write the same row back (same
+0951): the next build would divert that delivery again and write the same row back (same
 `reject_id`, `first_seen`, `raw`), so deleting it would record a deletion that did not last. It
 expires at the first maintain after bronze's own retention drops the row; `Expiry.held` counts it.
 

@@ -121,7 +121,7 @@ def _retention(project, spec, macro):
     assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]
     resolved_at = project.query("select resolved_at from silver.q_line__reject where _source_row_id = 'ln_02'")[0][0]
 
-    # Bronze's own retention drops ln_05's delivery; ln_03's stays in bronze (decision 0950).
+    # Bronze's own retention drops ln_05's delivery; ln_03's stays in bronze (decision 0951).
     conn = project.connect()
     try:
         conn.cursor().execute("delete from bronze.q__lines where _source_row_id = 'ln_05'")
@@ -134,7 +134,7 @@ def _retention(project, spec, macro):
 
     # A dry run one second later counts ln_05 and deletes nothing. ln_03 is past retention too,
     # but bronze still holds its delivery, which the next build would divert again into the same
-    # reject row: it is kept, and counted as kept (decision 0950).
+    # reject row: it is kept, and counted as kept (decision 0951).
     dry = _maintain(project, spec, "--now", "2026-05-30T10:00:01Z", "--dry-run")
     assert (dry["q_line"]["unresolved_deleted"], dry["q_line"]["resolved_deleted"], dry["q_line"]["unresolved_kept_in_bronze"]) == (1, 0, 1)
     assert _rejects(project) == [("ln_02", "deduped"), ("ln_03", None), ("ln_05", None)]

@@ -271,7 +271,7 @@ def _environment(project):
     code, out = _run(project, "maintain", "--json", "--dry-run", "--environment", "dev", "--now", "2026-05-30T10:00:01Z")
     assert code == 0, out
     dev = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"], e["unresolved_kept_in_bronze"]) for e in json.loads(out)}
-    assert dev["silver__dev.q_line__reject"] == (0, 0, 2)  # both still in bronze: kept (decision 0950)
+    assert dev["silver__dev.q_line__reject"] == (0, 0, 2)  # both still in bronze: kept (decision 0951)
     code, out = _run(project, "report", "--json", "--environment", "nope")
     assert code == 1 and "holds no environment 'nope' of this project (no schema silver__nope); its environments: prod, dev." in out, out
 

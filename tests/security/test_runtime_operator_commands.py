@@ -327,7 +327,7 @@ def test_replay_and_maintain_write_only_their_own_rows(built):
     bronze = relation("duckdb", SCHEMAS["bronze"], "raw_accounts")
     assert _sql(project, f"select _source_row_id, _load_id, id, phone from {bronze} where _load_id = ?", ("__replay__",)) == [
         ("r3", "__replay__", "a3", None)]
-    # bronze delivers r3 again (its replayed row): retention keeps the reject row (decision 0950)
+    # bronze delivers r3 again (its replayed row): retention keeps the reject row (decision 0951)
     code, out = _run(built, "maintain", "--now", "2099-01-01T00:00:00Z", "--json")
     assert code == 0, out
     [kept] = json.loads(out)

@@ -3,7 +3,7 @@
     Every model the generator marked with `meta: {assay_entity, retention, retention_hours}` (the reject models)
     loses the rows older than its retention: unresolved rows measured from last_seen, resolved rows
     from resolved_at; a row exactly at the cut-off stays, and so does an unresolved row whose delivery
-    bronze still holds (the next build would write it back; decision 0950). Each run records one REJECTS_EXPIRED event
+    bronze still holds (the next build would write it back; decision 0951). Each run records one REJECTS_EXPIRED event
     per reject table in <meta>.assay_events (also a count of zero); a dry run deletes and records
     nothing. The same rows, counts and events as the Python command (decision 0701).
 
@@ -99,7 +99,7 @@
 
 {#- SQL true for a reject row `r` whose source row its bronze source still delivers (any _load_id:
     the next build judges its latest delivery and diverts a failing one into this same row), so
-    deleting the row would not last (decision 0950; generator/assay/retention.py's _in_bronze says
+    deleting the row would not last (decision 0951; generator/assay/retention.py's _in_bronze says
     the same). A bronze table that is gone holds nothing. -#}
 {% macro _maintain_in_bronze(reject) %}
   {%- set text = assay.sql_type('string') -%}
