@@ -125,14 +125,25 @@ def _pg15_here(metafunc) -> bool:
 PG15_TARGETS_ATTRIBUTE = "PG15_TARGETS"
 
 
+# Likewise `PG18_TARGETS = ("dbt",)`: a module whose other targets' PostgreSQL 18 combinations are
+# covered elsewhere (the module says where).
+PG_TARGETS_ATTRIBUTES = {"pg15": PG15_TARGETS_ATTRIBUTE, "pg18": "PG18_TARGETS"}
+
+# A module that runs on some engines only names them with `ENGINE_IDS = ("duckdb", "pg15")` and says
+# in a comment what covers the others.
+ENGINE_IDS_ATTRIBUTE = "ENGINE_IDS"
+
+
 def _pg15_target_dropped(item) -> bool:
-    """Whether `item` runs a target on PostgreSQL 15 that its module keeps PostgreSQL 15 without."""
-    targets = getattr(getattr(item, "module", None), PG15_TARGETS_ATTRIBUTE, None)
+    """Whether `item` runs a target on a PostgreSQL that its module keeps for other targets only
+    (PG15_TARGETS, PG18_TARGETS)."""
     callspec = getattr(item, "callspec", None)
-    if targets is None or callspec is None:
+    if callspec is None:
         return False
     engine, runner = callspec.params.get("engine"), callspec.params.get("runner")
-    return getattr(engine, "id", None) == "pg15" and runner is not None and runner not in targets
+    attribute = PG_TARGETS_ATTRIBUTES.get(getattr(engine, "id", None))
+    targets = getattr(getattr(item, "module", None), attribute, None) if attribute else None
+    return targets is not None and runner is not None and runner not in targets
 
 
 @pytest.fixture(scope="session")
@@ -196,7 +207,8 @@ def pytest_generate_tests(metafunc):
     pg15 = _pg15_here(metafunc)
     names = metafunc.fixturenames
     if "engine" in names and _fixture_is_ours(metafunc, "engine"):
-        specs = [e for e in ENGINES if pg15 or e.id != "pg15"]
+        only = getattr(metafunc.module, ENGINE_IDS_ATTRIBUTE, None)
+        specs = [e for e in ENGINES if (pg15 or e.id != "pg15") and (only is None or e.id in only)]
         metafunc.parametrize("engine", specs, ids=[e.id for e in specs], indirect=True, scope="session")
     if "postgres_server" in names and _fixture_is_ours(metafunc, "postgres_server"):
         labels = [label for label in pg.LABELS if pg15 or label != "system"]

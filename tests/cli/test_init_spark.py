@@ -114,12 +114,13 @@ def _names(failed_rules) -> list[str]:
 
 
 # --- The operator commands on the demo's warehouse (decision 0840) ------------------------------
-# The read-only commands run through click's CliRunner as a user runs them. The first starts ONE
-# child Spark (shared by its three connect() calls) and stops it when it ends, as every command
-# run from a shell does; the others share one child the module holds (`held_session`), which
-# saves a JVM start per command. They come after the tests above, which open the metastore
-# themselves: the held child keeps it until the module ends. The expectations are the sample's,
-# the facts the DuckDB demo's tests assert (tests/cli/test_demo.py) and docs/quickstart.md shows.
+# The read-only commands run through click's CliRunner as a user runs them, sharing one child
+# Spark the module holds (`held_session`), which saves a JVM start per command; a command run from
+# a shell starts its own and stops it when it ends (tests/unit/test_spark_command_child.py; the
+# demo's own held child is gone when the demo returns, below). They come after the tests above,
+# which open the metastore themselves: the held child keeps it until the module ends. The
+# expectations are the sample's, the facts the DuckDB demo's tests assert (tests/cli/test_demo.py)
+# and docs/quickstart.md shows.
 
 def spark(test):
     """A test that starts Spark (the demo's build, then one JVM per command)."""
@@ -142,7 +143,7 @@ def shop(spark_demo) -> tuple[Path, str]:
 @pytest.fixture(scope="module")
 def held(shop):
     """One Spark for the commands of the tests that take this fixture (held_session): a JVM start is
-    20 to 50 s. The first test starts and stops its own, as a command run from a shell does."""
+    20 to 50 s."""
     with held_session(shop[0]):
         yield shop
 
@@ -166,18 +167,23 @@ def _no_spark_left(project: Path, profiles_dir: str = "") -> None:
 
 
 @spark
-def test_check_rows_starts_one_spark_and_stops_it(shop):
-    project, run_id = shop
-    # check rows asks three questions (runs, results, kept rows) over one connection (the operator
-    # core): one child Spark serves them, and it is gone when the command returns, so the metastore
-    # is free for dbt.
+def test_the_demos_spark_is_gone_when_it_returns(shop):
+    project, _ = shop
+    # The demo read what landed where through a child Spark of its own, as every command run from a
+    # shell does: it is gone when the command returns, so the metastore is free for dbt.
+    _no_spark_left(project)
+    # and its JVM is gone too: nothing holds the metastore the moment the command has returned
+    assert holder(session_settings(project)) is None
+
+
+@spark
+def test_check_rows_of_a_passed_check(held):
+    project, run_id = held
+    # check rows asks three questions (runs, results, kept rows) over one connection (the operator core)
     rows = _run(project, "check", "rows", run_id[:8], "enough_orders")
     assert rows.exit_code == 0, rows.output
     assert rows.stdout == ""
     assert rows.stderr == f"order: ENOUGH_ORDERS: no rows: it passed: {ENOUGH}\n"
-    _no_spark_left(project)
-    # and its JVM is gone too: nothing holds the metastore the moment the command has returned
-    assert holder(session_settings(project)) is None
 
 
 @spark

@@ -30,6 +30,11 @@ pytestmark = [
     pytest.mark.long("replay's superseded rows (decision 0920); in the fast loop test_replay_dbt.py replays and unit/test_replay_winners.py picks the winners"),
 ]
 
+# On PostgreSQL the dbt target only: replay is the same Python and SQL for both targets on one
+# engine (runtime/replay.py), which the dbt story judges there; SQLMesh's own part of the story (its
+# runs, its reject model) is judged on DuckDB.
+PG18_TARGETS = ("dbt",)
+
 ENTITIES = """\
 spec_version: 1
 entities:

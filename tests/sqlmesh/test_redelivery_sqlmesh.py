@@ -1,4 +1,4 @@
-"""Re-delivery is normal (decision 0014), through `sqlmesh plan` on DuckDB, PostgreSQL 18 and 15.
+"""Re-delivery is normal (decision 0014), through `sqlmesh plan` on DuckDB.
 
 The loads and the hand-written expectations are the dbt story's
 (tests/integration/test_redelivery_dbt.py), imported rather than copied so both targets are judged
@@ -31,6 +31,9 @@ from tests.support.corpus import Relation
 from tests.support.sqlmeshproject import SQLMeshProject, make_project
 
 pytestmark = pytest.mark.slow
+# DuckDB only: the same loads are judged on PostgreSQL by the dbt story (test_redelivery_dbt.py), and
+# SQLMesh's re-deliveries on PostgreSQL 18 by the multi-load story (test_multiload.py, pg18-sqlmesh).
+ENGINE_IDS = ("duckdb",)
 
 ENTITY_OF = {"raw_orders": "orders", "raw_customers": "customers"}
 
