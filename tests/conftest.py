@@ -129,8 +129,8 @@ PG15_TARGETS_ATTRIBUTE = "PG15_TARGETS"
 # covered elsewhere (the module says where).
 PG_TARGETS_ATTRIBUTES = {"pg15": PG15_TARGETS_ATTRIBUTE, "pg18": "PG18_TARGETS"}
 
-# A module that runs on some engines only names them with `ENGINE_IDS = ("duckdb", "pg15")` and says
-# in a comment what covers the others.
+# A module that runs on some engines only names them with `ENGINE_IDS = ("duckdb",)` and says in a
+# comment what covers the others; one test says it with `pytest.mark.duckdb_only("<what covers it>")`.
 ENGINE_IDS_ATTRIBUTE = "ENGINE_IDS"
 
 
@@ -208,6 +208,11 @@ def pytest_generate_tests(metafunc):
     names = metafunc.fixturenames
     if "engine" in names and _fixture_is_ours(metafunc, "engine"):
         only = getattr(metafunc.module, ENGINE_IDS_ATTRIBUTE, None)
+        marked = metafunc.definition.get_closest_marker("duckdb_only")
+        if marked is not None:
+            if not (marked.args and str(marked.args[0]).strip()):
+                raise pytest.UsageError(f"{metafunc.definition.nodeid}: write pytest.mark.duckdb_only(\"<what covers it on PostgreSQL>\")")
+            only = ("duckdb",)
         specs = [e for e in ENGINES if (pg15 or e.id != "pg15") and (only is None or e.id in only)]
         metafunc.parametrize("engine", specs, ids=[e.id for e in specs], indirect=True, scope="session")
     if "postgres_server" in names and _fixture_is_ours(metafunc, "postgres_server"):

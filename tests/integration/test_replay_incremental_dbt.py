@@ -28,6 +28,9 @@ from tests.support.corpus import Relation
 from tests.support.dbtproject import DbtProject
 
 pytestmark = pytest.mark.slow
+# DuckDB only: on PostgreSQL 18 replay is judged by test_replay_dbt and the multi-load story, and the
+# incremental entity's builds (ledger, late window, full refresh) by test_incremental_dbt.
+ENGINE_IDS = ("duckdb",)
 
 ENTITIES = """\
 spec_version: 1

@@ -197,6 +197,7 @@ def upstream_events(project, run: str) -> list[tuple]:
                          f"where run_id = '{run}' and event_type <> 'CHECK_PASSED' order by table_name, event_type")
 
 
+@pytest.mark.duckdb_only("the set-back and the skip are the same Jinja on every adapter; on PostgreSQL 18 the first test of this module runs the hook's insert and commit, test_declared_checks_dbt and test_anomaly_shift_dbt set an entity back")
 def test_an_entity_skipped_because_its_upstream_was_set_back_says_so(tmp_path, engine):
     spec = write_upstream_spec(tmp_path / "spec")
     project = engine.dbt_project(tmp_path / "dbt", spec, "upstream_set_back")

@@ -8,8 +8,9 @@ never from a re-spelling of the pipeline. In the sandbox assay
    interval, when the forward-only reject tables take the change in),
 3. reads again and compares (plandata/measure.py): per entity and per rule, the rows newly
    quarantined, flagged or failing, and the open reject rows the build resolves,
-4. runs `assay replay` for each entity of the plan's replay_scope, parents first, and the build
-   after it, and counts what the replayed rows became (kept: brought back),
+4. runs `assay replay` for each entity of the plan's replay_scope, parents first, and, when a
+   replay re-delivered a row, the build after it, and counts what the replayed rows became
+   (kept: brought back),
 then throws the sandbox away. The user's warehouse is only read.
 """
 
@@ -36,7 +37,7 @@ class DataPlan:
     engine: str
     build_ok: bool
     build_summary: str
-    replay_build_ok: Optional[bool]  # the build after the replays (None: nothing was replayed)
+    replay_build_ok: Optional[bool]  # the build after the replays (None: not run, as no replay re-delivered a row)
     entities: dict = field(default_factory=dict)  # name -> EntityImpact
     target: str = "dbt"  # dbt | sqlmesh
 
@@ -105,9 +106,14 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
                 entities[name].replay = {"in_bronze": rep.in_bronze, "redelivered": sum(rep.redelivered.values()),
                                          "superseded": rep.superseded, "unrecoverable": rep.unrecoverable}
         again = None
+        if not any(entities[name].replay["redelivered"] for name in replayed):
+            # Nothing came back into bronze: a build after the replays would judge what the next
+            # build judged, so it is not run and brings nothing back (a whole build saved).
+            for name in replayed:
+                entities[name].replay.update({"brought_back": 0, "deduped": 0, "still_quarantined": 0})
         # A failed SQLMesh plan leaves the environment unfinalized: `sqlmesh run` would wait for a
         # plan that never comes, so nothing is run after it (the replays say what they bring back).
-        if replayed and (build.ok or not sqlmesh):
+        elif build.ok or not sqlmesh:
             step("running the build after the replays in the sandbox" + (" (sqlmesh run)" if sqlmesh else " (dbt build)"))
             again = steps.rebuild(sb.path)
             with open_warehouse(new, sb.path, **where) as wh:
