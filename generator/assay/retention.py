@@ -66,7 +66,6 @@ class Expiry:
     resolved: int
     held: int = 0  # unresolved rows past the cut-off kept because bronze still holds their delivery
 
-
     @property
     def total(self) -> int:
         return self.unresolved + self.resolved
@@ -96,20 +95,20 @@ def ensure_events_table(cur, dialect: str, meta_schema: str) -> str:
     return events
 
 
-def _in_bronze(cur, dialect: str, project: Project, entity: Entity) -> str:
+def _in_bronze(cur, dialect: str, project: Project, entity: Entity) -> tuple[str, tuple[str, ...]]:
     """SQL true for a reject row `r` whose source row bronze still delivers (any `_load_id`: the
     latest delivery of it, a `__replay__` one included, is what the next build judges, and diverts
-    into this same row when it fails again)."""
+    into this same row when it fails again), and the relation names it binds, in order."""
     text = _ENGINE_TYPES[dialect]["string"]
-    held = []
+    held, names = [], []
     for source in sorted({m.source for m in entity.mappings}):
         if not _table_exists(cur, dialect, project.schema("bronze"), source):
             continue  # a bronze relation dropped whole holds nothing
         rel = relation(dialect, project.schema("bronze"), source)
-        name = source.replace("'", "''")
-        held.append(f"(r.source_relation = '{name}' and exists (select 1 from {rel} as b where "
+        held.append(f"(r.source_relation = ? and exists (select 1 from {rel} as b where "
                     f"cast(b._source_row_id as {text}) = r._source_row_id))")
-    return " or ".join(held) or "1 = 0"
+        names.append(source)
+    return " or ".join(held) or "1 = 0", tuple(names)
 
 
 def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: dt.datetime, dry_run: bool) -> Optional[Expiry]:
@@ -122,17 +121,20 @@ def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: 
     # model is INCREMENTAL_BY_UNIQUE_KEY and forward-only, so that one table holds its history
     # across versions; decision 0700). Counting reads the same table the delete writes.
     table = writable_relation(conn, dialect, silver, name)
-    in_bronze = _in_bronze(cur, dialect, project, entity)
+    in_bronze, sources = _in_bronze(cur, dialect, project, entity)
     past = "r.resolved_at is null and r.last_seen < ?"
     unresolved_where = f"{past} and not ({in_bronze})"
     resolved_where = "r.resolved_at is not null and r.resolved_at < ?"
 
-    def count(where: str) -> int:
-        return int(execute(cur, dialect, f"select count(*) from {table} as r where {where}", (cutoff,)).fetchone()[0])
+    def count(where: str, params: tuple) -> int:
+        return int(execute(cur, dialect, f"select count(*) from {table} as r where {where}", params).fetchone()[0])
 
-    unresolved, resolved, held = count(unresolved_where), count(resolved_where), count(f"{past} and ({in_bronze})")
+    unresolved = count(unresolved_where, (cutoff, *sources))
+    resolved = count(resolved_where, (cutoff,))
+    held = count(f"{past} and ({in_bronze})", (cutoff, *sources))
     if not dry_run and unresolved + resolved:
-        execute(cur, dialect, f"delete from {table} as r where ({unresolved_where}) or ({resolved_where})", (cutoff, cutoff))
+        execute(cur, dialect, f"delete from {table} as r where ({unresolved_where}) or ({resolved_where})",
+                (cutoff, *sources, cutoff))
     return Expiry(entity.name, f"{silver}.{name}", entity.retention, cutoff, unresolved, resolved, held)
 
 
