@@ -81,6 +81,11 @@ def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
         "  amount_range_min (quarantine): 1 quarantined (1 newly)",
         "  replay: would re-deliver 2 rows (1 superseded); the build after it brings back 1 row, 1 stay quarantined, 0 deduped",
     ]
+    # Nothing to re-deliver (every open reject row in bronze): no build after the replay judges anything
+    impact.replay = {"in_bronze": 3, "redelivered": 0, "superseded": 0, "unrecoverable": 0, "brought_back": 0,
+                     "still_quarantined": 0, "deduped": 0}
+    lines = data_lines(DataPlan("duckdb", True, "Done. PASS=3", None, {"order": impact}))
+    assert lines[-1] == "  replay: would re-deliver 0 rows (0 superseded); nothing for a build after it to judge"
 
 
 def _project(tmp_path: Path, build: bool = False) -> Path:

@@ -92,9 +92,13 @@ def data_lines(data) -> list[str]:
                 lines.append(f"  {rule} ({counts['disposition']}): " + ", ".join(parts))
         if e.replay is not None:
             rp = e.replay
-            lines.append(f"  replay: would re-deliver {plural(rp['redelivered'], 'row')} ({rp['superseded']} superseded); "
-                         f"the build after it brings back {plural(rp.get('brought_back', 0), 'row')}, "
-                         f"{rp.get('still_quarantined', 0)} stay quarantined, {rp.get('deduped', 0)} deduped")
+            head = f"  replay: would re-deliver {plural(rp['redelivered'], 'row')} ({rp['superseded']} superseded); "
+            if not rp["redelivered"]:
+                # its open reject rows are all in bronze: the next build above re-judged them
+                lines.append(head + "nothing for a build after it to judge")
+            else:
+                lines.append(head + f"the build after it brings back {plural(rp.get('brought_back', 0), 'row')}, "
+                             f"{rp.get('still_quarantined', 0)} stay quarantined, {rp.get('deduped', 0)} deduped")
     if data.replay_build_ok is False:
         lines.append("the build after the replays FAILED")
     return lines
