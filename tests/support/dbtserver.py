@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -235,6 +236,11 @@ class _Server:
 
 
 _SERVER: list = []  # this process's dbt server, started on first use
+# One command at a time on the server's pipe: a test that builds two projects from two threads
+# (test_incremental_dbt's history) would otherwise start two servers, or interleave two requests'
+# bytes on one pipe and read the other's answer (an UnpicklingError, seen once in CI). The server
+# runs its commands one after the other anyway.
+_CALLING = threading.Lock()
 
 
 def dbt(args: list, cwd: Path, env: dict) -> subprocess.CompletedProcess:
@@ -242,13 +248,14 @@ def dbt(args: list, cwd: Path, env: dict) -> subprocess.CompletedProcess:
     if os.environ.get("ASSAY_TEST_DBT_CLI") == "1":
         exe = Path(sys.executable).with_name("dbt")
         return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
-    if not _SERVER or not _SERVER[0].proc.is_alive():
-        _SERVER[:] = [_Server()]
-    try:
-        rc, out = _SERVER[0].call(args, str(cwd), env)
-    except RuntimeError as exc:
-        _SERVER.clear()
-        return subprocess.CompletedProcess(["dbt", *args], 2, f"{exc}\n", "")
+    with _CALLING:
+        if not _SERVER or not _SERVER[0].proc.is_alive():
+            _SERVER[:] = [_Server()]
+        try:
+            rc, out = _SERVER[0].call(args, str(cwd), env)
+        except RuntimeError as exc:
+            _SERVER.clear()
+            return subprocess.CompletedProcess(["dbt", *args], 2, f"{exc}\n", "")
     return subprocess.CompletedProcess(["dbt", *args], rc, out, "")
 
 
