@@ -21,6 +21,25 @@ for _name, _value in (("DO_NOT_TRACK", "1"), ("DBT_SEND_ANONYMOUS_USAGE_STATS", 
 # Every Spark the tests start reads its defaults from tests/support/spark_conf (the file says why).
 os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "support" / "spark_conf"))
 
+
+def _resource_tracker_reentrant() -> None:
+    """CPython before 3.12 can deadlock a test process in multiprocessing's resource tracker: a
+    garbage collection inside `ensure_running()` (which holds the tracker's lock) runs the
+    finalizer of a semaphore left by an earlier pool (SQLMesh loads models in one), which calls
+    into the tracker again and waits on that same lock forever (CPython gh-109593; 3.12 made the
+    lock reentrant). A CI worker hung so in session 31, its main thread waiting on a lock with
+    nothing else running. The same fix here: the tracker's lock reentrant."""
+    import sys
+    import threading
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    if sys.version_info < (3, 12) and tracker is not None and not isinstance(tracker._lock, type(threading.RLock())):
+        tracker._lock = threading.RLock()
+
+
+_resource_tracker_reentrant()
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
