@@ -153,7 +153,7 @@ PG_TARGETS_ATTRIBUTES = {"pg15": PG15_TARGETS_ATTRIBUTE, "pg18": "PG18_TARGETS"}
 ENGINE_IDS_ATTRIBUTE = "ENGINE_IDS"
 
 
-def _pg15_target_dropped(item) -> bool:
+def _pg_target_dropped(item) -> bool:
     """Whether `item` runs a target on a PostgreSQL that its module keeps for other targets only
     (PG15_TARGETS, PG18_TARGETS)."""
     callspec = getattr(item, "callspec", None)
@@ -293,7 +293,7 @@ def pytest_collection_modifyitems(config, items):
     file costs minutes; run last, the Spark files ran alone while the other worker sat idle.
     Started first, they overlap with the many short files instead (longest jobs first).
     """
-    dropped = [item for item in items if _pg15_target_dropped(item)]
+    dropped = [item for item in items if _pg_target_dropped(item)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if item not in dropped]
