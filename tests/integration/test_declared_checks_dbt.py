@@ -73,6 +73,49 @@ COLS = ["id", "station", "at", "rh", "temp", "seq"]
 IDS = ["GRAIN_UNIQUE", "TEMP_PRESENT", "HUMIDITY_IN_RANGE", "HOURLY", "SEQ_STEPS", "ENOUGH_ROWS", "STATION_ROWS"]
 
 
+# What `assay check rows` shows of HUMIDITY_IN_RANGE's rows in the second build below, the same
+# text on every engine and both targets (decision 0952: a decimal as `assay checks` writes it, a
+# timestamp in UTC ISO form, the table's column order); the lineage values are the test loader's.
+HUMIDITY_ROWS = """\
+[
+  {
+    "table": "reading",
+    "check_id": "HUMIDITY_IN_RANGE",
+    "row_number": 1,
+    "row": {
+      "reading_id": "r5",
+      "station": "A",
+      "observed_at": "2026-03-01T00:00:00Z",
+      "humidity": 104.5,
+      "temp_c": null,
+      "seq": 1,
+      "_mapping": "raw_readings",
+      "_source_row_id": null,
+      "_load_id": null,
+      "_ingested_at": null
+    }
+  },
+  {
+    "table": "reading",
+    "check_id": "HUMIDITY_IN_RANGE",
+    "row_number": 2,
+    "row": {
+      "reading_id": "r7",
+      "station": "B",
+      "observed_at": "2026-03-01T01:00:00Z",
+      "humidity": -3,
+      "temp_c": 9,
+      "seq": 3,
+      "_mapping": "raw_readings",
+      "_source_row_id": null,
+      "_load_id": null,
+      "_ingested_at": null
+    }
+  }
+]
+"""
+
+
 def readings(*rows):
     return Relation("raw_readings", COLS, [list(r) for r in rows])
 
@@ -169,6 +212,12 @@ class DeclaredChecks:
                                 "at or below the declared ceiling of 1, measured in the column's own units between numbers"),
             "ENOUGH_ROWS": (True, "row count 3 satisfies the declared bounds [3, 100]"),
         })
+        # the rows the range check found, spelled alike on every engine and target (decision 0952;
+        # tests/sqlmesh/test_checks_sqlmesh.py holds SQLMesh's to the same text)
+        rows = CliRunner().invoke(cli, ["check", "rows", second, "HUMIDITY_IN_RANGE", "--json", "--project", str(project.path),
+                                        "--spec", str(project.spec_dir)])
+        assert rows.exit_code == 0, rows.output
+        assert rows.stdout == HUMIDITY_ROWS, rows.stdout
         # the set-back run's judgement is history too: its accounting row is in the mart
         assert project.query("select rows_evaluated, rows_quarantined, rows_deduped from gold.mart_data_quality "
                              f"where run_id = '{second}' and entity = 'reading' and rule = '(entity)'") == [(3, 0, 0)]
@@ -237,7 +286,10 @@ class TestDeclaredChecksDuckDB(DeclaredChecks):
     @pytest.fixture(scope="class")
     @classmethod
     def project(cls, tmp_path_factory):
-        return make_project(tmp_path_factory.mktemp("declared"), _spec(tmp_path_factory))
+        spec = _spec(tmp_path_factory)
+        made = make_project(tmp_path_factory.mktemp("declared"), spec)
+        made.spec_dir = spec  # `assay check rows --spec`: the types it spells values by (decision 0952)
+        return made
 
 
 @pytest.mark.postgres
@@ -245,5 +297,7 @@ class TestDeclaredChecksPostgres(DeclaredChecks):
     @pytest.fixture(scope="class")
     @classmethod
     def project(cls, tmp_path_factory, postgres_database):
-        return make_project(tmp_path_factory.mktemp("declared_pg"), _spec(tmp_path_factory), engine="postgres",
-                            pg=postgres_database("declared_checks"))
+        spec = _spec(tmp_path_factory)
+        made = make_project(tmp_path_factory.mktemp("declared_pg"), spec, engine="postgres", pg=postgres_database("declared_checks"))
+        made.spec_dir = spec
+        return made

@@ -20,6 +20,7 @@ import click
 from .. import exactjson
 from ..checks.detail import NOT_EVALUATED_PREFIX
 from ..checks.increases import INCREASE_KINDS
+from ..checks.kept_values import shown_rows
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import AUDIT, WIRE, did_pass, short_run_id
@@ -30,18 +31,24 @@ SPEC_HELP = ("Read the results in this spec's meta schema (default: the spec `as
              "project; without one, the schema dbt's manifest or assay's record says the build wrote them to).")
 
 
+def _spec_project(spec_dir: Optional[Path], project_dir: Path):
+    """The spec's IR (`--spec` or the one `assay generate` recorded), or None without one."""
+    spec = optional_spec(spec_dir, project_dir)
+    if spec is None:
+        return None
+    from ..api import load_project
+
+    return load_project(spec)
+
+
 def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
-             environment: Optional[str] = None):
+             environment: Optional[str] = None, project=None):
     """The operator core's view of the recorded results (runtime/operator.py::open_results);
-    `environment`: the SQLMesh environment whose latest run is meant (default prod)."""
+    `environment`: the SQLMesh environment whose latest run is meant (default prod); `project`:
+    the spec's IR when the caller has loaded it already."""
     from ..runtime.operator import open_results
 
-    spec = optional_spec(spec_dir, project_dir)
-    project = None
-    if spec is not None:
-        from ..api import load_project
-
-        project = load_project(spec)
+    project = project if project is not None else _spec_project(spec_dir, project_dir)
     return open_results(project_dir, project, profiles_dir=profiles_dir, target=target, environment=environment)
 
 
@@ -101,7 +108,8 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
 
     Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
     """
-    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
+    project = _spec_project(spec_dir, project_dir)
+    with _results(spec_dir, project_dir, profiles_dir, target, environment, project) as recorded:
         found = recorded.find_run(run_id)
         results = recorded.of_run(found) if found is not None else []
         env = recorded.environment_of(found) if found is not None else None
@@ -239,7 +247,8 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     Exit 0 when the rows (or the sentence saying why there are none) are printed, 1 when the run or
     the check is not recorded.
     """
-    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
+    project = _spec_project(spec_dir, project_dir)
+    with _results(spec_dir, project_dir, profiles_dir, target, environment, project) as recorded:
         found = recorded.find_run(run_id)
         if found is None:
             raise AssayError(unrecorded_run(run_id, project_dir))
@@ -253,7 +262,12 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
                              f"Run `assay checks {short_run_id(found)}` to see them.")
         kept = [item for name in sorted({r["name"] for r in results}) for item in recorded.kept_rows(found, name)
                 if any(r["table"] == item["table"] and r["name"] == name for r in results)]
-        kept.sort(key=lambda i: (i["table"], i["row_number"]))
+        dialect = recorded.reader.dialect
+    # Each value spelled by its column's type, the same whatever engine kept it (decision 0952).
+    from ..lower.check_rows import kept_row_types  # sqlglot: only where rows are shown
+
+    kept = shown_rows(kept, (lambda table, check: kept_row_types(project, table, check)) if project is not None else None,
+                      dialect)
     items = []
     for item in kept:
         if limit is not None and sum(1 for i in items if i["table"] == item["table"]) >= limit:

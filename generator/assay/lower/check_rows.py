@@ -176,3 +176,98 @@ def sql_check_redaction(check, project: Project, entity: Optional[Entity] = None
         return None
     own = redacted_columns(entity) if entity is not None else []
     return sorted(set(found) | set(own))
+
+
+# ---------------------------------------------------------------------------- the kept rows' types
+
+#: The assay type of the columns every entity table has beside its fields (staged.LINEAGE), and of
+#: the validity columns of a type-2 entity as either target names them (dbt's snapshot, SQLMesh's
+#: SCD model); the flags are an engine's array or text, which every engine's JSON spells alike.
+LINEAGE_TYPES = (("_mapping", "string"), ("_source_row_id", "string"), ("_load_id", "string"),
+                 ("_ingested_at", "timestamp"))
+FLAG_TYPES = (("_quality_ok", "bool"),)
+TYPE2_TYPES = (("valid_from", "timestamp"), ("valid_to", "timestamp"), ("dbt_valid_from", "timestamp"),
+               ("dbt_valid_to", "timestamp"), ("dbt_updated_at", "timestamp"))
+
+
+def checked_row_types(entity: Entity) -> dict[str, str]:
+    """{column: assay type} of the rows a failing declared check on ``entity`` keeps (the entity's
+    table: its fields, the lineage columns, the flags of an opted-in entity), in table order, for
+    `assay check rows` to spell each value the same on every engine (decision 0952)."""
+    from .staged import LINEAGE
+
+    assert tuple(n for n, _ in LINEAGE_TYPES) == tuple(LINEAGE)  # one list of lineage columns
+    out = {c.name: c.type for c in entity.columns}
+    out.update(LINEAGE_TYPES)
+    if entity.opted_in:
+        out.update(FLAG_TYPES)
+    if entity.scd == "type2":
+        out.update(TYPE2_TYPES)
+    if entity.materialized == "incremental":
+        out["_processed_at"] = "timestamp"
+    return out
+
+
+def sql_check_row_types(check, project: Project) -> dict[str, str]:
+    """{output column: assay type} of SQL check file ``check``'s outputs that pass one column of an
+    entity's table through unchanged (renamed or not, through CTEs and subqueries), in output
+    order, each under every spelling an engine may key it by. An output computed from a column
+    (``upper(name)``, ``amount * 2``), read from bronze or from a table assay does not build has
+    no type here: its value is shown as the engine wrote it (decision 0952)."""
+    tree, dialect = _parse(check.sql)
+    if tree is None:
+        return {}
+    silver = project.schema("silver").lower()
+    typed = {(silver, e.name.lower()): {k.lower(): v for k, v in checked_row_types(e).items()} for e in project.entities}
+    schema: dict = {}
+    for (s, t), cols in typed.items():
+        schema.setdefault(s, {})[t] = {c: "text" for c in cols}
+    try:
+        qualified = qualify(tree.copy(), schema=schema, dialect=dialect, db=check.namespace,
+                            validate_qualify_columns=False, quote_identifiers=False, identify=False)
+    except Exception:  # noqa: BLE001 - a query sqlglot cannot qualify has no known types
+        return {}
+    out: dict[str, str] = {}
+    for select in qualified.selects:
+        name = select.output_name
+        found = _passed_through(name, qualified, schema, dialect, typed, [check.namespace]) if name else None
+        if found is not None:
+            for spelled in (name, name.lower(), name.upper()):
+                out.setdefault(spelled, found)
+    return out
+
+
+def _passed_through(name: str, qualified: exp.Expression, schema: dict, dialect: Optional[str],
+                    typed: Mapping[tuple[str, str], Mapping[str, str]], defaults: list[str]) -> Optional[str]:
+    """The assay type of output ``name`` when it is one typed column passed through unchanged."""
+    try:
+        node = lineage(name, qualified, schema=schema, dialect=dialect)
+    except Exception:  # noqa: BLE001 - untraceable: no type
+        return None
+    leaves = []
+    for n in node.walk():
+        if not n.downstream:
+            leaves.append(n)
+            continue
+        inner = n.expression.this if isinstance(n.expression, exp.Alias) else n.expression
+        if not isinstance(inner, exp.Column):
+            return None  # computed: its type is the engine's
+    if len(leaves) != 1 or not isinstance(leaves[0].source, exp.Table):
+        return None
+    table = leaves[0].source
+    key = next(((s.lower(), table.name.lower()) for s in ([table.db] if table.db else defaults)
+                if (s.lower(), table.name.lower()) in typed), None)
+    return typed[key].get(leaves[0].name.split(".")[-1].lower()) if key else None
+
+
+def kept_row_types(project: Project, table: str, check: str) -> dict[str, str]:
+    """{column: assay type} of the rows check ``check`` (a declared check's id or a SQL check
+    file's name, as the results record them) kept for ``table``: a SQL check file's pass-through
+    outputs, or the entity's table for its declared checks; empty for a table assay only reads
+    (its column types are the engine's, decision 0522)."""
+    files = [c for e in project.entities for c in e.sql_checks] + list(project.sql_checks)
+    for sql_check in files:
+        if sql_check.name.lower() == check.lower():
+            return sql_check_row_types(sql_check, project)
+    entity = next((e for e in project.entities if e.name.lower() == table.lower()), None)
+    return checked_row_types(entity) if entity is not None else {}

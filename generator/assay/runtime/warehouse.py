@@ -274,6 +274,11 @@ class Reader:
         self._cur = conn.cursor()
         self._dialect = dialect
 
+    @property
+    def dialect(self) -> str:
+        """The engine's sqlglot dialect name."""
+        return self._dialect
+
     def query(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Rows of one query whose placeholders are written `?`."""
         return [tuple(r) for r in execute(self._cur, self._dialect, sql, params).fetchall()]
