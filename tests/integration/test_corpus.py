@@ -1,7 +1,7 @@
 """The peer project's dirty-data corpus through a real build of every target on every engine.
 
 One build per (target, engine): `dbt build` or `sqlmesh plan --auto-apply` (the `runner`
-fixture) on DuckDB, PostgreSQL 18 and 15 (the `engine` fixture). Every labelled row must land
+fixture) on DuckDB and PostgreSQL 18, and dbt's on PostgreSQL 15 (the `engine` fixture). Every labelled row must land
 where its `_expected` says. The corpus was not written by this project, so passing it is
 evidence, not tuning.
 """
@@ -21,7 +21,11 @@ from tests.support.runners import Stopped
 pytestmark = pytest.mark.slow
 
 # Why this module also runs on PostgreSQL 15 (tests/conftest.py runs the others on DuckDB and PostgreSQL 18).
-PG15 = "the dirty-data corpus runs on every engine: its cast specimens exercise PostgreSQL 15's try_cast guard (assay_input_is_valid) on both targets"
+PG15 = "the dirty-data corpus runs on every engine: its cast specimens exercise PostgreSQL 15's try_cast guard (assay_input_is_valid)"
+# On PostgreSQL 15 the dbt build only (session 32, the suite's time): SQLMesh's stand-in try_cast
+# function there is judged by tests/sqlmesh/test_macro_table.py's table, and a real plan applies
+# there in tests/security/test_inert_sqlmesh.py.
+PG15_TARGETS = ("dbt",)
 
 
 FK_COLUMNS = {"dirty_ref": ("customer_ref", "parent_ref")}

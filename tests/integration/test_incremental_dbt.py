@@ -444,38 +444,11 @@ def test_rerun_processes_nothing(history):
     assert (after.entity, after.staged, after.reject) == (before.entity, before.staged, before.reject)
 
 
-# --------------------------------------------------------------------------- the same story on Postgres
-
-
-@pytest.mark.postgres
-class TestIncrementalPostgres:
-    """Only the incremental project, step by step against what DuckDB observed: the SQL is portable."""
-
-    @pytest.fixture(scope="class")
-    @classmethod
-    def pg_history(cls, tmp_path_factory, postgres_database) -> dict:
-        project = make_project(tmp_path_factory.mktemp("incremental_pg"), SPEC, "postgres", postgres_database("incremental"))
-        bronze = Bronze()
-        out = {}
-        for step in STEPS:
-            bronze.deliver(step.deliveries)
-            bronze.expire(step.expire)
-            project.load_bronze(bronze.relations())
-            out[step.label] = observe(project, dbt_build(project, *step.inc_args), bronze, True)
-            if out[step.label].returncode:
-                break
-        return out
-
-    @pytest.mark.parametrize("label", LABELS)
-    def test_same_as_duckdb(self, history, pg_history, label):
-        duck, _full = states(history, label)
-        pg = pg_history.get(label)
-        assert pg is not None and pg.returncode == 0, pg.log if pg else "an earlier build failed"
-        assert pg.entity == duck.entity
-        assert pg.staged == duck.staged
-        assert pg.reject == duck.reject
-        assert pg.placements == duck.placements and set(pg.placements.values()) == {1}
-        assert (pg.mart, pg.late_open) == (duck.mart, duck.late_open)
+# The same story on PostgreSQL 18 (a third project, every step compared with DuckDB's) was dropped
+# in session 32 for the suite's time (34 s): PostgreSQL's incremental SQL is judged by the refused
+# build below on PG18 (four builds: merges, a view candidate, a set-back), by test_incremental_loads_dbt
+# (ledgers without fingerprints), test_check_budget_dbt (the change-published candidate) and
+# test_plan_data_dbt (an incremental entity in the sandbox) there; tests/README.md, "What runs where".
 
 
 def test_rows_bronze_no_longer_holds_stay_in_the_incremental_entity(history):

@@ -23,7 +23,7 @@ and `sqlmesh plan`, and every other load `sqlmesh run` at the next daily interva
 The dbt target (`DbtTarget`: day 7 a `dbt build --full-refresh`, which must leave reject and mart
 history alone) drives test_property_redelivery's generated feeds; why its own run of this story
 was dropped is said where it was, at the end of the module. PostgreSQL's SQL for the same story (re-deliveries, replay, a full refresh) is
-judged by the oracle in the multi-load story (test_multiload.py, PostgreSQL 15 and 18, both
+judged by the oracle in the multi-load story (test_multiload.py, PostgreSQL 18, both
 targets) and by test_replay_dbt.py and test_incremental_dbt.py there; this story is DuckDB's.
 """
 

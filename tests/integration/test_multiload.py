@@ -34,12 +34,9 @@ from tests.support.runners import RUNNERS
 
 pytestmark = pytest.mark.slow
 
-# Why this module also runs on PostgreSQL 15 (tests/conftest.py runs the others on DuckDB and PostgreSQL 18).
-PG15 = "the multi-load story runs on every engine: PostgreSQL 15's try_cast guard judges every load"
-# On PostgreSQL 15 the dbt story only: SQLMesh's one PostgreSQL 15 difference, the stand-in
-# try_cast function, is judged by the corpus on both targets and by the macro table.
-PG15_TARGETS = ("dbt",)
-NOT_STORY = pytest.mark.not_on_pg15("not part of the multi-load story; PostgreSQL 15 differs from 18 only in the try_cast guard, which the story and the corpus judge there")
+# PostgreSQL 15 left out (session 32, the suite's time): its one difference from 18, the try_cast
+# guard, is judged there by the corpus's dbt build (test_corpus, cast specimens on every load), the
+# package's integration project and the SQLMesh macro table (tests/README.md, "What runs where").
 # Follow-ups whose engine-specific part another table judges on every engine run on DuckDB only
 # (session 31, the suite's time); test_spark_multiload leaves them out too.
 DUCKDB_FOLLOW_UP = pytest.mark.duckdb_only("an offset's instant is parse_ts's, which the shared primitive table judges on every engine (parse_ts_input.csv holds offsets); publish-then-resolve is the same Jinja and Python on every adapter, and the story itself resolves on every engine")
@@ -402,7 +399,6 @@ def test_rerun_moves_nothing(history):
     assert after.observed["entity"] == before.observed["entity"]
 
 
-@NOT_STORY
 def test_the_targets_hold_the_same_rows_after_every_load(engine, tmp_path_factory):
     """Equivalence: entity rows and flags, staged routes (so dedupe counts), reject rows (identity,
     failed_rules, first/last seen, open or resolved and how) and the mart's counts of each run
@@ -433,7 +429,6 @@ def test_the_targets_hold_the_same_rows_after_every_load(engine, tmp_path_factor
 # delivered, so they hold in any order.
 
 
-@NOT_STORY
 @DUCKDB_FOLLOW_UP
 def test_ingested_at_offsets_are_instants_in_the_dedupe_order(history):
     project, runner = history["_project"], history["_runner"]
@@ -467,7 +462,6 @@ def _build_or_raise(runner, project, expect_success: bool = True):
     return build
 
 
-@NOT_STORY
 @DUCKDB_FOLLOW_UP
 def test_a_build_whose_entity_is_not_published_resolves_nothing(history):
     project, runner = history["_project"], history["_runner"]
@@ -531,7 +525,6 @@ unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
 
 
-@NOT_STORY
 def test_fields_named_like_sql_keywords_build(tmp_path, runner, engine):
     runner.require(engine)
     spec = tmp_path / "spec"

@@ -431,6 +431,6 @@ def test_a_repeat_within_one_load_stops_the_run_at_the_ingestion_audit(duckdb_st
 # --------------------------------------------------------------------------- PostgreSQL
 
 # On PostgreSQL the same loads are not run again here (session 31, the suite's time): re-deliveries
-# are judged there by the oracle of the multi-load story (test_multiload, PostgreSQL 15 and 18, both
+# are judged there by the oracle of the multi-load story (test_multiload, PostgreSQL 18, both
 # targets), a repeat inside one load by the corpus's `fail` specimens (test_corpus), and the
-# incremental entity by test_incremental_dbt.
+# incremental entity by test_incremental_dbt's refused-build story.
