@@ -118,6 +118,10 @@ def project(tmp_path_factory):
 
 
 def test_the_entity_tables_columns_and_types(project):
+    from assay.lower.check_rows import LINEAGE_TYPES
+    from assay.lower.staged import LINEAGE
+
+    assert tuple(name for name, _ in LINEAGE_TYPES) == tuple(LINEAGE)  # one list of lineage columns
     types = checked_row_types(project.entity("reading"))
     assert list(types.items()) == [
         ("reading_id", "string"), ("observed_at", "timestamp"), ("humidity", "decimal(5,1)"), ("payload", "variant"),

@@ -108,8 +108,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
 
     Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
     """
-    project = _spec_project(spec_dir, project_dir)
-    with _results(spec_dir, project_dir, profiles_dir, target, environment, project) as recorded:
+    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
         found = recorded.find_run(run_id)
         results = recorded.of_run(found) if found is not None else []
         env = recorded.environment_of(found) if found is not None else None
