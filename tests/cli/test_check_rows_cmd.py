@@ -82,6 +82,9 @@ def test_rows_of_a_failing_check_exit_0(recorded):
     assert result.exit_code == 0, result.output
     assert result.stdout == ('order: RANGE #1: {"order_id": "O-1", "qty": 11}\n'
                              'order: RANGE #2: {"order_id": "O-2", "qty": 12}\n')
+    # no spec here (a project written by hand): the values are the engine's own, and it says so
+    assert result.stderr == ("values are shown as the engine wrote them: no spec was given or recorded, so their "
+                             "column types are unknown (pass --spec to spell them as `assay checks` does)\n")
     as_json = invoke("check", "rows", RUN, "RANGE", "--json", "--limit", "1", "--project", str(recorded))
     assert as_json.exit_code == 0
     assert json.loads(as_json.stdout) == [{"table": "order", "check_id": "RANGE", "row_number": 1,

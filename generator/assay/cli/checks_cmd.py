@@ -267,6 +267,9 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
 
     kept = shown_rows(kept, (lambda table, check: kept_row_types(project, table, check)) if project is not None else None,
                       dialect)
+    if kept and project is None:
+        click.echo("values are shown as the engine wrote them: no spec was given or recorded, so their column types "
+                   "are unknown (pass --spec to spell them as `assay checks` does)", err=True)
     items = []
     for item in kept:
         if limit is not None and sum(1 for i in items if i["table"] == item["table"]) >= limit:
