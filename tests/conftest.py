@@ -323,9 +323,10 @@ SHARED_SPARK_FILES = frozenset({
 
 
 # test_init_spark (the example's own Sparks) stays out of that unit: two JVMs side by side on 2
-# cores cost more CPU than one after the other (166 against 142 CPU-s, session 31), but with it in
-# the unit one worker ran every Spark file and then hung in a DuckDB test (a Python lock, cause
-# not found; one run of five), so the unit is the shared-Spark files alone, as before.
+# cores cost more CPU than one after the other (166 against 142 CPU-s, session 31), yet whole runs
+# with it in the unit and without took the same 28.0 worker-minutes (the other worker's tests
+# share the cores either way). The one hang seen with it in the unit was the resource-tracker
+# deadlock `_resource_tracker_reentrant` above prevents, not the unit.
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: pytest runs without xdist too (-p no:xdist)

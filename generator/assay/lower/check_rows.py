@@ -25,7 +25,7 @@ since the row's JSON keys follow the engine's case folding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional, TypeVar
 
 import sqlglot
 from sqlglot import exp
@@ -33,6 +33,8 @@ from sqlglot.lineage import lineage
 from sqlglot.optimizer.qualify import qualify
 
 from ..ir.model import Entity, Project
+
+_Known = TypeVar("_Known")  # what is known of a relation: a Relation, or its columns' types
 
 #: The dialects a check file is read with, in order (as assay.checks.sqlfile.PARSE_DIALECTS).
 DIALECTS: tuple[Optional[str], ...] = ("duckdb", "postgres", None)
@@ -82,7 +84,7 @@ def _parse(sql: str) -> tuple[Optional[exp.Expression], Optional[str]]:
     return None, None
 
 
-def _lookup(relations: Mapping[tuple[str, str], Relation], table: exp.Table, defaults: Iterable[str]) -> Optional[Relation]:
+def _lookup(relations: Mapping[tuple[str, str], _Known], table: exp.Table, defaults: Iterable[str]) -> Optional[_Known]:
     """The known relation a table reference names: ``schema.table``, or ``table`` alone in one of
     the ``defaults`` schemas (the check's own namespace first). A catalog-qualified name is
     matched on its schema and table."""
@@ -113,13 +115,9 @@ def private_outputs(sql: str, relations: Mapping[tuple[str, str], Relation],
         return None
     written = [s.output_name for s in tree.selects] if not any(
         isinstance(s, exp.Star) or (isinstance(s, exp.Column) and isinstance(s.this, exp.Star)) for s in tree.selects) else []
-    schema: dict = {}
-    for (s, t), r in relations.items():
-        schema.setdefault(s, {})[t] = {c.lower(): "text" for c in r.columns}
-    try:
-        qualified = qualify(tree.copy(), schema=schema, dialect=dialect, db=defaults[0] if defaults else None,
-                            validate_qualify_columns=False, quote_identifiers=False, identify=False)
-    except Exception:  # noqa: BLE001 - a query sqlglot cannot qualify cannot be traced
+    schema = _schema({key: r.columns for key, r in relations.items()})
+    qualified = _qualified(tree, dialect, schema, defaults)
+    if qualified is None:
         return None
     selects = qualified.selects
     if not selects or any(isinstance(s, exp.Star) or (isinstance(s, exp.Column) and isinstance(s.this, exp.Star))
@@ -134,9 +132,33 @@ def private_outputs(sql: str, relations: Mapping[tuple[str, str], Relation],
             private.add(name)
     out: set[str] = set()
     for name in private:
-        out |= {name, name.lower(), name.upper()}
+        out |= set(_spellings(name))
         out |= {w for w in written if w and w.lower() == name.lower()}
     return sorted(out)
+
+
+def _schema(columns: Mapping[tuple[str, str], Iterable[str]]) -> dict:
+    """sqlglot's schema of the known relations ({schema: {table: {column: type}}}); every column
+    reads as text: what is traced is where a value comes from, not its type."""
+    schema: dict = {}
+    for (s, t), cols in columns.items():
+        schema.setdefault(s, {})[t] = {c.lower(): "text" for c in cols}
+    return schema
+
+
+def _qualified(tree: exp.Expression, dialect: Optional[str], schema: dict, defaults: list[str]) -> Optional[exp.Expression]:
+    """``tree`` with every column qualified and every star of a known relation expanded, or None
+    when sqlglot cannot qualify it (then nothing of it can be traced)."""
+    try:
+        return qualify(tree.copy(), schema=schema, dialect=dialect, db=defaults[0] if defaults else None,
+                       validate_qualify_columns=False, quote_identifiers=False, identify=False)
+    except Exception:  # noqa: BLE001 - a query sqlglot cannot qualify cannot be traced
+        return None
+
+
+def _spellings(name: str) -> tuple[str, str, str]:
+    """An output name as written and as an engine that folds names to lower or upper case keys it."""
+    return name, name.lower(), name.upper()
 
 
 def _traced_clean(name: str, qualified: exp.Expression, schema: dict, dialect: Optional[str],
@@ -217,20 +239,16 @@ def sql_check_row_types(check, project: Project) -> dict[str, str]:
         return {}
     silver = project.schema("silver").lower()
     typed = {(silver, e.name.lower()): {k.lower(): v for k, v in checked_row_types(e).items()} for e in project.entities}
-    schema: dict = {}
-    for (s, t), cols in typed.items():
-        schema.setdefault(s, {})[t] = {c: "text" for c in cols}
-    try:
-        qualified = qualify(tree.copy(), schema=schema, dialect=dialect, db=check.namespace,
-                            validate_qualify_columns=False, quote_identifiers=False, identify=False)
-    except Exception:  # noqa: BLE001 - a query sqlglot cannot qualify has no known types
+    schema = _schema(typed)
+    qualified = _qualified(tree, dialect, schema, [check.namespace])
+    if qualified is None:
         return {}
     out: dict[str, str] = {}
     for select in qualified.selects:
         name = select.output_name
         found = _passed_through(name, qualified, schema, dialect, typed, [check.namespace]) if name else None
         if found is not None:
-            for spelled in (name, name.lower(), name.upper()):
+            for spelled in _spellings(name):
                 out.setdefault(spelled, found)
     return out
 
@@ -252,10 +270,8 @@ def _passed_through(name: str, qualified: exp.Expression, schema: dict, dialect:
             return None  # computed: its type is the engine's
     if len(leaves) != 1 or not isinstance(leaves[0].source, exp.Table):
         return None
-    table = leaves[0].source
-    key = next(((s.lower(), table.name.lower()) for s in ([table.db] if table.db else defaults)
-                if (s.lower(), table.name.lower()) in typed), None)
-    return typed[key].get(leaves[0].name.split(".")[-1].lower()) if key else None
+    types = _lookup(typed, leaves[0].source, defaults)
+    return types.get(leaves[0].name.split(".")[-1].lower()) if types is not None else None
 
 
 def kept_row_types(project: Project, table: str, check: str) -> dict[str, str]:
