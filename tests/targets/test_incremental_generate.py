@@ -27,8 +27,10 @@ THIS = "silver.orders__staged"
 
 
 class _Assay:
-    def __init__(self, incremental: bool = False, fingerprinted: bool = True, counted: bool = False, ledger: str | None = None):
+    def __init__(self, incremental: bool = False, fingerprinted: bool = True, counted: bool = False, ledger: str | None = None,
+                 locator: str | None = None):
         self.calls: list[tuple] = []
+        self.locator = locator
         self.ledger = ledger
         self.incremental = incremental
         self.fingerprinted = fingerprinted
@@ -47,6 +49,8 @@ class _Assay:
                 return self.counted
             if name == "fingerprinted_ledger":  # the ledger the loads model finds, if any
                 return self.ledger
+            if name == "row_locator":  # `rowid` on DuckDB, none elsewhere (decision 0953)
+                return self.locator
             if name == "sql_type":
                 return {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP"}.get(args[0], "VARCHAR")
             return f"assay_{name}()"
@@ -55,8 +59,8 @@ class _Assay:
 
 
 def render(sql: str, incremental: bool, fingerprinted: bool = True, counted: bool = False,
-           ledger: str | None = None) -> tuple[exp.Expression, _Assay]:
-    assay = _Assay(incremental, fingerprinted, counted, ledger)
+           ledger: str | None = None, locator: str | None = None) -> tuple[exp.Expression, _Assay]:
+    assay = _Assay(incremental, fingerprinted, counted, ledger, locator)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     text = env.from_string(sql).render(
         config=lambda **kw: "",
@@ -116,7 +120,7 @@ def test_first_build_reads_all_of_bronze_and_judges_like_a_full_rebuild(files):
 def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(files):
     # the ledger of an earlier assay, without fingerprints: every load is searched (decision 0406)
     tree, assay = render(files[STAGED], incremental=True, fingerprinted=False)
-    assert ctes(tree) == ["extracted", "held", "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
+    assert ctes(tree) == ["extracted", "held", "restated", "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
     assert [args for name, args in assay.calls if name == "incremental_window_start"] == [(THIS, 2)]
     extracted = cte(tree, "extracted")
     # Already processed = the same delivery: mapping, _source_row_id, _load_id and _ingested_at,
@@ -158,12 +162,41 @@ def test_incremental_build_reads_new_rows_and_the_stored_rows_of_their_keys(file
         "SELECT 'raw_orders' AS _mapping, CAST(b._source_row_id AS TEXT) AS _source_row_id, CAST(b._load_id AS TEXT) AS _load_id "
         "FROM bronze.raw_orders AS b"
     )
-    touched = cte(tree, "touched").sql()
-    assert touched == ("SELECT order_id FROM extracted UNION ALL SELECT l.order_id AS order_id FROM silver.orders__staged AS l "
-                       "INNER JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS x "
-                       "ON x._mapping = l._mapping AND x._source_row_id = l._source_row_id")
+    # a stored delivery about to be superseded hands on its key: the keys of those stored rows are touched
+    assert cte(tree, "restated").sql() == (
+        "SELECT l.order_id AS order_id FROM silver.orders__staged AS l "
+        "INNER JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS x "
+        "ON x._mapping = l._mapping AND x._source_row_id = l._source_row_id")
+    assert cte(tree, "touched").sql() == "SELECT order_id FROM extracted UNION ALL SELECT order_id FROM restated"
     # A rewritten foreign key is read back as delivered, so a re-judged row probes with the source's value.
     assert "l._orig__customer_id AS customer_id" in prior
+
+
+def test_an_engine_with_a_row_locator_reads_the_touched_stored_rows_whole_by_it(files):
+    """Decision 0953: where `assay.row_locator()` names a column (DuckDB's `rowid`), the stored rows
+    are found by their identity and key columns and then read whole by locator, the same rows as
+    the joins above select; elsewhere (PostgreSQL, Spark) the model is the one tested above."""
+    tree, _ = render(files[STAGED], incremental=True, locator="rowid")
+    assert cte(tree, "restated").sql() == (
+        "SELECT l.rowid AS _locator, l.order_id AS order_id FROM silver.orders__staged AS l "
+        "INNER JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS x "
+        "ON x._mapping = l._mapping AND x._source_row_id = l._source_row_id")
+    assert cte(tree, "touched").sql() == "SELECT order_id FROM extracted UNION ALL SELECT order_id FROM restated"
+    prior = cte(tree, "prior").sql()
+    assert ("SELECT s.*, f._redelivered FROM silver.orders__staged AS s INNER JOIN ("
+            "SELECT _locator, TRUE AS _redelivered FROM restated UNION ALL "
+            "SELECT s.rowid AS _locator, FALSE AS _redelivered FROM silver.orders__staged AS s "
+            "INNER JOIN (SELECT DISTINCT order_id FROM touched) AS t ON t.order_id = s.order_id "
+            "LEFT JOIN (SELECT DISTINCT _mapping, _source_row_id FROM extracted) AS r "
+            "ON r._mapping = s._mapping AND r._source_row_id = s._source_row_id "
+            "WHERE r._source_row_id IS NULL AND s._delivery_rank = 1 AND NOT s._late) AS f "
+            "ON f._locator = s.rowid") in prior, prior
+    # the stored rows are read by locator only: no join on the key reads the whole ledger row
+    assert "SELECT s.*, TRUE AS _redelivered" not in prior and "SELECT s.*, FALSE AS _redelivered" not in prior
+    plain, _ = render(files[STAGED], incremental=True)
+    # everything after the stored rows are found is the same model
+    for name in ("pool", "delivered", "ranked", "probed", "judged"):
+        assert cte(tree, name).sql() == cte(plain, name).sql()
 
 
 def test_late_rows_are_not_ranked_and_carry_the_reserved_rule(files):
@@ -344,7 +377,7 @@ def test_loads_bronze_and_the_ledger_hold_alike_are_left_out(files):
     every stored delivery of it."""
     tree, assay = render(files[STAGED], incremental=True)
     assert ctes(tree) == ["assay_bronze_loads", "assay_ledger_loads", "assay_settled", "assay_open_loads", "extracted", "held",
-                          "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
+                          "restated", "touched", "prior", "pool", "delivered", "ranked", "probed", "judged"]
     # bronze per load: its rows and the sum of the fingerprints of its raw metadata, unparsed
     bronze_loads = cte(tree, "assay_bronze_loads").sql()
     assert bronze_loads.startswith("SELECT 'raw_orders' AS _mapping, CAST(b._load_id AS TEXT) AS _load_id, COUNT(*) AS _rows, ")

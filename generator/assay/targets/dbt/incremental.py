@@ -42,6 +42,7 @@ from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 
 INDENT = DBT.indent
 SETTLE = "assay_settle"  # Jinja: this incremental run may leave settled loads out
+LOCATOR = "assay_locator"  # Jinja: the ledger's row locator column, or none (decision 0953)
 LATE_RULE = "_late_arrival"  # leading underscore: no rule a spec can name collides with it
 
 
@@ -187,6 +188,11 @@ def _prior(entity: Entity) -> str:
     delivery or a superseded one touches (the key dedupe decides its winner again). A stored
     delivery is replaced when the new one is the same delivery (`_load_id`), or when bronze no
     longer holds it (an upserting loader overwrote it with the new one).
+
+    Where the engine has a row locator (`assay.row_locator()`), the stored rows are found by
+    their identity and key columns alone and then read whole by locator, and the stored
+    deliveries of the redelivered source rows are found once (`restated`) for both uses
+    (decision 0953).
     """
     fks = rewritten_fks(entity)
     key_match = " and ".join(f"t.{qi(k)} = s.{'_orig__' + k if k in fks else qi(k)}" for k in entity.key)
@@ -196,17 +202,34 @@ def _prior(entity: Entity) -> str:
     touched_new = ", ".join(qi(k) for k in entity.key)
     redelivered = "(select distinct _mapping, _source_row_id from extracted)"
     touched_old = ", ".join(_delivered_key(entity, "l"))
+    locator = "{% if " + LOCATOR + " %}"
+    # the latest stored deliveries of the touched keys, the others once only. NULL key parts
+    # never compare equal, so rows without an identity are never re-ranked; a superseded or
+    # late stored row has no place in any key's order.
+    keyed = [
+        f"{INDENT * 3}from {{{{ this }}}} as s",
+        f"{INDENT * 3}inner join (select distinct {touched_new} from touched) as t",
+        f"{INDENT * 4}on {key_match}",
+        f"{INDENT * 3}left join {redelivered} as r",
+        f"{INDENT * 4}on r._mapping = s._mapping and r._source_row_id = s._source_row_id",
+        f"{INDENT * 3}where r._source_row_id is null and s._delivery_rank = 1 and not s._late",
+    ]
     return "\n".join(
         [
             _held(entity),
+            "",
+            # the stored deliveries of every source row delivered again
+            "restated as (",
+            f"{INDENT}select {locator}l.{{{{ {LOCATOR} }}}} as _locator, {{% endif %}}{touched_old} from {{{{ this }}}} as l",
+            f"{INDENT}inner join {redelivered} as x",
+            f"{INDENT * 2}on {same_row}",
+            "),",
             "",
             "touched as (",
             f"{INDENT}select {touched_new} from extracted",
             f"{INDENT}union all",
             # a stored delivery about to be superseded may hold a key that another row must now win
-            f"{INDENT}select {touched_old} from {{{{ this }}}} as l",
-            f"{INDENT}inner join {redelivered} as x",
-            f"{INDENT * 2}on {same_row}",
+            f"{INDENT}select {touched_new} from restated",
             "),",
             "",
             "prior as (",
@@ -221,22 +244,26 @@ def _prior(entity: Entity) -> str:
             f"{INDENT}from (",
             f"{INDENT * 2}select n.*{{% if {SETTLE} %}}, u._mapping is not null as _settled{{% endif %}}",
             f"{INDENT * 2}from (",
-            # every stored delivery of a source row delivered again, so the delivery order sees them all
+            locator,
+            # Read whole by locator: a join on the key reads every column of every row it passes
+            # (0.25 s of a 10M-row ledger step's 0.86 s on DuckDB; decision 0953).
+            f"{INDENT * 3}select s.*, f._redelivered",
+            f"{INDENT * 3}from {{{{ this }}}} as s",
+            f"{INDENT * 3}inner join (",
+            f"{INDENT * 3}select _locator, true as _redelivered from restated",
+            f"{INDENT * 3}union all",
+            f"{INDENT * 3}select s.{{{{ {LOCATOR} }}}} as _locator, false as _redelivered",
+            *keyed,
+            f"{INDENT * 3}) as f on f._locator = s.{{{{ {LOCATOR} }}}}",
+            "{% else %}",
             f"{INDENT * 3}select s.*, true as _redelivered",
             f"{INDENT * 3}from {{{{ this }}}} as s",
             f"{INDENT * 3}inner join {redelivered} as r",
             f"{INDENT * 4}on r._mapping = s._mapping and r._source_row_id = s._source_row_id",
             f"{INDENT * 3}union all",
-            # the latest stored deliveries of the touched keys, the others once only. NULL key parts
-            # never compare equal, so rows without an identity are never re-ranked; a superseded or
-            # late stored row has no place in any key's order.
             f"{INDENT * 3}select s.*, false as _redelivered",
-            f"{INDENT * 3}from {{{{ this }}}} as s",
-            f"{INDENT * 3}inner join (select distinct {touched_new} from touched) as t",
-            f"{INDENT * 4}on {key_match}",
-            f"{INDENT * 3}left join {redelivered} as r",
-            f"{INDENT * 4}on r._mapping = s._mapping and r._source_row_id = s._source_row_id",
-            f"{INDENT * 3}where r._source_row_id is null and s._delivery_rank = 1 and not s._late",
+            *keyed,
+            "{% endif %}",
             f"{INDENT * 2}) as n",
             f"{INDENT * 2}{{% if {SETTLE} %}}left join assay_settled as u on u._mapping = n._mapping and u._load_id = n._load_id{{% endif %}}",
             f"{INDENT}) as l",
@@ -268,6 +295,7 @@ def incremental_staged_sql(entity: Entity, project: Project, header: str) -> str
         loads_dependency(entity),
         call("incremental_ledger_check", "this", "[" + ", ".join(jstr(c) for c in read_back) + "]"),
         f"{{% set {SETTLE} = assay.ledger_fingerprinted(this) %}}",
+        f"{{% set {LOCATOR} = assay.row_locator() %}}",
         "",
         "with",
         f"{{% if {SETTLE} %}}",
