@@ -1224,6 +1224,9 @@ case(
          "referential rule via `order_customer` of entity `orders` uses `on_missing: "
          "unknown_member`, which rewrites the key to the text `__unknown__`, and `customer_id` "
          "is int; make it a string column or use `on_missing: quarantine` or `flag`."),
+        ("entity_orders.yaml", 17, "SPEC_INVALID",
+         "relationship `order_customer` joins `orders.customer_id` (int) to `customer.customer_id` "
+         "(string); a join compares values of one type, so declare both columns with the same type."),
     ],
 )
 case(
