@@ -172,3 +172,46 @@ def test_a_key_yaml_reads_as_a_boolean_or_null_keeps_its_text(write_spec) -> Non
     assert _found(write_spec, {"entity_customer.yaml": entity, "mapping_customer.yaml": mapping}) == []
     project, _d, _l = compile_spec(write_spec({"entity_customer.yaml": entity, "mapping_customer.yaml": mapping}))
     assert [c.name for c in project.entity("customer").columns if c.name in ("on", "yes")] == ["on", "yes"]
+
+
+def _single_letter_columns(write_spec):
+    """customer keyed by a column named `b`, read from a bronze column named `b` (and `s`)."""
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace(
+        "key: [customer_id]", "key: [b]").replace("customer_id: {type: string, required: true}", "b: {type: string, required: true}\n      s: {type: string}")
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace(
+        'customer_id: {from: "$.id", transform: [trim]}', 'b: {from: "$.b"}').replace("fields:\n", 'fields:\n  s: {from: "$.s"}\n')
+    orders = (write_spec({}) / "entity_orders.yaml").read_text().replace("{customer_id: customer_id}", "{customer_id: b}")
+    return {"entity_customer.yaml": entity, "mapping_customer.yaml": mapping, "entity_orders.yaml": orders}
+
+
+def test_the_reject_raw_payload_reads_the_bronze_row_by_an_alias_no_column_shadows(write_spec) -> None:
+    """dbt's reject model read `to_json(b)` with bronze aliased `b`: a column named `b` in the staged
+    model and in bronze made DuckDB stop (`Ambiguous reference to column name "b"`), and one only in
+    bronze would have been read instead of the row, a `raw` that replay cannot re-run."""
+    from assay.lower.outputs import diverted_select
+    from assay.targets.dbt.spelling import DBT
+    from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+
+    project, diagnostics, _loaded = compile_spec(write_spec(_single_letter_columns(write_spec)))
+    assert project is not None, diagnostics
+    entity = project.entity("customer")
+    [mapping] = entity.mappings
+    named = {c.name for c in entity.columns} | set(mapping.bronze_columns)
+    assert {"b", "s"} <= named
+    for sp in (DBT, SqlmeshSpelling("duckdb", project)):
+        sql = diverted_select(sp, entity, mapping)
+        assert sp.row_alias not in named
+        assert f"{sp.bronze(mapping.source)} as {sp.row_alias}" in sql.replace("AS", "as"), sql
+
+
+def test_a_field_or_bronze_column_named_like_the_row_alias_is_refused(write_spec) -> None:
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace("      tier: {type: int}\n", "      tier: {type: int}\n      bronze_row: {type: string}\n")
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace('"$._source_row_id"]', '"$._source_row_id", "$.bronze_row"]')
+    found = _found(write_spec, {"entity_customer.yaml": entity, "mapping_customer.yaml": mapping})
+    assert [(f, ln, code) for f, ln, code, _m in found] == [
+        ("entity_customer.yaml", 9, "SPEC_INVALID"), ("mapping_customer.yaml", 8, "SPEC_INVALID")], found
+    assert "`bronze_row`); rename the field." in found[0][3]
+    assert found[1][3] == (
+        "mapping `raw_customers` into `customer` names the bronze column `bronze_row`, the name a reject row's `raw` "
+        "payload reads the whole bronze row by; the column would be read instead of the row. Rename the column in "
+        "bronze (or load it under another name).")
