@@ -4,36 +4,33 @@ with advice that does not work. Each starts from the valid base spec (tests/fixt
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from assay.ir.resolve import compile_spec
 
-CUSTOMER_POINTING_BACK = """
+# the customer of the base spec with a column pointing back at an order; `{via}` names its rule
+CUSTOMER_HEAD = """
 spec_version: 1
 entities:
   customer:
     grain: one row per customer
     key: [customer_id]
     fields:
-      customer_id: {type: string, required: true}
-      tier: {type: int}
-      first_order: {type: string}
-    quarantine: {retention: 30d}
+      customer_id: {{type: string, required: true}}
+      tier: {{type: int}}
+      first_order: {{type: string}}
+    quarantine: {{retention: 30d}}
     quality:
-      - {rule: referential, via: customer_first_order, on_missing: flag}
-relationships:
+      - {{rule: referential, via: {via}, on_missing: flag}}
+"""
+
+CUSTOMER_POINTING_BACK = CUSTOMER_HEAD.format(via="customer_first_order") + """relationships:
   - {name: customer_first_order, from: customer, to: orders, via: {first_order: order_id}}
 """
 
-CUSTOMER_MAPPING = """
-mapping_version: 1
-source: raw_customers
-target: customer
-key:
-  customer_id: {from: "$.id", transform: [trim]}
-fields:
-  tier: {from: "$.tier", transform: [to_int]}
-  first_order: {from: "$.first"}
-unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
-"""
+BASE = Path(__file__).parent.parent / "fixtures" / "specs" / "base"
+# the base customer mapping, also reading the column pointing back
+CUSTOMER_MAPPING = (BASE / "mapping_customer.yaml").read_text().replace("unmapped:", '  first_order: {from: "$.first"}\nunmapped:')
 
 
 def _found(write_spec, files: dict) -> list:
@@ -58,20 +55,7 @@ def test_referential_rules_that_close_a_cycle_are_refused(write_spec) -> None:
     ]
 
 
-THREE_CYCLE = """
-spec_version: 1
-entities:
-  customer:
-    grain: one row per customer
-    key: [customer_id]
-    fields:
-      customer_id: {type: string, required: true}
-      tier: {type: int}
-      first_order: {type: string}
-    quarantine: {retention: 30d}
-    quality:
-      - {rule: referential, via: customer_shop, on_missing: flag}
-  shop:
+THREE_CYCLE = CUSTOMER_HEAD.format(via="customer_shop") + """  shop:
     grain: one row per shop
     key: [shop_id]
     fields:
