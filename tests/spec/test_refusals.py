@@ -715,7 +715,7 @@ case(
         ("entity_orders.yaml", 11, "SPEC_INVALID",
          "field `_quality_flags` of entity `orders` uses a name assay reserves for its own "
          "columns (`_quality_flags`, `_quality_ok`, `_load_id`, `_ingested_at`, "
-         "`_source_row_id`, `has_quality_flags`, `_mapping`); rename the field."),
+         "`_source_row_id`, `has_quality_flags`, `_mapping`, `bronze_row`); rename the field."),
     ],
 )
 case(
@@ -729,7 +729,7 @@ case(
         ("entity_orders.yaml", 12, "SPEC_INVALID",
          "field `valid_from` of entity `orders` uses a name assay reserves for its own columns "
          "(`_quality_flags`, `_quality_ok`, `_load_id`, `_ingested_at`, `_source_row_id`, "
-         "`has_quality_flags`, `_mapping`, `valid_from`, `valid_to`, `dbt_*`); rename the "
+         "`has_quality_flags`, `_mapping`, `bronze_row`, `valid_from`, `valid_to`, `dbt_*`); rename the "
          "field."),
     ],
 )
@@ -1224,6 +1224,9 @@ case(
          "referential rule via `order_customer` of entity `orders` uses `on_missing: "
          "unknown_member`, which rewrites the key to the text `__unknown__`, and `customer_id` "
          "is int; make it a string column or use `on_missing: quarantine` or `flag`."),
+        ("entity_orders.yaml", 17, "SPEC_INVALID",
+         "relationship `order_customer` joins `orders.customer_id` (int) to `customer.customer_id` "
+         "(string); a join compares values of one type, so declare both columns with the same type."),
     ],
 )
 case(

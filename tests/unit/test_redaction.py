@@ -54,7 +54,7 @@ def test_what_assay_shows_of_a_redacted_document():
 def test_both_targets_hand_the_paths_to_the_row_json_of_every_reject_model(tmp_path):
     generate_dbt_project(KITCHEN_SINK, tmp_path / "dbt")
     reject = (tmp_path / "dbt" / "models" / "assay" / "sale" / "sale__reject.sql").read_text()
-    assert reject.count('assay.row_json("b", ["card", "payload.buyer.email"])') == 2  # web and store mappings
+    assert reject.count('assay.row_json("bronze_row", ["card", "payload.buyer.email"])') == 2  # web and store mappings
     generate_sqlmesh_project(KITCHEN_SINK, tmp_path / "sqlmesh", dialect="duckdb")
     reject = next((tmp_path / "sqlmesh" / "models").rglob("*sale__reject*.sql")).read_text()
     assert reject.count("@assay_row_json(bronze_row, 'card', 'payload.buyer.email')") == 2

@@ -15,6 +15,10 @@ from ..spec.transforms import Step
 
 SEVERITY = {"flag": 1, "quarantine": 2, "fail": 3}
 INGESTION_COLUMNS = ("_load_id", "_ingested_at", "_source_row_id")
+# The alias a reject row's `raw` payload reads the whole bronze row by (`to_json(bronze_row)`). A
+# column of that name, in the staged model or in bronze, would be read instead of the row, so
+# validation reserves it as a field name and as a bronze column a mapping names.
+BRONZE_ROW_ALIAS = "bronze_row"
 
 
 @dataclass(frozen=True, order=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
+from ..ir.model import BRONZE_ROW_ALIAS
 from .reserved_words import RESERVED_WORDS
 
 SIMPLE_IDENT = re.compile(r"[a-z_][a-z0-9_]*")  # with fullmatch: `$` would pass a trailing newline
@@ -63,8 +64,9 @@ class Spelling:
     expression_dialect = "postgres"
     # The column that is NULL on a type-2 parent's current version.
     valid_to_column = "valid_to"
-    # The alias of the bronze row a reject's raw payload is read from.
-    row_alias = "b"
+    # The alias of the bronze row a reject's raw payload is read from: one no column the spec
+    # names can shadow (validation reserves it).
+    row_alias = BRONZE_ROW_ALIAS
 
     # -- keywords --------------------------------------------------------------------------
     def kw(self, word: str) -> str:

@@ -78,8 +78,15 @@ def _rel(path: Path, root: Path) -> str:
     return Path(os.path.relpath(path.parent.resolve() / path.name, root.resolve())).as_posix()
 
 
-def _fields_of(model: type[BaseModel], loc: tuple) -> list[str]:
-    """Accepted keys of the model node at `loc` (for 'did you mean')."""
+def _quoting_would_not_fit(model: type[BaseModel], loc: tuple, value: Any) -> bool:
+    """Whether a number or boolean written where a text is expected would, quoted, still not match
+    the field's pattern, so "write it in quotes" would be advice that does not work."""
+    pattern = _pattern_of(model, loc) if not isinstance(value, (list, dict)) and value is not None else None
+    return pattern is not None and re.fullmatch(pattern, str(value)) is None
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> Any:
+    """The model node at `loc` (a model class, or what is left of the walk where it ends)."""
     from . import models as m
 
     current: Any = model
@@ -97,9 +104,33 @@ def _fields_of(model: type[BaseModel], loc: tuple) -> list[str]:
                 continue
         elif part in m.__dict__:
             continue
+    return current
+
+
+def _fields_of(model: type[BaseModel], loc: tuple) -> list[str]:
+    """Accepted keys of the model node at `loc` (for 'did you mean')."""
+    current = _model_at(model, loc)
     if isinstance(current, type) and issubclass(current, BaseModel):
         return sorted((info.alias or name) for name, info in current.model_fields.items())
     return []
+
+
+def _pattern_of(model: type[BaseModel], loc: tuple) -> Optional[str]:
+    """The regex the text at `loc` must match, when its field declares one."""
+    parent = _model_at(model, loc[:-1])
+    if not (loc and isinstance(parent, type) and issubclass(parent, BaseModel)):
+        return None
+    for name, info in parent.model_fields.items():
+        if (info.alias or name) == loc[-1]:
+            return next((meta.pattern for meta in info.metadata if getattr(meta, "pattern", None)), None)
+    return None
+
+
+def _pattern_message(path: str, value: Any, pattern: str) -> str:
+    """What to write for a text that does not match its field's pattern (a duration or a name)."""
+    if "hdw" in pattern:
+        return f"{path} is {_show(value)}, not a duration; write hours, days or weeks such as `6h`, `90d`, `2w`."
+    return f"{path} is {_show(value)}; a name is lower-case letters, digits and `_`, starting with a letter."
 
 
 def _inner_model(annotation: Any, _default: Any) -> Any:
@@ -222,11 +253,10 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
             if key == "on_missing" and value == "fail":
                 msg += " `fail` is deliberately unavailable, orphans are expected and recoverable; " + _ORPHAN_GATE
         elif kind == "string_pattern_mismatch":
-            pattern = ctx.get("pattern", "")
-            if "hdw" in pattern:
-                msg = f"{path} is {_show(value)}, not a duration; write hours, days or weeks such as `6h`, `90d`, `2w`."
-            else:
-                msg = f"{path} is {_show(value)}; a name is lower-case letters, digits and `_`, starting with a letter."
+            msg = _pattern_message(path, value, ctx.get("pattern", ""))
+        elif kind == "string_type" and _quoting_would_not_fit(model, loc, value):
+            # `retention: 7` quoted is `'7'`, still no duration: say what one is instead
+            msg = _pattern_message(path, value, _pattern_of(model, loc))
         elif kind == "too_short":
             msg = f"{path} is empty; list at least {ctx.get('min_length', 1)} entry."
         elif kind == "string_type" and value is None:

@@ -66,7 +66,9 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str):
-            key = str(key)
+            # Every key of a spec is a name. YAML 1.1 reads a plain `on`, `yes`, `null` or `1.0`
+            # as true, None or a number; keep the key as written, not as `True` or `None`.
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) and not key_node.style else str(key)
         if key in out:
             # A repeated key silently overwrites in plain YAML; keep the first and
             # let validation report it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.model import INGESTION_COLUMNS
+from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .expressions import parse_expression, qualified_columns, referenced_columns
@@ -13,7 +13,7 @@ from .mappings import parse_path
 from .types import SIMPLE_TYPES, normalize_type
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")  # the identifier rule, lower-case (decision 0900); used with fullmatch
-RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping")
+RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping", BRONZE_ROW_ALIAS)
 RESERVED_TYPE2 = ("valid_from", "valid_to")
 RESERVED_ENTITY_NAMES = ("mart_data_quality",)
 

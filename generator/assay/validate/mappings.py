@@ -6,7 +6,7 @@ import re
 from typing import Optional
 
 from ..duration import Duration
-from ..ir.model import INGESTION_COLUMNS
+from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
 from ..spec.transforms import output_type, parse_step
 from ..identifiers import IDENTIFIER_RULE, is_identifier
 from ..redaction import intersects
@@ -100,6 +100,13 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
             unmapped_cols.add(p[0])
             unmapped_list.append(p[0])
     ctx.keep(m, "unmapped", tuple(sorted(unmapped_list)))
+    if BRONZE_ROW_ALIAS in read_columns | unmapped_cols:
+        reading = [fm.line("from") for fm in list(m.key.values()) + list(m.fields.values()) if (parse_path(fm.from_) or ("",))[0] == BRONZE_ROW_ALIAS]
+        ctx.report(
+            file,
+            min(reading) if reading else m.line("unmapped"),
+            f"{where} names the bronze column `{BRONZE_ROW_ALIAS}`, the name a reject row's `raw` payload reads the whole bronze row by; the column would be read instead of the row. Rename the column in bronze (or load it under another name).",
+        )
     # ingestion metadata and redaction
     needs_meta = ent.dedupe is not None or ent.quarantine is not None
     named = read_columns | unmapped_cols

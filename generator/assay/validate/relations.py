@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
+from .types import is_numeric, normalize_type
 
 AGG_SIDE = re.compile(r"^\s*(avg|count|max|min|sum)\s*\(\s*([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\s*\)\s+by\s+(.+?)\s*$", re.I)
 KEYED_SIDE = re.compile(r"^\s*([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\s*$")
@@ -37,6 +38,7 @@ def check_relations(ctx: Context) -> None:
                 ctx.report(file, cov.line("on_fail") if cov.on_fail else cov.line(), p)
         for rec in doc.reconcile:
             _check_reconcile(ctx, file, rec)
+    _check_referential_cycles(ctx)
 
 
 def _check_relationship(ctx: Context, file: str, rel) -> None:
@@ -58,6 +60,66 @@ def _check_relationship(ctx: Context, file: str, rel) -> None:
             rel.line("via"),
             f"{what} is {rel.cardinality} and joins `{rel.to}` on ({', '.join(rel.via.values())}), which is not its key ({', '.join(dst.key)}); a parent probe must hit at most one row. Join on the parent's key.",
         )
+        return  # the types of columns that are the wrong ones to join would be an echo
+    for fcol, tcol in rel.via.items():
+        ftype, ttype = _join_family(src.fields.get(fcol)), _join_family(dst.fields.get(tcol))
+        if ftype is not None and ttype is not None and ftype != ttype:
+            # PostgreSQL has no `bigint = text`, DuckDB casts the text and fails on the first
+            # key that is not a number: a join is only written between one family of types.
+            ctx.report(
+                file,
+                rel.line("via"),
+                f"{what} joins `{rel.from_}.{fcol}` ({normalize_type(src.fields[fcol].type)}) to `{rel.to}.{tcol}` ({normalize_type(dst.fields[tcol].type)}); a join compares values of one type, so declare both columns with the same type.",
+            )
+
+
+def _join_family(fld):
+    """The family of types a join column compares within (numbers with numbers), or None when the
+    field is missing or its type does not parse (both reported where they are written)."""
+    t = normalize_type(fld.type) if fld is not None else None
+    return "number" if t is not None and is_numeric(t) else t
+
+
+def _check_referential_cycles(ctx: Context) -> None:
+    """Referential rules that close a cycle, once per cycle. A child's staged model reads its
+    parent's published table, so the rules are the edges of the build order; a cycle of them has
+    no order (dbt: `Found a cycle`). A rule to the entity itself is refused on its own (decision 0008)."""
+    edges: dict[str, list] = {}  # entity -> [(parent, relationship, file, line)]
+    for name, (file, ent) in sorted(ctx.entities.items()):
+        for rule in ent.quality:
+            found = ctx.relationships.get(getattr(rule, "via", None)) if rule.rule == "referential" else None
+            if found and found[1].from_ == name and found[1].to != name and found[1].to in ctx.entities:
+                edges.setdefault(name, []).append((found[1].to, rule.via, file, rule.line("via")))
+    reported: set = set()
+    for start in sorted(edges):
+        path = _cycle_from(start, edges)
+        if path is None or frozenset(step[0] for step in path) in reported:
+            continue
+        reported.add(frozenset(step[0] for step in path))
+        steps = ", ".join(f"`{child}` reads `{parent}` (via `{via}`, {file}:{line})" for child, (parent, via, file, line) in path)
+        ctx.report(
+            path[0][1][2],
+            path[0][1][3],
+            f"referential rules close a cycle: {steps}; a child is judged against its parent's published rows, so each entity of the cycle would have to be built before itself. Keep the referential rule on one side only (the relationship itself may stay, for `coverage`), or check the other direction with a `reconcile`.",
+        )
+
+
+def _cycle_from(start: str, edges: dict):
+    """The shortest cycle through `start` as [(child, edge)], following edges in sorted order, or None."""
+    frontier = [[(start, e)] for e in sorted(edges.get(start, []))]
+    seen = {start}
+    while frontier:
+        nxt = []
+        for path in frontier:
+            parent = path[-1][1][0]
+            if parent == start:
+                return path
+            if parent in seen:
+                continue
+            seen.add(parent)
+            nxt.extend(path + [(parent, e)] for e in sorted(edges.get(parent, [])))
+        frontier = nxt
+    return None
 
 
 def _check_reconcile(ctx: Context, file: str, rec) -> None:

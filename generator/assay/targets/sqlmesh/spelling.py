@@ -24,7 +24,6 @@ class SqlmeshSpelling(Spelling):
     keyword_case = "upper"
     indent = "  "
     valid_to_column = "valid_to"  # what assay's own SCD type 2 model writes
-    row_alias = "bronze_row"  # a whole-row reference: an alias no entity column can shadow
 
     def __init__(self, dialect: str = "duckdb", project: Optional[Project] = None) -> None:
         self.dialect = dialect

@@ -13,11 +13,11 @@ with diverted as (
         s._failed_rules as failed_rules,
         case when s._route = 'failed' then 'fail' else 'quarantine' end as disposition,
         {{ assay.json_object([["customer_id", "s.customer_id"]]) }} as key_values,
-        {{ assay.row_json("b", ["phone"]) }} as raw
+        {{ assay.row_json("bronze_row", ["phone"]) }} as raw
     from {{ ref("customer__staged") }} as s
-    inner join {{ source('bronze', "raw_customers") }} as b
-        on cast(b._source_row_id as {{ assay.sql_type("string") }}) = s._source_row_id
-        and cast(b._load_id as {{ assay.sql_type("string") }}) = s._load_id
+    inner join {{ source('bronze', "raw_customers") }} as bronze_row
+        on cast(bronze_row._source_row_id as {{ assay.sql_type("string") }}) = s._source_row_id
+        and cast(bronze_row._load_id as {{ assay.sql_type("string") }}) = s._load_id
     where s._mapping = 'raw_customers' and s._route in ('quarantined', 'failed')
 )
 {% if assay.keyed_is_incremental() %}

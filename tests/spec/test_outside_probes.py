@@ -1,0 +1,201 @@
+"""Mistakes an outside tester wrote (session 33, task P1) that validation let through or answered
+with advice that does not work. Each starts from the valid base spec (tests/fixtures/specs/base:
+`orders` with a referential rule to `customer`) and compares the whole list of diagnostics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.ir.resolve import compile_spec
+
+# the customer of the base spec with a column pointing back at an order; `{via}` names its rule
+CUSTOMER_HEAD = """
+spec_version: 1
+entities:
+  customer:
+    grain: one row per customer
+    key: [customer_id]
+    fields:
+      customer_id: {{type: string, required: true}}
+      tier: {{type: int}}
+      first_order: {{type: string}}
+    quarantine: {{retention: 30d}}
+    quality:
+      - {{rule: referential, via: {via}, on_missing: flag}}
+"""
+
+CUSTOMER_POINTING_BACK = CUSTOMER_HEAD.format(via="customer_first_order") + """relationships:
+  - {name: customer_first_order, from: customer, to: orders, via: {first_order: order_id}}
+"""
+
+BASE = Path(__file__).parent.parent / "fixtures" / "specs" / "base"
+# the base customer mapping, also reading the column pointing back
+CUSTOMER_MAPPING = (BASE / "mapping_customer.yaml").read_text().replace("unmapped:", '  first_order: {from: "$.first"}\nunmapped:')
+
+
+def _found(write_spec, files: dict) -> list:
+    project, diagnostics, _loaded = compile_spec(write_spec(files))
+    found = [(d.file, d.line, d.code, d.message) for d in diagnostics if d.severity == "error"]
+    assert (project is None) == bool(found)
+    return found
+
+
+def test_referential_rules_that_close_a_cycle_are_refused(write_spec) -> None:
+    """orders -> customer -> orders: each entity's staged model reads the other's published table,
+    so dbt stops with `Found a cycle` and SQLMesh cannot order the models. Refused once, at the rule
+    of the first entity of the cycle, naming the whole cycle."""
+    found = _found(write_spec, {"entity_customer.yaml": CUSTOMER_POINTING_BACK, "mapping_customer.yaml": CUSTOMER_MAPPING})
+    assert found == [
+        ("entity_customer.yaml", 12, "SPEC_INVALID",
+         "referential rules close a cycle: `customer` reads `orders` (via `customer_first_order`, "
+         "entity_customer.yaml:12), `orders` reads `customer` (via `order_customer`, entity_orders.yaml:15); "
+         "a child is judged against its parent's published rows, so each entity of the cycle would have to "
+         "be built before itself. Keep the referential rule on one side only (the relationship itself may "
+         "stay, for `coverage`), or check the other direction with a `reconcile`."),
+    ]
+
+
+THREE_CYCLE = CUSTOMER_HEAD.format(via="customer_shop") + """  shop:
+    grain: one row per shop
+    key: [shop_id]
+    fields:
+      shop_id: {type: string, required: true}
+      best: {type: string}
+    quarantine: {retention: 30d}
+    quality:
+      - {rule: referential, via: shop_order, on_missing: quarantine}
+relationships:
+  - {name: customer_shop, from: customer, to: shop, via: {first_order: shop_id}}
+  - {name: shop_order, from: shop, to: orders, via: {best: order_id}}
+"""
+
+SHOP_MAPPING = """
+mapping_version: 1
+source: raw_shops
+target: shop
+key:
+  shop_id: {from: "$.id"}
+fields:
+  best: {from: "$.best"}
+unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+"""
+
+
+def test_a_longer_cycle_is_refused_once(write_spec) -> None:
+    """customer -> shop -> orders -> customer: three entities, one problem naming all three."""
+    found = _found(write_spec, {"entity_customer.yaml": THREE_CYCLE, "mapping_customer.yaml": CUSTOMER_MAPPING,
+                                "mapping_shop.yaml": SHOP_MAPPING})
+    assert found == [
+        ("entity_customer.yaml", 12, "SPEC_INVALID",
+         "referential rules close a cycle: `customer` reads `shop` (via `customer_shop`, entity_customer.yaml:12), "
+         "`shop` reads `orders` (via `shop_order`, entity_customer.yaml:21), `orders` reads `customer` (via "
+         "`order_customer`, entity_orders.yaml:15); a child is judged against its parent's published rows, so each "
+         "entity of the cycle would have to be built before itself. Keep the referential rule on one side only (the "
+         "relationship itself may stay, for `coverage`), or check the other direction with a `reconcile`."),
+    ]
+
+
+def test_a_relationship_joining_columns_of_different_types_is_refused(write_spec) -> None:
+    """An int foreign key against a string parent key: DuckDB casts the text to a number and fails
+    on the first key that is not one, PostgreSQL has no `bigint = text` operator."""
+    entity = (write_spec({}) / "entity_orders.yaml").read_text().replace(
+        "customer_id: {type: string}", "customer_id: {type: int}").replace("on_missing: unknown_member", "on_missing: quarantine")
+    mapping = (write_spec({}) / "mapping_orders.yaml").read_text()
+    found = _found(write_spec, {"entity_orders.yaml": entity, "mapping_orders.yaml": mapping})
+    assert found == [
+        ("entity_orders.yaml", 17, "SPEC_INVALID",
+         "relationship `order_customer` joins `orders.customer_id` (int) to `customer.customer_id` (string); "
+         "a join compares values of one type, so declare both columns with the same type."),
+    ]
+
+
+def test_a_relationship_joining_an_int_to_a_decimal_is_accepted(write_spec) -> None:
+    """Numbers compare with numbers whatever their precision: no refusal."""
+    customer = (write_spec({}) / "entity_customer.yaml").read_text().replace("customer_id: {type: string, required: true}", "customer_id: {type: int, required: true}")
+    entity = (write_spec({}) / "entity_orders.yaml").read_text().replace(
+        "customer_id: {type: string}", "customer_id: {type: \"decimal(18,0)\"}").replace("on_missing: unknown_member", "on_missing: flag")
+    assert _found(write_spec, {"entity_customer.yaml": customer, "entity_orders.yaml": entity}) == []
+
+
+def test_a_number_where_a_duration_is_expected_is_not_told_to_quote_it(write_spec) -> None:
+    """`retention: 7` quoted is `'7'`, still no duration: the sentence says what is one."""
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace("retention: 30d", "retention: 7")
+    found = _found(write_spec, {"entity_customer.yaml": entity})
+    assert found == [
+        ("entity_customer.yaml", 9, "SPEC_GRAMMAR",
+         "entities.customer.quarantine.retention is `7`, not a duration; write hours, days or weeks such as `6h`, `90d`, `2w`."),
+    ]
+
+
+def test_a_number_where_a_name_is_expected_is_not_told_to_quote_it(write_spec) -> None:
+    """`name: 5` quoted is `'5'`, still no name (it starts with a digit)."""
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace("target: customer", "target: customer\nname: 5")
+    found = _found(write_spec, {"mapping_customer.yaml": mapping})
+    assert found == [
+        ("mapping_customer.yaml", 4, "SPEC_GRAMMAR",
+         "name is `5`; a name is lower-case letters, digits and `_`, starting with a letter."),
+    ]
+
+
+def test_a_number_that_quoted_would_fit_is_still_told_to_quote_it(write_spec) -> None:
+    """The quoting advice stays where it works (a tolerance is a quoted decimal)."""
+    entity = (write_spec({}) / "entity_orders.yaml").read_text() + (
+        "reconcile:\n  - {name: totals, left: \"sum(orders.amount) by customer_id\", right: \"orders.amount\", tolerance: 0.01, on_fail: flag}\n")
+    found = _found(write_spec, {"entity_orders.yaml": entity})
+    assert [m for _f, _l, _c, m in found] == ["reconcile[0].tolerance is `0.01`, not text; write it in quotes: `'0.01'`."]
+
+
+def test_a_key_yaml_reads_as_a_boolean_or_null_keeps_its_text(write_spec) -> None:
+    """YAML 1.1 reads a plain `on`, `yes` or `null` as true or None; every key of a spec is a name,
+    so the key is read as written: `on` is a field like any other, and `null` is judged as `null`,
+    not as `None`."""
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace(
+        "      tier: {type: int}\n", "      tier: {type: int}\n      on: {type: bool}\n      yes: {type: string}\n")
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace(
+        "unmapped:", "  on: {from: \"$.on\", transform: [to_bool]}\n  yes: {from: \"$.yes\"}\nunmapped:")
+    assert _found(write_spec, {"entity_customer.yaml": entity, "mapping_customer.yaml": mapping}) == []
+    project, _d, _l = compile_spec(write_spec({"entity_customer.yaml": entity, "mapping_customer.yaml": mapping}))
+    assert [c.name for c in project.entity("customer").columns if c.name in ("on", "yes")] == ["on", "yes"]
+
+
+def _single_letter_columns(write_spec):
+    """customer keyed by a column named `b`, read from a bronze column named `b` (and `s`)."""
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace(
+        "key: [customer_id]", "key: [b]").replace("customer_id: {type: string, required: true}", "b: {type: string, required: true}\n      s: {type: string}")
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace(
+        'customer_id: {from: "$.id", transform: [trim]}', 'b: {from: "$.b"}').replace("fields:\n", 'fields:\n  s: {from: "$.s"}\n')
+    orders = (write_spec({}) / "entity_orders.yaml").read_text().replace("{customer_id: customer_id}", "{customer_id: b}")
+    return {"entity_customer.yaml": entity, "mapping_customer.yaml": mapping, "entity_orders.yaml": orders}
+
+
+def test_the_reject_raw_payload_reads_the_bronze_row_by_an_alias_no_column_shadows(write_spec) -> None:
+    """dbt's reject model read `to_json(b)` with bronze aliased `b`: a column named `b` in the staged
+    model and in bronze made DuckDB stop (`Ambiguous reference to column name "b"`), and one only in
+    bronze would have been read instead of the row, a `raw` that replay cannot re-run."""
+    from assay.lower.outputs import diverted_select
+    from assay.targets.dbt.spelling import DBT
+    from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+
+    project, diagnostics, _loaded = compile_spec(write_spec(_single_letter_columns(write_spec)))
+    assert project is not None, diagnostics
+    entity = project.entity("customer")
+    [mapping] = entity.mappings
+    named = {c.name for c in entity.columns} | set(mapping.bronze_columns)
+    assert {"b", "s"} <= named
+    for sp in (DBT, SqlmeshSpelling("duckdb", project)):
+        sql = diverted_select(sp, entity, mapping)
+        assert sp.row_alias not in named
+        assert f"{sp.bronze(mapping.source)} as {sp.row_alias}" in sql.replace("AS", "as"), sql
+
+
+def test_a_field_or_bronze_column_named_like_the_row_alias_is_refused(write_spec) -> None:
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace("      tier: {type: int}\n", "      tier: {type: int}\n      bronze_row: {type: string}\n")
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace('"$._source_row_id"]', '"$._source_row_id", "$.bronze_row"]')
+    found = _found(write_spec, {"entity_customer.yaml": entity, "mapping_customer.yaml": mapping})
+    assert [(f, ln, code) for f, ln, code, _m in found] == [
+        ("entity_customer.yaml", 9, "SPEC_INVALID"), ("mapping_customer.yaml", 8, "SPEC_INVALID")], found
+    assert "`bronze_row`); rename the field." in found[0][3]
+    assert found[1][3] == (
+        "mapping `raw_customers` into `customer` names the bronze column `bronze_row`, the name a reject row's `raw` "
+        "payload reads the whole bronze row by; the column would be read instead of the row. Rename the column in "
+        "bronze (or load it under another name).")
