@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from assay.ir.resolve import compile_spec
 
 # the customer of the base spec with a column pointing back at an order; `{via}` names its rule
@@ -33,26 +35,36 @@ BASE = Path(__file__).parent.parent / "fixtures" / "specs" / "base"
 CUSTOMER_MAPPING = (BASE / "mapping_customer.yaml").read_text().replace("unmapped:", '  first_order: {from: "$.first"}\nunmapped:')
 
 
-def _found(write_spec, files: dict) -> list:
-    project, diagnostics, _loaded = compile_spec(write_spec(files))
+def _found(write_spec, files: dict, target: str | None = None) -> list:
+    project, diagnostics, _loaded = compile_spec(write_spec(files), target)
     found = [(d.file, d.line, d.code, d.message) for d in diagnostics if d.severity == "error"]
     assert (project is None) == bool(found)
     return found
 
 
-def test_referential_rules_that_close_a_cycle_are_refused(write_spec) -> None:
+CYCLE_REASON = ("has no build order: a child is judged against its parent's published rows, so each entity of the "
+                "cycle would have to be built before itself (decision 0954); keep the referential rule on one side only "
+                "(the relationship itself may stay, for `coverage`), or check the other direction with a `reconcile`.")
+
+
+@pytest.mark.parametrize("target", ["dbt", "sqlmesh"])
+def test_referential_rules_that_close_a_cycle_are_refused_by_each_target(write_spec, target) -> None:
     """orders -> customer -> orders: each entity's staged model reads the other's published table,
-    so dbt stops with `Found a cycle` and SQLMesh cannot order the models. Refused once, at the rule
-    of the first entity of the cycle, naming the whole cycle."""
-    found = _found(write_spec, {"entity_customer.yaml": CUSTOMER_POINTING_BACK, "mapping_customer.yaml": CUSTOMER_MAPPING})
-    assert found == [
-        ("entity_customer.yaml", 12, "SPEC_INVALID",
-         "referential rules close a cycle: `customer` reads `orders` (via `customer_first_order`, "
-         "entity_customer.yaml:12), `orders` reads `customer` (via `order_customer`, entity_orders.yaml:15); "
-         "a child is judged against its parent's published rows, so each entity of the cycle would have to "
-         "be built before itself. Keep the referential rule on one side only (the relationship itself may "
-         "stay, for `coverage`), or check the other direction with a `reconcile`."),
+    so dbt stops with `Found a cycle` and SQLMesh cannot order the models. Refused by each target,
+    once, at the rule of the first entity of the cycle, naming the whole cycle."""
+    files = {"entity_customer.yaml": CUSTOMER_POINTING_BACK, "mapping_customer.yaml": CUSTOMER_MAPPING}
+    assert _found(write_spec, files, target) == [
+        ("entity_customer.yaml", 12, "UNSUPPORTED_BY_TARGET",
+         f"refused on {target}: the cycle of referential rules `customer` reads `orders` (via `customer_first_order`, "
+         "entity_customer.yaml:12), `orders` reads `customer` (via `order_customer`, entity_orders.yaml:15) " + CYCLE_REASON),
     ]
+
+
+def test_a_spec_with_a_cycle_is_valid_for_the_plan(write_spec) -> None:
+    """Reference 001 orders a replay scope through a cycle (`assay plan`): the spec itself is valid;
+    only a build cannot order it."""
+    files = {"entity_customer.yaml": CUSTOMER_POINTING_BACK, "mapping_customer.yaml": CUSTOMER_MAPPING}
+    assert _found(write_spec, files) == []
 
 
 THREE_CYCLE = CUSTOMER_HEAD.format(via="customer_shop") + """  shop:
@@ -84,14 +96,12 @@ unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 def test_a_longer_cycle_is_refused_once(write_spec) -> None:
     """customer -> shop -> orders -> customer: three entities, one problem naming all three."""
     found = _found(write_spec, {"entity_customer.yaml": THREE_CYCLE, "mapping_customer.yaml": CUSTOMER_MAPPING,
-                                "mapping_shop.yaml": SHOP_MAPPING})
+                                "mapping_shop.yaml": SHOP_MAPPING}, "dbt")
     assert found == [
-        ("entity_customer.yaml", 12, "SPEC_INVALID",
-         "referential rules close a cycle: `customer` reads `shop` (via `customer_shop`, entity_customer.yaml:12), "
+        ("entity_customer.yaml", 12, "UNSUPPORTED_BY_TARGET",
+         "refused on dbt: the cycle of referential rules `customer` reads `shop` (via `customer_shop`, entity_customer.yaml:12), "
          "`shop` reads `orders` (via `shop_order`, entity_customer.yaml:21), `orders` reads `customer` (via "
-         "`order_customer`, entity_orders.yaml:15); a child is judged against its parent's published rows, so each "
-         "entity of the cycle would have to be built before itself. Keep the referential rule on one side only (the "
-         "relationship itself may stay, for `coverage`), or check the other direction with a `reconcile`."),
+         "`order_customer`, entity_orders.yaml:15) " + CYCLE_REASON),
     ]
 
 

@@ -38,7 +38,6 @@ def check_relations(ctx: Context) -> None:
                 ctx.report(file, cov.line("on_fail") if cov.on_fail else cov.line(), p)
         for rec in doc.reconcile:
             _check_reconcile(ctx, file, rec)
-    _check_referential_cycles(ctx)
 
 
 def _check_relationship(ctx: Context, file: str, rel) -> None:
@@ -80,10 +79,13 @@ def _join_family(fld):
     return "number" if t is not None and is_numeric(t) else t
 
 
-def _check_referential_cycles(ctx: Context) -> None:
-    """Referential rules that close a cycle, once per cycle. A child's staged model reads its
-    parent's published table, so the rules are the edges of the build order; a cycle of them has
-    no order (dbt: `Found a cycle`). A rule to the entity itself is refused on its own (decision 0008)."""
+def referential_cycles(ctx: Context, _declared: dict, _sql: list):
+    """(file, line, subject) of each cycle of referential rules, once per cycle, at the rule of
+    its first entity by name. A spec may hold one (reference 001 orders a replay scope through
+    it, `assay plan`); a build cannot, since a child's staged model reads its parent's published
+    table: the rules are the edges of the build order (dbt: `Found a cycle`), so each target
+    refuses it (validate/targets.py, decision 0954). A rule to the entity itself is refused on
+    its own (decision 0008)."""
     edges: dict[str, list] = {}  # entity -> [(parent, relationship, file, line)]
     for name, (file, ent) in sorted(ctx.entities.items()):
         for rule in ent.quality:
@@ -97,11 +99,7 @@ def _check_referential_cycles(ctx: Context) -> None:
             continue
         reported.add(frozenset(step[0] for step in path))
         steps = ", ".join(f"`{child}` reads `{parent}` (via `{via}`, {file}:{line})" for child, (parent, via, file, line) in path)
-        ctx.report(
-            path[0][1][2],
-            path[0][1][3],
-            f"referential rules close a cycle: {steps}; a child is judged against its parent's published rows, so each entity of the cycle would have to be built before itself. Keep the referential rule on one side only (the relationship itself may stay, for `coverage`), or check the other direction with a `reconcile`.",
-        )
+        yield path[0][1][2], path[0][1][3], f"the cycle of referential rules {steps}"
 
 
 def _cycle_from(start: str, edges: dict):

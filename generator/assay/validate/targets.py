@@ -18,6 +18,7 @@ from ..identifiers import is_identifier
 from ..lower.spelling import is_simple
 from ..spec.loader import SETTINGS_FILE
 from .context import Context, joins_quality
+from .relations import referential_cycles
 
 CODE = "UNSUPPORTED_BY_TARGET"
 TARGETS = ("dbt", "sqlmesh")
@@ -118,7 +119,14 @@ _DUCKDB_ONLY = ("is understood by DuckDB's own strptime only: on PostgreSQL and 
                 "directives (%Y %y %m %b %B %d %H %M %S %f %%) and the build stops at compile time")
 _DUCKDB_ONLY_REMEDY = "write the format with the portable directives, or parse the value with `regex_extract` first"
 
+# A child is judged against its parent's published rows, so a referential rule orders the build.
+_CYCLE = ("has no build order: a child is judged against its parent's published rows, so each entity of "
+          "the cycle would have to be built before itself (decision 0954)")
+_CYCLE_REMEDY = ("keep the referential rule on one side only (the relationship itself may stay, for `coverage`), "
+                 "or check the other direction with a `reconcile`")
+
 LIMITS: tuple[Limit, ...] = (
+    *(Limit(target, referential_cycles, _CYCLE, _CYCLE_REMEDY) for target in TARGETS),
     # dbt's engine is the profile's, which validation does not know: said, not refused. A directive
     # no engine reads at all is refused for every target, by the transform's own check (decision 1126).
     Limit("dbt", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY + " if the project runs off DuckDB",
