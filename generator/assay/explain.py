@@ -321,7 +321,13 @@ class Explainer:
             for rule in self._rules_for(mapping):
                 if rule.kind == "coercible" and rule.name in fired and m is not None:
                     src = m.source_for(rule.column)
-                    if src is not None:
+                    if src is not None and not d.bronze:
+                        # the delivery aged out of bronze since the build: its value is gone, and a
+                        # NULL read in its place never fails a cast (probe 33, decision 0958)
+                        d.coercions.append(f"{rule.column}: bronze $.{'.'.join(src.path)} did not become a "
+                                           f"{src.target_type} (the delivery is no longer in bronze, so its value "
+                                           "is not shown; the reject row's raw payload keeps it)")
+                    elif src is not None:
                         raw = d.bronze.get(src.bronze_column)
                         path = "$." + ".".join(src.path)
                         # a hidden (pii) column, or one a redaction could not rewrite (not JSON),

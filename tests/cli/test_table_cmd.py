@@ -79,6 +79,12 @@ def event(project: Path, kind: str, run: str, check: str, why: str, at: str) -> 
     con.close()
 
 
+def shop_line(listed: str) -> str:
+    """The line of `shop` in `assay table list`'s text (an entity a failed build names is listed too,
+    decision 0957)."""
+    return next(line for line in listed.splitlines() if line.startswith("shop: "))
+
+
 def table(project, spec, *args):
     return invoke("table", *args, "--project", str(project), "--spec", str(spec))
 
@@ -223,7 +229,7 @@ def test_a_later_plan_that_failed_again_is_named_and_the_build_before_it(setup):
     con.execute("insert into assay_meta.assay_events values ('e-2', 'TABLE_BUILD_FAILED', ?, 'plain', 'ENOUGH_PLAIN', "
                 "'wrote sqlmesh__silver.silver__plain__123', null, null, '2026-12-02 10:00:02')", [PLAN2])
     con.close()
-    line = table(project, spec, "list").stdout.splitlines()[0]
+    line = shop_line(table(project, spec, "list").stdout)
     assert line == (f"shop: not published: plan {PLAN2} failed on plain (check ENOUGH_PLAIN did not pass), and SQLMesh "
                     f"publishes no view of a failed plan; it was last built by run {PLAN1}"), line
 
@@ -231,11 +237,11 @@ def test_a_later_plan_that_failed_again_is_named_and_the_build_before_it(setup):
 def test_a_failed_plan_is_no_reason_after_a_later_plan_or_in_another_environment(setup):
     project, spec = setup
     failed_plan(project, plans=(PLAN1, PLAN2))  # PLAN2 started after the failure and recorded no failure
-    assert table(project, spec, "list").stdout.splitlines()[0] == "shop: not published (never built)"
+    assert shop_line(table(project, spec, "list").stdout) == "shop: not published (never built)"
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("update assay_meta.assay_events set why = 'dev' where event_type = 'RUN_ENVIRONMENT'")
     con.close()
-    assert table(project, spec, "list").stdout.splitlines()[0] == "shop: not published (never built)"
+    assert shop_line(table(project, spec, "list").stdout) == "shop: not published (never built)"
 
 
 DBT_RUN = "0f1e2d3c-0000-4000-8000-000000000001"  # a dbt invocation id
@@ -297,4 +303,62 @@ def test_a_dbt_build_stopped_on_another_entity_is_no_failed_plan(setup):
     con.execute(f"update assay_meta.assay_events set run_id = '{DBT_RUN}', why = 'not_written'")
     con.execute(f"update assay_meta.assay_check_results set run_id = '{DBT_RUN}'")
     con.close()
-    assert table(project, spec, "list").stdout.splitlines()[0] == "shop: not published (never built)"
+    assert shop_line(table(project, spec, "list").stdout) == "shop: not published (never built)"
+
+
+def _plain_event(project: Path, kind: str, run: str, check: str, why: str, at: str) -> None:
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("insert into assay_meta.assay_events values (?, ?, ?, 'plain', ?, ?, null, null, ?)",
+                [f"e-{run}-{kind}-{check}", kind, run, check, why, at])
+    con.close()
+
+
+def _mart_run(project: Path, run: str, started: str) -> None:
+    """The `(entity)` row of `plain` in the quality history for `run`, stamped `started`."""
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create schema if not exists gold")
+    con.execute("create table if not exists gold.mart_data_quality (entity varchar, rule varchar, run_id varchar, "
+                "run_started_at timestamp)")
+    con.execute("insert into gold.mart_data_quality values ('plain', '(entity)', ?, ?)", [run, started])
+    con.close()
+
+
+def test_an_entity_without_checks_that_a_fail_rule_stopped_is_set_back_until_a_later_build(setup):
+    """Probe 33 (a hospital spec): `admission` has no declared check or check file, only a `fail`
+    rule; the rule stopped its build (CHECK_FAILED, TABLE_BUILD_FAILED `not_written`) and `assay
+    checks` and the report said so, but `assay table get admission` answered `'admission' is no
+    table with checks` (exit 3) and `table list` left it out (decision 0957). A later build in
+    the quality history publishes it again; that build is timed by its recorded start, not by
+    SQLMesh's mart stamp (the execution time, which may be after the failure it preceded)."""
+    project, spec = setup
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create table silver.plain (plain_id varchar)")
+    con.close()
+    assert [t["table"] for t in json.loads(table(project, spec, "list", "--json").stdout)] == ["shop"]
+    _mart_run(project, "run-4", "2026-12-01 11:00:00")
+    _plain_event(project, "CHECK_FAILED", "run-5", "plain_id_range_min", "1 row failed rule plain_id_range_min (on_fail: fail)",
+                 "2026-12-01 12:00:00")
+    _plain_event(project, "TABLE_BUILD_FAILED", "run-5", "plain_id_range_min", "not_written", "2026-12-01 12:00:00")
+    res = table(project, spec, "list")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0] == ("plain: set back by the latest build (run run-5): check plain_id_range_min did not "
+                                          "pass; the previous version is still published")
+    res = table(project, spec, "get", "plain", "--json")
+    assert res.exit_code == 2, res.output
+    got = json.loads(res.stdout)
+    assert (got["state"], got["run"], got["check"]) == ("set_back", "run-5", "plain_id_range_min")
+    assert [e["event"] for e in got["events"]] == ["TABLE_BUILD_FAILED", "CHECK_FAILED"]
+
+    # a SQLMesh run that started before the failure (RUN_ENVIRONMENT) though its mart row is
+    # stamped with a later execution time is no later build
+    _mart_run(project, "SQLMESH_RUN: r6", "2026-12-02 00:00:00")
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("insert into assay_meta.assay_events values ('e-r6', 'RUN_ENVIRONMENT', 'SQLMESH_RUN: r6', null, null, 'prod', "
+                "null, null, '2026-12-01 11:30:00')")
+    con.close()
+    assert json.loads(table(project, spec, "get", "plain", "--json").stdout)["state"] == "set_back"
+
+    # a build after the failure that wrote the quality history published it
+    _mart_run(project, "run-7", "2026-12-02 09:00:00")
+    res = table(project, spec, "get", "plain")
+    assert (res.exit_code, res.stdout.splitlines()[0]) == (0, "plain: published"), res.output

@@ -128,6 +128,13 @@ def _retention(project, spec, macro):
     finally:
         conn.close()
 
+    # explain still reads ln_05's judged delivery from the build, and does not say that a value
+    # bronze no longer holds was NULL (probe 33, decision 0958)
+    code, out = _run(project, spec, "explain", "q_line", "--source-row-id", "ln_05")
+    assert code == 0, out
+    assert ("coercion failed: amount: bronze $.amount did not become a decimal(38,9) (the delivery is no longer in "
+            "bronze, so its value is not shown; the reject row's raw payload keeps it)") in out, out
+
     # Exactly 90 days after the last_seen of ln_03 and ln_05: at the cut-off, so they stay.
     at_cutoff = _maintain(project, spec, "--now", "2026-05-30T10:00:00Z")
     assert (at_cutoff["q_line"]["unresolved_deleted"], at_cutoff["q_line"]["resolved_deleted"]) == (0, 0)

@@ -55,13 +55,17 @@ def broken_metadata(*ids: str) -> Relation:
 
 
 def test_a_fail_rule_stop_sets_the_table_back_and_a_fix_publishes(tmp_path, engine):
-    spec = write_spec(tmp_path / "spec")
+    """The meter has no declared check here, only the `fail` rule (the SQLMesh test's meter has
+    one): it is a table with checks all the same, and the fixing build, which records no check
+    result, ends the state through the quality history (probe 33, decision 0957)."""
+    spec = write_spec(tmp_path / "spec", checks=False)
     project = engine.dbt_project(tmp_path / "dbt", spec, "stopped_builds")
     project.load_bronze([meters("M1", "M2", "M3")])
     project.dbt("build", check=True)
     assert table_get(project.path, spec)[:2] == (0, "meter: published")
-    # a build that stopped nothing records no event
-    assert not project.query("select * from assay_meta.assay_events where event_type <> 'CHECK_PASSED'")
+    # a build that stopped nothing records no event (without a declared check, not even the table)
+    assert not project.query("select table_name from information_schema.tables where table_schema = 'assay_meta' "
+                             "and table_name = 'assay_events'")
 
     # a delivery whose row fails the rule: the staged model's test stops the run
     project.load_bronze([meters("M1", "M2", "M3", "M4", without_site=("M4",))])
@@ -79,11 +83,28 @@ def test_a_fail_rule_stop_sets_the_table_back_and_a_fix_publishes(tmp_path, engi
     assert events(project) == [("CHECK_FAILED", run, "meter", RULE, f"1 row failed rule {RULE} (on_fail: fail)", 1),
                                ("TABLE_BUILD_FAILED", run, "meter", RULE, "not_written", None)]
 
-    # a fixing delivery publishes: its check results, recorded later, end the state
+    # a fixing delivery publishes: its row in the quality history, recorded later, ends the state
     project.load_bronze([meters("M1", "M2", "M3", "M4")])
     project.dbt("build", check=True)
     assert published(project) == ["M1", "M2", "M3", "M4"]
     assert table_get(project.path, spec)[:2] == (0, "meter: published")
+    # the report reads the same: the fixing build recorded no check result, and the stop is not
+    # its latest build's any more (decision 0957)
+    page = report(project, spec)
+    assert [c["check_id"] for c in page["checks"] if c["table"] == "meter"] == []
+    line = next(x for x in page["health"]["lines"] if x.get("entity") == "meter")
+    assert line["headline"] == "meter: published" and not any(RULE in r for r in line["reasons"]), line
+
+
+def report(project, spec) -> dict:
+    """`assay report --json` of the project."""
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    res = CliRunner().invoke(cli, ["report", "--json", "--project", str(project.path), "--spec", str(spec)])
+    assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+    return json.loads(res.stdout)
 
 
 def test_a_fail_rule_stop_of_the_first_build_leaves_the_table_not_published(tmp_path):

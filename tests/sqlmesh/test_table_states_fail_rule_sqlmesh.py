@@ -51,9 +51,12 @@ def meters(*ids: str, without_site: tuple[str, ...] = ()) -> Relation:
                      for i, s in rel.rows])
 
 
-def write_spec(spec):
+def write_spec(spec, checks: bool = True):
+    """The meter spec; without `checks`, the meter's only check is the `fail` rule (decision 0957)."""
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "entities.yml").write_text(ENTITIES)
+    text = ENTITIES if checks else "".join(line for line in ENTITIES.splitlines(keepends=True)
+                                           if "checks:" not in line and "check_id:" not in line)
+    (spec / "entities.yml").write_text(text)
     (spec / "meters.yml").write_text(MAPPING)
     return spec
 

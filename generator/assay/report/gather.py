@@ -253,6 +253,7 @@ class Gatherer:
         from ..runtime.check_results import CheckResults, outcome_of
 
         from ..runtime.check_results import AUDIT, moment, stopped_outcome
+        from ..runtime.table_states import mart_started
 
         recorded = CheckResults(self._reader(), self.meta, self.environment)
         when = recorded.latest_per_table()
@@ -263,6 +264,14 @@ class Gatherer:
         for x in stops:
             if x["table"] not in when or moment(x["at"]) > moment(when[x["table"]][0]):
                 when[x["table"]] = (x["at"], x["run"])
+        # A build that began after the stop and recorded no check result (an entity whose only
+        # check is a `fail` rule) wrote the quality history: the stop is no longer its latest
+        # build's (probe 33, decision 0957).
+        built = mart_started(self.project, self._reader())
+        stopped_at = {(x["table"], x["run"]): x["at"] for x in stops}
+        for table, (_at, run) in list(when.items()):
+            if (table, run) in stopped_at and table in built and moment(built[table]) > moment(stopped_at[table, run]):
+                del when[table]
         latest = {table: run for table, (_at, run) in when.items()}
         rows = recorded.rows(("run_id", "table_name", "check_id", "kind", "enforcement", "passed", "check_spec",
                               "measures", "recorded_at", "check_position"))
@@ -291,13 +300,14 @@ class Gatherer:
         return out
 
     # ------------------------------------------------------------------ all
-    def _outcomes(self, history: dict[str, list[dict]]) -> dict[str, dict]:
+    def _outcomes(self) -> dict[str, dict]:
         """{table: its latest build's state} (runtime/table_states.py) of every entity and every
         checked table the project only reads: the first thing the page says."""
         from ..runtime.table_states import table_states
 
-        started = {name: str(runs[-1]["run_started_at"]) for name, runs in history.items() if runs}
-        return {s["table"]: s for s in table_states(self.project, self._reader(), every_entity=True, started=started,
+        # each entity's latest build is timed by table_states from the mart and the runs' recorded
+        # starts, as `assay table list` times it (decision 0957)
+        return {s["table"]: s for s in table_states(self.project, self._reader(), every_entity=True,
                                                   environment=self.environment)}
 
     def _reader(self):
@@ -318,7 +328,7 @@ class Gatherer:
         from .health import health
 
         history = self._history()
-        outcomes = self._outcomes(history)
+        outcomes = self._outcomes()
         # whether a later build recorded no quality history (decision 0942), as `assay anomalies` tells it
         behind = histories_behind(self.project, self._reader(), self.environment,
                                   {name: (runs[-1]["run_id"], runs[-1]["run_started_at"])

@@ -83,14 +83,12 @@ def histories_behind(project, reader, environment: Optional[str], recorded: dict
     (`behind`). `project` has the schemas the build wrote, `reader` is a runtime.warehouse.Reader
     (or anything with its query, exists and relation); `outcomes` the table states when the caller
     has read them (the report), else they are read here."""
-    from .table_states import iso_utc, table_states
+    from .table_states import table_states
 
     if not recorded:
         return {}
     if outcomes is None:
-        started = {name: iso_utc(at) for name, (_run, at) in recorded.items()}
-        outcomes = {s["table"]: s for s in table_states(project, reader, every_entity=True, started=started,
-                                                        environment=environment)}
+        outcomes = {s["table"]: s for s in table_states(project, reader, every_entity=True, environment=environment)}
     builds = latest_builds(project, reader, environment, outcomes)
     starts = run_starts(reader, project.schema("meta"))
     out = {}

@@ -23,15 +23,17 @@ build_events.py); the view read is the environment's (`--environment`, else prod
 are those the build wrote (runtime/built_relations.py).
 
 The tables are the spec's entities with checks (every entity, for the report) and
-`tables_version: 1` tables that have checks, and any table the events name as kept (a table whose
-checks were removed stays kept until it is rebuilt).
+`tables_version: 1` tables that have checks, any table the events name as kept (a table whose
+checks were removed stays kept until it is rebuilt), and any entity a failed build names (a
+`fail` rule, the key or conservation audit stopped or set it back, or dbt skipped it for its
+parent: those are checks too, decision 0957).
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from .check_results import EVENTS_TABLE, PROD, SQLMESH_RUN_PREFIXES, CheckResults, run_environment_starts, run_environments
+from .check_results import EVENTS_TABLE, PROD, SQLMESH_RUN_PREFIXES, CheckResults, moment, run_environment_starts, run_environments
 
 # A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
 # its why is `wrote <schema>.<table>`, the physical table it wrote, or `not_written`).
@@ -73,17 +75,45 @@ def iso_utc(value: Any) -> Optional[str]:
 
 def _spec_tables(project, every_entity: bool = False):
     """{table name: (schema, relation name, built by this project)} of every table with checks in
-    `project` (whose schemas are where the build wrote them); with `every_entity`, every entity."""
-    silver = project.schema("silver")
+    `project` (whose schemas are where the build wrote them); with `every_entity`, every entity.
+    A `fail` rule is a check of its entity: it stops the build, and `assay checks` reports it then
+    (decision 0957)."""
     tables: dict[str, tuple[str, str]] = {}
     for e in project.entities:
-        if every_entity or e.declared_checks or e.sql_checks:
-            tables[e.name] = (silver, f"{e.name}__current" if e.scd == "type2" else e.name, True)
+        if every_entity or e.declared_checks or e.sql_checks or any(r.disposition == "fail" for r in e.rules):
+            tables[e.name] = _entity_table(project, e)
     for t in project.tables:
         if t.declared_checks or any(f"{c.namespace}.{c.table}" == t.name for c in project.sql_checks):
             schema, _, name = t.name.partition(".")
             tables[t.name] = (schema, name, False)
     return tables
+
+
+def _entity_table(project, entity) -> tuple[str, str, bool]:
+    """(schema, relation name, built by this project) of an entity: its readers' relation."""
+    return (project.schema("silver"), f"{entity.name}__current" if entity.scd == "type2" else entity.name, True)
+
+
+def mart_started(project, reader) -> dict[str, str]:
+    """{entity: when its newest run in the quality history began}, for `_state`'s `started` and the
+    report's checks (a later build that recorded no check result ends a stop's reign). The
+    newest run is the mart's (its own clock orders its runs); it is timed by the run's recorded
+    start where assay has one (history_behind.run_starts: SQLMesh's mart stamps a run with its
+    execution time, not when it ran, and a failed build's event carries the wall clock, decision
+    0957), else by the mart's run_started_at (dbt's start of the invocation)."""
+    from .history_behind import MART, run_starts
+
+    gold = project.schema("gold")
+    if not reader.exists(gold, MART):
+        return {}
+    rows = reader.query(f"select entity, run_id, cast(run_started_at as varchar(64)) from {reader.relation(gold, MART)} "
+                        "where rule = '(entity)'")
+    newest: dict[str, tuple] = {}
+    for entity, run, at in rows:
+        if entity not in newest or moment(at) > moment(newest[entity][1]):
+            newest[entity] = (run, at)
+    starts = run_starts(reader, project.schema("meta"))
+    return {entity: iso_utc(starts.get(run, at)) for entity, (run, at) in newest.items()}
 
 
 def _events(reader, meta: str) -> list[tuple]:
@@ -174,7 +204,7 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
     stopped_later = (back is not None and _not_written(back)
                      and latest_at is not None and str(iso_utc(back[5])) >= str(iso_utc(latest_at)))
     if back is not None and (back[1] == latest_run or stopped_later
-                             or (latest_run is None and (started is None or iso_utc(back[5]) >= iso_utc(started)))):
+                             or (latest_run is None and (started is None or moment(back[5]) >= moment(started)))):
         # What readers see is the failed build's own rows only where it was evaluated in place
         # (SQLMesh); a view that cannot be read counts as showing them: never claim a set-back
         # that cannot be seen (decision 0932).
@@ -207,8 +237,6 @@ def failed_latest_run(reader, meta: str, environment: Optional[str] = None) -> O
     results: the plan or run evaluated no model downstream of the failure, the mart among them,
     so no entity's quality history has that run (decision 0942). None on dbt, and when a later
     run of the environment may have recorded it."""
-    from .check_results import moment
-
     read = environment or PROD
     environments = run_environment_starts(reader, meta)
     elsewhere = {run for run, (env, _at) in environments.items() if env != read}
@@ -256,13 +284,12 @@ def _shown(reader, schema: str, name: str) -> Optional[str]:
     return None
 
 
-def table_states(project, reader, every_entity: bool = False, started: Optional[dict[str, str]] = None,
-                 environment: Optional[str] = None) -> list[dict[str, Any]]:
+def table_states(project, reader, every_entity: bool = False, environment: Optional[str] = None) -> list[dict[str, Any]]:
     """One state per table, sorted by name: {table, state, run, check, why, since, built_by_project}.
 
     `project` has the schemas the build wrote (runtime/built_relations.py); `reader` is a
-    `runtime.warehouse.Reader` (query, exists, relation); `started`: {table: when its latest
-    recorded build began}, for tables that record no check results (see `_state`);
+    `runtime.warehouse.Reader` (query, exists, relation); a table that records no check results is
+    timed by when its newest run in the quality history began (`_mart_started`, see `_state`);
     `environment`: the SQLMesh environment read (None: prod). A run recorded as planned for
     another environment is not this environment's build (decision 0936): neither its failure nor
     its check results decide the state read here."""
@@ -281,6 +308,13 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
     for name, ev in mark.items():
         if ev[0] == "TABLE_KEPT" and name not in tables:
             tables[name] = (project.schema("silver"), name, True)
+    for e in project.entities:
+        # An entity without checks of its own is still stopped or set back by the checks every
+        # build runs (a `fail` rule, INGESTION_METADATA, CONSERVATION, KEY_UNIQUE) or skipped for
+        # its parent: once a build says so, it is a table with checks (decision 0957).
+        if e.name in rolled and e.name not in tables:
+            tables[e.name] = _entity_table(project, e)
+    started = mart_started(project, reader)
     recorded = CheckResults(reader, meta, environment).latest_per_table()
     latest = {table: run for table, (_at, run) in recorded.items()}
     latest_at = {table: at for table, (at, _run) in recorded.items()}
@@ -296,18 +330,18 @@ def table_states(project, reader, every_entity: bool = False, started: Optional[
         return None if view is None else view == wrote.lower()
 
     states = [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
-                     rolled.get(name), latest.get(name), (started or {}).get(name), shown(name), latest_at.get(name),
+                     rolled.get(name), latest.get(name), started.get(name), shown(name), latest_at.get(name),
                      plan_failed)
               for name in sorted(tables)]
     for s in states:
         ev = rolled.get(s["table"])
         if s["state"] in ("set_back", "not_published") and _upstream(ev) is not None and s["run"] == ev[1]:
             s.update(_upstream_cause(events, ev))  # dbt skipped it for an entity it reads (decision 0940)
-    return _unchanged_in_environment(project, reader, states, environment, every_entity, started)
+    return _unchanged_in_environment(project, reader, states, environment, every_entity)
 
 
 def _unchanged_in_environment(project, reader, states: list[dict[str, Any]], environment: Optional[str],
-                              every_entity: bool, started: Optional[dict[str, str]]) -> list[dict[str, Any]]:
+                              every_entity: bool) -> list[dict[str, Any]]:
     """A SQLMesh development environment holds views of the models its plans changed only (SQLMesh's
     default `include_unmodified: false`): a table it has no view of is prod's, unchanged there, and
     its state is prod's, saying so (an outside tester read `department: not published (never
@@ -329,7 +363,7 @@ def _unchanged_in_environment(project, reader, states: list[dict[str, Any]], env
                  if built and name in there and not reader.exists(schema, rel) and reader.exists(*there[name][:2])}
     if not unchanged:
         return states
-    in_prod = {s["table"]: s for s in table_states(prod, reader, every_entity, started)}
+    in_prod = {s["table"]: s for s in table_states(prod, reader, every_entity)}  # prod's own history
     return [{**in_prod[s["table"]], "unchanged_in": environment} if s["table"] in unchanged else s for s in states]
 
 
