@@ -289,7 +289,7 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
 
     `project` has the schemas the build wrote (runtime/built_relations.py); `reader` is a
     `runtime.warehouse.Reader` (query, exists, relation); a table that records no check results is
-    timed by when its newest run in the quality history began (`_mart_started`, see `_state`);
+    timed by when its newest run in the quality history began (`mart_started`, see `_state`);
     `environment`: the SQLMesh environment read (None: prod). A run recorded as planned for
     another environment is not this environment's build (decision 0936): neither its failure nor
     its check results decide the state read here."""
