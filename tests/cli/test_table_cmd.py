@@ -362,3 +362,42 @@ def test_an_entity_without_checks_that_a_fail_rule_stopped_is_set_back_until_a_l
     _mart_run(project, "run-7", "2026-12-02 09:00:00")
     res = table(project, spec, "get", "plain")
     assert (res.exit_code, res.stdout.splitlines()[0]) == (0, "plain: published"), res.output
+
+
+RUN2, RUN3 = "SQLMESH_RUN: 3333cccc", "SQLMESH_RUN: 4444dddd"
+SHOP_READS_PLAIN = ENTITIES.replace("      city: {type: string}\n", "      city: {type: string}\n      plain_id: {type: string}\n"
+                                    "    quarantine: {retention: 30d}\n    quality:\n      - {rule: referential, via: shop_of_plain, on_missing: flag}\n") + (
+    "relationships:\n  - {name: shop_of_plain, from: shop, to: plain, via: {plain_id: plain_id}}\n")
+
+
+def test_an_entity_sqlmesh_skipped_below_a_failed_parent_is_set_back_naming_it(setup):
+    """Decision 0963 (an outside tester's logistics lake on PostgreSQL 18): a `sqlmesh run` failed a
+    blocking check of `plain`, evaluated in place; SQLMesh skipped `shop`, which reads it, and
+    recorded nothing for it. dbt says of the same build that shop was set back because its upstream
+    failed (0940); SQLMesh's state said `published`, as if this run had published it."""
+    project, spec = setup
+    (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
+    (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
+    failed_plan(project, plans=(PLAN1, RUN2))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create table silver.shop (shop_id varchar)")  # PLAN1 built and published shop
+    con.execute("create table silver.plain (plain_id varchar)")
+    con.execute("update assay_meta.assay_events set run_id = ? where table_name = 'plain'", [RUN2])
+    con.execute("update assay_meta.assay_events set occurred_at = '2026-12-02 10:00:02' where table_name = 'plain'")
+    con.close()
+    res = table(project, spec, "get", "shop", "--json")
+    assert res.exit_code == 2, res.output
+    got = json.loads(res.stdout)
+    assert {k: got[k] for k in ("state", "run", "check", "why", "upstream", "check_table")} == {
+        "state": "set_back", "run": RUN2, "check": "ENOUGH_PLAIN", "why": "upstream_failed", "upstream": "plain",
+        "check_table": "plain"}
+    assert shop_line(table(project, spec, "list").stdout) == (
+        f"shop: set back by the latest build (run {RUN2}): it was not written because its upstream entity plain did not "
+        "pass check ENOUGH_PLAIN; the previous version is still published")
+
+    # a later run that evaluated shop records its results: published again
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("insert into assay_meta.assay_check_results select ?, table_name, check_id, check_position, kind, enforcement, "
+                "passed, row_count, check_spec, measures, '2026-12-03 10:00:01' from assay_meta.assay_check_results", [RUN3])
+    con.close()
+    assert shop_line(table(project, spec, "list").stdout) == "shop: published"

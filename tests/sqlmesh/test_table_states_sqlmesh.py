@@ -13,10 +13,13 @@ SQLMesh (DuckDB), through real `dbt build` and real plans and runs:
    the entity keeps its rows: set back, naming KEY_UNIQUE, as dbt names it;
 5. bronze shrinks to 2 rows and `sqlmesh run` evaluates the entity in place: the view shows the
    failing rows, and the state says so (`published_failing`, exit 2), never a clean publish.
+
+And an entity SQLMesh skips because the entity it reads failed in a run says so as dbt does (0963).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -204,5 +207,50 @@ def test_sqlmesh_states_are_derived_from_what_the_view_shows(tmp_path):
                         "SQLMesh evaluated it in place, so readers see the rows that failed"), line
         assert (got["state"], got["run"], got["check"], got["why"]) == ("published_failing", run, "ENOUGH_METERS",
                                                                         "evaluated_in_place"), got
+    finally:
+        sm.close()
+
+
+def test_an_entity_sqlmesh_skips_below_a_failed_parent_says_so(tmp_path):
+    """Decision 0963, with dbt's spec of decision 0940 (tests/integration/test_stopped_builds_dbt.py):
+    `item` reads `shop`. A `sqlmesh run` evaluates `shop` in place, its required check fails, and
+    SQLMesh skips `item`, recording nothing for it: `table get item` says what dbt says of the same
+    build, the sentence of 0940, exit 2. A fixing run evaluates `item` again: published."""
+    from tests.integration.test_stopped_builds_dbt import SHOP_CHECK, shops_and_items, write_upstream_spec
+    from sqlmesh.utils import CompletionStatus
+
+    from tests.support.sqlmeshproject import make_project
+
+    spec = write_upstream_spec(tmp_path / "spec")
+    sm = make_project(tmp_path / "sqlmesh", spec)
+    OPEN[sm.path] = sm
+
+    def item() -> tuple[int, str, dict]:
+        _release(sm.path)
+        args = ["table", "get", "item", "--project", str(sm.path), "--spec", str(spec)]
+        said, got = CliRunner().invoke(cli, args), CliRunner().invoke(cli, [*args, "--json"])
+        assert "Traceback" not in said.output + got.output and said.exit_code == got.exit_code, said.output + got.output
+        return said.exit_code, said.stdout.splitlines()[0], json.loads(got.stdout)
+
+    try:
+        sm.load_bronze(shops_and_items("S1", "S2"))
+        sm.plan()
+        assert item()[:2] == (0, "item: published")
+        sm.load_bronze(shops_and_items("S1"))
+        assert not sm.run()  # shop's audit fails after it was evaluated in place
+        run = sm.query("select run_id from assay_meta.assay_events where event_type = 'TABLE_BUILD_FAILED'")[0][0]
+        assert run.startswith("SQLMESH_RUN: "), run
+        code, line, got = item()
+        assert code == 2, line
+        assert line == (f"item: set back by the latest build (run {run}): it was not written because its upstream "
+                        f"entity shop did not pass check {SHOP_CHECK}; the previous version is still published"), line
+        assert {k: got[k] for k in ("state", "run", "check", "why", "upstream")} == {
+            "state": "set_back", "run": run, "check": SHOP_CHECK, "why": "upstream_failed", "upstream": "shop"}, got
+        sm.load_bronze(shops_and_items("S1", "S2", "S3"))
+        sm.clock += dt.timedelta(days=1)
+        # `end` too: without it the run ends at the wall clock and only retries the failed interval,
+        # whose staged model holds the old delivery
+        assert sm.context().run(execution_time=sm.clock, end=sm.clock) == CompletionStatus.SUCCESS
+        assert item()[:2] == (0, "item: published")
     finally:
         sm.close()

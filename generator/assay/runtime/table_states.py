@@ -16,7 +16,9 @@ failed build is the latest run that recorded the table's check results, `set_bac
 `published_failing` when the table the reader's view shows is the one that build wrote; else
 `published`. A table dbt skipped because an entity it reads was not written in the same run
 (TABLE_BUILD_FAILED `upstream_failed: <entity>`, decision 0940) is set back or not published with
-why `upstream_failed`, naming that entity and the check that failed there. A failed build is
+why `upstream_failed`, naming that entity and the check that failed there; on SQLMesh, which
+records nothing for the models it skips, that state is derived from the parent's failed build
+(`_skipped_by_sqlmesh`, decision 0963). A failed build is
 dbt's TABLE_ROLLED_BACK (never the published table), dbt's TABLE_BUILD_FAILED (a stop, 0935, or
 an upstream skip, 0940) or SQLMesh's TABLE_BUILD_FAILED, whose why names the physical table it wrote (sqlmesh_macros/assay_sqlmesh/
 build_events.py); the view read is the environment's (`--environment`, else prod). The schemas
@@ -337,7 +339,40 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
         ev = rolled.get(s["table"])
         if s["state"] in ("set_back", "not_published") and _upstream(ev) is not None and s["run"] == ev[1]:
             s.update(_upstream_cause(events, ev))  # dbt skipped it for an entity it reads (decision 0940)
+    _skipped_by_sqlmesh(project, states, {**started, **latest_at})
     return _unchanged_in_environment(project, reader, states, environment, every_entity)
+
+
+def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[str, Any]) -> None:
+    """SQLMesh skips every model downstream of one whose blocking audit failed, and records nothing
+    for them: an entity that reads (through a referential rule) an entity a SQLMesh build left
+    set back, published failing or not published, and that recorded no build of its own since
+    (`built_at`: its latest recorded check results, else its newest run in the quality history),
+    was not evaluated by that build, so readers see its previous version. It is set back with why
+    `upstream_failed`, naming that entity and the check that failed there, as dbt records the same
+    skip (decisions 0940, 0963). Followed through chains of readers, parents first."""
+    by_name = {s["table"]: s for s in states}
+    failed = {name for name, s in by_name.items()
+              if s["state"] in ("set_back", "published_failing", "not_published") and s.get("why") != PLAN_FAILED
+              and str(s["run"] or "").startswith(SQLMESH_RUN_PREFIXES)}
+    changed = True
+    while changed:  # a child set back here may be the parent of another entity
+        changed = False
+        for e in project.entities:
+            s = by_name.get(e.name)
+            if s is None or s["state"] != "published" or not s["built_by_project"]:
+                continue
+            parents = sorted({r.param("parent") for r in e.rules_of_kind("referential")} & failed)
+            stops = [by_name[p] for p in parents
+                     if e.name not in built_at or moment(built_at[e.name]) < moment(by_name[p]["since"])]
+            if not stops:
+                continue
+            parent = stops[0]
+            check_table = parent["check_table"] if parent.get("why") == UPSTREAM_FAILED else parent["table"]
+            s.update({"state": "set_back", "run": parent["run"], "check": parent["check"], "why": UPSTREAM_FAILED,
+                      "since": parent["since"], "upstream": parent["table"], "check_table": check_table})
+            failed.add(e.name)
+            changed = True
 
 
 def _unchanged_in_environment(project, reader, states: list[dict[str, Any]], environment: Optional[str],
