@@ -1,5 +1,6 @@
 {#- Wraps an engine's NULL-on-failure cast (`template`, over the operand as text) in the
     guards every engine shares:
+    - bool: one list of words, whatever the engine's cast reads (decision 0962).
     - int: integer text only; engines otherwise round '12.5' or read '1_000' / '0x1F'.
     - date/timestamp: words that resolve to the clock (now, today, ...) or to sentinels
       (epoch, infinity) are refused: the same cell must not convert differently per run.
@@ -18,6 +19,14 @@
   {#- {value} goes in last so that text inside the operand is never substituted. -#}
   {%- set cast = tmpl | replace('{type_literal}', assay.string_literal(type_name))
                       | replace('{type}', type_name) | replace('{value}', value) -%}
+  {%- if t.kind == 'bool' -%}
+    {#- One word list on every engine (decision 0962), read without the engine's cast: DuckDB
+        refuses 'on', 'off' and white space around the word, PostgreSQL reads them and prefixes
+        ('tr'), Spark reads neither 'on' nor a prefix. ASCII white space only, \x0b and not \v (Java reads \v as a class of line breaks). -#}
+    {%- set word = 'LOWER(' ~ value ~ ')' -%}
+    {{ return('CASE WHEN ' ~ assay.regex_matches(word, '^[ \\t\\n\\x0b\\f\\r]*(true|t|yes|y|on|1)[ \\t\\n\\x0b\\f\\r]*$')
+        ~ ' THEN TRUE WHEN ' ~ assay.regex_matches(word, '^[ \\t\\n\\x0b\\f\\r]*(false|f|no|n|off|0)[ \\t\\n\\x0b\\f\\r]*$') ~ ' THEN FALSE END') }}
+  {%- endif -%}
   {%- if t.kind == 'int' -%}
     {%- set guard = assay.regex_matches(value, '^\\s*[+-]?[0-9]+\\s*$') -%}
   {%- elif t.kind in ['date', 'timestamp'] -%}
