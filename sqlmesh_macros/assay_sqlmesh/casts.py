@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlmesh import macro
 
-from ._core import as_text, dialect_of, parse_type, pick, postgres_version, render, string_arg, type_name
+from ._core import JSON_NUL_ESCAPE, as_text, dialect_of, parse_type, pick, postgres_version, render, string_arg, type_name
 from .text import regex_match_sql
 
 # The engine's NULL-on-failure cast over the operand as text ({value}); {type} is the engine type,
@@ -72,6 +72,8 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
         guard = "NOT " + regex_match_sql(f"LOWER({value_sql})", CLOCK_WORDS, dialect)
     elif kind == "decimal":
         guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)
+    elif kind == "variant":  # the escape of U+0000, which jsonb refuses (decision 1123, amended in session 33)
+        guard = "NOT " + regex_match_sql(value_sql, JSON_NUL_ESCAPE, dialect)
     else:
         return cast
     return f"CASE WHEN {guard} THEN {cast} END"

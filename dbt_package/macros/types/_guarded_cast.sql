@@ -4,6 +4,7 @@
     - int: integer text only; engines otherwise round '12.5' or read '1_000' / '0x1F'.
     - date/timestamp: words that resolve to the clock (now, today, ...) or to sentinels
       (epoch, infinity) are refused: the same cell must not convert differently per run.
+    - variant: not the JSON escape of U+0000, which PostgreSQL's jsonb refuses (decision 1123, amended in session 33).
     - decimal: decimal text only (digits, one optional point, an optional exponent: docs/spec.md,
       "Transforms"; decision 1125). NaN / Infinity are not numbers a rule can compare, and
       PostgreSQL 16+ reads '0x10', '0b101', '0o17' and '1_000', DuckDB '1_000', where
@@ -31,6 +32,8 @@
     {%- set guard = assay.regex_matches(value, '^\\s*[+-]?[0-9]+\\s*$') -%}
   {%- elif t.kind in ['date', 'timestamp'] -%}
     {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'now|today|tomorrow|yesterday|epoch|infinity') -%}
+  {%- elif t.kind == 'variant' -%}
+    {%- set guard = 'NOT ' ~ assay.regex_matches(value, assay._json_nul_escape_re()) -%}
   {%- elif t.kind == 'decimal' -%}
     {%- set guard = assay.regex_matches(value, '^\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\\s*$') -%}
   {%- else -%}
