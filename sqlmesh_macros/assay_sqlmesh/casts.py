@@ -31,7 +31,9 @@ INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 # Decimal text (docs/spec.md, "Transforms"; decision 1125): digits with one optional point, an
 # optional exponent. Not NaN / Infinity, and not what only some engines read: PostgreSQL 16+
 # reads '0x10', '0b101', '0o17' and '1_000', DuckDB '1_000'; PostgreSQL 15 and Spark none of them.
-DECIMAL_TEXT = r"^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$"
+# The exponent has at most three digits: PostgreSQL raises on `1e-20000` although
+# pg_input_is_valid accepts it, DuckDB refuses `0e999999` (decision 1125, amended in session 33).
+DECIMAL_TEXT = r"^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\s*$"
 CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
 # Boolean text (decision 0962): one list of words, ASCII white space around, any letter case,
 # read without the engine's cast (DuckDB refuses 'on' and ' true', PostgreSQL reads them and
@@ -87,7 +89,7 @@ def assay_try_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
     >>> render_sql("@assay_try_cast(x, 'int')", "duckdb")
     "CASE WHEN REGEXP_MATCHES(CAST(x AS TEXT), '^\\\\s*[+-]?[0-9]+\\\\s*$') THEN TRY_CAST(CAST(x AS TEXT) AS BIGINT) END"
     >>> render_sql("@assay_try_cast(x, 'decimal(12,2)')", "postgres")
-    "CASE WHEN (CAST(x AS TEXT) ~ '^\\\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\\\\s*$') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
+    "CASE WHEN (CAST(x AS TEXT) ~ '^\\\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\\\\s*$') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
     """
     d = dialect_of(evaluator)
     return render(guarded_cast_sql(as_text(value, d), string_arg(assay_type, "the type"), d), d)

@@ -8,7 +8,9 @@
     - decimal: decimal text only (digits, one optional point, an optional exponent: docs/spec.md,
       "Transforms"; decision 1125). NaN / Infinity are not numbers a rule can compare, and
       PostgreSQL 16+ reads '0x10', '0b101', '0o17' and '1_000', DuckDB '1_000', where
-      PostgreSQL 15 and Spark read none of them. -#}
+      PostgreSQL 15 and Spark read none of them. The exponent has at most three digits: PostgreSQL
+      raises (not a NULL) on `1e-20000` although pg_input_is_valid accepts it, DuckDB refuses
+      `0e999999` that PostgreSQL reads (decision 1125, amended in session 33). -#}
 {% macro _guarded_cast(expr, assay_type, template, variant_template=none) %}
   {%- set t = assay._parse_type(assay_type) -%}
   {%- set value = assay._as_text(expr) -%}
@@ -35,7 +37,7 @@
   {%- elif t.kind == 'variant' -%}
     {%- set guard = 'NOT ' ~ assay.regex_matches(value, assay._json_nul_escape_re()) -%}
   {%- elif t.kind == 'decimal' -%}
-    {%- set guard = assay.regex_matches(value, '^\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\\s*$') -%}
+    {%- set guard = assay.regex_matches(value, '^\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\\s*$') -%}
   {%- else -%}
     {{ return(cast) }}
   {%- endif -%}
