@@ -32,6 +32,9 @@ from assay.engine_types import DECIMAL_NAMES, TYPE_NAMES, decimal_name  # noqa: 
 # generator uses too, a data-only module with no imports.
 from assay.lower.reserved_words import RESERVED_WORDS as RESERVED  # noqa: E402
 _SIMPLE_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+# The JSON escape of U+0000 (after an even run of backslashes): PostgreSQL's jsonb refuses a
+# document holding it, DuckDB and Spark read it; no engine does now (decision 1123, amended in session 33).
+JSON_NUL_ESCAPE = r"(^|[^\\])(\\\\)*\\u0000"
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 SIMPLE_KINDS = ("string", "int", "bool", "date", "timestamp", "variant")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlmesh import macro
 
-from ._core import as_text, dialect_of, parse_type, pick, postgres_version, render, string_arg, type_name
+from ._core import JSON_NUL_ESCAPE, as_text, dialect_of, parse_type, pick, postgres_version, render, string_arg, type_name
 from .text import regex_match_sql
 
 # The engine's NULL-on-failure cast over the operand as text ({value}); {type} is the engine type,
@@ -31,8 +31,16 @@ INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 # Decimal text (docs/spec.md, "Transforms"; decision 1125): digits with one optional point, an
 # optional exponent. Not NaN / Infinity, and not what only some engines read: PostgreSQL 16+
 # reads '0x10', '0b101', '0o17' and '1_000', DuckDB '1_000'; PostgreSQL 15 and Spark none of them.
-DECIMAL_TEXT = r"^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\s*$"
+# The exponent has at most three digits: PostgreSQL raises on `1e-20000` although
+# pg_input_is_valid accepts it, DuckDB refuses `0e999999` (decision 1125, amended in session 33).
+DECIMAL_TEXT = r"^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\s*$"
 CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
+# Boolean text (decision 0962): one list of words, ASCII white space around, any letter case,
+# read without the engine's cast (DuckDB refuses 'on' and ' true', PostgreSQL reads them and
+# prefixes such as 'tr', Spark reads neither 'on' nor a prefix).
+BOOL_SPACE = r"[ \t\n\x0b\f\r]*"  # \x0b, not \v: Java reads \v as a class of line breaks
+TRUE_WORDS = f"^{BOOL_SPACE}(true|t|yes|y|on|1){BOOL_SPACE}$"
+FALSE_WORDS = f"^{BOOL_SPACE}(false|f|no|n|off|0){BOOL_SPACE}$"
 
 
 def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: int | None = None) -> str:
@@ -41,11 +49,16 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
     The guards every engine shares: integers accept integer text only (engines otherwise
     round '12.5' or read '1_000'); dates and timestamps refuse words that resolve to the
     clock (the same cell must not convert differently per run); decimals accept decimal text
-    only (no NaN/Inf, no '0x10' or '1_000', which some engines read and others do not).
+    only (no NaN/Inf, no '0x10' or '1_000', which some engines read and others do not);
+    booleans are one list of words, read without the engine's cast.
     """
     kind, _p, _s = parse_type(assay_type)
     if kind == "string":
         return value_sql
+    if kind == "bool":
+        word = f"LOWER({value_sql})"
+        return (f"CASE WHEN {regex_match_sql(word, TRUE_WORDS, dialect)} THEN TRUE "
+                f"WHEN {regex_match_sql(word, FALSE_WORDS, dialect)} THEN FALSE END")
     tname = type_name(assay_type, dialect)
     template, variant_template = pick(TRY_CAST, dialect)
     if dialect == "postgres" and (pg_version or postgres_version()) < 160000:
@@ -61,6 +74,8 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
         guard = "NOT " + regex_match_sql(f"LOWER({value_sql})", CLOCK_WORDS, dialect)
     elif kind == "decimal":
         guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)
+    elif kind == "variant":  # the escape of U+0000, which jsonb refuses (decision 1123, amended in session 33)
+        guard = "NOT " + regex_match_sql(value_sql, JSON_NUL_ESCAPE, dialect)
     else:
         return cast
     return f"CASE WHEN {guard} THEN {cast} END"
@@ -74,7 +89,7 @@ def assay_try_cast(evaluator, value: exp.Expr, assay_type: str) -> exp.Expr:
     >>> render_sql("@assay_try_cast(x, 'int')", "duckdb")
     "CASE WHEN REGEXP_MATCHES(CAST(x AS TEXT), '^\\\\s*[+-]?[0-9]+\\\\s*$') THEN TRY_CAST(CAST(x AS TEXT) AS BIGINT) END"
     >>> render_sql("@assay_try_cast(x, 'decimal(12,2)')", "postgres")
-    "CASE WHEN (CAST(x AS TEXT) ~ '^\\\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\\\\s*$') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
+    "CASE WHEN (CAST(x AS TEXT) ~ '^\\\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\\\\s*$') THEN CASE WHEN PG_INPUT_IS_VALID(CAST(x AS TEXT), 'numeric(12, 2)') THEN CAST(CAST(x AS TEXT) AS DECIMAL(12, 2)) END END"
     """
     d = dialect_of(evaluator)
     return render(guarded_cast_sql(as_text(value, d), string_arg(assay_type, "the type"), d), d)
@@ -99,8 +114,8 @@ def assay_coercion_failed(evaluator, before: exp.Expr, after: exp.Expr) -> exp.E
     """The coercion marker of one casting step: there was a value and the cast made it NULL.
 
     >>> from assay_sqlmesh import render_sql
-    >>> render_sql("@assay_coercion_failed(b.x, @assay_try_cast(b.x, 'bool'))", "duckdb")
-    '(NOT b.x IS NULL AND (TRY_CAST(CAST(b.x AS TEXT) AS BOOLEAN)) IS NULL)'
+    >>> render_sql("@assay_coercion_failed(b.x, @assay_try_cast(b.x, 'int'))", "duckdb")
+    "(NOT b.x IS NULL AND (CASE WHEN REGEXP_MATCHES(CAST(b.x AS TEXT), '^\\\\s*[+-]?[0-9]+\\\\s*$') THEN TRY_CAST(CAST(b.x AS TEXT) AS BIGINT) END) IS NULL)"
     """
     d = dialect_of(evaluator)
     return render("({before} IS NOT NULL AND ({after}) IS NULL)", d, before=before, after=after)

@@ -8,7 +8,8 @@ from sqlglot import exp
 from sqlmesh import macro
 
 from . import redact_json
-from ._core import AssayMacroError, as_text, dialect_of, lit, pick, postgres_version, render, string_arg, text, type_name
+from .text import regex_match_sql
+from ._core import JSON_NUL_ESCAPE, AssayMacroError, as_text, dialect_of, lit, pick, postgres_version, render, string_arg, text, type_name
 
 
 def _path(dialect: str, path: list[str]) -> str:
@@ -72,7 +73,8 @@ def json_valid_sql(value_sql: str, dialect: str) -> str:
     TRUE or FALSE, NULL on NULL; the guard of a JSON path read (decision 1123). Each engine
     answers with the parser its extraction reads through (the dbt package's `json_valid`)."""
     check = "PG_INPUT_IS_VALID" if dialect != "postgres" or postgres_version() >= 160000 else "ASSAY_INPUT_IS_VALID"
-    return pick(JSON_VALID, dialect).format(v=value_sql, check=check)
+    # the escape of U+0000 is refused on every engine, as jsonb refuses it (decision 1123, amended in session 33)
+    return f"({pick(JSON_VALID, dialect).format(v=value_sql, check=check)} AND NOT {regex_match_sql(value_sql, JSON_NUL_ESCAPE, dialect)})"
 
 
 # One step of a path read's shape test (decision 1130): TRUE when the value at a prefix of the path
@@ -209,8 +211,8 @@ def assay_json_valid(evaluator, value: exp.Expr) -> exp.Expr:
     """Whether a value is a JSON document the engine reads: the guard of a JSON path read, NULL on NULL.
 
     >>> from assay_sqlmesh import render_sql
-    >>> render_sql("@assay_json_valid(b.payload)", "duckdb")
-    'JSON_VALID(CAST(b.payload AS TEXT))'
+    >>> render_sql("@assay_json_valid(b.payload)", "duckdb").startswith("(JSON_VALID(CAST(b.payload AS TEXT)) AND NOT REGEXP_MATCHES(")
+    True
     """
     d = dialect_of(evaluator)
     return render(json_valid_sql(as_text(value, d), d), d)

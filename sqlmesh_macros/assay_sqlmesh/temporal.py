@@ -7,6 +7,8 @@ caller's coercion marker turns that into a `coercible` failure.
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 from sqlmesh import macro
 
@@ -32,10 +34,12 @@ TO_UTC = {
     "spark": "TO_UTC_TIMESTAMP(CAST({x} AS TIMESTAMP), {z})",
     "trino": "CAST(WITH_TIMEZONE(CAST({x} AS TIMESTAMP(6)), {z}) AT TIME ZONE 'UTC' AS TIMESTAMP(6))",
 }
-# strftime directives understood off DuckDB, as (variable-width regex, fixed-width regex, field).
+# A four-digit year but 0000, which exists on DuckDB only.
+YEAR = "[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9]"
+# strftime directives every engine reads through this regex (DuckDB too: decision 0961), as (variable-width regex, fixed-width regex, field).
 # Variable widths accept one or two digits like strptime, except next to another number.
 DIRECTIVES = {
-    "Y": ("([0-9]{4})", "([0-9]{4})", "year"),
+    "Y": ("(" + YEAR + ")", "(" + YEAR + ")", "year"),
     "y": ("([0-9]{2})", "([0-9]{2})", "year2"),
     "m": ("(0?[1-9]|1[0-2])", "(0[1-9]|1[0-2])", "month"),
     "b": ("([A-Za-z]{3})", "([A-Za-z]{3})", "month_abbr"),
@@ -150,10 +154,20 @@ def strftime_sql(value_sql: str, fmt: str, dialect: str) -> str:
     return f"CASE WHEN {regex_match_sql(s, pattern, dialect)} THEN {guarded_cast_sql(as_text(iso, dialect), 'timestamp', dialect)} END"
 
 
+def portable(fmt: str) -> bool:
+    """Every directive of the strftime format `fmt` is one DIRECTIVES reads (or `%%`), and they
+    name a whole date, which the regex needs (a format without one stays DuckDB's, as before)."""
+    found = re.findall(r"%(.?)", fmt)
+    dated = {"Y", "y"} & set(found) and "d" in found and {"m", "b", "B"} & set(found)
+    return bool(dated) and all(d == "%" or d in DIRECTIVES for d in found)
+
+
 def parse_ts_sql(value_sql: str, fmt: str, dialect: str) -> str:
     if fmt in ("ISO8601", "ISO8601_INSTANT"):
         return iso8601_sql(value_sql, fmt == "ISO8601_INSTANT", dialect)
-    if dialect == "duckdb":
+    if dialect == "duckdb" and not portable(fmt):
+        # a directive only DuckDB's strptime reads (decision 1126); a portable format takes the
+        # regex below on DuckDB too, since strptime is laxer (spaces, year 0, '24' for %Y: 0961)
         parsed = f"TRY_STRPTIME({as_text(value_sql, dialect)}, {lit(fmt, dialect)})"
         # a zone directive makes try_strptime return TIMESTAMPTZ
         if "%z" in fmt or "%Z" in fmt:
@@ -178,7 +192,9 @@ def assay_parse_ts(evaluator, value: exp.Expr, fmt: str) -> exp.Expr:
     Strict: '20251231', '2025-02-30', '23:59:60' and '' are NULL; offsets are converted to UTC.
 
     >>> from assay_sqlmesh import render_sql
-    >>> "TRY_STRPTIME" in render_sql("@assay_parse_ts(x, '%d/%m/%Y')", "duckdb")
+    >>> "TRY_STRPTIME" in render_sql("@assay_parse_ts(x, '%d/%m/%Y')", "duckdb")  # portable: the regex (0961)
+    False
+    >>> "TRY_STRPTIME" in render_sql("@assay_parse_ts(x, '%d/%m/%Y %I%p')", "duckdb")  # DuckDB's only (1126)
     True
     >>> render_sql("@assay_parse_ts(x, 'ISO8601_INSTANT')", "postgres").startswith("CASE WHEN (CAST(x AS TEXT) ~ '^")
     True

@@ -153,6 +153,37 @@ def assay_regex_extract(evaluator, value: exp.Expr, pattern: str, group: int = 0
     return render(regex_extract_sql(text(value, d), string_arg(pattern, "the pattern"), int(group), d), d)
 
 
+# The characters `trim` removes from both ends: Unicode's White_Space property (decision 0960).
+# Engines' own TRIM disagree (DuckDB strips the space separators, PostgreSQL and Spark U+0020
+# only), so the set is named here and handed to every engine.
+WHITE_SPACE = "".join(map(chr, (0x9, 0xA, 0xB, 0xC, 0xD, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
+                                0x2028, 0x2029, 0x202F, 0x205F, 0x3000)))
+
+
+# sqlglot writes U+000B and U+000C as `\v` and `\f` where literals take backslash escapes, and
+# Spark reads those as the letters v and f: they go in as CHR() instead.
+BY_CODE = (0xB, 0xC)
+
+
+def trim_white_space(value: exp.Expr) -> exp.Expr:
+    """`value` without leading and trailing WHITE_SPACE, as an expression sqlglot spells per dialect."""
+    chars: exp.Expr = exp.Literal.string("".join(c for c in WHITE_SPACE if ord(c) not in BY_CODE))
+    for code in reversed(BY_CODE):
+        chars = exp.DPipe(this=exp.Chr(expressions=[exp.Literal.number(code)]), expression=chars)
+    return exp.Trim(this=value, expression=chars, position="BOTH")
+
+
+@macro()
+def assay_trim_white_space(evaluator, value: exp.Expr) -> exp.Expr:
+    """The `trim` transform: leading and trailing white space removed, the same set on every engine.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_trim_white_space(s)", "postgres").startswith("TRIM(BOTH CHR(11) || CHR(12) || '")
+    True
+    """
+    return trim_white_space(value.copy())
+
+
 @macro()
 def assay_char_length(evaluator, value: exp.Expr) -> exp.Expr:
     """Length in code points, never bytes or grapheme clusters.

@@ -28,12 +28,13 @@ def test_one_decision_two_spellings():
     src = FieldSource("amount", ("amount",), (Step("trim"), Step("to_int")), "int", False, Loc("m.yml", 1))
     dbt_value, dbt_marker = lower_field(DBT, src, "b", True)
     sm_value, sm_marker = lower_field(SqlmeshSpelling(), src, "b", True)
-    assert dbt_value == '{{ assay.try_cast("trim(cast(b.amount as " ~ (assay.sql_type("string")) ~ "))", "int") }}'
-    assert sm_value == "@assay_try_cast(TRIM(@assay_cast(b.amount, 'string')), 'int')"
-    assert dbt_marker.startswith("(trim(") and dbt_marker.endswith(" is null)")
+    # trim is each target's macro (one set of white space on every engine, decision 0960)
+    trimmed = 'assay.trim_white_space("cast(b.amount as " ~ (assay.sql_type("string")) ~ ")")'
+    assert dbt_value == '{{ assay.try_cast((' + trimmed + '), "int") }}'
+    assert sm_value == "@assay_try_cast(@assay_trim_white_space(@assay_cast(b.amount, 'string')), 'int')"
     # the marker is decided once (lower/spelling.py): the same SQL around each target's cast
-    assert sm_marker == f"(TRIM(@assay_cast(b.amount, 'string')) IS NOT NULL AND {sm_value} IS NULL)"
-    assert dbt_marker == f"(trim(cast(b.amount as {{{{ assay.sql_type(\"string\") }}}})) is not null and {dbt_value} is null)"
+    assert sm_marker == f"(@assay_trim_white_space(@assay_cast(b.amount, 'string')) IS NOT NULL AND {sm_value} IS NULL)"
+    assert dbt_marker == f"({{{{ {trimmed} }}}} is not null and {dbt_value} is null)"
 
 
 def test_a_json_path_read_is_guarded_once_for_both_targets():

@@ -90,7 +90,8 @@ def _text(columns, rows, dialect: str = "duckdb") -> str:
             "@assay_charset_violates(value, 'U+0000-U+001F,U+007F-U+009F', 'forbid') AS has_control, "
             "@assay_charset_violates(value, 'U+1F300-U+1FAFF', 'forbid') AS has_emoji, "
             "@assay_charset_violates(value, '', 'allow') AS allow_nothing, "
-            "@assay_charset_violates(value, '', 'forbid') AS forbid_nothing FROM i")
+            "@assay_charset_violates(value, '', 'forbid') AS forbid_nothing, "
+            "@assay_char_length(@assay_trim_white_space(value)) AS trimmed_length FROM i")
 
 
 def _keys(columns, rows, dialect: str = "duckdb") -> str:

@@ -170,9 +170,10 @@ def test_trim_upper_on_the_key(project):
     assert one(project, id="  ab ").values["item_id"] == "AB"
 
 
-def test_trim_of_a_tab_and_upper_of_non_ascii_are_undefined(project):
-    with pytest.raises(Undefined):
-        one(project, id="\tab")
+def test_trim_removes_unicode_white_space_and_upper_of_non_ascii_is_undefined(project):
+    # decision 0960: the White_Space property (U+200B, which it leaves, is the primitive table's)
+    assert one(project, id="\tab\u00a0\u3000").values["item_id"] == "AB"
+    assert one(project, id="\u2003\nab\u0085").values["item_id"] == "AB"
     with pytest.raises(Undefined):
         one(project, id="straße")
 

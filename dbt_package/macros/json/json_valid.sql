@@ -5,7 +5,9 @@
     can read; engines differ at the edges (DuckDB reads NaN and trailing commas, PostgreSQL does
     not; Spark's reader is Jackson's, lenient about what follows the first value). -#}
 {% macro json_valid(expr) -%}
-  {{ return(adapter.dispatch('json_valid', 'assay')(expr)) }}
+  {#- the escape of U+0000 is refused on every engine, as jsonb refuses it (decision 1123, amended in session 33) -#}
+  {{ return('(' ~ adapter.dispatch('json_valid', 'assay')(expr) ~ ' AND NOT '
+      ~ assay.regex_matches(assay._as_text(expr), assay._json_nul_escape_re()) ~ ')') }}
 {%- endmacro %}
 
 {#- The SQL:2016 predicate. -#}

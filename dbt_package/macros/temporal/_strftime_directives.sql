@@ -1,9 +1,10 @@
 {#- strftime directives understood off DuckDB, as [regex, field]. Variable-width numbers
     accept one or two digits like strptime does, except next to another number where that
-    would be ambiguous ('%Y%m%d'). -#}
+    would be ambiguous ('%Y%m%d'). Year 0 is refused as in ISO 8601 text (it exists on DuckDB
+    only); these are DuckDB's too for a portable format (decision 0961). -#}
 {% macro _strftime_directives() %}
   {{ return({
-    'Y': ['([0-9]{4})', '([0-9]{4})', 'year'],
+    'Y': ['([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])', '([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])', 'year'],
     'y': ['([0-9]{2})', '([0-9]{2})', 'year2'],
     'm': ['(0?[1-9]|1[0-2])', '(0[1-9]|1[0-2])', 'month'],
     'b': ['([A-Za-z]{3})', '([A-Za-z]{3})', 'month_abbr'],

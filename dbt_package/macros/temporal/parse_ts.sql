@@ -29,6 +29,25 @@
         ~ "THEN " ~ local ~ " - to_minutes(" ~ hours ~ " * 60 + sign(" ~ hours ~ " * 2 + (CASE WHEN contains(substr(" ~ s ~ ", 11), '-') THEN -1 ELSE 1 END)) * " ~ minutes ~ ") "
         ~ "ELSE TRY_CAST(CASE WHEN ends_with(" ~ s ~ ", 'Z') THEN left(" ~ s ~ ", -1) ELSE " ~ s ~ " END AS TIMESTAMP) END END") }}
   {%- endif -%}
+  {#- A portable format is read by the regex every engine reads it by: DuckDB's strptime is
+      laxer (spaces around the value, year 0, '24' for %Y; decision 0961). It stays for a
+      directive only DuckDB reads (decision 1126). -#}
+  {%- set ns = namespace(pct=false, portable=true) -%}
+  {%- set directives = assay._strftime_directives() -%}
+  {%- for c in format_literal -%}
+    {%- if ns.pct -%}
+      {%- set ns.portable = ns.portable and (c == '%' or c in directives) -%}
+      {%- set ns.pct = false -%}
+    {%- elif c == '%' -%}
+      {%- set ns.pct = true -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {#- the regex needs a whole date; a format without one stays DuckDB's, as before -#}
+  {%- set dated = ('%Y' in format_literal or '%y' in format_literal) and '%d' in format_literal
+                  and ('%m' in format_literal or '%b' in format_literal or '%B' in format_literal) -%}
+  {%- if ns.portable and not ns.pct and dated -%}
+    {{ return(assay._parse_strftime(expr, format_literal)) }}
+  {%- endif -%}
   {%- set parsed = 'try_strptime(' ~ assay._as_text(expr) ~ ', ' ~ assay.string_literal(format_literal) ~ ')' -%}
   {#- a zone directive makes try_strptime return TIMESTAMPTZ -#}
   {%- if '%z' in format_literal or '%Z' in format_literal -%}

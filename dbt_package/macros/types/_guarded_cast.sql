@@ -1,12 +1,16 @@
 {#- Wraps an engine's NULL-on-failure cast (`template`, over the operand as text) in the
     guards every engine shares:
+    - bool: one list of words, whatever the engine's cast reads (decision 0962).
     - int: integer text only; engines otherwise round '12.5' or read '1_000' / '0x1F'.
     - date/timestamp: words that resolve to the clock (now, today, ...) or to sentinels
       (epoch, infinity) are refused: the same cell must not convert differently per run.
+    - variant: not the JSON escape of U+0000, which PostgreSQL's jsonb refuses (decision 1123, amended in session 33).
     - decimal: decimal text only (digits, one optional point, an optional exponent: docs/spec.md,
       "Transforms"; decision 1125). NaN / Infinity are not numbers a rule can compare, and
       PostgreSQL 16+ reads '0x10', '0b101', '0o17' and '1_000', DuckDB '1_000', where
-      PostgreSQL 15 and Spark read none of them. -#}
+      PostgreSQL 15 and Spark read none of them. The exponent has at most three digits: PostgreSQL
+      raises (not a NULL) on `1e-20000` although pg_input_is_valid accepts it, DuckDB refuses
+      `0e999999` that PostgreSQL reads (decision 1125, amended in session 33). -#}
 {% macro _guarded_cast(expr, assay_type, template, variant_template=none) %}
   {%- set t = assay._parse_type(assay_type) -%}
   {%- set value = assay._as_text(expr) -%}
@@ -18,12 +22,22 @@
   {#- {value} goes in last so that text inside the operand is never substituted. -#}
   {%- set cast = tmpl | replace('{type_literal}', assay.string_literal(type_name))
                       | replace('{type}', type_name) | replace('{value}', value) -%}
+  {%- if t.kind == 'bool' -%}
+    {#- One word list on every engine (decision 0962), read without the engine's cast: DuckDB
+        refuses 'on', 'off' and white space around the word, PostgreSQL reads them and prefixes
+        ('tr'), Spark reads neither 'on' nor a prefix. ASCII white space only, \x0b and not \v (Java reads \v as a class of line breaks). -#}
+    {%- set word = 'LOWER(' ~ value ~ ')' -%}
+    {{ return('CASE WHEN ' ~ assay.regex_matches(word, '^[ \\t\\n\\x0b\\f\\r]*(true|t|yes|y|on|1)[ \\t\\n\\x0b\\f\\r]*$')
+        ~ ' THEN TRUE WHEN ' ~ assay.regex_matches(word, '^[ \\t\\n\\x0b\\f\\r]*(false|f|no|n|off|0)[ \\t\\n\\x0b\\f\\r]*$') ~ ' THEN FALSE END') }}
+  {%- endif -%}
   {%- if t.kind == 'int' -%}
     {%- set guard = assay.regex_matches(value, '^\\s*[+-]?[0-9]+\\s*$') -%}
   {%- elif t.kind in ['date', 'timestamp'] -%}
     {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'now|today|tomorrow|yesterday|epoch|infinity') -%}
+  {%- elif t.kind == 'variant' -%}
+    {%- set guard = 'NOT ' ~ assay.regex_matches(value, assay._json_nul_escape_re()) -%}
   {%- elif t.kind == 'decimal' -%}
-    {%- set guard = assay.regex_matches(value, '^\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?\\s*$') -%}
+    {%- set guard = assay.regex_matches(value, '^\\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\\s*$') -%}
   {%- else -%}
     {{ return(cast) }}
   {%- endif -%}

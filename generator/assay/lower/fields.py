@@ -48,7 +48,9 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
     n, a = step.name, step.args
     out_type = step_type(step, current)
     text = expr if current in (None, "string") else sp.cast(expr, "string", False)
-    if n in ("trim", "upper", "lower"):
+    if n == "trim":  # one set of white space on every engine (decision 0960)
+        return sp.call("trim_white_space", Sql(text)), out_type
+    if n in ("upper", "lower"):
         return sp.sql(n + "({})", text), out_type
     if n == "to_string":
         return text, out_type

@@ -31,12 +31,12 @@ def _decimal_type(arg: Any) -> str:
 TRANSFORMS: dict[str, TransformSpec] = {
     t.name: t
     for t in (
-        TransformSpec("trim", None, "string", doc="remove leading and trailing white space"),
+        TransformSpec("trim", None, "string", doc="remove leading and trailing white space (Unicode White_Space)"),
         TransformSpec("upper", None, "string", doc="upper-case"),
         TransformSpec("lower", None, "string", doc="lower-case"),
         TransformSpec("to_string", None, "string", doc="the value as text"),
         TransformSpec("to_int", None, "int", casts=True, doc="64-bit integer; only integer text converts"),
-        TransformSpec("to_bool", None, "bool", casts=True, doc="boolean, as the engine reads boolean text"),
+        TransformSpec("to_bool", None, "bool", casts=True, doc="boolean: true/t/yes/y/on/1 or false/f/no/n/off/0, any case"),
         TransformSpec("to_decimal", "decimal", "decimal", casts=True, doc="[precision, scale]; rounds to the scale"),
         TransformSpec("parse_date", "str", "date", casts=True, doc="ISO8601 or a strftime format"),
         TransformSpec("parse_ts", "str", "timestamp", casts=True, doc="ISO8601, ISO8601_INSTANT or a strftime format; UTC"),

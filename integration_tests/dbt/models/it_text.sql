@@ -9,5 +9,6 @@ select
   {{ assay.charset_violates('value', [[0, 31], [127, 159]], 'forbid') }} as has_control,
   {{ assay.charset_violates('value', [[127744, 129791]], 'forbid') }} as has_emoji,
   {{ assay.charset_violates('value', [], 'allow') }} as allow_nothing,
-  {{ assay.charset_violates('value', [], 'forbid') }} as forbid_nothing
+  {{ assay.charset_violates('value', [], 'forbid') }} as forbid_nothing,
+  {{ assay.char_length(assay.trim_white_space('value')) }} as trimmed_length
 from input

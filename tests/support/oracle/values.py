@@ -212,11 +212,13 @@ def check_case_mapping(text: str) -> None:
         raise Undefined(f"case mapping of non-ASCII text is engine-specific: {text!r}")
 
 
+# Unicode's White_Space property, read from the Unicode Character Database (PropList.txt), which
+# decision 0960 makes what `trim` removes. Python's str.isspace differs (it includes U+001C-U+001F).
+WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
 def trim(text: str) -> str:
-    out = text.strip(" ")
-    if out and (out[0].isspace() or out[-1].isspace()):
-        raise Undefined(f"whether trim removes non-space white space is engine-specific: {text!r}")
-    return out
+    return text.strip(WHITE_SPACE)
 
 
 # --------------------------------------------------------------------------- chains
