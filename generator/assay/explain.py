@@ -126,6 +126,9 @@ class Delivery:
     #: An incremental entity's delivery older than the ledger's window when it was processed
     #: (decision 0401): not ranked, not judged, quarantined under `_late_arrival`.
     late: bool = False
+    #: False for a delivery the incremental ledger kept after bronze dropped it (retention, or an
+    #: upserting loader that overwrote it): explain must not count it as one bronze holds.
+    in_bronze: bool = True
 
     def label(self) -> str:
         return f"{self.source_relation} row {self.source_row_id} (load {self.load_id}, ingested {self.ingested_at})"
@@ -310,6 +313,7 @@ class Explainer:
         )
         d.late = bool(row.get("_late")) and d.route != "deduped"
         d.bronze = self._bronze_row(source, d.source_row_id, d.load_id)
+        d.in_bronze = bool(d.bronze)  # the metadata columns are never hidden: a held row is never empty
         if d.route != "deduped" and not d.late:  # a late delivery is judged by no rule (decision 0401)
             fired = set(d.failed_rules)
             for rule in self._rules_for(mapping):
@@ -440,7 +444,12 @@ class Explainer:
         if not deliveries:
             return [f"{what}: no delivery of it is in bronze as of the last build (or the last build has not run)."]
         n = len(deliveries)
+        held = sum(d.in_bronze for d in deliveries)
         head = f"{what}: {n} {'delivery' if n == 1 else 'deliveries'} in bronze."
+        if held < n:  # the ledger outlives bronze (docs/incremental.md): say which count is which
+            gone = n - held
+            head = (f"{what}: {n} {'delivery' if n == 1 else 'deliveries'}, {held} of them in bronze "
+                    f"({gone} the ledger kept after bronze dropped {'it' if gone == 1 else 'them'}).")
         open_rejects = [r for r in rejects if r["resolved_at"] is None]
         tail = f" {len(open_rejects)} open reject {'row' if len(open_rejects) == 1 else 'rows'}."
         late = [d for d in deliveries if d.late]

@@ -459,6 +459,19 @@ def test_rows_bronze_no_longer_holds_stay_in_the_incremental_entity(history):
     assert not {k for k in inc.placements if k[1].startswith("a")}  # judged over the bronze that remains
 
 
+def test_explain_tells_the_deliveries_only_the_ledger_still_holds(history):
+    """The ledger keeps a1 after bronze dropped it: explain counted it "in bronze" (session 33)."""
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    states(history, "bronze_retention")
+    project, _bronze = history["_inc"]
+    res = CliRunner().invoke(cli, ["explain", "orders", "A1", "--project", str(project.path), "--spec", str(SPEC)])
+    assert res.exit_code == 0, res.output
+    assert "orders order_id='A1': 3 deliveries, 2 of them in bronze (1 the ledger kept after bronze dropped it)." in res.output
+
+
 # --------------------------------------------------------------------------- a refused incremental build
 
 CHECK = ('    checks:\n      - {check_id: amount_in_range, kind: value_range, enforcement: required, columns: [amount],'

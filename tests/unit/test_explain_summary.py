@@ -57,3 +57,14 @@ def test_a_late_delivery_beside_a_judged_one_is_named_after_it():
     assert Explainer._summary(me, {"invoice_id": "INV-1"}, None, [kept, late], kept, True, [{"resolved_at": None}])[1] == (
         "It is in the entity (published). Its delivery r9 arrived late, was not ranked or judged, and was quarantined "
         "as _late_arrival. 1 open reject row.")
+
+
+def test_deliveries_bronze_no_longer_holds_are_not_counted_as_in_bronze():
+    """An incremental ledger keeps deliveries bronze dropped (retention, an upserting loader that
+    overwrote a source row delivered twice): explain read them from the ledger and said they were
+    all in bronze (outside tester, session 33)."""
+    me = SimpleNamespace(entity=SimpleNamespace(name="reading"))
+    kept, gone = _delivery("kept"), _delivery("deduped")
+    gone.source_row_id, gone.in_bronze = "r0", False
+    assert Explainer._summary(me, {"reading_id": "R2"}, None, [kept, gone], kept, True, [])[0] == (
+        "reading reading_id='R2': 2 deliveries, 1 of them in bronze (1 the ledger kept after bronze dropped it).")
