@@ -3,6 +3,7 @@ SCD_TYPE_2_BY_COLUMN), a child probes only the parent's current versions, so his
 fans a child row out, a quarantined newest delivery closes the last admitted version, and a row
 without a key, which no history can version, is quarantined by the implicit `customer_id_not_null`
 rule (decision 0416): counted in the mart under that rule, in the reject table, and explained as such.
+A customer that leaves the feed keeps only a closed version, and explain says so (decision 0968).
 
 The README's shop spec, three builds per target (the `runner` fixture). DuckDB, and Spark
 (tests/integration/test_spark_type2.py), where the history is the `assay_history` model instead
