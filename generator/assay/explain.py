@@ -142,12 +142,16 @@ class Explanation:
     rejects: list[dict]
     in_entity: bool
     summary: list[str]
+    #: A type-2 key bronze no longer delivers: its versions in the history, `{"versions": n,
+    #: "current": m}` (decision 0968); None otherwise.
+    history: Optional[dict] = None
 
     def as_dict(self) -> dict:
         return {
             "entity": self.entity,
             "key": self.key,
             "in_entity": self.in_entity,
+            "history": self.history,
             "summary": self.summary,
             "deliveries": [d.__dict__ for d in self.deliveries],
             "rejects": self.rejects,
@@ -212,6 +216,7 @@ class Explainer:
         silver = project.schema("silver")
         self.staged = relation(silver, f"{entity.name}__staged")
         self.published = relation(silver, entity.name)
+        self.published_name = f"{silver}.{entity.name}"  # as a sentence names it
         self.reject = relation(silver, f"{entity.name}__reject")
         self.bronze = project.schema("bronze")
         self.sources = {m.name: m.source for m in entity.mappings}
@@ -432,12 +437,53 @@ class Explainer:
                       (winner.source_row_id,) + (() if winner.load_id is None else (winner.load_id,)))
         if lookup is not None:
             try:
-                in_entity = bool(self.query(f"select count(*) from {self.published} where {lookup[0]}", lookup[1])[0][0])
+                closing = self._closing_column()  # a type-2 key is in the entity while a version is open
+                current = f" and {self.relation(closing)} is null" if closing else ""
+                in_entity = bool(self.query(f"select count(*) from {self.published} where {lookup[0]}{current}",
+                                            lookup[1])[0][0])
             except Exception:  # a type-2 entity publishes through its snapshot; the staged route says it all
                 in_entity = winner is not None and winner.route == "kept"
         rejects = self._rejects([(d.source_relation, d.mapping, d.source_row_id) for d in deliveries])
         summary = self._summary(key, source_row_id, deliveries, winner, in_entity, rejects)
-        return Explanation(self.entity.name, dict(key or {}), deliveries, rejects, in_entity, summary)
+        history = self._gone_history(key) if not deliveries and lookup is not None else None
+        if history:
+            summary.append(self._gone_sentence(history, rejects))
+        return Explanation(self.entity.name, dict(key or {}), deliveries, rejects, in_entity, summary, history)
+
+    def _closing_column(self) -> Optional[str]:
+        """The column that closes a version of a type-2 entity's history: the framework's
+        (dbt_valid_to on a dbt snapshot, valid_to on SQLMesh), read off the published relation,
+        which the explainer reads alike for both targets; None for an entity that keeps no history."""
+        if self.entity.scd != "type2":
+            return None
+        names = {c.lower() for c in self.columns(self.published)}
+        return next((c for c in ("dbt_valid_to", "valid_to") if c in names), None)
+
+    def _gone_history(self, key: dict) -> Optional[dict]:
+        """The versions of a type-2 `key` that bronze no longer delivers (decision 0968): the history
+        still holds them, closed by the build that stopped seeing the key (0415). None when the
+        entity keeps no history or holds no version of the key."""
+        where, params = self._key_match(key)
+        try:
+            closing = self._closing_column()
+            if closing is None:
+                return None
+            n, current = self.query(f"select count(*), count(*) - count({self.relation(closing)}) "
+                                    f"from {self.published} where {where}", params)[0]
+        except Exception:  # no history published yet: nothing of the key to tell beyond bronze's silence
+            return None
+        return {"versions": int(n), "current": int(current or 0)} if n else None
+
+    def _gone_sentence(self, history: dict, rejects: list[dict]) -> str:
+        n, current = history["versions"], history["current"]
+        versions = f"{n} {'version' if n == 1 else 'versions'}"  # "1 version"; closed: "1 closed version"
+        tail = _open_rejects_sentence(rejects)
+        if current:
+            return (f"Its history {self.published_name} holds {versions} of it, {current} still current: no build has run "
+                    "since bronze stopped delivering it, and the next one closes it (decision 0415)." + tail)
+        return (f"It is not in the entity: its history {self.published_name} holds {versions.replace(' ', ' closed ', 1)} "
+                "of it and no current one (a key bronze no longer delivers "
+                "has no current version: decision 0415)." + tail)
 
     def _summary(self, key, srid, deliveries, winner, in_entity, rejects) -> list[str]:
         what = (f"{self.entity.name} " + ", ".join(f"{k}={v!r}" for k, v in (key or {}).items())) if key else f"{self.entity.name} source row {srid!r}"
@@ -450,8 +496,7 @@ class Explainer:
             gone = n - held
             head = (f"{what}: {n} {'delivery' if n == 1 else 'deliveries'}, {held} of them in bronze "
                     f"({gone} the ledger kept after bronze dropped {'it' if gone == 1 else 'them'}).")
-        open_rejects = [r for r in rejects if r["resolved_at"] is None]
-        tail = f" {len(open_rejects)} open reject {'row' if len(open_rejects) == 1 else 'rows'}."
+        tail = _open_rejects_sentence(rejects)
         late = [d for d in deliveries if d.late]
         if winner is None and late:
             one = len(late) == 1
@@ -473,3 +518,9 @@ class Explainer:
         # Always said, 0 included, so every answer has the same parts whether or not the key was ever
         # diverted (`1 open reject row.`, `0 open reject rows.`; docs/operating.md).
         return [head, state + tail]
+
+
+def _open_rejects_sentence(rejects: list[dict]) -> str:
+    """The sentence that ends the summary's second line, 0 included (docs/operating.md)."""
+    n = len([r for r in rejects if r["resolved_at"] is None])
+    return f" {n} open reject {'row' if n == 1 else 'rows'}."

@@ -3,6 +3,7 @@ SCD_TYPE_2_BY_COLUMN), a child probes only the parent's current versions, so his
 fans a child row out, a quarantined newest delivery closes the last admitted version, and a row
 without a key, which no history can version, is quarantined by the implicit `customer_id_not_null`
 rule (decision 0416): counted in the mart under that rule, in the reject table, and explained as such.
+A customer that leaves the feed keeps only a closed version, and explain says so (decision 0968).
 
 The README's shop spec, three builds per target (the `runner` fixture). DuckDB, and Spark
 (tests/integration/test_spark_type2.py), where the history is the `assay_history` model instead
@@ -13,6 +14,7 @@ type-2 parent on every target already; three builds more per engine would cost a
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -36,8 +38,10 @@ A4 = ["l3", "2026-01-07T08:00:00Z", "a4", "c1", "a@x.io", "gb", "3", "2024-01-01
 A5 = ["l3", "2026-01-07T08:00:00Z", "a5", "c2", "b@x.io", "us", "nine", "2024-01-01", "+1 5"]
 # a customer without an id: no history can version it, so it is quarantined (decision 0416)
 A0 = ["l1", "2026-01-05T08:00:00Z", "a0", None, "n@x.io", "fr", "1", "2024-01-01", None]
+# c3 leaves the feed before the last build: its version is closed (decision 0415)
+A6 = ["l1", "2026-01-05T08:00:00Z", "a6", "c3", "c@x.io", "de", "1", "2024-01-01", None]
 # c1 changes tier twice over two more builds; c2 is quarantined by a bad tier in the last one
-BATCHES = ((A0, A1, A2), (A0, A1, A2, A3), (A0, A1, A2, A3, A4, A5))
+BATCHES = ((A0, A1, A2, A6), (A0, A1, A2, A3, A6), (A0, A1, A2, A3, A4, A5))
 
 
 def customers(*rows):
@@ -98,13 +102,19 @@ def history(runner, engine, type2_spec, tmp_path_factory) -> dict:
     if engine.id == "duckdb":  # the command opens the warehouse itself, once the builds' connection is closed
         found["explain"] = CliRunner().invoke(cli, [
             "explain", "customer", "--source-row-id", "a0", "--project", str(project.path), "--spec", str(type2_spec)])
+        found["explain_gone"] = CliRunner().invoke(cli, [
+            "explain", "customer", "C3", "--project", str(project.path), "--spec", str(type2_spec)])
+        found["explain_closed"] = CliRunner().invoke(cli, [
+            "explain", "customer", "C2", "--json", "--project", str(project.path), "--spec", str(type2_spec)])
     return found
 
 
 def test_history_is_versioned(history):
     # C2's newest delivery is quarantined: its older clean version is closed, not left current (001:
     # a corrupt latest row is never silently replaced by a stale clean one; decision 0415)
-    assert history["versions"] == [("C1", 1, False), ("C1", 2, False), ("C1", 3, True), ("C2", 1, False)]
+    # C3 left the feed: bronze is the source of truth, so its version is closed too (0415)
+    assert history["versions"] == [("C1", 1, False), ("C1", 2, False), ("C1", 3, True), ("C2", 1, False),
+                                   ("C3", 1, False)]
 
 
 def test_a_row_without_a_key_is_quarantined_under_its_rule(history):
@@ -133,6 +143,32 @@ def test_explain_says_where_a_row_without_a_key_is(history):
     assert "quarantined because customer_id_not_null (quarantine) fired" in out
     assert "failed rules: customer_id_not_null" in out
     assert "not yet" not in out and "not published" not in out
+
+
+def test_explain_says_a_key_that_left_the_feed_has_only_closed_versions(history):
+    if "explain_gone" not in history:
+        pytest.skip("the operator commands are exercised on DuckDB; the history itself is matched above")
+    result = history["explain_gone"]
+    out = result.output
+    # C3 is in silver.customer (one closed version): found, so exit 0, and not "not in bronze or
+    # reject rows ... as delivered after its transforms", which says the key was typed wrong
+    assert result.exit_code == 0, out
+    assert "customer customer_id='C3': no delivery of it is in bronze as of the last build" in out
+    assert ("It is not in the entity: its history silver.customer holds 1 closed version of it and no current one "
+            "(a key bronze no longer delivers has no current version: decision 0415). 0 open reject rows.") in out
+    assert "typed" not in out and "as delivered after its transforms" not in out
+
+
+def test_explain_counts_only_a_current_version_as_in_the_entity(history):
+    if "explain_closed" not in history:
+        pytest.skip("the operator commands are exercised on DuckDB; the history itself is matched above")
+    result = history["explain_closed"]
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    # C2's newest delivery is quarantined and its one version closed (0415): the history holds the
+    # key, but no version of it is current, so it is not in the entity, as the summary says
+    assert found["in_entity"] is False
+    assert "It is not in the entity: its judged delivery a5 was quarantined to the reject table." in found["summary"][1]
 
 
 def test_probes_read_current_versions(history):

@@ -68,3 +68,21 @@ def test_deliveries_bronze_no_longer_holds_are_not_counted_as_in_bronze():
     gone.source_row_id, gone.in_bronze = "r0", False
     assert Explainer._summary(me, {"reading_id": "R2"}, None, [kept, gone], kept, True, [])[0] == (
         "reading reading_id='R2': 2 deliveries, 1 of them in bronze (1 the ledger kept after bronze dropped it).")
+
+
+def _gone(versions: int, current: int, rejects: list[dict]) -> str:
+    me = SimpleNamespace(published_name="silver.policy")
+    return Explainer._gone_sentence(me, {"versions": versions, "current": current}, rejects)
+
+
+def test_a_type2_key_that_left_the_feed_names_its_closed_versions():
+    # decision 0968: the history still holds the key; the build that stopped seeing it closed it (0415)
+    assert _gone(2, 0, [{"resolved_at": "2026-12-02"}]) == (
+        "It is not in the entity: its history silver.policy holds 2 closed versions of it and no current one "
+        "(a key bronze no longer delivers has no current version: decision 0415). 0 open reject rows.")
+
+
+def test_a_type2_key_not_yet_closed_says_the_next_build_closes_it():
+    assert _gone(1, 1, [{"resolved_at": None}]) == (
+        "Its history silver.policy holds 1 version of it, 1 still current: no build has run since bronze stopped "
+        "delivering it, and the next one closes it (decision 0415). 1 open reject row.")

@@ -54,8 +54,9 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     else:
         for line in result.render():
             click.echo(line)
-    if not result.deliveries and not result.rejects:
-        # Nothing of it was found: a script must not read that as an answer (exit 1).
+    if not result.deliveries and not result.rejects and not result.history:
+        # Nothing of it was found (not even a type-2 key's closed versions): a script must not read
+        # that as an answer (exit 1).
         what = f"--source-row-id {source_row_id}" if source_row_id is not None else "the key " + ", ".join(key)
         raise AssayError(f"{what} is not in {entity}'s bronze or reject rows; assay explain {entity} takes "
                          f"{', '.join(ent.key)} as delivered after its transforms (the values `assay report` and "
