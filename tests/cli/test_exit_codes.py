@@ -74,7 +74,20 @@ def test_replay_of_an_unknown_entity_is_a_usage_error(tmp_path):
     write_dbt_skeleton(project, "shop", duckdb_profile("shop"))
     result = invoke("replay", "nobody", "--spec", str(EXAMPLE), "--project", str(project))
     assert result.exit_code == 3
-    assert "no entity 'nobody' in the spec; pass one of customer, order." in result.stderr
+    assert "no entity 'nobody' in the spec in " in result.stderr
+    assert "; pass one of customer, order." in result.stderr
+
+
+@pytest.mark.parametrize("args", [("explain", "customer", "1"), ("replay", "customer", "--dry-run"),
+                                  ("anomalies", "--entity", "customer")])
+def test_a_project_that_is_no_project_says_which_spec_was_read(tmp_path, args):
+    # An empty directory resolves to a spec with default settings and no entities: the error names
+    # that directory and what to pass, not "entities are" followed by nothing.
+    result = invoke(*args, "--project", str(tmp_path))
+    assert result.exit_code == 3
+    assert f"the spec read, {tmp_path}, declares no entities" in result.stderr
+    assert "pass --project with the project `assay generate` wrote, or --spec" in result.stderr
+    assert "Usage:" not in result.stderr
 
 
 # ----------------------------------------------------------------------------- 1: the spec

@@ -24,9 +24,9 @@ from ..anomalies.detect import Verdict, iso
 from ..anomalies.history import (MART, as_record, behind_of, latest_of, learnt_text, measure_label, measure_of,
                                  read_verdicts, value_text)
 from ..anomalies.method import METHOD, QUARANTINE_RATE
-from ..errors import AssayError, AssayUsageError, ChecksFailed
+from ..errors import AssayError, ChecksFailed
 from ..runtime.history_behind import behind_sentence
-from .common import (PROJECT_HELP, build_command, environment_option, json_option, plural, project_option, resolve_spec,
+from .common import (PROJECT_HELP, build_command, environment_option, json_option, known_entities, plural, project_option, resolve_spec,
                      shown, spec_option, warehouse_options)
 
 def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
@@ -37,12 +37,9 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
     from ..runtime.operator import open_warehouse
     from ..runtime.warehouse import warehouse_errors
 
-    project = load_project(resolve_spec(spec_dir, project_dir))
-    known = {e.name for e in project.entities}
-    unknown = [e for e in entities if e not in known]
-    if unknown:
-        raise AssayUsageError(f"no entity {', '.join(repr(e) for e in unknown)} in the spec; its entities are "
-                              f"{', '.join(sorted(known))}.")
+    spec = resolve_spec(spec_dir, project_dir)
+    project = load_project(spec)
+    known_entities(project, list(entities), spec)
     with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
         with warehouse_errors(f"cannot read the quality history from the warehouse of {wh.describe}"):
             verdicts = read_verdicts(wh, entities)

@@ -122,6 +122,26 @@ def resolve_spec(spec_dir: Optional[Path], project_dir: Path) -> Path:
     return check_spec_dir(project_dir, given=False)
 
 
+def known_entities(project, wanted: "list[str]", spec_dir: Path) -> None:
+    """A usage error naming the spec read and what to pass, unless every name in `wanted` is an
+    entity of `project` (the spec loaded from `spec_dir`).
+
+    A spec with no entities is what a `--project` without a recorded spec and without assay.yml
+    resolves to (any directory is a spec with default settings), so the operator is told which
+    directory was read instead of "entities are" followed by nothing."""
+    names = sorted(e.name for e in project.entities)
+    unknown = [w for w in wanted if w not in names]
+    if not unknown:
+        return
+    what = ", ".join(repr(u) for u in unknown)
+    if not names:
+        raise AssayUsageError(
+            f"no entity {what}: the spec read, {shown(spec_dir)}, declares no entities (it holds no {SETTINGS} "
+            f"and no entity files); pass --project with the project `assay generate` "
+            f"wrote, or --spec with the directory that holds {SETTINGS}.")
+    raise AssayUsageError(f"no entity {what} in the spec in {shown(spec_dir)}; pass one of {', '.join(names)}.")
+
+
 def optional_spec(spec_dir: Optional[Path], project_dir: Path) -> Optional[Path]:
     """`--spec` or the recorded spec, for commands that work without one (`assay checks`)."""
     if spec_dir is not None:

@@ -8,7 +8,8 @@ from typing import Optional
 
 import click
 
-from .common import PROJECT_HELP, build_command, environment_option, json_option, project_option, resolve_spec, spec_option, warehouse_options
+from .common import (PROJECT_HELP, build_command, environment_option, json_option, known_entities, project_option, resolve_spec,
+                     spec_option, warehouse_options)
 
 
 @click.command("explain")
@@ -32,10 +33,9 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     from ..explain import Explainer
     from ..runtime.operator import open_warehouse
 
-    project = load_project(resolve_spec(spec_dir, project_dir))
-    names = [e.name for e in project.entities]
-    if entity not in names:
-        raise AssayUsageError(f"no entity {entity!r} in the spec; entities are {', '.join(names)}")
+    spec = resolve_spec(spec_dir, project_dir)
+    project = load_project(spec)
+    known_entities(project, [entity], spec)
     ent = project.entity(entity)
     if not key and source_row_id is None:
         raise AssayUsageError(f"name a key ({', '.join(ent.key)}) or pass --source-row-id")

@@ -8,7 +8,8 @@ from typing import Optional
 
 import click
 
-from .common import PROJECT_HELP, Progress, build_command, environment_option, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
+from .common import (PROJECT_HELP, Progress, build_command, environment_option, json_option, known_entities, plural, project_option,
+                     resolve_spec, spec_option, warehouse_options)
 
 
 @click.command("replay")
@@ -31,11 +32,9 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
 
     with Progress("replay", 3, quiet=as_json) as progress:
         progress.step("reading the spec")
-        project = load_project(resolve_spec(spec_dir, project_dir))
-        names = [e.name for e in project.entities]
-        if entity not in names:
-            raise click.BadParameter(f"no entity {entity!r} in the spec; pass one of {', '.join(names) or '(none: the spec declares no entities)'}.",
-                                     param_hint="ENTITY")
+        spec = resolve_spec(spec_dir, project_dir)
+        project = load_project(spec)
+        known_entities(project, [entity], spec)
         ent = project.entity(entity)
         if not ent.has_reject:
             raise click.BadParameter(f"{entity} has no reject table (it declares no quality rules), so there is nothing to replay; "
