@@ -386,3 +386,14 @@ def test_check_list_lists_and_exits_0_even_when_checks_failed(recorded):
         ("run-ok", "silver.order/positive", "passed"),
         ("run-ok", "silver.order/no_refunds", "passed"),
     ]
+
+
+def test_report_with_json_and_out_is_a_usage_error_and_writes_nothing(tmp_path):
+    # --json prints instead of writing the page: an --out beside it used to be ignored (exit 0, no
+    # file), which left the operator believing the page was written. Refused before any warehouse
+    # is read, so no build is needed here.
+    out = tmp_path / "page.html"
+    result = invoke("report", "--json", "--out", str(out), "--project", str(tmp_path))
+    assert result.exit_code == 3
+    assert "drop --json to write the page, or --out to print the numbers" in result.stderr
+    assert result.stdout == "" and not out.exists()

@@ -37,6 +37,12 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     from ..runtime.operator import open_warehouse
     from ..runtime.warehouse import project_kind, warehouse_errors
 
+    if as_json and out_file is not None:
+        # --json prints the numbers instead of the page: an --out beside it would be ignored and
+        # the operator left believing the file was written.
+        raise click.UsageError(f"--json prints the report's numbers instead of writing the page, so --out "
+                               f"{shown(out_file)} would not be written; drop --json to write the page, or --out "
+                               "to print the numbers.")
     now = _parse_now(now_text)
     with Progress("report", 4, quiet=as_json) as progress:
         progress.step("reading the spec")
