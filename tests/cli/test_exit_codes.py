@@ -397,3 +397,14 @@ def test_report_with_json_and_out_is_a_usage_error_and_writes_nothing(tmp_path):
     assert result.exit_code == 3
     assert "drop --json to write the page, or --out to print the numbers" in result.stderr
     assert result.stdout == "" and not out.exists()
+
+
+@pytest.mark.parametrize("args", [("validate", "{spec}/spec/customers.yml"), ("validate", "--spec", "{spec}/assay.yml"),
+                                  ("plan", "{spec}/assay.yml", "--spec", "{spec}"),
+                                  ("generate", "dbt", "--spec", "{spec}/spec/orders.yml")])
+def test_a_spec_file_given_for_the_spec_directory_says_which_directory_to_pass(args):
+    # A spec is the directory holding assay.yml; a file of it (the settings or an entity file) is
+    # the usual slip, and the answer names the directory, not only that a file is no directory.
+    result = invoke(*(a.format(spec=EXAMPLE) for a in args))
+    assert result.exit_code == 3
+    assert f"is a file; a spec is the directory that holds assay.yml: pass {EXAMPLE}" in result.stderr.replace("\n", " ")

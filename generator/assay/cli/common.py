@@ -26,16 +26,36 @@ PROJECT_HELP = ("The dbt project whose profile, or the SQLMesh project whose gat
                 "(default: the current directory).")
 
 
+class Directory(click.Path):
+    """An existing directory (a spec or a project); a file given instead is refused with the
+    directory to pass (for a spec, the one holding assay.yml), not only click's "is a file"."""
+
+    def __init__(self, kind: str, exists: bool = True) -> None:
+        super().__init__(file_okay=False, exists=exists, path_type=Path)
+        self.kind = kind
+
+    def convert(self, value, param, ctx):  # noqa: ANN001 - click's signature
+        given = Path(value)
+        if given.is_file():
+            holder = _enclosing_settings(given) if self.kind == "spec" else None
+            if holder is not None and not given.is_absolute():
+                holder = Path(os.path.relpath(holder))  # said the way the path was given
+            where = shown(holder if holder is not None else given.parent)
+            what = f"a spec is the directory that holds {SETTINGS}" if self.kind == "spec" else "a project is a directory"
+            self.fail(f"{shown(given)} is a file; {what}: pass {where}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def project_option(help_text: str = "The dbt project (default: the current directory).") -> Callable:
     """`--project DIR`, an existing directory, default the current directory."""
-    return click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+    return click.option("--project", "project_dir", type=Directory("project"),
                         default=".", show_default=False, help=help_text)
 
 
 def spec_option(help_text: Optional[str] = None) -> Callable:
     """`--spec DIR`, default the spec directory `assay generate` recorded for the project."""
     return click.option(
-        "--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+        "--spec", "spec_dir", type=Directory("spec"), default=None,
         help=help_text or ("The spec: the directory holding assay.yml (default: the one `assay generate` "
                            "recorded for the project, else the project itself or its spec/ folder)."),
     )

@@ -14,7 +14,7 @@ from ..artifacts import overwriting_edits, record_spec_dir
 from ..errors import ProjectError
 from ..runtime.built_relations import schema_override
 from ..targets.sqlmesh import DIALECTS
-from .common import json_option, plural, resolve_spec, shown
+from .common import Directory, json_option, plural, resolve_spec, shown
 
 @click.group("generate")
 def generate() -> None:
@@ -103,9 +103,9 @@ def _next_dbt(project_dir: Path) -> str:
 
 
 @generate.command("dbt")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
+@click.option("--project", "project_dir", type=Directory("project"), default=".",
               help="The dbt project to write into (default: the current directory).")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+@click.option("--spec", "spec_dir", type=Directory("spec"), default=None,
               help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
 @click.option("--force", is_flag=True, help="Overwrite generated files you edited (assay's own files only).")
 @json_option("Print what was written, where the tables land and the next command as JSON.")
@@ -134,9 +134,9 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 
 
 @generate.command("sqlmesh")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
+@click.option("--project", "project_dir", type=Directory("project"), default=".",
               help="The SQLMesh project to write into (default: the current directory).")
-@click.option("--spec", "spec_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+@click.option("--spec", "spec_dir", type=Directory("spec"), default=None,
               help="The spec: the directory holding assay.yml (default: the one recorded by the last generate).")
 @click.option(
     "--dialect",

@@ -10,13 +10,13 @@ from typing import Optional
 import click
 
 from ..errors import AssayUsageError
-from .common import Progress, check_spec_dir, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
+from .common import Directory, Progress, check_spec_dir, json_option, plural, project_option, resolve_spec, spec_option, warehouse_options
 
 
 @click.command("plan")
-@click.argument("old", metavar="OLD_SPEC", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("old", metavar="OLD_SPEC", type=Directory("spec"))
 # The new spec used to be a second positional argument; kept so that old scripts keep working.
-@click.argument("new", metavar="[NEW_SPEC]", required=False, type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("new", metavar="[NEW_SPEC]", required=False, type=Directory("spec"))
 @spec_option("The new spec: the directory holding assay.yml (default: the one `assay generate` recorded for the project).")
 @project_option("The project whose recorded spec is the new one (default: the current directory).")
 @warehouse_options

@@ -23,7 +23,7 @@ from ..spec.loader import load_spec
 from ..targets.sqlmesh import DIALECTS
 from ..validate import validate
 from ..validate.targets import TARGETS
-from .common import json_option, plural, project_option, resolve_spec, spec_option
+from .common import Directory, json_option, plural, project_option, resolve_spec, spec_option
 
 
 def default_target(project_dir: Path) -> str:
@@ -46,7 +46,7 @@ def summary(project) -> dict:
 
 @click.command("validate")
 # The spec used to be positional; kept so that scripts written for it keep working.
-@click.argument("spec_arg", metavar="[SPEC_DIR]", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.argument("spec_arg", metavar="[SPEC_DIR]", required=False, type=Directory("spec", exists=False))
 @spec_option()
 @project_option("The project whose recorded spec to check (default: the current directory).")
 @click.option("--target", "target", type=click.Choice(list(TARGETS)), default=None,
