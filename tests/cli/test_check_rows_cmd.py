@@ -101,6 +101,23 @@ def test_a_recorded_check_without_rows_says_why(recorded):
                               "estimated scan of 144 bytes exceeds the 10-byte ceiling\n")
 
 
+def test_a_warned_sql_check_whose_rows_were_not_kept_does_not_say_it_passed(tmp_path):
+    """An outside tester's repro (session 33, dbt on DuckDB and PostgreSQL 15 alike): a SQL check file
+    on `warn` returned 2 rows and kept none (decision 0914); `check rows` said `no rows: it passed`."""
+    project, con = results_warehouse(tmp_path)
+    con.execute("insert into assay_meta.assay_check_results values "
+                "(?, 'order', 'silver.order/paid_orders', 1002, 'sql', 'warn', true, 2, ?, ?, '2026-12-01 10:00:00')",
+                [RUN, json.dumps({"bounds": {"on_failure": "warn"}, "columns": [], "types": []}),
+                 json.dumps({"failing_rows": 2, "rows": 2})])
+    con.close()
+    res = invoke("check", "rows", RUN, "silver.order/paid_orders", "--project", str(project))
+    assert res.exit_code == 0 and res.stdout == "", res.output
+    assert "it passed" not in res.stderr
+    assert res.stderr.startswith("order: silver.order/paid_orders: no rows: it warned, but none of the rows it "
+                                 "returned were kept"), res.stderr
+    assert res.stderr.rstrip().endswith("returned 2 rows (warned)"), res.stderr
+
+
 def test_check_list_counts_the_rows_of_a_failed_declared_check(recorded):
     """Decision 1121: `rows` is what the check found failing (RANGE: 2 values outside its range), `kept`
     what `assay check rows` prints; a check that counts no rows (a row count) or was not evaluated

@@ -325,6 +325,20 @@ def test_the_entitys_line_counts_passed_checks_as_assay_checks_does():
     assert line["checks_tally"] == "2 of 4 passed (1 of them warned); 2 did not: 1 failed, 1 warned"
 
 
+def test_an_errored_check_says_errored_once():
+    """An outside tester's repro (session 33, DuckDB and PostgreSQL 15 alike): a SQL check file whose
+    cast fails in the engine is recorded `errored` with detail `errored: <engine message>`
+    (decision 0511); the health line read `check silver.order/bad_cast errored: errored: ...`."""
+    from assay.report.health import _entity_line
+
+    checks = [{"table": "order", "check_id": "silver.order/bad_cast", "passed": False, "outcome": "errored",
+               "detail": 'errored: invalid input syntax for type integer: "refunded"'}]
+    line = _entity_line({"entity": "order", "latest": {"run_id": "r"}}, checks, {})
+    said = " ".join(line["reasons"])
+    assert 'check silver.order/bad_cast errored: invalid input syntax for type integer: "refunded"' in said
+    assert "errored: errored:" not in said
+
+
 def test_a_failed_advisory_check_is_not_counted_as_passed_on_the_page():
     """The tester's repro: one advisory value_range check failed; the page said `checks 1 of 1 passed`."""
     data = _data()

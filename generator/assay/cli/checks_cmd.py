@@ -289,8 +289,12 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
             elif r["kind"] == AUDIT:
                 why = ("it stopped or set back the table and keeps no rows of its own (a `fail` rule's rows "
                        f"carry the rule in {r['table']}__staged's _failed_rules)")
-            elif r["passed"]:
+            elif r["passed"] and r.get("outcome") in (None, "passed"):
                 why = "it passed"
+            elif r["passed"]:
+                # A SQL check file on `warn` passes with rows (002): it found rows, and none were kept.
+                why = ("it warned, but none of the rows it returned were kept (a check whose output columns "
+                       "cannot all be traced keeps none, decision 0914; `assay_check_rows_kept: 0` keeps none)")
             elif _label(r) == "not_evaluated":
                 why = "it was not evaluated"
             else:

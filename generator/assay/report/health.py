@@ -61,7 +61,10 @@ def _checks_of(checks: list[dict], table: str) -> tuple[list[str], list[str]]:
     for c in checks:
         if c["table"] != table or c.get("outcome") in (None, "passed"):
             continue
-        said = f"check {c['check_id']} {c['outcome'].lower()}" + (f": {c['detail']}" if c.get("detail") else "")
+        word = c["outcome"].lower()
+        # An errored check's detail already opens with `errored: ` (decision 0511): say it once.
+        detail = (c.get("detail") or "").removeprefix(f"{word}: ")
+        said = f"check {c['check_id']} {word}" + (f": {detail}" if detail else "")
         (fails if c["outcome"] in FAILED_CHECK else warns if c["outcome"] in WARNED_CHECK else fails).append(said)
     return fails, warns
 
