@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir.model import Entity, Project
+from .ir.model import Entity, Mapping, Project
 from .plan_checks import CHECKS, check_changes, project_check_changes  # noqa: F401 (CHECKS: one of the classes)
 
 RESTATING = "RESTATING"
@@ -66,6 +66,18 @@ def _rule_sig(rule) -> tuple:
     return (rule.kind, rule.column, rule.mapping, rule.params)
 
 
+def _mapping_sig(m: Mapping) -> tuple:
+    """What a mapping does to the entity's values: its source and each field's path, transforms and
+    type, by column. Not where it is written (file, line, field order: a comment or a moved field
+    changes no value) nor its freshness or unmapped list (decision 0955)."""
+    return (m.name, m.source, tuple(sorted((f.column, f.path, f.steps, f.target_type, f.is_key) for f in m.fields)))
+
+
+def _declaration_sig(m: Mapping) -> tuple:
+    """What a mapping declares about its source without changing a value: freshness, unmapped columns."""
+    return (m.freshness_warn, m.freshness_error, tuple(sorted(m.unmapped)))
+
+
 def _entity_changes(old: Entity, new: Entity) -> list[Change]:
     out: list[Change] = []
     name = new.name
@@ -87,8 +99,11 @@ def _entity_changes(old: Entity, new: Entity) -> list[Change]:
         out.append(Change(name, "key_changed", f"({', '.join(old.key)}) -> ({', '.join(new.key)})", BREAKING))
     if old.columns != new.columns:
         out.append(Change(name, "fields_changed", "columns or their types", BREAKING))
-    if old.mappings != new.mappings:
+    if [_mapping_sig(m) for m in old.mappings] != [_mapping_sig(m) for m in new.mappings]:
         out.append(Change(name, "mappings_changed", "sources, paths or transforms", BREAKING))
+    old_maps = {m.name: m for m in old.mappings}
+    if any(_declaration_sig(m) != _declaration_sig(old_maps[m.name]) for m in new.mappings if m.name in old_maps):
+        out.append(Change(name, "source_declaration_changed", "freshness or unmapped columns", NON_BREAKING))
     if old.scd != new.scd:
         out.append(Change(name, "scd_changed", f"{old.scd} -> {new.scd}", BREAKING))
     meta_old = (old.grain, old.owner, old.description, old.grants_select, old.retention, old.redact)

@@ -55,6 +55,31 @@ def test_transform_and_metadata_changes(tmp_path):
     assert p.replay_scope == () and p.backfill_scope == ("order",)
 
 
+def test_where_a_mapping_is_written_is_no_change(tmp_path):
+    """A comment above a mapping, or its fields in another order, moves lines and changes no value."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/orders.yml", "mapping_version: 1", "# orders from the shop's export\n\nmapping_version: 1")
+    customer_line = '  customer_id: {from: "$.customer", transform: [trim, upper]}\n'
+    _edit(new, "spec/orders.yml", customer_line, "")
+    # the field moves to the end of the fields block (just before `unmapped:`)
+    lines = (new / "spec/orders.yml").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("unmapped:"))
+    (new / "spec/orders.yml").write_text("".join(lines[:at] + [customer_line] + lines[at:]))
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert p.changes == () and p.backfill_scope == ()
+
+
+def test_freshness_and_unmapped_are_declarations(tmp_path):
+    """A freshness threshold or an acknowledged column changes no row: nothing to rebuild."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/orders.yml", "freshness: {warn_after: 6h, error_after: 1d}", "freshness: {warn_after: 8h, error_after: 2d}")
+    _edit(new, "spec/customers.yml", '"$.phone"]', '"$.phone", "$.fax"]')
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert [(c.entity, c.kind, c.classification) for c in p.changes] == [
+        ("customer", "source_declaration_changed", NON_BREAKING), ("order", "source_declaration_changed", NON_BREAKING)]
+    assert p.replay_scope == () and p.backfill_scope == ()
+
+
 ENTITIES = """spec_version: 1
 entities:
 {entities}
