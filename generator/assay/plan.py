@@ -78,6 +78,11 @@ def _declaration_sig(m: Mapping) -> tuple:
     return (m.freshness_warn, m.freshness_error, tuple(sorted(m.unmapped)))
 
 
+def _column_meta(entity: Entity) -> tuple:
+    """What a field declares without changing a value or a route (asserts are alerts, decision 0955)."""
+    return tuple(sorted((c.name, c.description or "", c.classification or "", c.asserts) for c in entity.columns))
+
+
 def _entity_changes(old: Entity, new: Entity) -> list[Change]:
     out: list[Change] = []
     name = new.name
@@ -97,7 +102,7 @@ def _entity_changes(old: Entity, new: Entity) -> list[Change]:
         out.append(Change(name, "dedupe_changed", ", ".join(k.column for k in new.dedupe) or "(none)", RESTATING))
     if old.key != new.key:
         out.append(Change(name, "key_changed", f"({', '.join(old.key)}) -> ({', '.join(new.key)})", BREAKING))
-    if old.columns != new.columns:
+    if [(c.name, c.type, c.required) for c in old.columns] != [(c.name, c.type, c.required) for c in new.columns]:
         out.append(Change(name, "fields_changed", "columns or their types", BREAKING))
     if [_mapping_sig(m) for m in old.mappings] != [_mapping_sig(m) for m in new.mappings]:
         out.append(Change(name, "mappings_changed", "sources, paths or transforms", BREAKING))
@@ -106,10 +111,17 @@ def _entity_changes(old: Entity, new: Entity) -> list[Change]:
         out.append(Change(name, "source_declaration_changed", "freshness or unmapped columns", NON_BREAKING))
     if old.scd != new.scd:
         out.append(Change(name, "scd_changed", f"{old.scd} -> {new.scd}", BREAKING))
-    meta_old = (old.grain, old.owner, old.description, old.grants_select, old.retention, old.redact)
-    meta_new = (new.grain, new.owner, new.description, new.grants_select, new.retention, new.redact)
+    if old.materialized != new.materialized:
+        # table -> incremental: the stored staged table has no ledger; incremental -> table: the
+        # rebuild from bronze drops rows whose bronze aged out (docs/incremental.md). Both rebuild.
+        out.append(Change(name, "materialization_changed", f"{old.materialized} -> {new.materialized}", BREAKING))
+    elif old.incremental_lag != new.incremental_lag:
+        out.append(Change(name, "materialization_changed", f"lag {old.incremental_lag or '0'} -> {new.incremental_lag or '0'}", NON_BREAKING))
+    meta_old = (old.grain, old.owner, old.description, old.grants_select, old.retention, old.redact, _column_meta(old))
+    meta_new = (new.grain, new.owner, new.description, new.grants_select, new.retention, new.redact, _column_meta(new))
     if meta_old != meta_new:
-        out.append(Change(name, "metadata_changed", "grain, owner, grants, retention or redaction", NON_BREAKING))
+        out.append(Change(name, "metadata_changed", "grain, owner, grants, retention, redaction or a field's description, "
+                          "classification or assert", NON_BREAKING))
     out.extend(Change(*c) for c in check_changes(name, old.declared_checks, new.declared_checks, old.sql_checks, new.sql_checks))
     return out
 

@@ -80,6 +80,22 @@ def test_freshness_and_unmapped_are_declarations(tmp_path):
     assert p.replay_scope == () and p.backfill_scope == ()
 
 
+def test_a_fields_declarations_are_metadata_and_materialization_rebuilds(tmp_path):
+    """A field's description, classification or assert changes no value; a switch to incremental
+    needs the staged table rebuilt (docs/incremental.md)."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/entities.yml", "      status: {type: string}", "      status: {type: string, description: state, classification: pii}")
+    _edit(new, "spec/entities.yml", '      discount: {type: "decimal(12,2)"}', '      discount: {type: "decimal(12,2)", assert: {min: 0}}')
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert [(c.entity, c.kind, c.classification) for c in p.changes] == [("order", "metadata_changed", NON_BREAKING)]
+    assert p.backfill_scope == ()
+    _edit(new, "spec/entities.yml", "    owner: finance-data\n", "    owner: finance-data\n    materialized: incremental\n")
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert ("order", "materialization_changed", BREAKING, "table -> incremental") in [
+        (c.entity, c.kind, c.classification, c.detail) for c in p.changes]
+    assert p.backfill_scope == ("order",)
+
+
 ENTITIES = """spec_version: 1
 entities:
 {entities}
