@@ -63,7 +63,18 @@ class Plan:
 
 
 def _rule_sig(rule) -> tuple:
-    return (rule.kind, rule.column, rule.mapping, rule.params)
+    params = rule.params
+    if rule.kind == "expression":
+        # The expression as the generator spells it: spacing and line breaks are no change.
+        params = tuple((k, _spelled(v) if k == "expr" else v) for k, v in params)
+    return (rule.kind, rule.column, rule.mapping, params)
+
+
+def _spelled(expr_text: str) -> str:
+    """An authored expression as sqlglot reads it (the generator's reading, lower/spelling.py)."""
+    import sqlglot  # only a plan with an expression rule pays for the import
+
+    return sqlglot.parse_one(expr_text, read="duckdb").sql(dialect="duckdb")
 
 
 def _mapping_sig(m: Mapping) -> tuple:

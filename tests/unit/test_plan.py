@@ -96,6 +96,14 @@ def test_a_fields_declarations_are_metadata_and_materialization_rebuilds(tmp_pat
     assert p.backfill_scope == ("order",)
 
 
+def test_an_expression_respaced_is_no_change(tmp_path):
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/entities.yml", 'expr: "discount <= amount"', 'expr: "discount   <=\\n amount"')
+    assert plan(load_project(EXAMPLE), load_project(new)).changes == ()
+    _edit(new, "spec/entities.yml", 'expr: "discount   <=\\n amount"', 'expr: "discount < amount"')
+    assert [c.kind for c in plan(load_project(EXAMPLE), load_project(new)).changes] == ["rule_changed"]
+
+
 ENTITIES = """spec_version: 1
 entities:
 {entities}
