@@ -45,9 +45,11 @@ def test_unknown_documents_are_listed_once_as_skipped_and_do_not_fail(write_spec
     assert "metrics.yaml" in project.spec_files
 
 
-def test_empty_and_comment_only_documents_are_ignored(write_spec) -> None:
-    project, diagnostics, _loaded = compile_spec(write_spec({"empty.yaml": "", "notes.yml": "# later\n"}))
+def test_empty_and_comment_only_documents_are_said_and_read_as_nothing(write_spec) -> None:
+    project, diagnostics, loaded = compile_spec(write_spec({"empty.yaml": "", "notes.yml": "# later\n"}))
     assert diagnostics == []
+    # a warning each (decision 0977), never a refusal
+    assert [(d.file, d.code, d.severity) for d in loaded.diagnostics] == [("empty.yaml", "SPEC_EMPTY", "warning"), ("notes.yml", "SPEC_EMPTY", "warning")]
     # the base spec compiles as it would without them
     assert [e.name for e in project.entities] == ["customer", "orders"]
     assert {"entity_customer.yaml", "entity_orders.yaml", "mapping_customer.yaml", "mapping_orders.yaml"} <= set(project.spec_files)

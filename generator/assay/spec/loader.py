@@ -26,15 +26,10 @@ from .models import (
     ProjectSettings,
     TablesDocument,
 )
+from .files import is_dir as _is_dir, spec_yaml_files
 from .yamlload import LineDict, LineList, YamlSyntaxError, load_yaml, locate
 
 SETTINGS_FILE = "assay.yml"
-# Folders of a dbt or SQLMesh project that hold no spec documents, skipped when the spec
-# lives at the root of such a project.
-_NOT_SPEC_DIRS = {
-    "target", "dbt_packages", "logs", "models", "snapshots", "macros", "seeds", "tests", "analyses",
-    "assay_packages", "audits", "external_models", "bronze",
-}
 
 
 @dataclass
@@ -124,6 +119,17 @@ def _pattern_of(model: type[BaseModel], loc: tuple) -> Optional[str]:
         if (info.alias or name) == loc[-1]:
             return next((meta.pattern for meta in info.metadata if getattr(meta, "pattern", None)), None)
     return None
+
+
+def _vocabulary_of(model: type[BaseModel], loc: tuple) -> Optional[tuple[str, str]]:
+    """(what the text at `loc` names, the sentence listing what it may be) when it is a closed
+    vocabulary that validation judges (a field's `type:`). A number written there quoted would
+    still be no such word, so the advice is the vocabulary, not quotes."""
+    from ..validate.types import TYPE_ADVICE
+    from .models import EntityField
+
+    vocabularies = {(EntityField, "type"): ("a type name", TYPE_ADVICE)}
+    return vocabularies.get((_model_at(model, loc[:-1]), loc[-1])) if loc else None
 
 
 def _pattern_message(path: str, value: Any, pattern: str) -> str:
@@ -254,6 +260,9 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
                 msg += " `fail` is deliberately unavailable, orphans are expected and recoverable; " + _ORPHAN_GATE
         elif kind == "string_pattern_mismatch":
             msg = _pattern_message(path, value, ctx.get("pattern", ""))
+        elif kind == "string_type" and _vocabulary_of(model, loc):
+            what, advice = _vocabulary_of(model, loc)
+            msg = f"{path} is {_show(value)}, not {what}. {advice}"
         elif kind == "string_type" and _quoting_would_not_fit(model, loc, value):
             # `retention: 7` quoted is `'7'`, still no duration: say what one is instead
             msg = _pattern_message(path, value, _pattern_of(model, loc))
@@ -282,7 +291,9 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
             if isinstance(value, list) and value and all(isinstance(v, dict) and len(v) == 1 for v in value):
                 msg = msg[:-1] + ", without the leading `- `."
         elif kind in ("bool_type", "bool_parsing"):
-            msg = f"{path} is {_show(value)}; write `true` or `false`."
+            # A text is only a boolean word when it was quoted: unquoted, YAML reads `yes` as true.
+            quoted = isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "on", "off")
+            msg = f"{path} is {_show(value)}; write `true` or `false`" + (" without quotes." if quoted else ".")
         elif kind in ("int_type", "int_parsing", "int_from_float"):
             msg = f"{path} is {_show(value)}; write a whole number."
         elif kind == "greater_than_equal":
@@ -400,14 +411,6 @@ def load_settings(root: Path) -> tuple[ProjectSettings, list[Diagnostic]]:
     return settings, _duplicate_keys(SETTINGS_FILE, raw)
 
 
-def _is_dir(path: Path) -> bool:
-    # Path.is_dir raises for some unusable names (too long, ...): those are no directory either.
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
-
-
 def load_spec(root: Path | str) -> LoadedSpec:
     """Read every YAML document and SQL check file of the project at `root`."""
     root = Path(root)
@@ -424,16 +427,10 @@ def load_spec(root: Path | str) -> LoadedSpec:
             "your spec YAML files, relative to assay.yml (or `.` for this one).", "SPEC_SETTINGS",
         ))
         return loaded
-    yaml_files = sorted(
-        p
-        for p in list(spec_root.rglob("*.yml")) + list(spec_root.rglob("*.yaml"))
-        if p.name != SETTINGS_FILE
-        and not p.is_dir()  # a folder named like a spec file: its contents are found by rglob
-        and not _is_under(p, checks_dir)
-        and not any(part.startswith(".") or part in _NOT_SPEC_DIRS for part in p.relative_to(spec_root).parts[:-1])
-    )
-    for path in yaml_files:
-        rel = _rel(path, root)
+    yaml_files, unreadable = spec_yaml_files(spec_root, root, (SETTINGS_FILE,), checks_dir)
+    for folder, reason in unreadable:
+        loaded.diagnostics.append(Diagnostic(folder, 1, f"this folder cannot be read ({reason}), so the spec documents in it are not; make it readable or move it out of the spec directory.", "SPEC_UNREADABLE"))
+    for path, rel in yaml_files:
         loaded.files.append(rel)
         text, problem = read_spec_file(path, rel)
         if problem is not None:
@@ -479,6 +476,8 @@ def read_spec_file(path: Path, rel: str) -> tuple[str, Optional[Diagnostic]]:
         byte = data[offset]
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
             what = "it is saved as UTF-16 (it starts with a UTF-16 byte-order mark)"
+            # read as what it is, so the names it declares silence their echoes elsewhere
+            readable = data.decode("utf-16", errors="replace")
         else:
             what = f"byte {offset} (line {line}, column {column}) is 0x{byte:02x}, which is not UTF-8"
         return readable, Diagnostic(
@@ -516,14 +515,6 @@ def _remember_unparsed(loaded: LoadedSpec, text: str) -> None:
                 loaded.known_entities.add(name.group(1))
 
 
-def _is_under(path: Path, directory: Path) -> bool:
-    try:
-        path.resolve().relative_to(directory.resolve())
-        return True
-    except ValueError:
-        return False
-
-
 def _load_document(loaded: LoadedSpec, rel: str, text: str) -> None:
     try:
         raw = load_yaml(text)
@@ -532,6 +523,10 @@ def _load_document(loaded: LoadedSpec, rel: str, text: str) -> None:
         _remember_unparsed(loaded, text)
         return
     if raw is None:
+        # Said, not refused (decision 0977): like a skipped `metric_version` document it declares
+        # nothing, and a placeholder file must not stop a build; but a file whose content was lost
+        # must not pass unnoticed either.
+        loaded.diagnostics.append(Diagnostic(rel, 1, "this file holds no document (it is empty, or only comments), so it declares nothing; write a spec document in it, starting with `spec_version: 1`, `mapping_version: 1` or `tables_version: 1`, or delete the file.", "SPEC_EMPTY", severity="warning"))
         return
     if not isinstance(raw, LineDict):
         loaded.diagnostics.append(

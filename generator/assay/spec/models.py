@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt
 
 Disposition = Literal["flag", "quarantine", "fail"]
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
@@ -150,14 +150,16 @@ ROW_RULE_KINDS = ("expression", "referential")
 class Assert(Strict):
     min: Optional[Union[int, float, str]] = None
     max: Optional[Union[int, float, str]] = None
-    not_null: Optional[bool] = None
+    not_null: Optional[StrictBool] = None
     enum: Optional[list[Union[str, int, float, bool]]] = None
     regex: Optional[str] = None
 
 
 class EntityField(Strict):
     type: str
-    required: bool = False
+    # Strict: pydantic would read the text "yes" or "no" or the number 1 as true; a YAML boolean
+    # (`true`, or YAML 1.1's plain `yes`/`on`) is what is meant (decision 0977).
+    required: StrictBool = False
     classification: Optional[Literal["public", "internal", "pii", "secret"]] = None
     assert_: Optional[Assert] = Field(default=None, alias="assert")
     description: Optional[str] = None

@@ -42,7 +42,28 @@ class LineList(list):
         return self.line
 
 
+# Deeper than any spec needs (a check's arguments are a few levels under `entities:`), and far
+# below where PyYAML's recursive composer, and every walk after it, would exhaust Python's stack.
+MAX_DEPTH = 64
+
+
 class _Loader(yaml.SafeLoader):
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        # A document nested thousands of levels deep (`[[[[...`) is refused where it goes too deep,
+        # not answered with a RecursionError.
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"the document is nested more than {MAX_DEPTH} levels deep here; a spec needs far "
+                    "fewer, so close the open `[`/`{` or indent less", self.peek_event().start_mark,
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         # PyYAML's own constructors raise plain ValueError and friends for a value that does
         # not fit its explicit tag (`!!int x`, `!!float y`, bad base64 after `!!binary`); give
@@ -58,22 +79,72 @@ class _Loader(yaml.SafeLoader):
             ) from None
 
 
+def _key_text(loader: _Loader, key_node: yaml.Node) -> Any:
+    key = loader.construct_object(key_node, deep=True)
+    if not isinstance(key, str):
+        # Every key of a spec is a name. YAML 1.1 reads a plain `on`, `yes`, `null` or `1.0`
+        # as true, None or a number; keep the key as written, not as `True` or `None`.
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) and not key_node.style else str(key)
+    return key
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _entries(node: yaml.MappingNode, seen: frozenset = frozenset()) -> tuple[list, list]:
+    """(the pairs written in `node`, the pairs its `<<:` merge keys bring in, the source listed first
+    first), merges of merged mappings resolved. PyYAML's own flatten_mapping lets the later source
+    win unless the two keys happen to be one interned string, so its answer depends on the key's
+    length; the merge key's definition is that the source listed first wins."""
+    written, merged = [], []
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE_TAG:
+            written.append((key_node, value_node))
+            continue
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for source in sources:
+            if not isinstance(source, yaml.MappingNode):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"`<<:` merges a mapping or a list of mappings, not a {source.id}; write `<<: *<anchor of a mapping>`",
+                    source.start_mark,
+                )
+            if id(source) in seen:  # `&a {<<: *a}`: a mapping merging itself brings nothing more
+                continue
+            inner_written, inner_merged = _entries(source, seen | {id(node)})
+            merged.extend(inner_written + inner_merged)
+    return written, merged
+
+
+def _key_text(loader: _Loader, key_node: yaml.Node) -> Any:
+    key = loader.construct_object(key_node, deep=True)
+    if not isinstance(key, str):
+        # Every key of a spec is a name. YAML 1.1 reads a plain `on`, `yes`, `null` or `1.0`
+        # as true, None or a number; keep the key as written, not as `True` or `None`.
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) and not key_node.style else str(key)
+    return key
+
+
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
-    loader.flatten_mapping(node)
+    written, merged = _entries(node, frozenset({id(node)}))
     out = LineDict()
     out.line = node.start_mark.line + 1
     out.key_lines = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if not isinstance(key, str):
-            # Every key of a spec is a name. YAML 1.1 reads a plain `on`, `yes`, `null` or `1.0`
-            # as true, None or a number; keep the key as written, not as `True` or `None`.
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) and not key_node.style else str(key)
-        if key in out:
+    chosen: dict = {}
+    # Merged keys come first, as PyYAML orders them; a key written here overrides a merged one
+    # (that is what a merge key is for), and only a key written twice here is a duplicate.
+    for key_node, value_node in merged:
+        chosen.setdefault(_key_text(loader, key_node), (key_node, value_node))
+    here: set = set()
+    for key_node, value_node in written:
+        key = _key_text(loader, key_node)
+        if key in here:
             # A repeated key silently overwrites in plain YAML; keep the first and
             # let validation report it.
             out.key_lines.setdefault("__duplicate__", []).append((key, key_node.start_mark.line + 1))
             continue
+        here.add(key)
+        chosen[key] = (key_node, value_node)
+    for key, (key_node, value_node) in chosen.items():
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[key] = key_node.start_mark.line + 1
     return out

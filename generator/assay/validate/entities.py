@@ -10,7 +10,7 @@ from .dispositions import disposition_problem
 from .expressions import parse_expression, qualified_columns, referenced_columns
 from ..redaction import normalized
 from .mappings import parse_path
-from .types import SIMPLE_TYPES, normalize_type
+from .types import SIMPLE_TYPES, TYPE_ADVICE, normalize_type
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")  # the identifier rule, lower-case (decision 0900); used with fullmatch
 RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping", BRONZE_ROW_ALIAS)
@@ -61,7 +61,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             ctx.report(
                 file,
                 fld.line("type"),
-                f"field `{col}` of {where} has type `{fld.type}`.{_type_hint(fld.type)} Write one of string, int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p <= 38 and 0 <= s <= p.",
+                f"field `{col}` of {where} has type `{fld.type}`.{_type_hint(fld.type)} {TYPE_ADVICE}",
             )
     # key
     seen = set()

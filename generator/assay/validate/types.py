@@ -8,6 +8,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Optional
 
 SIMPLE_TYPES = ("string", "int", "bool", "date", "timestamp", "variant")
+# The sentence that says what a field's `type:` may be; the grammar (a number written there) and
+# validation (a text that is no type) both end with it.
+TYPE_ADVICE = "Write one of string, int, bool, date, timestamp, variant or decimal(p,s) with 1 <= p <= 38 and 0 <= s <= p."
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 
 
