@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Iterable, Optional
 
+from . import exactjson
 from .ir.model import Entity, Project
 from .lower.staged import REPLAY_LOAD_ID
 from .runtime.relations import writable_relation
@@ -225,20 +226,36 @@ def _redeliver(cur, dialect: str, project: Project, source: str, rows: list[Cand
         # rows of two mappings of it put back one delivery, which both mappings judge (decision 0947)
         if c.source_row_id in written:
             continue
-        payload = json.loads(c.raw) if c.raw else None
+        payload = exactjson.loads(c.raw) if c.raw else None
         if payload is None:
             report.unrecoverable += 1
             continue
         payload["_load_id"] = REPLAY_LOAD_ID
         payload["_source_row_id"] = c.source_row_id
         written.add(c.source_row_id)
-        values.append([None if payload.get(col) is None else str(payload.get(col)) for col in columns])
+        values.append([bronze_text(payload.get(col)) for col in columns])
     report.redelivered[source] = len(values)
     if values and not dry_run:
         marks = ", ".join(["?"] * len(columns))
         # Bronze column names come from the loader, not from a validated spec: quoted one by one.
         names = ", ".join(relation(dialect, col) for col in columns)
         executemany(cur, dialect, f"insert into {rel} ({names}) values ({marks})", values)
+
+
+def bronze_text(value: Any) -> Optional[str]:
+    """A `raw` member as the text its bronze column casts back from (decision 0975): `raw` is the
+    row as JSON, so a JSON (or struct, list) column's value is a nested document, written again as
+    JSON, a number is read exactly (`exactjson`) and written digit for digit, a boolean in JSON's
+    spelling. Python's `str` would write `{'city': 'Oslo'}`, which is not JSON, and a float's repr."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, (dict, list)):
+        return exactjson.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
 
 
 def _mark_superseded(conn, cur, dialect: str, project: Project, entity: Entity, lost: list[Candidate], now: dt.datetime) -> bool:

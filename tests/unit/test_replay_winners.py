@@ -6,7 +6,8 @@ import datetime as dt
 from decimal import Decimal
 
 from assay.api import load_project
-from assay.replay import Candidate, key_of, key_text, winners
+from assay import exactjson
+from assay.replay import Candidate, bronze_text, key_of, key_text, winners
 from tests.integration.test_replay_superseded import ENTITIES, MAPPING, _write
 
 
@@ -61,3 +62,12 @@ def test_with_dedupe_every_candidate_goes_back_for_the_build_to_rank(tmp_path):
     k2 = _candidate("r2", "k2", dt.datetime(2026, 3, 2, 10), ("K",))
     back, lost = winners(entity, [k1, k2], held={("K",)})
     assert (sorted(c.source_row_id for c in back), lost) == (["k1", "k2"], [])
+
+
+def test_a_raw_member_goes_back_as_the_text_its_column_casts_from():
+    """Decision 0975: `raw` holds a JSON column's value as a document and a number as a number."""
+    raw = exactjson.loads('{"id": "x", "payload": {"city": "Oslo", "n": 1.10}, "tags": ["a", "é"], '
+                          '"w": -12345678901234.123456, "big": 9007199254740993, "ok": true, "gone": null}')
+    assert {k: bronze_text(v) for k, v in raw.items()} == {
+        "id": "x", "payload": '{"city":"Oslo","n":1.10}', "tags": '["a","é"]',
+        "w": "-12345678901234.123456", "big": "9007199254740993", "ok": "true", "gone": None}
