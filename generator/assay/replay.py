@@ -188,13 +188,14 @@ def _stream(cur):
         yield from rows
 
 
-def _candidates(cur, dialect: str, project: Project, entity: Entity, report: ReplayReport) -> tuple[list[Candidate], dict]:
-    """The open reject rows the next build would not judge, and each source's `_source_row_id`s:
-    those whose bronze row is gone and, for an incremental entity, those still in bronze unless a
-    replayed delivery of theirs is there already (decision 1100)."""
+def _candidates(cur, dialect: str, project: Project, entity: Entity, report: ReplayReport) -> tuple[list[Candidate], dict, set]:
+    """The open reject rows the next build would not judge, each source's `_source_row_id`s, and
+    the keys of the open rows bronze holds as a replayed delivery. Candidates: those whose bronze
+    row is gone and, for an incremental entity, those still in bronze unless a replayed delivery
+    of theirs is there already (decision 1100)."""
     ledger = entity.materialized == "incremental"
     reject = relation(dialect, project.schema("silver"), f"{entity.name}__reject")
-    out, present = [], {}
+    out, present, pending = [], {}, set()
     for source in sorted({m.source for m in entity.mappings}):
         rows = execute(cur, dialect, "select reject_id, _source_row_id, _load_id, last_seen, raw, key_values "
                                      f"from {reject} where resolved_at is null and source_relation = ?", (source,)).fetchall()
@@ -207,11 +208,15 @@ def _candidates(cur, dialect: str, project: Project, entity: Entity, report: Rep
                 replayed.add(srid)
         for rid, srid, load_id, seen, raw, key_values in rows:
             report.in_bronze += srid in present[source]
+            if srid in replayed:
+                # an earlier replay's delivery, which the last build may not have seen: the next
+                # build judges it, so it holds its key as a bronze row does (decision 0976)
+                pending.add(_key_from_json(entity, key_values))
             if ledger and srid in replayed:
                 report.needs_full_refresh += 1
             elif ledger or srid not in present[source]:
                 out.append(Candidate(rid, source, srid, load_id, seen, raw, _key_from_json(entity, key_values)))
-    return out, present
+    return out, present, pending - {None}
 
 
 # --------------------------------------------------------------------------- writing
@@ -277,9 +282,9 @@ def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool =
     `now` (naive UTC) stamps `last_evaluated_at` of the marked rows."""
     report = ReplayReport(entity.name)
     cur = conn.cursor()
-    candidates, present = _candidates(cur, dialect, project, entity, report)
+    candidates, present, pending = _candidates(cur, dialect, project, entity, report)
     own = frozenset((c.source, c.source_row_id) for c in candidates)
-    held = set() if entity.dedupe else _held_keys(cur, dialect, project, entity, present, {c.key for c in candidates if c.key}, own)
+    held = set() if entity.dedupe else pending | _held_keys(cur, dialect, project, entity, present, {c.key for c in candidates if c.key}, own)
     back, lost = winners(entity, candidates, held)
     for source in sorted({c.source for c in back}):
         _redeliver(cur, dialect, project, source, [c for c in back if c.source == source], report, dry_run)
