@@ -82,16 +82,20 @@ class Candidate:
 
 def key_text(value: Any) -> Optional[str]:
     """One key part as comparable text, whether it came from `key_values` JSON or a typed column:
-    exact decimals (`10.50` = `10.5`), ISO dates and instants with a `T`, booleans lower-case."""
+    exact decimals (`10.50` = `10.5`), ISO dates and instants with a `T` and a fraction of a second
+    without trailing zeros, booleans lower-case."""
     if value is None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, Decimal)):
         return format(Decimal(str(value)).normalize(), "f")
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    return re.sub(r"^(\d{4}-\d{2}-\d{2}) (\d)", r"\1T\2", str(value))
+    text = value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else str(value)
+    text = re.sub(r"^(\d{4}-\d{2}-\d{2}) (\d)", r"\1T\2", text)
+    # a fraction of a second without its trailing zeros: `json_object` / `to_json` write `.5`,
+    # Python's isoformat `.500000` (decision 0976)
+    return re.sub(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d*?)0*)?(?=$|[+-]|Z)",
+                  lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), text)
 
 
 def key_of(values: Iterable[Any]) -> Optional[tuple]:

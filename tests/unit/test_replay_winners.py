@@ -71,3 +71,17 @@ def test_a_raw_member_goes_back_as_the_text_its_column_casts_from():
     assert {k: bronze_text(v) for k, v in raw.items()} == {
         "id": "x", "payload": '{"city":"Oslo","n":1.10}', "tags": '["a","é"]',
         "w": "-12345678901234.123456", "big": "9007199254740993", "ok": "true", "gone": None}
+
+
+def test_a_timestamp_key_with_a_fraction_reads_alike_from_key_values_and_staged():
+    """`key_values` is DuckDB's `json_object` of the typed key (fraction trimmed: `.5`), the staged
+    key a Python datetime (`.500000`): replay must see one key in both, or a candidate whose key
+    bronze delivers goes back beside it and the next build stops on the key audit (0920)."""
+    import duckdb
+
+    conn = duckdb.connect()
+    for literal in ("2026-03-01 09:00:00.5", "2026-03-01 09:00:00.120", "2026-03-01 09:00:00.000001", "2026-03-01 09:00:00"):
+        text, typed = conn.execute(f"select cast(json_object('t', timestamp '{literal}') as varchar), timestamp '{literal}'").fetchone()
+        assert key_of([exactjson.loads(text)["t"]]) == key_of([typed]), (literal, text, typed)
+    # PostgreSQL's to_json spells the instant with a `T`
+    assert key_text("2026-03-01T09:00:00.5") == key_text(dt.datetime(2026, 3, 1, 9, 0, 0, 500000))
