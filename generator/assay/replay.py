@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Iterable, Optional
 
+from . import exactjson
 from .ir.model import Entity, Project
 from .lower.staged import REPLAY_LOAD_ID
 from .runtime.relations import writable_relation
@@ -81,16 +82,20 @@ class Candidate:
 
 def key_text(value: Any) -> Optional[str]:
     """One key part as comparable text, whether it came from `key_values` JSON or a typed column:
-    exact decimals (`10.50` = `10.5`), ISO dates and instants with a `T`, booleans lower-case."""
+    exact decimals (`10.50` = `10.5`), ISO dates and instants with a `T` and a fraction of a second
+    without trailing zeros, booleans lower-case."""
     if value is None:
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, Decimal)):
         return format(Decimal(str(value)).normalize(), "f")
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    return re.sub(r"^(\d{4}-\d{2}-\d{2}) (\d)", r"\1T\2", str(value))
+    text = value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else str(value)
+    text = re.sub(r"^(\d{4}-\d{2}-\d{2}) (\d)", r"\1T\2", text)
+    # a fraction of a second without its trailing zeros: `json_object` / `to_json` write `.5`,
+    # Python's isoformat `.500000` (decision 0976)
+    return re.sub(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d*?)0*)?(?=$|[+-]|Z)",
+                  lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), text)
 
 
 def key_of(values: Iterable[Any]) -> Optional[tuple]:
@@ -187,13 +192,14 @@ def _stream(cur):
         yield from rows
 
 
-def _candidates(cur, dialect: str, project: Project, entity: Entity, report: ReplayReport) -> tuple[list[Candidate], dict]:
-    """The open reject rows the next build would not judge, and each source's `_source_row_id`s:
-    those whose bronze row is gone and, for an incremental entity, those still in bronze unless a
-    replayed delivery of theirs is there already (decision 1100)."""
+def _candidates(cur, dialect: str, project: Project, entity: Entity, report: ReplayReport) -> tuple[list[Candidate], dict, set]:
+    """The open reject rows the next build would not judge, each source's `_source_row_id`s, and
+    the keys of the open rows bronze holds as a replayed delivery. Candidates: those whose bronze
+    row is gone and, for an incremental entity, those still in bronze unless a replayed delivery
+    of theirs is there already (decision 1100)."""
     ledger = entity.materialized == "incremental"
     reject = relation(dialect, project.schema("silver"), f"{entity.name}__reject")
-    out, present = [], {}
+    out, present, pending = [], {}, set()
     for source in sorted({m.source for m in entity.mappings}):
         rows = execute(cur, dialect, "select reject_id, _source_row_id, _load_id, last_seen, raw, key_values "
                                      f"from {reject} where resolved_at is null and source_relation = ?", (source,)).fetchall()
@@ -206,11 +212,15 @@ def _candidates(cur, dialect: str, project: Project, entity: Entity, report: Rep
                 replayed.add(srid)
         for rid, srid, load_id, seen, raw, key_values in rows:
             report.in_bronze += srid in present[source]
+            if srid in replayed:
+                # an earlier replay's delivery, which the last build may not have seen: the next
+                # build judges it, so it holds its key as a bronze row does (decision 0976)
+                pending.add(_key_from_json(entity, key_values))
             if ledger and srid in replayed:
                 report.needs_full_refresh += 1
             elif ledger or srid not in present[source]:
                 out.append(Candidate(rid, source, srid, load_id, seen, raw, _key_from_json(entity, key_values)))
-    return out, present
+    return out, present, pending - {None}
 
 
 # --------------------------------------------------------------------------- writing
@@ -225,20 +235,36 @@ def _redeliver(cur, dialect: str, project: Project, source: str, rows: list[Cand
         # rows of two mappings of it put back one delivery, which both mappings judge (decision 0947)
         if c.source_row_id in written:
             continue
-        payload = json.loads(c.raw) if c.raw else None
+        payload = exactjson.loads(c.raw) if c.raw else None
         if payload is None:
             report.unrecoverable += 1
             continue
         payload["_load_id"] = REPLAY_LOAD_ID
         payload["_source_row_id"] = c.source_row_id
         written.add(c.source_row_id)
-        values.append([None if payload.get(col) is None else str(payload.get(col)) for col in columns])
+        values.append([bronze_text(payload.get(col)) for col in columns])
     report.redelivered[source] = len(values)
     if values and not dry_run:
         marks = ", ".join(["?"] * len(columns))
         # Bronze column names come from the loader, not from a validated spec: quoted one by one.
         names = ", ".join(relation(dialect, col) for col in columns)
         executemany(cur, dialect, f"insert into {rel} ({names}) values ({marks})", values)
+
+
+def bronze_text(value: Any) -> Optional[str]:
+    """A `raw` member as the text its bronze column casts back from (decision 0975): `raw` is the
+    row as JSON, so a JSON (or struct, list) column's value is a nested document, written again as
+    JSON, a number is read exactly (`exactjson`) and written digit for digit, a boolean in JSON's
+    spelling. Python's `str` would write `{'city': 'Oslo'}`, which is not JSON, and a float's repr."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, (dict, list)):
+        return exactjson.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
 
 
 def _mark_superseded(conn, cur, dialect: str, project: Project, entity: Entity, lost: list[Candidate], now: dt.datetime) -> bool:
@@ -260,9 +286,9 @@ def replay(conn, dialect: str, project: Project, entity: Entity, dry_run: bool =
     `now` (naive UTC) stamps `last_evaluated_at` of the marked rows."""
     report = ReplayReport(entity.name)
     cur = conn.cursor()
-    candidates, present = _candidates(cur, dialect, project, entity, report)
+    candidates, present, pending = _candidates(cur, dialect, project, entity, report)
     own = frozenset((c.source, c.source_row_id) for c in candidates)
-    held = set() if entity.dedupe else _held_keys(cur, dialect, project, entity, present, {c.key for c in candidates if c.key}, own)
+    held = set() if entity.dedupe else pending | _held_keys(cur, dialect, project, entity, present, {c.key for c in candidates if c.key}, own)
     back, lost = winners(entity, candidates, held)
     for source in sorted({c.source for c in back}):
         _redeliver(cur, dialect, project, source, [c for c in back if c.source == source], report, dry_run)

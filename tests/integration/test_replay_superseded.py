@@ -10,7 +10,8 @@ Before 0920 replay re-delivered K1, J1 and J2: the next build saw two passing ro
 bronze, K1 replayed) and two of J, stopped on the key audit, and so did every build after it.
 Now K1 is not re-delivered (bronze delivers K3), J2 goes back and J1 does not (J2 is the later
 delivery), and K1 and J1 stay open re-stamped `(superseded)` (reference 001). The next build
-passes, admits K3 and J2, and a second replay has nothing to do.
+passes, admits K3 and J2, and a second replay has nothing to do. A replay run again before that
+build re-delivers nothing either: J2's replayed delivery holds key J (decision 0976).
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def story(tmp_path_factory, runner, engine):
         out["dry_text"] = said.stdout.splitlines()
         out["bronze_dry"] = project.query('select count(*) from bronze."raw_customers"')[0][0]
         out["replay"] = _replay(runner, project, relaxed)
+        # run again before any build: its own re-delivery holds J's key (decision 0976)
+        out["replay_twice"] = _replay(runner, project, relaxed)
         out["bronze"] = sorted(project.query('select _source_row_id, _load_id from bronze."raw_customers"'))
         out["marked"] = _rejects(project)
         build = runner.respec(project, relaxed)
@@ -133,6 +136,13 @@ def test_replay_redelivers_one_row_per_free_key_and_none_for_a_held_key(story):
     assert (said["redelivered"], said["superseded"], said["in_bronze"], said["unrecoverable"]) == (
         {"raw_customers": 1}, 2, 1, 0)
     assert story["bronze"] == [("c0", "l1"), ("j2", "__replay__"), ("k3", "l3")]
+
+
+def test_a_replay_run_again_before_the_build_re_delivers_nothing(story):
+    """J2 is in bronze as a `__replay__` delivery the last build never saw: it holds key J, so J1
+    stays superseded rather than going back beside it (two rows of J would stop the build)."""
+    said = story["replay_twice"]
+    assert (said["redelivered"], said["superseded"], said["in_bronze"]) == ({}, 2, 2)
 
 
 def test_a_dry_run_says_the_same_and_writes_nothing(story):

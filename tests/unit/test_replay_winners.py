@@ -6,7 +6,8 @@ import datetime as dt
 from decimal import Decimal
 
 from assay.api import load_project
-from assay.replay import Candidate, key_of, key_text, winners
+from assay import exactjson
+from assay.replay import Candidate, bronze_text, key_of, key_text, winners
 from tests.integration.test_replay_superseded import ENTITIES, MAPPING, _write
 
 
@@ -61,3 +62,26 @@ def test_with_dedupe_every_candidate_goes_back_for_the_build_to_rank(tmp_path):
     k2 = _candidate("r2", "k2", dt.datetime(2026, 3, 2, 10), ("K",))
     back, lost = winners(entity, [k1, k2], held={("K",)})
     assert (sorted(c.source_row_id for c in back), lost) == (["k1", "k2"], [])
+
+
+def test_a_raw_member_goes_back_as_the_text_its_column_casts_from():
+    """Decision 0975: `raw` holds a JSON column's value as a document and a number as a number."""
+    raw = exactjson.loads('{"id": "x", "payload": {"city": "Oslo", "n": 1.10}, "tags": ["a", "é"], '
+                          '"w": -12345678901234.123456, "big": 9007199254740993, "ok": true, "gone": null}')
+    assert {k: bronze_text(v) for k, v in raw.items()} == {
+        "id": "x", "payload": '{"city":"Oslo","n":1.10}', "tags": '["a","é"]',
+        "w": "-12345678901234.123456", "big": "9007199254740993", "ok": "true", "gone": None}
+
+
+def test_a_timestamp_key_with_a_fraction_reads_alike_from_key_values_and_staged():
+    """`key_values` is DuckDB's `json_object` of the typed key (fraction trimmed: `.5`), the staged
+    key a Python datetime (`.500000`): replay must see one key in both, or a candidate whose key
+    bronze delivers goes back beside it and the next build stops on the key audit (0920)."""
+    import duckdb
+
+    conn = duckdb.connect()
+    for literal in ("2026-03-01 09:00:00.5", "2026-03-01 09:00:00.120", "2026-03-01 09:00:00.000001", "2026-03-01 09:00:00"):
+        text, typed = conn.execute(f"select cast(json_object('t', timestamp '{literal}') as varchar), timestamp '{literal}'").fetchone()
+        assert key_of([exactjson.loads(text)["t"]]) == key_of([typed]), (literal, text, typed)
+    # PostgreSQL's to_json spells the instant with a `T`
+    assert key_text("2026-03-01T09:00:00.5") == key_text(dt.datetime(2026, 3, 1, 9, 0, 0, 500000))
