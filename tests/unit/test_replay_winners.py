@@ -85,3 +85,26 @@ def test_a_timestamp_key_with_a_fraction_reads_alike_from_key_values_and_staged(
         assert key_of([exactjson.loads(text)["t"]]) == key_of([typed]), (literal, text, typed)
     # PostgreSQL's to_json spells the instant with a `T`
     assert key_text("2026-03-01T09:00:00.5") == key_text(dt.datetime(2026, 3, 1, 9, 0, 0, 500000))
+
+
+def test_a_value_bronze_refuses_is_reported_without_the_value(tmp_path):
+    """A bronze column retyped since the row was quarantined refuses the kept value: the engine's
+    message quotes it (a pii field's, perhaps), so replay's error names the refusal, not the value."""
+    import duckdb
+    import pytest
+
+    from assay.errors import WarehouseError
+    from assay.replay import ReplayReport, _redeliver
+
+    spec = _write(tmp_path / "spec", MAPPING)
+    (spec / "entities.yml").write_text(ENTITIES)
+    project = load_project(spec)
+    conn = duckdb.connect()
+    bronze = project.schema("bronze")
+    conn.execute(f"create schema {bronze}")
+    conn.execute(f"create table {bronze}.raw_customers (_load_id varchar, _ingested_at varchar, _source_row_id varchar, id varchar, tier integer)")
+    secret = "jane.doe@example.com"
+    cand = Candidate("r1", "raw_customers", "s1", "l1", dt.datetime(2026, 3, 1), '{"id": "K", "tier": "%s"}' % secret, ("K",))
+    with pytest.raises(WarehouseError) as err:
+        _redeliver(conn.cursor(), "duckdb", project, "raw_customers", [cand], ReplayReport("customer"), dry_run=False)
+    assert secret not in str(err.value) and "ConversionException" in str(err.value)
