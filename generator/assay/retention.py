@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from .engine_types import TYPE_NAMES
 from .ir.model import Entity, Project
@@ -95,20 +95,28 @@ def ensure_events_table(cur, dialect: str, meta_schema: str) -> str:
     return events
 
 
-def _in_bronze(cur, dialect: str, project: Project, entity: Entity) -> tuple[str, tuple[str, ...]]:
+def bronze_holds(project: Project, entity: Entity, exists: Callable[[str, str], bool],
+                 rel: Callable[[str, str], str], text: str) -> tuple[str, tuple[str, ...]]:
     """SQL true for a reject row `r` whose source row bronze still delivers (any `_load_id`: the
     latest delivery of it, a `__replay__` one included, is what the next build judges, and diverts
-    into this same row when it fails again), and the relation names it binds, in order."""
-    text = _ENGINE_TYPES[dialect]["string"]
+    into this same row when it fails again), and the relation names it binds, in order.
+
+    The one test of decision 0951, for retention and for the report that says what retention will
+    do: `exists(schema, table)` and `rel(schema, table)` (quoted) are the caller's, `text` the
+    engine's name of the text type."""
     held, names = [], []
     for source in sorted({m.source for m in entity.mappings}):
-        if not _table_exists(cur, dialect, project.schema("bronze"), source):
+        if not exists(project.schema("bronze"), source):
             continue  # a bronze relation dropped whole holds nothing
-        rel = relation(dialect, project.schema("bronze"), source)
-        held.append(f"(r.source_relation = ? and exists (select 1 from {rel} as b where "
+        held.append(f"(r.source_relation = ? and exists (select 1 from {rel(project.schema('bronze'), source)} as b where "
                     f"cast(b._source_row_id as {text}) = r._source_row_id))")
         names.append(source)
     return " or ".join(held) or "1 = 0", tuple(names)
+
+
+def _in_bronze(cur, dialect: str, project: Project, entity: Entity) -> tuple[str, tuple[str, ...]]:
+    return bronze_holds(project, entity, lambda schema, table: _table_exists(cur, dialect, schema, table),
+                        lambda schema, table: relation(dialect, schema, table), _ENGINE_TYPES[dialect]["string"])
 
 
 def _expire_one(conn, cur, dialect: str, project: Project, entity: Entity, now: dt.datetime, dry_run: bool) -> Optional[Expiry]:

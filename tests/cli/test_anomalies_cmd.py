@@ -120,6 +120,23 @@ def test_too_little_history_says_so(tmp_path):
                                                                                           ("quarantine_rate", None, 4)}
 
 
+def test_a_rate_of_runs_that_evaluated_no_rows_is_not_judged_and_not_for_want_of_history(tmp_path):
+    # A source that never loaded: twelve runs, none evaluated a row, so no run has a rate. More
+    # history would not help, and the command says why instead of "not enough history" (probe Q6).
+    project, spec = _setup(tmp_path, synthetic.generate(12, 1, weekly=False, load=0))
+    res = _run(project, spec)
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert "orders: quarantine_rate: not judged: its latest run evaluated no rows, so it has no rate" in lines, lines
+    assert "orders: rule amount_range: not judged: its latest run evaluated no rows, so it has no rate" in lines, lines
+    assert not [line for line in lines if "not enough history" in line], lines
+    assert lines[-1] == "0 anomalies in the history of 1 entity; the latest runs are inside their bands", lines
+    thin = _doc(_run(project, spec, "--json"))["not_enough_history"]
+    assert {(n["measure"], n["rule"], n["reason"]) for n in thin} >= {("quarantine_rate", None, "no rows evaluated"),
+                                                                     ("failure_rate", "amount_range", "no rows evaluated")}
+    assert "volume" not in {n["measure"] for n in thin}  # loads of 0 rows are a volume, judged
+
+
 def test_no_mart_exits_1_and_an_unknown_entity_exits_3(tmp_path):
     project, spec = _setup(tmp_path)
     res = _run(project, spec)

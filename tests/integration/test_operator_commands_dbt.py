@@ -149,6 +149,19 @@ def _retention(project, spec, macro):
     assert code == 0 and ("silver.q_line__reject: kept 1 unresolved row past retention: bronze still holds its delivery, "
                           "which the next build would divert again; it expires once bronze's own retention drops it") in out, out
 
+    # The report's health line says what maintain does with them at the same clock: ln_05 deleted,
+    # ln_03 kept for bronze; not "2 past retention (assay maintain deletes them)" (probe Q6, decision 0979).
+    code, out = _run(project, spec, "report", "--json", "--now", "2026-05-30T10:00:01Z")
+    assert code == 0, out
+    page = json.loads(out)
+    line = next(x for x in page["health"]["lines"] if x["entity"] == "q_line")
+    past = [r for r in line["reasons"] if "past retention" in r]
+    assert past == ["1 open reject row past retention (assay maintain deletes it)",
+                    "1 open reject row past retention that assay maintain keeps: bronze still holds its delivery "
+                    "(decision 0951)"], line["reasons"]
+    card = next(e for e in page["entities"] if e["entity"] == "q_line")["rejects"]
+    assert (card["open"], card["past_retention_in_bronze"]) == (2, 1), card
+
     counted = {e["table"]: (e["unresolved_deleted"], e["resolved_deleted"], e["unresolved_kept_in_bronze"]) for e in dry.values()}
     if macro:
         # The run-operation (dbt_package/macros/maintenance/maintain.sql) counts what the command

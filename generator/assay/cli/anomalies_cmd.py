@@ -70,9 +70,23 @@ def _thin_lines(thin: list[Verdict], latest: dict[tuple[str, str], Verdict]) -> 
             continue
         for v in mine:
             measure, rule = measure_of(v)
-            lines.append(f"{entity}: {f'rule {rule}' if rule else measure}: not enough history "
-                         f"({plural(v.history, 'earlier run')} to learn from; {METHOD.min_history} needed)")
+            lines.append(f"{entity}: {f'rule {rule}' if rule else measure}: " + (
+                NO_RATE if _no_value(v) else
+                f"not enough history ({plural(v.history, 'earlier run')} to learn from; {METHOD.min_history} needed)"))
     return lines
+
+
+# A rate of a run that evaluated no rows does not exist (docs/anomalies.md): more history would not
+# judge it, so it is not said to want history (a source that never loaded, probe Q6).
+NO_RATE = "not judged: its latest run evaluated no rows, so it has no rate"
+
+
+def _no_value(v: Verdict) -> bool:
+    return v.observed is None and v.kind == "rate"
+
+
+def _thin_reason(v: Verdict) -> str:
+    return "no rows evaluated" if _no_value(v) else "not enough history"
 
 
 def _latest_inside(latest: dict[tuple[str, str], Verdict]) -> str:
@@ -120,7 +134,8 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
         doc = {
             "anomalies": [as_record(v, (v.entity, v.run_id) in latest_runs) for v in flagged],
             "not_enough_history": [{"entity": v.entity, "measure": measure_of(v)[0], "rule": measure_of(v)[1],
-                                    "runs": v.history, "needed": METHOD.min_history} for v in thin],
+                                    "runs": v.history, "needed": METHOD.min_history, "reason": _thin_reason(v)}
+                                   for v in thin],
             "runs": {e: max(v.seq for v in verdicts if v.entity == e and v.measure == QUARANTINE_RATE)
                      for e in sorted({v.entity for v in verdicts})},
             "method": asdict(METHOD),

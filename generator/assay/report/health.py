@@ -109,9 +109,7 @@ def _entity_line(e: dict, checks: list[dict], tool: dict, anomalies: dict | None
     for said in (anomalies or {}).get("latest", {}).get(e["entity"], []):
         warns.append(f"latest run anomalous: {said}")
     warns += unpublished_rejects(e.get("rejects", {}).get("unpublished"))
-    past = next((b["rows"] for b in e.get("rejects", {}).get("by_age", []) if b["bucket"] == "past retention"), 0)
-    if past:
-        warns.append(f"{past} open reject {'row' if past == 1 else 'rows'} past retention (assay maintain deletes them)")
+    warns += past_retention(e.get("rejects", {}))
     outcome = e.get("outcome") or {}
     statuses = [f["status"] for f in e.get("freshness", [])]
     mine = [c for c in checks if c["table"] == e["entity"]]
@@ -184,3 +182,18 @@ def health(data: dict) -> dict[str, Any]:
         sentence = (f"{len(bad)} of {n} {one if n == 1 else many} {'needs' if len(bad) == 1 else 'need'} attention "
                     f"({fails} failing, {len(bad) - fails} with warnings): " + "; ".join(parts) + more + ".")
     return {"sentence": sentence, "lines": lines}
+
+
+def past_retention(rejects: dict) -> list[str]:
+    """The sentences on open reject rows past retention, split as `assay maintain` splits them:
+    the ones it deletes, and the ones it keeps because bronze still holds their delivery (0951)."""
+    past = next((b["rows"] for b in rejects.get("by_age", []) if b["bucket"] == "past retention"), 0)
+    kept = rejects.get("past_retention_in_bronze", 0)
+    said = []
+    if past - kept:
+        n = past - kept
+        said.append(f"{n} open reject {'row' if n == 1 else 'rows'} past retention (assay maintain deletes {'it' if n == 1 else 'them'})")
+    if kept:
+        said.append(f"{kept} open reject {'row' if kept == 1 else 'rows'} past retention that assay maintain keeps: "
+                    f"bronze still holds {'its' if kept == 1 else 'their'} delivery (decision 0951)")
+    return said

@@ -14,7 +14,7 @@ import json
 from typing import Any, Optional
 
 from .charts import age_svg, composition_svg, legend, rule_svg, run_date, runs_svg
-from .health import unpublished_rejects
+from .health import past_retention, unpublished_rejects
 
 CSS = """
 *{box-sizing:border-box}
@@ -292,8 +292,10 @@ def _entity(e: dict, level: str) -> str:
     out.append(f"<h3>Open reject rows: {rej['open']}</h3>")
     out.extend(f'<p class="warn">{_e(said)}.</p>' for said in unpublished_rejects(rej.get("unpublished")))
     if rej["open"]:
-        out.append(f'<p class="muted">age since last seen, against retention {_e(rej["retention"])} (assay maintain deletes rows past it)</p>')
+        out.append(f'<p class="muted">age since last seen, against retention {_e(rej["retention"])} (assay maintain deletes '
+                   f'rows past it whose delivery bronze no longer holds)</p>')
         out.append(age_svg(rej["by_age"]))
+        out.extend(f'<p class="muted">{_e(said)}.</p>' for said in past_retention(rej))
     if e["freshness"]:
         out.append("<h3>Freshness</h3>")
         out.append(_table(["source", "newest _ingested_at", "age (hours)", "warn after", "error after", "status"],
