@@ -37,10 +37,12 @@ from decimal import Decimal
 from typing import Any, Iterable, Optional
 
 from . import exactjson
+from .errors import WarehouseError
 from .ir.model import Entity, Project
 from .lower.staged import REPLAY_LOAD_ID
 from .runtime.relations import writable_relation
 from .runtime.sqltext import execute, executemany, relation
+from .runtime.warehouse import is_driver_error
 
 # Reference 001's mark of a candidate that lost its key to a better row rather than to a rule.
 SUPERSEDED = "(superseded)"
@@ -248,7 +250,18 @@ def _redeliver(cur, dialect: str, project: Project, source: str, rows: list[Cand
         marks = ", ".join(["?"] * len(columns))
         # Bronze column names come from the loader, not from a validated spec: quoted one by one.
         names = ", ".join(relation(dialect, col) for col in columns)
-        executemany(cur, dialect, f"insert into {rel} ({names}) values ({marks})", values)
+        try:
+            executemany(cur, dialect, f"insert into {rel} ({names}) values ({marks})", values)
+        except Exception as exc:
+            if not is_driver_error(exc):
+                raise
+            # The engine's message quotes the value it refused, which may be a pii field's or a
+            # redacted path's: only the kind of refusal leaves (docs/privacy.md).
+            raise WarehouseError(
+                f"cannot re-deliver {len(values)} rows into {rel}: the warehouse refused a value "
+                f"({type(exc).__name__}; its message is not shown, since it quotes the row). A bronze column's type "
+                "no longer reads a value the reject row kept; give the column a type that reads it (text reads every "
+                "value), or re-ingest the rows from the source") from None
 
 
 def bronze_text(value: Any) -> Optional[str]:
