@@ -47,3 +47,33 @@ def test_the_readmes_spec_in_one_screen_is_a_whole_spec(tmp_path):
     for target in ("dbt", "sqlmesh"):
         project, diags, _ = compile_spec(tmp_path / "spec", target)
         assert [f"{d.file}:{d.line}: {d.code}: {d.message}" for d in diags] == [] and project is not None, target
+
+
+PAGES = [README] + [DOCS / p for p in ("quickstart.md", "sqlmesh-quickstart.md", "operating.md", "spec.md", "checks.md",
+                                        "incremental.md", "privacy.md")]
+# `page.md`, "Section" / page.md ("Section") / [page.md](page.md), "Section": a section of another page
+SECTION_REF = re.compile(r'([\w./-]+\.md)`?\]?(?:\([^)]*\))?,?\s*\(?"([^"]+)"')
+
+
+def _sections(page: Path) -> list[str]:
+    """The headings of `page` and the bold leads of its paragraphs (`**What ... protects.**`)."""
+    text = page.read_text(encoding="utf-8")
+    heads = [h.lstrip("#").strip() for h in text.splitlines() if h.startswith("#")]
+    return heads + [b.rstrip(".") for b in re.findall(r"\*\*([^*]+)\*\*", text)]
+
+
+def test_every_section_a_page_names_exists():
+    """Session 34: docs/incremental.md sent the reader to benchmarks/README.md, "Incremental, session 33",
+    a heading that page does not have. Every section these pages name in another page is one of its
+    headings (or a bold paragraph lead), as spelled there, or the start of one before its parenthesis."""
+    root = DOCS.parent
+    missing = []
+    for page in PAGES:
+        for target, section in SECTION_REF.findall(page.read_text(encoding="utf-8")):
+            path = next((p for p in (page.parent / target, root / target, DOCS / target) if p.is_file()), None)
+            wanted = " ".join(section.split())
+            # a heading may be named without its trailing parenthesis: "Operator commands" for
+            # "Operator commands (explain, report, ...)"
+            if path is None or not any(wanted == s or s.startswith(wanted + " (") for s in map(" ".join, map(str.split, _sections(path)))):
+                missing.append(f"{page.name}: {target}, {wanted!r}")
+    assert missing == []
