@@ -118,6 +118,24 @@ def test_a_warned_sql_check_whose_rows_were_not_kept_does_not_say_it_passed(tmp_
     assert res.stderr.rstrip().endswith("returned 2 rows (warned)"), res.stderr
 
 
+def test_a_failed_check_whose_rows_were_not_kept_says_it_found_some(tmp_path):
+    """Session 34, following docs/checks.md: after `dbt build --vars '{assay_check_rows_kept: 0}'` a
+    value_range check that found 2 rows outside its range kept none, and `check rows` said `no rows
+    were kept for it (a row count, an unreadable table, or a check with no rows to show)`: none of
+    which it was. It says how many rows the check found and why none are shown."""
+    project, con = results_warehouse(tmp_path)
+    spec = json.dumps({"columns": ["qty"], "types": ["int"], "bounds": {"min_value": "0", "max_value": "10"},
+                       "orderable": True})
+    con.execute("insert into assay_meta.assay_check_results values "
+                "(?, 'order', 'RANGE', 1, 'value_range', 'required', false, 3, ?, ?, '2026-12-01 10:00:00')",
+                [RUN, spec, json.dumps({"rows": 3, "values": 3, "outside": 2, "first": "11"})])
+    con.close()
+    res = invoke("check", "rows", RUN, "range", "--project", str(project))
+    assert res.exit_code == 0 and res.stdout == "", res.output
+    assert "order: RANGE: no rows: it found 2 failing rows, and none were kept (`assay_check_rows_kept: 0` keeps none" \
+        in res.stderr, res.stderr
+
+
 def test_check_list_counts_the_rows_of_a_failed_declared_check(recorded):
     """Decision 1121: `rows` is what the check found failing (RANGE: 2 values outside its range), `kept`
     what `assay check rows` prints; a check that counts no rows (a row count) or was not evaluated

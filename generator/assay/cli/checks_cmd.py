@@ -297,6 +297,10 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
                        "cannot all be traced keeps none, decision 0914; `assay_check_rows_kept: 0` keeps none)")
             elif _label(r) == "not_evaluated":
                 why = "it was not evaluated"
+            elif r.get("failing"):
+                # It found rows and the build kept none of them: say so, not that there were none.
+                why = (f"it found {plural(r['failing'], 'failing row')}, and none were kept (`assay_check_rows_kept: 0` "
+                       "keeps none; a SQL check file whose output columns cannot all be traced keeps none, decision 0914)")
             else:
                 why = "no rows were kept for it (a row count, an unreadable table, or a check with no rows to show)"
             click.echo(f"{r['table']}: {r['name']}: no rows: {why}: {r['detail']}", err=True)

@@ -185,10 +185,12 @@ def wire_check_id(name: str) -> str:
     return reported_check_id(str(name))
 
 
-def _result(table: str, name: str, kind: str, passed: bool, detail: str, outcome: str) -> dict[str, Any]:
-    """One result of `CheckResults.of_run`: 000's wire fields first (see `WIRE`), then the commands' own."""
+def _result(table: str, name: str, kind: str, passed: bool, detail: str, outcome: str,
+            failing: Optional[int] = None) -> dict[str, Any]:
+    """One result of `CheckResults.of_run`: 000's wire fields first (see `WIRE`), then the commands' own
+    (`failing`: the rows it found failing, as `assay check list` counts them; None when it counts none)."""
     return {"check_id": wire_check_id(name), "passed": passed, "detail": detail, "scope": table,
-            "table": table, "name": str(name), "kind": kind, "outcome": outcome}
+            "table": table, "name": str(name), "kind": kind, "outcome": outcome, "failing": failing}
 
 
 # What `assay checks --json` prints of a result: 000's wire shape, `scope` being the table the
@@ -319,7 +321,7 @@ class CheckResults:
             # The recorded verdict is the one the run acted on; the sentence is rendered again here.
             out.append(((table, 1, position or 0, check_id),
                         _result(table, check_id, kind, bool(passed), verdict_of_row(kind, spec, measures).detail,
-                                outcome_of(kind, enforcement, bool(passed), measures)[0])))
+                                *outcome_of(kind, enforcement, bool(passed), measures))))
         return [r for _, r in sorted(out, key=lambda x: x[0])]
 
     def listing(self) -> list[dict[str, Any]]:
