@@ -30,7 +30,7 @@ def blocks(kind: str, doc: Path = DOC) -> list[str]:
 def _env() -> dict:
     env = dict(os.environ)
     # The commands are the ones this environment installed (its assay, dbt and python), as
-    # after `pip install 'assay[dbt]'` in an activated virtual environment.
+    # after `pip install -e '.[dbt]'` in an activated virtual environment.
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
     env["DBT_USE_COLORS"] = "false"

@@ -21,7 +21,7 @@ ENGINES = ("duckdb", "spark")
 ENGINE_OPTION = click.option(
     "--engine", type=click.Choice(ENGINES), default="duckdb", show_default=True,
     help="The warehouse of the example: DuckDB (a file), or Apache Spark in local mode (dbt-spark `session`, "
-         "parquet tables; needs `pip install 'assay[spark]'` and Java 17).")
+         "parquet tables; needs `pip install -e '.[spark]'` in assay's checkout and Java 17).")
 
 
 def init_project(directory: Path, now: Optional[datetime] = None, engine: str = "duckdb") -> None:
@@ -223,7 +223,7 @@ def _require_spark() -> None:
     missing = [name for name, module in (("pyspark", "pyspark"), ("dbt-spark", "dbt.adapters.spark")) if _no_module(module)]
     if missing:
         raise ProjectError(f"the Spark example needs {' and '.join(missing)}, which this environment lacks; "
-                           "install them with: pip install 'assay[spark]' (or: pip install 'dbt-spark[session]' pyspark).")
+                           "install them with: pip install -e '.[spark]' in assay's checkout (or: pip install 'dbt-spark[session]' pyspark).")
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise ProjectError("the Spark example needs a Java runtime (Java 17) and none was found (no JAVA_HOME, no `java` "
                            "on PATH); install one (Debian: apt-get install openjdk-17-jre-headless).")

@@ -29,7 +29,7 @@ def dbt_executable() -> str:
         return str(here)
     found = shutil.which("dbt")
     if not found:
-        raise ProjectError("dbt is not installed in this environment; install assay with the dbt extra: pip install 'assay[dbt]'.")
+        raise ProjectError("dbt is not installed in this environment; install assay with the dbt extra: pip install -e '.[dbt]' in its checkout.")
     return found
 
 

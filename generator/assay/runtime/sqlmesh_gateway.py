@@ -58,7 +58,7 @@ def _load_config(project_dir: Path, path: Path):
         from sqlmesh.core.config import Config, loader
     except ImportError:
         raise WarehouseError("reading a SQLMesh project's gateway needs SQLMesh; install assay with the sqlmesh extra: "
-                             "pip install 'assay[sqlmesh]'.") from None
+                             "pip install -e '.[sqlmesh]' in its checkout.") from None
     try:
         configs = loader.load_configs(None, Config, [Path(project_dir)])
         return next(iter(configs.values()))

@@ -224,7 +224,7 @@ def _driver(name: str):
     try:
         return importlib.import_module(name)
     except ImportError:
-        raise WarehouseError(f"the {name} driver is not installed in this environment; install assay with the dbt extra: pip install 'assay[dbt]'.") from None
+        raise WarehouseError(f"the {name} driver is not installed in this environment; install assay with the dbt extra: pip install -e '.[dbt]' in its checkout.") from None
 
 
 def is_driver_error(exc: BaseException) -> bool:
