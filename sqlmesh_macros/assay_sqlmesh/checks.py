@@ -128,13 +128,22 @@ def _adapter(evaluator) -> Any:
     return locals_.get("engine_adapter")
 
 
-def _expanded(evaluator, query: exp.Expr, dialect: str) -> str:
-    """The query argument with its macros expanded (``@this_model`` is the table just written)."""
+def _expanded(evaluator, query: exp.Expr, dialect: str, resolve: bool = False) -> str:
+    """The query argument with its macros expanded (``@this_model`` is the table just written).
+    With ``resolve``, every other model it names is read as the physical table this plan or run
+    wrote: a SQL check file that joins another entity (in the model's ``depends_on``, decision
+    0974) reads that entity as built now, not the environment's view, which a first plan has not
+    created yet."""
     expanded = evaluator.transform(query)
     if isinstance(expanded, exp.Paren):
         expanded = expanded.this
     if isinstance(expanded, exp.Subquery):
         expanded = expanded.this
+    if resolve:
+        try:
+            expanded = evaluator.resolve_tables(expanded)
+        except Exception:  # noqa: BLE001 - an evaluator without a table mapping (a doctest, a render): names as written
+            pass
     return expanded.sql(dialect=dialect)
 
 
@@ -487,7 +496,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     d = dialect_of(evaluator)
     relation = _string(results)
     outcome = _string(on_failure)
-    check_sql = _expanded(evaluator, query, d)
+    check_sql = _expanded(evaluator, query, d, resolve=True)
     count_sql = f"SELECT COUNT(*) FROM ({check_sql}) AS assay_check"
     counted, error = _try_fetchone(adapter, count_sql, d, read_only=True)
     spec = {"columns": [], "types": [], "bounds": {"on_failure": outcome}, "domain": None, "gap_scale": None, "orderable": None}

@@ -86,7 +86,43 @@ def check_sql_files(ctx: Context) -> list:
         parsed.append((rel_path, check))
     for p in check_table_limits([c for _r, c in parsed]):
         ctx.report(ctx.loaded.checks_dir, p.line, p.message, p.code)
+    _refuse_waiting_on_each_other(ctx, parsed)
     return parsed
+
+
+def _refuse_waiting_on_each_other(ctx: Context, parsed: list) -> None:
+    """Refuse, at each file, a SQL check file of an entity that joins another entity which (through
+    its own check files, directly or by a chain) waits for the first: a check reads the entities it
+    joins as built in the same run, so each entity would wait for the other (decision 0974)."""
+    from ..lower.check_reads import entities_read
+
+    silver = ctx.loaded.settings.schemas.silver
+    reads: dict[str, list] = {}  # entity -> [(rel_path, check, other entity)]
+    for rel_path, check in parsed:
+        if check.namespace == silver and check.table in ctx.entities:
+            for other in entities_read(check.sql, check.namespace, check.table, silver, ctx.entities):
+                reads.setdefault(check.table, []).append((rel_path, check, other))
+
+    def waits_for(start: str, target: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            e = todo.pop()
+            if e == target:
+                return True
+            if e not in seen:
+                seen.add(e)
+                todo.extend(o for _p, _c, o in reads.get(e, ()))
+        return False
+
+    for entity, edges in sorted(reads.items()):
+        for rel_path, check, other in edges:
+            if waits_for(other, entity):
+                ctx.report(rel_path, check.sql_line,
+                           f"check `{check.name}` joins entity `{other}`, whose own SQL check files join "
+                           f"`{entity}` (directly or through other entities); a check reads the entities it joins "
+                           "as built in the same run, so each would wait for the other. Keep the join in one of "
+                           "these checks only.",
+                           "SQL_CHECK_INVALID")
 
 
 def _stray_header_line(text: str) -> int:
