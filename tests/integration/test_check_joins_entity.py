@@ -4,7 +4,9 @@
 `alpha`'s check `orphan` returns the alpha rows whose beta is missing. Nothing else orders alpha
 after beta (no relationship), and alpha sorts first, so before 0974 the first build ran the check
 before `silver.beta` existed: recorded `errored: Catalog Error: ...`. Now it is recorded as what it
-found, by hand: alpha A2 names B2, which bronze never delivered, so 1 row.
+found, by hand: alpha A2 names B2, which bronze never delivered, so 1 row. beta's `bad_cast` errors
+in the engine: its detail is the engine's message, the same on both targets (SQLMesh recorded
+DuckDB's excerpt of the query too, naming its physical table).
 """
 
 from __future__ import annotations
@@ -54,13 +56,24 @@ on_failure: warn
 select a.alpha_id, a.beta_id from silver.alpha a left join silver.beta b on b.beta_id = a.beta_id
 where b.beta_id is null
 """,
+    # an error of the engine is the check's result, and reads the same on both targets
+    "checks/silver/beta/bad_cast.sql": """/* assay
+on_failure: warn
+*/
+select beta_id from silver.beta where cast(beta_id as integer) > 0
+""",
 }
 BRONZE = [
     Relation("raw_alpha", META + ["id", "beta"], [["l1", "2026-03-01T00:00:00Z", "a1", "A1", "B1"],
                                                   ["l1", "2026-03-01T00:00:00Z", "a2", "A2", "B2"]]),
     Relation("raw_beta", META + ["id"], [["l1", "2026-03-01T00:00:00Z", "b1", "B1"]]),
 ]
-EXPECTED = {"check_id": "ORPHAN", "passed": True, "detail": "returned 1 row (warned)", "scope": "alpha"}
+EXPECTED = [
+    {"check_id": "ORPHAN", "passed": True, "detail": "returned 1 row (warned)", "scope": "alpha"},
+    # DuckDB's message without its excerpt of the query (SQLMesh's named its physical table)
+    {"check_id": "BAD_CAST", "passed": False, "scope": "beta",
+     "detail": "errored: Conversion Error: Could not convert string 'B1' to INT32 when casting from source column beta_id"},
+]
 
 
 def _spec(tmp_path):
@@ -72,9 +85,9 @@ def _spec(tmp_path):
 
 
 def _orphan(project_path):
-    """The ORPHAN result of the latest run, and what `assay check rows` kept of it."""
+    """The ORPHAN and BAD_CAST results of the latest run, and what `assay check rows` kept of ORPHAN."""
     res = CliRunner().invoke(cli, ["checks", "--json", "--project", str(project_path)])
-    found = [r for r in json.loads(res.stdout) if r["check_id"] == "ORPHAN"]
+    found = [r for r in json.loads(res.stdout) if r["check_id"] in ("ORPHAN", "BAD_CAST")]
     rows = CliRunner().invoke(cli, ["check", "rows", "--json", "--project", str(project_path),
                                     json.loads(CliRunner().invoke(cli, ["check", "list", "--json", "--project",
                                                                         str(project_path)]).stdout)[0]["run"], "ORPHAN"])
@@ -93,7 +106,7 @@ def test_dbt_a_check_joining_another_entity_reads_it_as_built_in_the_first_build
     nodes = json.loads((project.path / "target" / "manifest.json").read_text())["nodes"]
     alpha = next(n for n in nodes.values() if n["resource_type"] == "model" and n["name"] == "alpha")
     assert any(d.endswith(".beta") for d in alpha["depends_on"]["nodes"]), alpha["depends_on"]
-    assert _orphan(project.path) == ([EXPECTED], [{"alpha_id": "A2", "beta_id": "B2"}])
+    assert _orphan(project.path) == (EXPECTED, [{"alpha_id": "A2", "beta_id": "B2"}])
 
 
 def test_sqlmesh_a_check_joining_another_entity_reads_it_as_built_in_the_first_plan(tmp_path):
@@ -105,4 +118,4 @@ def test_sqlmesh_a_check_joining_another_entity_reads_it_as_built_in_the_first_p
         project.plan()
     finally:
         project.close()  # the CLI opens the DuckDB file itself
-    assert _orphan(project.path) == ([EXPECTED], [{"alpha_id": "A2", "beta_id": "B2"}])
+    assert _orphan(project.path) == (EXPECTED, [{"alpha_id": "A2", "beta_id": "B2"}])
