@@ -33,7 +33,7 @@ def test_two_entities_whose_checks_join_each_other_are_refused_at_each_file(tmp_
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
     back = tmp_path / "checks/silver/beta/unused.sql"
-    back.parent.mkdir(parents=True)
+    back.parent.mkdir(parents=True, exist_ok=True)
     back.write_text("select b.beta_id\nfrom silver.beta b\nwhere not exists (select 1 from alpha a where a.beta_id = b.beta_id)\n",
                     encoding="utf-8")
     res = CliRunner().invoke(cli, ["validate", str(tmp_path)])

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from assay.cli.main import cli
 from tests.support.corpus import Relation
+
+pytestmark = pytest.mark.slow
 
 META = ["_load_id", "_ingested_at", "_source_row_id"]
 SPEC = {
