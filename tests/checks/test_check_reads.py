@@ -28,10 +28,21 @@ def test_the_entities_a_check_joins(sql, read):
     assert entities_read(sql, "silver", "alpha", "silver", NAMES) == read
 
 
+def _refusal(at: str, check: str, other: str, entity: str) -> str:
+    return (f"{at}: SQL_CHECK_INVALID: check `{check}` joins entity `{other}`, which itself waits for `{entity}` (its SQL "
+            "check files join it, or its referential rules probe it, directly or through other entities); a check reads "
+            "the entities it joins as built in the same run, so each would wait for the other. Keep the join in one of "
+            "these checks only.")
+
+
+def _write(root, files: dict) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
 def test_two_entities_whose_checks_join_each_other_are_refused_at_each_file(tmp_path):
-    for rel, text in SPEC.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
+    _write(tmp_path, SPEC)
     back = tmp_path / "checks/silver/beta/unused.sql"
     back.parent.mkdir(parents=True, exist_ok=True)
     back.write_text("select b.beta_id\nfrom silver.beta b\nwhere not exists (select 1 from alpha a where a.beta_id = b.beta_id)\n",
@@ -40,12 +51,27 @@ def test_two_entities_whose_checks_join_each_other_are_refused_at_each_file(tmp_
     assert res.exit_code == 1, res.output
     lines = [line.replace(f"{tmp_path}/", "") for line in res.output.splitlines() if "SQL_CHECK_INVALID" in line]
     assert lines == [
-        "checks/silver/alpha/orphan.sql:4: SQL_CHECK_INVALID: check `silver.alpha/orphan` joins entity `beta`, whose own "
-        "SQL check files join `alpha` (directly or through other entities); a check reads the entities it joins as built "
-        "in the same run, so each would wait for the other. Keep the join in one of these checks only.",
-        "checks/silver/beta/unused.sql:1: SQL_CHECK_INVALID: check `silver.beta/unused` joins entity `alpha`, whose own "
-        "SQL check files join `beta` (directly or through other entities); a check reads the entities it joins as built "
-        "in the same run, so each would wait for the other. Keep the join in one of these checks only.",
+        _refusal("checks/silver/alpha/orphan.sql:4", "silver.alpha/orphan", "beta", "alpha"),
+        _refusal("checks/silver/beta/unused.sql:1", "silver.beta/unused", "alpha", "beta"),
     ], res.output
     back.unlink()  # one direction only: valid
     assert CliRunner().invoke(cli, ["validate", str(tmp_path)]).exit_code == 0
+
+
+def test_a_check_joining_a_child_that_probes_its_entity_is_refused(tmp_path):
+    """beta's referential rule probes alpha (beta's staged model reads alpha), so alpha's check
+    cannot wait for beta."""
+    files = dict(SPEC)
+    files["spec/entities.yml"] = SPEC["spec/entities.yml"].replace(
+        "      beta_id: {type: string, required: true}\n",
+        "      beta_id: {type: string, required: true}\n      alpha_id: {type: string}\n"
+        "    quality:\n      - {rule: referential, via: beta_of_alpha, on_missing: flag}\n",
+    ) + ("relationships:\n  - {name: beta_of_alpha, from: beta, to: alpha, via: {alpha_id: alpha_id}, "
+         "cardinality: many_to_one}\n")
+    files["spec/beta.yml"] = SPEC["spec/beta.yml"].replace('key: {beta_id: {from: "$.id"}}\n',
+                                                           'key: {beta_id: {from: "$.id"}}\nfields: {alpha_id: {from: "$.alpha"}}\n')
+    _write(tmp_path, files)
+    res = CliRunner().invoke(cli, ["validate", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    assert [line.replace(f"{tmp_path}/", "") for line in res.output.splitlines() if "SQL_CHECK_INVALID" in line] == [
+        _refusal("checks/silver/alpha/orphan.sql:4", "silver.alpha/orphan", "beta", "alpha")], res.output
