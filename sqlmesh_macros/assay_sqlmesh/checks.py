@@ -26,6 +26,7 @@ and touch nothing.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from typing import Any, Optional
 
@@ -128,13 +129,22 @@ def _adapter(evaluator) -> Any:
     return locals_.get("engine_adapter")
 
 
-def _expanded(evaluator, query: exp.Expr, dialect: str) -> str:
-    """The query argument with its macros expanded (``@this_model`` is the table just written)."""
+def _expanded(evaluator, query: exp.Expr, dialect: str, resolve: bool = False) -> str:
+    """The query argument with its macros expanded (``@this_model`` is the table just written).
+    With ``resolve``, every other model it names is read as the physical table this plan or run
+    wrote: a SQL check file that joins another entity (in the model's ``depends_on``, decision
+    0974) reads that entity as built now, not the environment's view, which a first plan has not
+    created yet."""
     expanded = evaluator.transform(query)
     if isinstance(expanded, exp.Paren):
         expanded = expanded.this
     if isinstance(expanded, exp.Subquery):
         expanded = expanded.this
+    if resolve:
+        try:
+            expanded = evaluator.resolve_tables(expanded)
+        except Exception:  # noqa: BLE001 - an evaluator without a table mapping (a doctest, a render): names as written
+            pass
     return expanded.sql(dialect=dialect)
 
 
@@ -205,6 +215,20 @@ def _results_exist(adapter, table: exp.Table, dialect: str) -> bool:
 SAVEPOINT_DIALECTS = ("postgres", "redshift")
 
 
+# Where the engine's own message ends and its excerpt of the query begins: DuckDB's blank line
+# before `LINE 1: ...`, PostgreSQL's (psycopg2) `LINE n:`, `DETAIL:`, `HINT:` and `CONTEXT:` lines.
+_EXCERPT = re.compile(r"\n\n|\n(?:LINE \d+:|DETAIL:|HINT:|CONTEXT:)")
+
+
+def engine_message(err: BaseException) -> str:
+    """The engine's message of a failed check query as the dbt target records it: DuckDB's first
+    paragraph (dbt's probe keeps that), PostgreSQL's primary message (dbt's `sqlerrm`), without the
+    excerpt of the query, which names SQLMesh's physical tables and differs from dbt's. So an
+    errored check reads the same on both targets."""
+    text = str(getattr(err, "__cause__", None) or err)
+    return _EXCERPT.split(text, maxsplit=1)[0].strip()
+
+
 def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int] = None,
                   read_only: bool = False) -> tuple[Optional[tuple], Optional[str]]:
     """(row, None), or (None, the engine's message) when the query fails: a check whose SQL
@@ -244,7 +268,7 @@ def _try_fetchone(adapter, sql: Any, dialect: str, timeout_seconds: Optional[int
     except Exception as err:  # noqa: BLE001 - the engine's error is the check's result
         if savepoint:
             adapter.execute("ROLLBACK TO SAVEPOINT assay_check")
-        return None, (str(err).strip() or type(err).__name__)
+        return None, (engine_message(err) or type(err).__name__)
     if savepoint:
         if read_only:
             adapter.execute("ROLLBACK TO SAVEPOINT assay_check")
@@ -487,7 +511,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     d = dialect_of(evaluator)
     relation = _string(results)
     outcome = _string(on_failure)
-    check_sql = _expanded(evaluator, query, d)
+    check_sql = _expanded(evaluator, query, d, resolve=True)
     count_sql = f"SELECT COUNT(*) FROM ({check_sql}) AS assay_check"
     counted, error = _try_fetchone(adapter, count_sql, d, read_only=True)
     spec = {"columns": [], "types": [], "bounds": {"on_failure": outcome}, "domain": None, "gap_scale": None, "orderable": None}

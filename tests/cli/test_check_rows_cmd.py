@@ -1,7 +1,7 @@
 """`assay check rows RUN CHECK` (decision 0532): the rows a failing check found, read from
 <meta>.assay_check_rows; exit 0 when printed (or when a recorded check has none, saying why),
-1 for an unknown run or check, 3 for a usage error. The warehouse is written by hand here; the
-end-to-end path (a real build capturing the rows) is tests/integration/test_check_budget_dbt.py."""
+1 for an unknown run or check (with --json, `[]` on stdout), 3 for a usage error. The warehouse is
+written by hand here; the end-to-end path (a real build capturing the rows) is tests/integration/test_check_budget_dbt.py."""
 
 from __future__ import annotations
 
@@ -288,3 +288,19 @@ def test_a_change_limit_says_where_the_rows_it_counted_are(tmp_path):
     assert volume.exit_code == 0, volume.output
     assert volume.stderr.startswith("order: VOLUME_CHANGE: no rows: a volume check counts the rows a load brought and "
                                     "keeps none (assay report shows the rows per run): ")
+
+
+@pytest.mark.parametrize("args", [
+    ["checks", "no-such-run"],
+    ["check", "rows", "no-such-run", "RANGE"],
+    ["check", "rows", RUN, "nope"],
+], ids=["checks-unknown-run", "rows-unknown-run", "rows-unknown-check"])
+def test_a_json_lookup_that_finds_nothing_prints_an_empty_list_and_exits_1(recorded, args):
+    """With --json, a run or check the warehouse did not record is an empty result, valid JSON on
+    stdout, and exit 1 with the sentence on stderr, the same for `assay checks` and `assay check rows`
+    (decision 0973); a usage error (exit 3) prints nothing on stdout."""
+    result = invoke(*args, "--json", "--project", str(recorded))
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout) == []
+    assert result.stderr.startswith("Error: ") and ("no check results are recorded" in result.stderr
+                                                    or "recorded no check nope" in result.stderr)

@@ -137,8 +137,8 @@ def test_sqlmesh_keeps_no_pii_value_a_sql_check_renames_or_derives(tmp_path):
             relations.append(Relation(f.stem, rows[0], [[v if v != "" else None for v in r] for r in rows[1:]]))
         project.load_bronze(relations)
         project.plan()
-        # The first plan writes silver.order before silver.customer is a view it can join (the
-        # join errors, a result with no rows); the next day's plan runs the check on both.
+        # Before decision 0974 the first plan ran order's join before silver.customer existed (the
+        # join errored, a result with no rows); the next day's plan still runs the checks on both.
         project.execute("delete from assay_meta.assay_check_rows")
         project.plan()
     finally:

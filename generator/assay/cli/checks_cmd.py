@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
 import click
 
@@ -88,6 +88,16 @@ def _latest_label(found: str, project_dir: Path) -> str:
     return " (the latest)"
 
 
+def _nothing_found(as_json: bool, why: str) -> NoReturn:
+    """A run or check the warehouse did not record: with --json an empty list on stdout (valid JSON,
+    the shape of a result that found nothing), then exit 1 with `why` on stderr. Every lookup of a
+    recorded run or check ends here, so `assay checks` and `assay check rows` answer alike (decision
+    0973; a usage error, exit 3, prints nothing on stdout)."""
+    if as_json:
+        click.echo("[]")
+    raise AssayError(why)
+
+
 @click.command("checks")
 @click.argument("run_id", required=False)
 @project_option(PROJECT_HELP)
@@ -113,14 +123,11 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         results = recorded.of_run(found) if found is not None else []
         env = recorded.environment_of(found) if found is not None else None
     if found is None:
-        if as_json:
-            click.echo("[]")
         if run_id is None:
-            raise AssayError(
-                f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "
-                f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`."
-            )
-        raise AssayError(unrecorded_run(run_id, project_dir))
+            _nothing_found(as_json,
+                           f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "
+                           f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`.")
+        _nothing_found(as_json, unrecorded_run(run_id, project_dir))
     if run_id != found or (env is not None and env != (environment or "prod")):
         # Say which run this is: the caller gave none, or only the start of its id; and, on
         # SQLMesh, the environment a run of another one than the read one was for (0936).
@@ -250,15 +257,15 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     with _results(spec_dir, project_dir, profiles_dir, target, environment, project) as recorded:
         found = recorded.find_run(run_id)
         if found is None:
-            raise AssayError(unrecorded_run(run_id, project_dir))
+            _nothing_found(as_json, unrecorded_run(run_id, project_dir))
         of_run = recorded.of_run(found)
         # A check is found by the name `check list` shows (a SQL check file's NAMESPACE.TABLE/NAME, a
         # rule's name) or by its id in `assay checks --json` (upper-cased), in any case.
         results = [r for r in of_run if check_id.upper() in (r["check_id"].upper(), r["name"].upper())]
         if not results:
             ids = sorted({r["name"] for r in of_run})
-            raise AssayError(f"run {found} recorded no check {check_id}; its checks are {', '.join(ids)}. "
-                             f"Run `assay checks {short_run_id(found)}` to see them.")
+            _nothing_found(as_json, f"run {found} recorded no check {check_id}; its checks are {', '.join(ids)}. "
+                                    f"Run `assay checks {short_run_id(found)}` to see them.")
         kept = [item for name in sorted({r["name"] for r in results}) for item in recorded.kept_rows(found, name)
                 if any(r["table"] == item["table"] and r["name"] == name for r in results)]
         dialect = recorded.reader.dialect

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...ir.model import Entity, Project
 from ...lower.audits import Audited, entity_audits
+from ...lower.check_reads import check_dependencies
 from ...lower.outputs import kept_query, versioned_query
 from ...lower.rejects import Prior, reject_query, resolution_bound, resolving_query
 from .incremental import loads_dependency
@@ -48,6 +49,8 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
         deps.append(f"-- depends_on: {_source(m.source)}")
     if incremental:  # its conservation audit reads the loads the build counted (decision 0411)
         deps.append(loads_dependency(entity))
+    # A SQL check file that joins another entity reads it as built in this run (decision 0974).
+    deps.extend(f"-- depends_on: {_ref(model_name(project.entity(other)))}" for other in check_dependencies(entity, project))
     if entity.declared_checks or entity.sql_checks:
         deps.append(f"-- depends_on: {_ref(RESULTS_TABLE)}")
         deps.append(f"-- depends_on: {_ref(EVENTS_MODEL)}")

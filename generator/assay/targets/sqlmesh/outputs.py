@@ -17,6 +17,7 @@ import re
 
 from ...ir.model import Entity, Project
 from ...lower.audits import CONSERVATION, FLAG_PREFIX, Audit, Audited, entity_audits as lowered_audits
+from ...lower.check_reads import check_dependencies
 from ...lower.outputs import kept_query, versioned_query
 from ...lower.rejects import COLUMNS as REJECT_COLUMNS, Prior, reject_query
 from . import naming
@@ -94,6 +95,15 @@ def _conservation_recorder(entity: Entity, project: Project, low: SqlmeshSpellin
     ])
 
 
+def _depends_on(entity: Entity, project: Project) -> str | None:
+    """The models the entity's own needs name beside those its query reads: the reject model
+    (the conservation audit reads the reject rows it wrote) and every entity a SQL check file of it
+    joins (its check reads that entity as built in this plan or run: decision 0974)."""
+    models = [naming.reject(project, entity)] if entity.has_reject else []
+    models += [naming.entity_model(project, project.entity(n)) for n in check_dependencies(entity, project)]
+    return f"({', '.join(models)})" if models else None
+
+
 def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str) -> str:
     """The published entity (type 1), or the `__current` kept rows a type-2 history versions.
 
@@ -112,8 +122,7 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         description=low.lit(entity.description or description) if not type2 else low.lit(description),
         tags="(assay)",
         grants=None if type2 else _grants(entity, low),
-        # the reject model runs first: the conservation audit reads the reject rows it wrote
-        depends_on=f"({naming.reject(project, entity)})" if entity.has_reject else None,
+        depends_on=_depends_on(entity, project),
         column_descriptions=_column_descriptions(entity, low),
         audits=[_audit_name(entity, a) for a in audits] + audit_names(entity),
     )
