@@ -93,3 +93,17 @@ def test_a_warn_rate_breach_reads_warned_with_its_rows_in_both_commands(tmp_path
     listed = json.loads(invoke("check", "list", "--json", "--project", str(project)).stdout)
     assert sorted((i["check"], i["outcome"], i["rows"]) for i in listed) == [
         ("FLAG_RATE", "passed", 2), ("QUARANTINE_RATE", "warned", 4)]
+
+
+def test_a_detail_over_several_lines_prints_on_one(tmp_path):
+    """An engine's message (a SQL check that errored, a build's stop) may hold line breaks; the text
+    output prints one line per check, so a reader can grep it (`table get` prints events the same way)."""
+    import duckdb
+
+    project = recorded(tmp_path)
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("update assay_meta.assay_events set why = ? where check_name = 'kwh_not_absurd'",
+                ["Binder Error: column x not found\n\nLINE 1: select x"])
+    con.close()
+    text = invoke("checks", RUN, "--project", str(project)).stdout.splitlines()
+    assert text[-1] == "reading: kwh_not_absurd: FAILED: Binder Error: column x not found LINE 1: select x", text

@@ -24,7 +24,7 @@ from ..checks.kept_values import shown_rows
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import AUDIT, WIRE, did_pass, short_run_id
-from .common import (PROJECT_HELP, build_command, environment_option, json_option, optional_spec, plural, project_option, run_id_hint, shown,
+from .common import (PROJECT_HELP, build_command, environment_option, json_option, one_line, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
 
 SPEC_HELP = ("Read the results in this spec's meta schema (default: the spec `assay generate` recorded for the "
@@ -144,7 +144,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
             for opening in (NOT_EVALUATED_PREFIX, "errored: "):
                 if detail.startswith(opening) and label.lower() == opening.rstrip(": "):
                     detail = detail[len(opening):]
-            click.echo(f"{r['table']}: {r['name']}: {label}: {detail}")
+            click.echo(f"{r['table']}: {r['name']}: {label}: {one_line(detail)}")
     failed = [r for r in results if not did_pass(r)]
     if failed:
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {found} did not pass: "

@@ -10,6 +10,7 @@ holding `assay.yml`.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Callable, Optional, TextIO
@@ -69,6 +70,12 @@ def json_option(help_text: str = "Print the result as JSON.") -> Callable:
 def plural(n: int, noun: str, many: Optional[str] = None) -> str:
     """`1 row`, `2 rows`, `1 entity`, `3 entities` (pass `many` when adding an s is wrong)."""
     return f"{n} {noun if n == 1 else (many or noun + 's')}"
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: an engine's message recorded as a check's detail or an event's why may
+    run over several lines, and the text outputs print one line per check or event."""
+    return re.sub(r"\s*\n\s*", " ", text)
 
 
 def shown(path: Path) -> str:

@@ -18,7 +18,7 @@ import click
 
 from ..errors import AssayError, AssayUsageError, ChecksFailed
 from ..runtime.table_states import event_line, line
-from .common import PROJECT_HELP, environment_option, json_option, optional_spec, project_option, shown, spec_option, warehouse_options
+from .common import PROJECT_HELP, environment_option, json_option, one_line, optional_spec, project_option, shown, spec_option, warehouse_options
 
 def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path] = None,
                  target: Optional[str] = None, events_of: Optional[str] = None,
@@ -76,7 +76,7 @@ def table_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     if not states:
         click.echo("no table of this spec has checks")
     for t in states:
-        click.echo(line(t))
+        click.echo(one_line(line(t)))
 
 
 @table_group.command("get")
@@ -99,11 +99,11 @@ def table_get(table: str, project_dir: Path, spec_dir: Optional[Path], profiles_
     if as_json:
         click.echo(json.dumps(t, indent=2))
     else:
-        click.echo(line(t))
+        click.echo(one_line(line(t)))
         if t.get("events"):
             click.echo("events, newest first:")
             for ev in t["events"]:
-                click.echo(event_line(ev, environment))
+                click.echo(one_line(event_line(ev, environment)))
     if t["state"] != "published":
         raise ChecksFailed(f"{t['table']} is {t['state'].replace('_', ' ')}.")
 
