@@ -32,7 +32,7 @@ from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
 from ...lower.declared_checks import failing_rows_query, measuring_query, redacted_columns
 from ...lower.history import HistoryRelations
-from . import naming
+from . import jinja_safe, naming
 from ...lower.outputs import kept_query
 from .spelling import SqlmeshSpelling
 
@@ -69,7 +69,7 @@ def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str
             new = exp.to_table(placeholder)
             new.set("alias", alias)
             table.replace(new)
-    return tree.sql(dialect=dialect).replace(placeholder, this)
+    return jinja_safe.tree(tree).sql(dialect=dialect).replace(placeholder, this)
 
 
 def _audit_name(prefix: str, name: str) -> str:
