@@ -42,7 +42,7 @@ def poison(tag: str, pwned_file: Path) -> str:
         "{# a live comment swallows this #}"
         "@assay_x @{gateway} @var"
         # not well-formed Jinja: SQLMesh's load-time Jinja scan of a model must still parse (decision 0971)
-        " {{{{x}}}} {% x %}{#"
+        " {{{{x}}}} {% x %}{# \\ \\' \\n \\\\"
         " \"; create table pwned_sql_" + tag + " (x int); -- ' % ? $$ $assay$ $$\n"
         f"</{tag}>"
     )

@@ -12,15 +12,17 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
+from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
 from .spelling import jstr
 from .naming import audits_macro_name
 
+# The candidate relation and the alias that keeps `<table>.<column>` references of the check valid
+# once its table is the candidate (the table's name, quoted by the adapter at run time: backticks
+# on Spark, where a double-quoted name is a string) are put in as markers the check's own text
+# does not hold (`unused_marker`), then cut at.
 PLACEHOLDER = "assay_candidate_placeholder"
-# The alias that keeps `<table>.<column>` references of the check valid once its table is the
-# candidate: the table's name, quoted by the adapter at run time (backticks on Spark, where a
-# double-quoted name is a string).
 ALIAS_PLACEHOLDER = "assay_own_alias_placeholder"
 
 
@@ -28,23 +30,25 @@ def sqlchecks_macro_name(entity: Entity) -> str:
     return audits_macro_name(entity).replace("assay_audits__", "assay_sqlchecks__")
 
 
-def _against_candidate(check, schema: str) -> str:
-    """The check's SQL with its own table replaced by a placeholder the macro fills in."""
+def _against_candidate(check, schema: str) -> tuple[str, str, str]:
+    """The check's SQL with its own table replaced by a marker the macro fills in, and the markers
+    of the candidate and of its alias."""
+    candidate, own_alias = (unused_marker(m, check.sql) for m in (PLACEHOLDER, ALIAS_PLACEHOLDER))
     tree = sqlglot.parse_one(check.sql, read="duckdb")
     for table in list(tree.find_all(exp.Table)):
         own = table.name == check.table and (not table.db or table.db == check.namespace or table.db == schema)
         if own:
             alias = table.args.get("alias")
-            new = exp.to_table(PLACEHOLDER)
-            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(ALIAS_PLACEHOLDER)))
+            new = exp.to_table(candidate)
+            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(own_alias)))
             table.replace(new)
-    return tree.sql(dialect="postgres")
+    return tree.sql(dialect="postgres"), candidate, own_alias
 
 
-def _jinja_sql(sql: str, table: str) -> str:
+def _jinja_sql(sql: str, table: str, candidate: str = PLACEHOLDER, own_alias: str = ALIAS_PLACEHOLDER) -> str:
     """`"select ... from " ~ candidate ~ " as " ~ adapter.quote("t") ~ " where ..."` as a Jinja expression."""
     alias = " ~ adapter.quote(" + jstr(table) + ") ~ "
-    return " ~ candidate ~ ".join(alias.join(jstr(q) for q in p.split(ALIAS_PLACEHOLDER)) for p in sql.split(PLACEHOLDER))
+    return " ~ candidate ~ ".join(alias.join(jstr(q) for q in p.split(own_alias)) for p in sql.split(candidate))
 
 
 def _rows_items(check, project: Project) -> str:
@@ -64,10 +68,10 @@ def sqlchecks_macro(entity: Entity, project: Project) -> str:
         return ""
     lines = [f"{{% macro default__{sqlchecks_macro_name(entity)}(candidate) %}}", "  {% set checks = [] %}"]
     for check in sorted(entity.sql_checks, key=lambda c: c.name):
-        sql = _against_candidate(check, project.schema("silver"))
+        sql, candidate, own_alias = _against_candidate(check, project.schema("silver"))
         lines.append(
             "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
-            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table) + "}) %}"
+            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table, candidate, own_alias) + "}) %}"
         )
     lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
     return "\n".join(lines)
