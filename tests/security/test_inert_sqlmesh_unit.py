@@ -37,3 +37,16 @@ def test_an_authored_expression_keeps_its_values_and_loses_its_openers(text):
 
 def test_text_without_openers_is_one_literal():
     assert SqlmeshSpelling("duckdb").string("a}}b%}#}{ {") == "'a}}b%}#}{ {'"
+
+
+def test_a_text_of_many_openers_stays_shallow():
+    """Thousands of openers: the concatenation is joined pairwise, so its depth is logarithmic
+    (a left-deep chain passed DuckDB's expression depth limit of 1000 and stopped the plan)."""
+    text = "x{{" * 5000
+    tree = sqlglot.parse_one(SqlmeshSpelling("duckdb").string(text), read="duckdb")
+    assert _depth(tree) < 40
+    assert string_arg(tree, "a text") == text
+
+
+def _depth(node) -> int:
+    return 1 + max((_depth(c) for c in node.iter_expressions()), default=0)

@@ -34,11 +34,13 @@ def literal(text: str) -> exp.Expression:
     if not has_opener(text):
         return exp.Literal.string(text)
     cuts = [m.end() for m in _OPENER.finditer(text)]
-    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
-    node: exp.Expression = exp.Literal.string(pieces[0])
-    for piece in pieces[1:]:
-        node = exp.DPipe(this=node, expression=exp.Literal.string(piece))
-    return exp.Paren(this=node)
+    nodes: list[exp.Expression] = [exp.Literal.string(text[a:b]) for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    # Joined pairwise, each pair in parentheses: a chain `a || b || c ...` parses left-deep, and a
+    # text with thousands of openers would pass DuckDB's expression depth limit (1000).
+    while len(nodes) > 1:
+        pairs = [exp.Paren(this=exp.DPipe(this=a, expression=b)) for a, b in zip(nodes[0::2], nodes[1::2])]
+        nodes = pairs + nodes[len(pairs) * 2:]
+    return nodes[0]
 
 
 def tree(node: exp.Expression) -> exp.Expression:
