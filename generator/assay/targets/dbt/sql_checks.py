@@ -9,13 +9,15 @@ to be published. `block` failures set the table back like the generated audits.
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
 from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
-from .spelling import jstr
+from .spelling import escaped_literals, jstr
 from .naming import audits_macro_name
 
 # The candidate relation and the alias that keeps `<table>.<column>` references of the check valid
@@ -30,11 +32,12 @@ def sqlchecks_macro_name(entity: Entity) -> str:
     return audits_macro_name(entity).replace("assay_audits__", "assay_sqlchecks__")
 
 
-def _against_candidate(check, schema: str) -> tuple[str, str, str]:
-    """The check's SQL with its own table replaced by a marker the macro fills in, and the markers
-    of the candidate and of its alias."""
+def _against_candidate(check, schema: str) -> tuple[str, str, str, dict[str, str]]:
+    """The check's SQL with its own table replaced by a marker the macro fills in, the markers
+    of the candidate and of its alias, and the literals holding a backslash, by their markers."""
     candidate, own_alias = (unused_marker(m, check.sql) for m in (PLACEHOLDER, ALIAS_PLACEHOLDER))
     tree = sqlglot.parse_one(check.sql, read="duckdb")
+    escaped = escaped_literals(tree)
     for table in list(tree.find_all(exp.Table)):
         own = table.name == check.table and (not table.db or table.db == check.namespace or table.db == schema)
         if own:
@@ -42,13 +45,20 @@ def _against_candidate(check, schema: str) -> tuple[str, str, str]:
             new = exp.to_table(candidate)
             new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(own_alias)))
             table.replace(new)
-    return tree.sql(dialect="postgres"), candidate, own_alias
+    return tree.sql(dialect="postgres"), candidate, own_alias, escaped
 
 
-def _jinja_sql(sql: str, table: str, candidate: str = PLACEHOLDER, own_alias: str = ALIAS_PLACEHOLDER) -> str:
-    """`"select ... from " ~ candidate ~ " as " ~ adapter.quote("t") ~ " where ..."` as a Jinja expression."""
-    alias = " ~ adapter.quote(" + jstr(table) + ") ~ "
-    return " ~ candidate ~ ".join(alias.join(jstr(q) for q in p.split(own_alias)) for p in sql.split(candidate))
+def _jinja_sql(sql: str, table: str, candidate: str = PLACEHOLDER, own_alias: str = ALIAS_PLACEHOLDER,
+               escaped: dict[str, str] | None = None) -> str:
+    """`"select ... from " ~ candidate ~ " as " ~ adapter.quote("t") ~ " where ..."` as a Jinja
+    expression; a literal holding a backslash is `assay.string_literal("...")`, escaped for the engine."""
+    calls = {name: "assay.string_literal(" + jstr(value) + ")" for name, value in (escaped or {}).items()}
+    cut = re.compile("|".join(re.escape(m) for m in [candidate, own_alias, *calls]))
+    parts, at = [], 0
+    for m in cut.finditer(sql):
+        parts += [jstr(sql[at:m.start()]), {candidate: "candidate", own_alias: "adapter.quote(" + jstr(table) + ")"}.get(m.group(), calls.get(m.group()))]
+        at = m.end()
+    return " ~ ".join(parts + [jstr(sql[at:])])
 
 
 def _rows_items(check, project: Project) -> str:
@@ -68,10 +78,10 @@ def sqlchecks_macro(entity: Entity, project: Project) -> str:
         return ""
     lines = [f"{{% macro default__{sqlchecks_macro_name(entity)}(candidate) %}}", "  {% set checks = [] %}"]
     for check in sorted(entity.sql_checks, key=lambda c: c.name):
-        sql, candidate, own_alias = _against_candidate(check, project.schema("silver"))
+        sql, candidate, own_alias, escaped = _against_candidate(check, project.schema("silver"))
         lines.append(
             "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
-            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table, candidate, own_alias) + "}) %}"
+            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table, candidate, own_alias, escaped) + "}) %}"
         )
     lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
     return "\n".join(lines)
