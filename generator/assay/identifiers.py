@@ -53,3 +53,13 @@ def quote_identifier(name: str, dialect: str) -> str:
 def quote_relation(dialect: str, *parts: str) -> str:
     """A dotted relation name (`schema.table`, `schema.table.column`), each part quoted."""
     return ".".join(quote_identifier(part, dialect) for part in parts)
+
+
+def unused_marker(base: str, text: str) -> str:
+    """`base`, lengthened with `_` until neither it nor any case of it occurs in `text`: a name a
+    generator can put into authored SQL and later replace by text search without touching any of
+    the author's own text (a literal or a name that happens to spell the marker)."""
+    marker, folded = base, text.lower()
+    while marker.lower() in folded:
+        marker += "_"
+    return marker

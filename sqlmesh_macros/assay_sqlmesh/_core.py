@@ -159,10 +159,26 @@ def column_sql(name: str, dialect: str) -> str:
     return exp.to_identifier(name, quoted=quoted).sql(dialect=dialect)
 
 
+def literal_text(value: Any) -> Optional[str]:
+    """The text of a string literal argument, or None when it is none. The generator writes a
+    text holding a Jinja opener (`{{`, `{%`, `{#`) as a parenthesised concatenation of literals,
+    so SQLMesh's Jinja scan of the model can parse it (assay.targets.sqlmesh.jinja_safe): that is
+    folded back here."""
+    if isinstance(value, exp.Paren):
+        return literal_text(value.this)
+    if isinstance(value, exp.DPipe):
+        left, right = literal_text(value.this), literal_text(value.expression)
+        return None if left is None or right is None else left + right
+    if isinstance(value, exp.Literal) and value.is_string:
+        return value.this
+    return None
+
+
 def string_arg(value: Any, what: str) -> str:
     """A macro argument that must be a literal text (a rule name, a pattern, a format)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, exp.Literal) and value.is_string:
-        return value.this
+    folded = literal_text(value)
+    if folded is not None:
+        return folded
     raise AssayMacroError(f"assay: {what} must be a string literal, got {value!r}")

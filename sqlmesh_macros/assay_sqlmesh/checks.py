@@ -34,7 +34,7 @@ from sqlglot import exp
 from sqlmesh import macro
 from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
-from ._core import dialect_of, lit, parse_one, pick, type_name
+from ._core import dialect_of, lit, literal_text, parse_one, pick, type_name
 from .build_events import (  # noqa: F401 (macros of this module)
     assay_record_conservation_stop,
     assay_record_failed_rules,
@@ -94,6 +94,9 @@ GAP_TEMPLATES: dict[str, dict[str, str]] = {
 
 
 def _string(arg: Any) -> str:
+    folded = literal_text(arg)
+    if folded is not None:
+        return folded
     if isinstance(arg, exp.Literal):
         return arg.this
     if isinstance(arg, (exp.Column, exp.Identifier)):

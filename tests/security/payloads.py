@@ -3,7 +3,7 @@
 One poisoned text `poison(...)` holds every character class the issue names: Jinja openers that
 would run SQL, write a file on the host or read an environment variable if rendered, a Jinja
 comment that would swallow text, SQLMesh macro syntax, both quote characters, `;`, `%`, `?`,
-a newline and dollar quotes. It is put in every text position of the grammar of one spec, so
+a newline and dollar quotes, and Jinja that does not parse (an opener with no end). It is put in every text position of the grammar of one spec, so
 one build shows all of them inert: each arrives verbatim in the warehouse or the manifest.
 """
 
@@ -41,6 +41,8 @@ def poison(tag: str, pwned_file: Path) -> str:
         f"{{{{ env_var('{CANARY_VAR}') }}}}"
         "{# a live comment swallows this #}"
         "@assay_x @{gateway} @var"
+        # not well-formed Jinja: SQLMesh's load-time Jinja scan of a model must still parse (decision 0971)
+        " {{{{x}}}} {% x %}{# \\ \\' \\n \\\\"
         " \"; create table pwned_sql_" + tag + " (x int); -- ' % ? $$ $assay$ $$\n"
         f"</{tag}>"
     )

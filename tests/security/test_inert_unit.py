@@ -67,3 +67,20 @@ def test_inert_leaves_text_without_openers_unchanged():
     for a, b in itertools.product("{}%#a", repeat=2):
         text = a + b
         assert (inert(text) == text) == (text not in ("{{", "{%", "{#"))
+
+
+@pytest.mark.parametrize("value", ["a\\' or x = 1 or '", "b\\n{{", "\\\\"])
+def test_a_backslash_literal_of_authored_sql_goes_through_the_package(value):
+    """sqlglot's PostgreSQL spelling keeps a backslash bare, which Spark reads as an escape (so
+    `'a\\'' or x = 1 or '''` ended the literal early there and ran the rest as SQL): an expression
+    rule's or a SQL check file's literal holding one is `assay.string_literal`, as every value is."""
+    from types import SimpleNamespace
+
+    from assay.targets.dbt.spelling import DbtSpelling
+    from assay.targets.dbt.sql_checks import _against_candidate
+
+    quoted = "'" + value.replace("'", "''") + "'"
+    assert DbtSpelling().authored(f"c <> {quoted}") == "c <> " + sql_str(value)
+    check = SimpleNamespace(sql=f"select * from silver.thing where c <> {quoted}", table="thing", namespace="silver")
+    sql, _candidate, _alias, escaped = _against_candidate(check, "silver")
+    assert list(escaped.values()) == [value] and "\\" not in sql

@@ -53,7 +53,8 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from assay.checks import Problem
-from assay.checks.sqlguard import refused_calls
+from assay.checks.sqlguard import refused_calls, refused_sigils
+from assay.spec.yamlload import NUL_PROBLEM
 
 __all__ = [
     "SqlCheck",
@@ -368,6 +369,8 @@ def parse_check_file(
     if text.startswith("\ufeff"):
         text = text[1:]
     text = text.replace("\r\n", "\n")
+    if "\x00" in text:  # in a literal it would stop the build; the header's escapes are read below
+        out.add(f"{label}: the file {NUL_PROBLEM}.", text.count("\n", 0, text.index("\x00")) + 1)
 
     header_end, header_lines, values, key_lines = _read_header(text, out, label)
 
@@ -389,6 +392,8 @@ def parse_check_file(
         out.add(f"{label}: the header's description is not text; write it as a string",
                 key_lines.get("description", 1))
         description = None
+    elif description is not None and "\x00" in description:
+        out.add(f"{label}: the header's description {NUL_PROBLEM}", key_lines.get("description", 1))
 
     # -- the SQL -----------------------------------------------------------------
     sql_part = text[header_end:]
@@ -426,6 +431,8 @@ def parse_check_file(
                 stmt = statements[0]
                 _check_statement(stmt, label, namespace, table, first_sql_line, out,
                                  split is not None)
+                for at, sentence in refused_sigils(masked, stmt, 1, dialect):
+                    out.add(f"{label} {sentence}", at)
             chars = list(masked)
             for tok in trailing:
                 chars[tok.start:tok.end + 1] = [" "] * (tok.end + 1 - tok.start)

@@ -20,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from ..identifiers import is_identifier
 
-__all__ = ["REFUSED_FUNCTIONS", "RefusedFunction", "refused_calls"]
+__all__ = ["REFUSED_FUNCTIONS", "RefusedFunction", "refused_calls", "refused_sigils"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +137,28 @@ def refused_calls(stmt: exp.Expression, default_line: int,
                                             "name a table of the warehouse instead (load the file into bronze first)"))
     for line, _, sentence in sorted(found):
         yield line, sentence
+
+
+# Tokens that stand for a value supplied from outside the text: `@name` (SQLMesh's macro sigil,
+# DuckDB's abs), `$1`, `$name`, `?`.
+_SIGIL_TOKENS = (TokenType.PARAMETER, TokenType.PLACEHOLDER)
+
+
+def refused_sigils(text: str, tree: exp.Expression, default_line: int, dialect: str = "duckdb") -> Iterator[tuple[int, str]]:
+    """(line, sentence) for every `@`, `$` parameter, `?` or `:name` written outside a string
+    literal or comment. Nothing binds a parameter when the build runs, and an `@` is SQLMesh's
+    macro syntax: where SQLMesh is imported, sqlglot parses `@x` as a macro, which assay would
+    write into the model for SQLMesh to expand (elsewhere DuckDB reads it as abs). Judged on the
+    tokens, so the verdict does not depend on what the process imported."""
+    tokens = sqlglot.tokenize(text, read=dialect)
+    pairs = [(t, nxt.text if nxt is not None and nxt.start == t.end + 1 else "") for t, nxt in zip(tokens, [*tokens[1:], None])]
+    # `:name` is a colon and a name to the tokenizer, so the parse says which colon is a parameter
+    # (a slice's is not).
+    named = {":" + n.name for n in tree.walk() if isinstance(n, exp.Placeholder) and n.name}
+    # The line from the token's offset: sqlglot's own line of `$1` before a comment is the next one.
+    found = sorted({(default_line + text.count("\n", 0, t.start), t.text + nxt) for t, nxt in pairs
+                    if t.token_type in _SIGIL_TOKENS or (t.token_type == TokenType.COLON and ":" + nxt in named)})
+    for line, sigil in sorted(found):
+        yield line, (f"writes {sigil} outside a string literal: SQLMesh reads `@` as its macro syntax and nothing binds "
+                     "a query parameter (`$1`, `?`, `:name`) when the build runs; write the value as a literal "
+                     "(`'@x'`), or `abs(x)` for an absolute value")

@@ -188,4 +188,8 @@ class Spelling:
         for col in tree.find_all(exp.Column):
             if not is_simple(col.name):
                 col.set("this", exp.to_identifier(col.name, quoted=True))
+        return self.write_authored(tree)
+
+    def write_authored(self, tree: exp.Expression) -> str:
+        """The text of a parsed authored expression (a target may first rewrite its literals)."""
         return tree.sql(dialect=self.expression_dialect)

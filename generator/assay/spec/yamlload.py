@@ -163,6 +163,21 @@ def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
     return loader.construct_scalar(node)
 
 
+# Why a NUL is refused in every text of a spec: no engine can take it in a literal.
+NUL_PROBLEM = ("holds the character U+0000 (NUL), which no engine takes in SQL text (PostgreSQL text cannot hold it, "
+               "DuckDB's parser stops reading the statement at it); remove it")
+
+
+def _construct_text(loader: _Loader, node: yaml.ScalarNode) -> str:
+    # A NUL written as the escape "\0" or "\u0000" would reach a generated literal and stop the
+    # build (or shorten the value); refuse it where it is written.
+    value = loader.construct_yaml_str(node)
+    if "\x00" in value:
+        raise yaml.constructor.ConstructorError(None, None, f"the value {value[:60]!r}{'...' if len(value) > 60 else ''} {NUL_PROBLEM}", node.start_mark)
+    return value
+
+
+_Loader.add_constructor("tag:yaml.org,2002:str", _construct_text)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
@@ -203,6 +218,8 @@ def load_yaml(text: str) -> Any:
         # A control character (NUL, ESC, ...) that YAML forbids anywhere in a document.
         line = text.count("\n", 0, exc.position) + 1
         char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        if char == "\x00":
+            raise YamlSyntaxError(line, f"the document {NUL_PROBLEM}") from None
         raise YamlSyntaxError(
             line,
             f"the character U+{ord(char):04X} is not allowed in YAML; delete it, or write it as an escape such as "

@@ -7,7 +7,7 @@ from typing import Optional
 import sqlglot
 from sqlglot import exp
 
-from ..checks.sqlguard import refused_calls
+from ..checks.sqlguard import refused_calls, refused_sigils
 
 _NOT_BOOLEAN = (exp.Literal, exp.Column, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Concat, exp.DPipe)
 
@@ -37,6 +37,7 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     if any(True for _ in tree.find_all(exp.Struct, exp.Map, exp.VarMap)):
         problems.append(f"`{text}` holds a struct or map literal (`{{...}}`, DuckDB's syntax), which no column of a row "
                         "is compared with on every engine; write a comparison of the entity's columns with scalar values.")
+    problems += [f"`{text}` {sentence}." for _line, sentence in refused_sigils(text, tree, 1)]
     if isinstance(tree, _NOT_BOOLEAN):
         problems.append(f"`{text}` is not a boolean expression; write a comparison or a test such as `amount >= 0` or `code IS NOT NULL`.")
     return tree, problems

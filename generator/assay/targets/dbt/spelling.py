@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import re
 
+from sqlglot import exp
+
+from ...identifiers import unused_marker
 from ...lower.spelling import Raw, Spelling, Sql, is_simple
 from .naming import loads_name, model_name, staged_name
 
@@ -66,6 +69,22 @@ def sql_str(value: str) -> str:
     if "\\" in value:
         return "{{ assay.string_literal(" + jstr(value) + ") }}"
     return inert("'" + value.replace("'", "''") + "'")
+
+
+def escaped_literals(tree) -> dict[str, str]:
+    """Replace (in place) every string literal of `tree` that holds a backslash by a marker column
+    the text does not hold; {marker: value}. sqlglot's PostgreSQL spelling keeps a backslash bare,
+    which Spark reads as an escape: `'a\\'' or ...'` would end the literal early there and run
+    its rest as SQL. The caller writes each value through `assay.string_literal`, which escapes it
+    for the engine (decision 0972)."""
+    marker = unused_marker("assay_escaped_literal", tree.sql())
+    escaped: dict[str, str] = {}
+    for node in list(tree.find_all(exp.Literal)):
+        if node.is_string and "\\" in node.this:
+            name = f"{marker}_{len(escaped)}_"
+            escaped[name] = node.this
+            node.replace(exp.column(name))
+    return escaped
 
 
 def call(macro: str, *args: str) -> str:
@@ -138,10 +157,15 @@ class DbtSpelling(Spelling):
     def string(self, value: str) -> str:
         return sql_str(value)
 
-    def authored(self, expr_text: str) -> str:
+    def write_authored(self, tree) -> str:
         """An authored expression; its string literals are spec text, so the whole is made inert
-        (sqlglot writes `{` nowhere else: names are validated identifiers)."""
-        return inert(super().authored(expr_text))
+        (sqlglot writes `{` nowhere else: names are validated identifiers), and a literal holding
+        a backslash is written by `sql_str`, as every other value is (`escaped_literals`)."""
+        escaped = escaped_literals(tree)
+        out = inert(tree.sql(dialect=self.expression_dialect))
+        for name, value in escaped.items():
+            out = out.replace(name, sql_str(value))
+        return out
 
     def cast(self, expr: str, assay_type: str, safe: bool) -> str:
         if safe:

@@ -9,18 +9,22 @@ to be published. `block` failures set the table back like the generated audits.
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
+from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
-from .spelling import jstr
+from .spelling import escaped_literals, jstr
 from .naming import audits_macro_name
 
+# The candidate relation and the alias that keeps `<table>.<column>` references of the check valid
+# once its table is the candidate (the table's name, quoted by the adapter at run time: backticks
+# on Spark, where a double-quoted name is a string) are put in as markers the check's own text
+# does not hold (`unused_marker`), then cut at.
 PLACEHOLDER = "assay_candidate_placeholder"
-# The alias that keeps `<table>.<column>` references of the check valid once its table is the
-# candidate: the table's name, quoted by the adapter at run time (backticks on Spark, where a
-# double-quoted name is a string).
 ALIAS_PLACEHOLDER = "assay_own_alias_placeholder"
 
 
@@ -28,23 +32,33 @@ def sqlchecks_macro_name(entity: Entity) -> str:
     return audits_macro_name(entity).replace("assay_audits__", "assay_sqlchecks__")
 
 
-def _against_candidate(check, schema: str) -> str:
-    """The check's SQL with its own table replaced by a placeholder the macro fills in."""
+def _against_candidate(check, schema: str) -> tuple[str, str, str, dict[str, str]]:
+    """The check's SQL with its own table replaced by a marker the macro fills in, the markers
+    of the candidate and of its alias, and the literals holding a backslash, by their markers."""
+    candidate, own_alias = (unused_marker(m, check.sql) for m in (PLACEHOLDER, ALIAS_PLACEHOLDER))
     tree = sqlglot.parse_one(check.sql, read="duckdb")
+    escaped = escaped_literals(tree)
     for table in list(tree.find_all(exp.Table)):
         own = table.name == check.table and (not table.db or table.db == check.namespace or table.db == schema)
         if own:
             alias = table.args.get("alias")
-            new = exp.to_table(PLACEHOLDER)
-            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(ALIAS_PLACEHOLDER)))
+            new = exp.to_table(candidate)
+            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(own_alias)))
             table.replace(new)
-    return tree.sql(dialect="postgres")
+    return tree.sql(dialect="postgres"), candidate, own_alias, escaped
 
 
-def _jinja_sql(sql: str, table: str) -> str:
-    """`"select ... from " ~ candidate ~ " as " ~ adapter.quote("t") ~ " where ..."` as a Jinja expression."""
-    alias = " ~ adapter.quote(" + jstr(table) + ") ~ "
-    return " ~ candidate ~ ".join(alias.join(jstr(q) for q in p.split(ALIAS_PLACEHOLDER)) for p in sql.split(PLACEHOLDER))
+def _jinja_sql(sql: str, table: str, candidate: str = PLACEHOLDER, own_alias: str = ALIAS_PLACEHOLDER,
+               escaped: dict[str, str] | None = None) -> str:
+    """`"select ... from " ~ candidate ~ " as " ~ adapter.quote("t") ~ " where ..."` as a Jinja
+    expression; a literal holding a backslash is `assay.string_literal("...")`, escaped for the engine."""
+    calls = {name: "assay.string_literal(" + jstr(value) + ")" for name, value in (escaped or {}).items()}
+    cut = re.compile("|".join(re.escape(m) for m in [candidate, own_alias, *calls]))
+    parts, at = [], 0
+    for m in cut.finditer(sql):
+        parts += [jstr(sql[at:m.start()]), {candidate: "candidate", own_alias: "adapter.quote(" + jstr(table) + ")"}.get(m.group(), calls.get(m.group()))]
+        at = m.end()
+    return " ~ ".join(parts + [jstr(sql[at:])])
 
 
 def _rows_items(check, project: Project) -> str:
@@ -64,10 +78,10 @@ def sqlchecks_macro(entity: Entity, project: Project) -> str:
         return ""
     lines = [f"{{% macro default__{sqlchecks_macro_name(entity)}(candidate) %}}", "  {% set checks = [] %}"]
     for check in sorted(entity.sql_checks, key=lambda c: c.name):
-        sql = _against_candidate(check, project.schema("silver"))
+        sql, candidate, own_alias, escaped = _against_candidate(check, project.schema("silver"))
         lines.append(
             "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
-            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table) + "}) %}"
+            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table, candidate, own_alias, escaped) + "}) %}"
         )
     lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
     return "\n".join(lines)

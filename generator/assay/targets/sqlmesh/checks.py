@@ -28,11 +28,12 @@ import sqlglot
 from sqlglot import exp
 
 from ...checks.declared import DeclaredCheck
+from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
 from ...lower.declared_checks import failing_rows_query, measuring_query, redacted_columns
 from ...lower.history import HistoryRelations
-from . import naming
+from . import jinja_safe, naming
 from ...lower.outputs import kept_query
 from .spelling import SqlmeshSpelling
 
@@ -61,7 +62,7 @@ def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str
     """The check file's query with its own table replaced by ``this`` (``@this_model``, the table
     SQLMesh has just written, unless told), keeping the alias it was read under; other tables are
     read as they are."""
-    placeholder = "assay_this_model_placeholder"
+    placeholder = unused_marker("assay_this_model_placeholder", check.sql)
     tree = sqlglot.parse_one(check.sql, read="duckdb")
     for table in list(tree.find_all(exp.Table)):
         if table.name == check.table and (not table.db or table.db in (check.namespace, schema)):
@@ -69,7 +70,7 @@ def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str
             new = exp.to_table(placeholder)
             new.set("alias", alias)
             table.replace(new)
-    return tree.sql(dialect=dialect).replace(placeholder, this)
+    return jinja_safe.tree(tree).sql(dialect=dialect).replace(placeholder, this)
 
 
 def _audit_name(prefix: str, name: str) -> str:

@@ -52,7 +52,7 @@ def _column_descriptions(entity: Entity, low: SqlmeshSpelling) -> list[str]:
         if c.classification:
             parts.append(f"classification: {c.classification}")
         if parts:
-            out.append(f"{low.qi(c.name)} = {low.lit('; '.join(parts))}")
+            out.append(f"{low.qi(c.name)} = {low.prop('; '.join(parts))}")
     return out
 
 
@@ -118,8 +118,8 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         name=name,
         kind="FULL",
         dialect=low.dialect,
-        owner=low.lit(entity.owner) if entity.owner else None,
-        description=low.lit(entity.description or description) if not type2 else low.lit(description),
+        owner=low.prop(entity.owner) if entity.owner else None,
+        description=low.prop(entity.description or description) if not type2 else low.prop(description),
         tags="(assay)",
         grants=None if type2 else _grants(entity, low),
         depends_on=_depends_on(entity, project),
@@ -151,8 +151,8 @@ def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str
         kind=f"SCD_TYPE_2_BY_COLUMN (unique_key {keys}, columns {check}, execution_time_as_valid_from TRUE, "
              "invalidate_hard_deletes TRUE)",
         dialect=low.dialect,
-        owner=low.lit(entity.owner) if entity.owner else None,
-        description=low.lit(entity.description or f"{entity.name}: {entity.grain}"),
+        owner=low.prop(entity.owner) if entity.owner else None,
+        description=low.prop(entity.description or f"{entity.name}: {entity.grain}"),
         tags="(assay)",
         grants=_grants(entity, low),
         column_descriptions=_column_descriptions(entity, low),
@@ -178,7 +178,7 @@ def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         name=this,
         kind="INCREMENTAL_BY_UNIQUE_KEY (unique_key reject_id, forward_only TRUE)",
         dialect=low.dialect,
-        owner=low.lit(entity.owner) if entity.owner else None,
+        owner=low.prop(entity.owner) if entity.owner else None,
         description=low.lit(f"Rows of {entity.name} diverted by quality rules, with their raw payload, for replay (retention {entity.retention})."),
         tags="(assay, assay_reject)",
         columns=_reject_columns(low),

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from ...ir.model import Project
 from ...lower.spelling import Raw, Spelling, Sql, is_simple
-from . import naming
+from . import jinja_safe, naming
 
 
 class SqlmeshSpelling(Spelling):
@@ -38,7 +38,15 @@ class SqlmeshSpelling(Spelling):
     ident = qi
 
     def string(self, value: str) -> str:
+        return jinja_safe.literal(str(value)).sql(dialect=self.dialect)
+
+    def prop(self, value: str) -> str:
+        """A MODEL block property's text (owner, a description): one literal, as SQLMesh reads a
+        property only so; its Jinja scan covers the query and statements, not the properties."""
         return exp.Literal.string(str(value)).sql(dialect=self.dialect)
+
+    def write_authored(self, tree: exp.Expression) -> str:
+        return jinja_safe.tree(tree).sql(dialect=self.expression_dialect)
 
     def lit(self, value) -> str:
         """A SQL literal: booleans and numbers bare, anything else a string escaped for the dialect."""
