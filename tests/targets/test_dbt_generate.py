@@ -211,3 +211,24 @@ def test_the_dedupe_order_ends_with_the_source_row_then_its_delivery():
         "sale": ["sold_at", "_load_id", "_source_row_id"],
         "deduped_only": ["_ingested_at", "_source_row_id", "_load_id"],  # _load_id settles two mappings' ties
     }
+
+
+def test_field_asserts_are_recorded_as_column_metadata(tmp_path):
+    """docs/spec.md: `assert:` clauses are alerts recorded as column metadata (they route no row), on
+    both targets; spec text in them stays inert under dbt's Jinja."""
+    import yaml
+
+    from assay.api_sqlmesh import sqlmesh_files
+
+    spec = tmp_path / "spec"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "shop" / "spec", spec)
+    entities = spec / "entities.yml"
+    entities.write_text(entities.read_text().replace(
+        '      discount: {type: "decimal(12,2)"}',
+        '      discount: {type: "decimal(12,2)", assert: {min: 0, max: "{{ 9 }}", enum: [1, 2], not_null: true}}'))
+    project = load_project(spec)
+    props = yaml.safe_load(generate_dbt(project)["models/assay/order/_order.yml"])
+    column = next(c for m in props["models"] for c in m["columns"] if c["name"] == "discount")
+    assert column["config"]["meta"]["assert"] == {"enum": [1, 2], "max": '{{ "{" }}{ 9 }}', "min": 0, "not_null": True}
+    model = sqlmesh_files(project)["models/assay/order/order.sql"]
+    assert "assert: enum [1, 2], max {{ 9 }}, min 0, not_null True" in model.replace("{ {", "{{")

@@ -148,6 +148,13 @@ def _description(entity: Entity, fallback: str) -> str:
     return inert(entity.description or fallback)
 
 
+def _meta_value(value):
+    """An `assert:` value as YAML meta: a list for a tuple, spec text made inert (dbt renders YAML)."""
+    if isinstance(value, tuple):
+        return [_meta_value(v) for v in value]
+    return inert(value) if isinstance(value, str) else value
+
+
 def entity_yml(entity: Entity, project: Project) -> dict:
     meta = {**_entity_meta(entity), **upstream_meta(entity, project)}
     columns = []
@@ -159,6 +166,9 @@ def entity_yml(entity: Entity, project: Project) -> dict:
         cmeta = {"assay_type": c.type}
         if c.classification:
             cmeta["classification"] = c.classification
+        if c.asserts:
+            # alerts recorded as column metadata (docs/spec.md); spec text, so inert like a description
+            cmeta["assert"] = {k: _meta_value(v) for k, v in c.asserts}
         col["config"] = {"meta": cmeta}
         columns.append(col)
     models = []

@@ -51,6 +51,8 @@ def _column_descriptions(entity: Entity, low: SqlmeshSpelling) -> list[str]:
         parts = [c.description] if c.description else []
         if c.classification:
             parts.append(f"classification: {c.classification}")
+        if c.asserts:  # alerts recorded as column metadata (docs/spec.md)
+            parts.append("assert: " + ", ".join(f"{k} {list(v) if isinstance(v, tuple) else v}" for k, v in c.asserts))
         if parts:
             out.append(f"{low.qi(c.name)} = {low.prop('; '.join(parts))}")
     return out
