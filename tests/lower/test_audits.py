@@ -94,6 +94,19 @@ BREAKS = {
                                               "insert into entity select item_id, _mapping, _source_row_id, _load_id, [] from staged "
                                               "where _source_row_id = 'r7'"], (0, 2, 0, 0)),
     "a bronze row the ledger never held": (["insert into bronze_src values ('r8', 'L2', 't8')"], (1, 1, 0, 0)),
+    # r9 aged out and was replayed, and a SQLMesh plan of a spec fix diverts its `__replay__`
+    # delivery again without evaluating the forward-only reject model, whose open row still names
+    # L1 (decision 0986). That row describes the delivery (replay made it from its `raw`), so the
+    # count form places it. The row form is an incremental ledger's, dbt's only, whose reject
+    # model follows every delivery before the audit: there the row at L1 places nothing.
+    "a replayed row diverted again before its reject row follows it": (
+        ["insert into staged values ('m', 'r9', '__replay__', 1, 'quarantined', 'i9', ['q_rule'], null, null)",
+         "insert into bronze_src values ('r9', '__replay__', 't9')"], (0, 1, 0, 0)),
+    # ... but a resolved reject row places nothing: the row the fix diverts again is in no table
+    "a replayed row diverted again whose reject row was resolved": (
+        ["insert into staged values ('m', 'r9', '__replay__', 1, 'quarantined', 'i9', ['q_rule'], null, null)",
+         "insert into bronze_src values ('r9', '__replay__', 't9')",
+         "update reject set resolved_at = now() where _source_row_id = 'r9'"], (1, 1, 0, 0)),
 }
 # The same breaks in the load form (decision 0406): a settled load whose sums differ is one
 # violation, whatever its rows did; a load bronze and the ledger do not hold alike is judged
@@ -101,7 +114,8 @@ BREAKS = {
 LOAD_BREAKS = {"conserved": 0, "resolved before the audit (SQLMesh's order)": 0, "a kept row lost": 1,
                "a kept row written twice": 1, "a diverted row without its reject": 1, "a diverted row also kept": 1,
                "two kept rows of one key": 0, "a finished row carrying a fail rule": 0, "a kept row replaced by a deduped one": 1,
-               "a bronze row the ledger never held": 1}
+               "a bronze row the ledger never held": 1, "a replayed row diverted again before its reject row follows it": 1,
+               "a replayed row diverted again whose reject row was resolved": 1}
 
 
 @pytest.mark.parametrize("label", list(BREAKS))

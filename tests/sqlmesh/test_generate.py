@@ -232,3 +232,23 @@ def test_a_second_context_in_one_process_still_has_the_macros(tmp_path):
     proc = subprocess.run([sys.executable, "-c", SECOND_CONTEXT, str(project)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode != 0
     assert re.search(r"Macro 'assay_[a-z_]+' does not exist", proc.stderr), proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dialect", ENGINE_DIALECTS)
+def test_an_entity_named_by_a_keyword_is_a_model_sqlmesh_loads(tmp_path, dialect):
+    """Decision 0985: `silver.select` is no table name to sqlglot; the entity's model name, and a
+    child's read of it, are quoted in the dialect, and SQLMesh reads the model as that entity."""
+    from sqlmesh.core.dialect import parse
+
+    from tests.sqlmesh.test_reserved_names_replay_sqlmesh import _write
+
+    files = sqlmesh_files(load_project(_write(tmp_path / "spec", 5)), dialect)
+    names = {}
+    for rel in ("models/assay/select/select.sql", "models/assay/from/from.sql"):
+        model = parse(files[rel], default_dialect=dialect)[0]
+        names[rel] = model.expressions[0].args["value"].sql(dialect="duckdb")
+    assert names == {"models/assay/select/select.sql": 'silver."select"', "models/assay/from/from.sql": 'silver."from"'}
+    quoted = {"duckdb": '"from"', "postgres": '"from"', "spark": "`from`"}[dialect]
+    assert f"FROM silver.{quoted})" in files["models/assay/select/select__staged.sql"]
+    for sql in _expand(files["models/assay/select/select__staged.sql"], dialect):
+        sqlglot.parse_one(sql, read=dialect)

@@ -26,7 +26,7 @@ from ..duration import Duration
 from ..ir.model import INGESTION_COLUMNS, Entity, Mapping, Project
 from .loads import OPEN, ROUTE_SUMS, bronze_rows, load_id, raw, rows_in_loads, settled_ctes, source_row_fingerprint
 from .spelling import Spelling, Sql
-from .staged import BRONZE_SEEN, diverted
+from .staged import BRONZE_SEEN, REPLAY_LOAD_ID, diverted
 
 COUNT = "count"  # the staged relation holds one row per bronze row: the law by totals, one pass
 ROW = "row"  # the staged relation outlives bronze (an incremental ledger): delivery by delivery
@@ -91,9 +91,17 @@ def _sources_read(entity: Entity) -> list[tuple[str, int]]:
     return sorted(Counter(m.source for m in entity.mappings).items())
 
 
-def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
-    """The open reject rows that place a delivery: those describing a delivery this build diverts."""
+def _open_rejects(sp: Spelling, entity: Entity, reject: str, replayed: bool = False) -> str:
+    """The open reject rows that place a delivery: those describing a delivery this build diverts.
+
+    With `replayed`, an open row also places its source row's `__replay__` delivery, whatever load
+    it names: replay made that delivery from the row's `raw`, and a SQLMesh plan of a spec fix
+    judges it without the forward-only reject model, whose row follows it only at the next
+    interval (decision 0986). Only the count form takes it; the others place a row by its load."""
     i = sp.indent
+    same_load = sp.sql("s._load_id = r._load_id")
+    if replayed:
+        same_load = sp.sql("({} or s._load_id = {})", same_load, sp.string(REPLAY_LOAD_ID))
     return "\n".join(
         [
             sp.sql("{}select r.source_relation, r.mapping, r._source_row_id, r._load_id", i),
@@ -103,7 +111,7 @@ def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
             sp.sql("{}select 1 from {} as s", i * 3, sp.staged(entity)),
             sp.sql("{}where {}", i * 3, diverted(sp, "s")),
             sp.sql("{}and s._source_row_id = r._source_row_id", i * 4),
-            sp.sql("{}and s._load_id = r._load_id", i * 4),
+            sp.sql("{}and {}", i * 4, same_load),
             sp.sql("{}and s._mapping = r.mapping", i * 4),
             sp.sql("{}and r.source_relation = {}", i * 4, _source_case(sp, entity, "s")),
             f"{i * 2})",
@@ -111,11 +119,11 @@ def _open_rejects(sp: Spelling, entity: Entity, reject: str) -> str:
     )
 
 
-def _open_rejects_cte(sp: Spelling, entity: Entity, where: Audited) -> list[str]:
+def _open_rejects_cte(sp: Spelling, entity: Entity, where: Audited, replayed: bool = False) -> list[str]:
     """`, assay_open_rejects as (...)`, or nothing for an entity without a reject table."""
     if where.reject is None:
         return []
-    return [sp.sql(", assay_open_rejects as ("), _open_rejects(sp, entity, where.reject), ")"]
+    return [sp.sql(", assay_open_rejects as ("), _open_rejects(sp, entity, where.reject, replayed), ")"]
 
 
 def bronze_count(sp: Spelling, entity: Entity) -> str:
@@ -146,7 +154,7 @@ def conservation_count_sql(sp: Spelling, entity: Entity, where: Audited) -> str:
         sp.sql("{}count(case when {} then 1 end) as diverted_rows", i * 2, diverted(sp)),
         sp.sql("{}from {}", i, sp.staged(entity)),
         ")",
-        *_open_rejects_cte(sp, entity, where),
+        *_open_rejects_cte(sp, entity, where, replayed=True),
         sp.sql(", assay_counts as ("),
         sp.sql("{}select", i),
         sp.sql("{}st.bronze_rows,", i * 2) if where.bronze_seen else sp.sql("{}{} as bronze_rows,", i * 2, bronze),

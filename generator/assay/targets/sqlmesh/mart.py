@@ -45,13 +45,13 @@ def cross_checks_sql(project: Project, low: SqlmeshSpelling, header: str) -> str
     audits, rows, reads = [], [], set()
     for cov in project.coverage:
         parent, child = project.entity(cov.parent), project.entity(cov.child)
-        reads |= {naming.admitted(project, parent), naming.admitted(project, child)}
+        reads |= {naming.admitted(project, parent, low.dialect), naming.admitted(project, child, low.dialect)}
         pairs = _strs(f"({low.lit(c)}, {low.lit(p)})" for c, p in cov.columns)
         audits.append(
             audit_call(
                 "assay_coverage",
-                parent=naming.admitted(project, parent),
-                child=naming.admitted(project, child),
+                parent=naming.admitted(project, parent, low.dialect),
+                child=naming.admitted(project, child, low.dialect),
                 pairs=pairs,
                 min_children=str(cov.min),
                 blocking="TRUE" if cov.on_fail == "fail" else "FALSE",
@@ -61,7 +61,7 @@ def cross_checks_sql(project: Project, low: SqlmeshSpelling, header: str) -> str
     for rec in project.reconcile:
         args = {}
         for side_name, side in (("left", rec.left), ("right", rec.right)):
-            rel = naming.admitted(project, project.entity(side.entity))
+            rel = naming.admitted(project, project.entity(side.entity), low.dialect)
             reads.add(rel)
             args[f"{side_name}_relation"] = rel
             args[f"{side_name}_column"] = low.lit(side.column)

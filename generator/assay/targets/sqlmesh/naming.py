@@ -3,16 +3,26 @@ so one query reads either project: `silver.<entity>`, `silver.<entity>__reject`,
 
 from __future__ import annotations
 
+from sqlglot import exp
+
 from ...ir.model import Entity, Project
+from ...lower.spelling import is_simple
 
 
 def staged(project: Project, entity: Entity) -> str:
     return f"{project.schema('silver')}.{entity.name}__staged"
 
 
-def entity_model(project: Project, entity: Entity) -> str:
-    """The model consumers read: the entity table, or the SCD type 2 history of a type-2 entity."""
-    return f"{project.schema('silver')}.{entity.name}"
+def entity_model(project: Project, entity: Entity, dialect: str) -> str:
+    """The model consumers read: the entity table, or the SCD type 2 history of a type-2 entity.
+
+    The only name of an entity's models without a suffix, so the only one that can be a reserved
+    word (`select`, `from`): sqlglot, and so SQLMesh, does not read `silver.select` as a table.
+    An entity name is lower-case, so the quoted name is the relation the unquoted one would be
+    on every engine, and dbt's relation of the same name (decision 0985).
+    """
+    name = exp.to_identifier(entity.name, quoted=not is_simple(entity.name)).sql(dialect=dialect)
+    return f"{project.schema('silver')}.{name}"
 
 
 def current(project: Project, entity: Entity) -> str:
@@ -20,9 +30,9 @@ def current(project: Project, entity: Entity) -> str:
     return f"{project.schema('silver')}.{entity.name}__current"
 
 
-def admitted(project: Project, entity: Entity) -> str:
+def admitted(project: Project, entity: Entity, dialect: str) -> str:
     """The relation holding an entity's admitted rows of this build (current versions only)."""
-    return current(project, entity) if entity.scd == "type2" else entity_model(project, entity)
+    return current(project, entity) if entity.scd == "type2" else entity_model(project, entity, dialect)
 
 
 def reject(project: Project, entity: Entity) -> str:

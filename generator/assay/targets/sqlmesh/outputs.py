@@ -114,7 +114,7 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
     """
     type2 = entity.scd == "type2"
     audits = _lowered(entity, project, low)
-    name = naming.current(project, entity) if type2 else naming.entity_model(project, entity)
+    name = naming.current(project, entity) if type2 else naming.entity_model(project, entity, low.dialect)
     description = f"{entity.name}: {entity.grain}" if not type2 else f"Kept rows of {entity.name} in this build; the SCD type 2 model versions them."
     block = model_block(
         name=name,
@@ -147,7 +147,7 @@ def scd2_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: str
     keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
     check = "(" + ", ".join(low.qi(c.name) for c in entity.columns) + ")"
     block = model_block(
-        name=naming.entity_model(project, entity),
+        name=naming.entity_model(project, entity, low.dialect),
         # A first version is valid from the run that saw it (as a dbt snapshot's), not from 1970.
         # A key this build no longer admits has no current version (decision 0415).
         kind=f"SCD_TYPE_2_BY_COLUMN (unique_key {keys}, columns {check}, execution_time_as_valid_from TRUE, "

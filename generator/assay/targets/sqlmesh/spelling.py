@@ -97,7 +97,7 @@ class SqlmeshSpelling(Spelling):
         return naming.bronze(self.project, source)
 
     def model(self, entity) -> str:
-        return naming.entity_model(self.project, entity)
+        return naming.entity_model(self.project, entity, self.dialect)
 
     def staged(self, entity) -> str:
         return naming.staged(self.project, entity)

@@ -18,7 +18,7 @@ with assay_staged as (
             select 1 from {{ ref("order__staged") }} as s
             where s._route in ('quarantined', 'failed')
                 and s._source_row_id = r._source_row_id
-                and s._load_id = r._load_id
+                and (s._load_id = r._load_id or s._load_id = '__replay__')
                 and s._mapping = r.mapping
                 and r.source_relation = case s._mapping when 'raw_orders' then 'raw_orders' end
         )

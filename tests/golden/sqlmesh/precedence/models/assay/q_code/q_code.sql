@@ -49,7 +49,7 @@ WHERE _route = 'kept';
           SELECT 1 FROM silver.q_code__staged AS s
           WHERE s._route IN ('quarantined', 'failed')
             AND s._source_row_id = r._source_row_id
-            AND s._load_id = r._load_id
+            AND (s._load_id = r._load_id OR s._load_id = '__replay__')
             AND s._mapping = r.mapping
             AND r.source_relation = CASE s._mapping WHEN 'q__codes' THEN 'q__codes' END
         )
@@ -96,7 +96,7 @@ WITH assay_staged AS (
       SELECT 1 FROM silver.q_code__staged AS s
       WHERE s._route IN ('quarantined', 'failed')
         AND s._source_row_id = r._source_row_id
-        AND s._load_id = r._load_id
+        AND (s._load_id = r._load_id OR s._load_id = '__replay__')
         AND s._mapping = r.mapping
         AND r.source_relation = CASE s._mapping WHEN 'q__codes' THEN 'q__codes' END
     )

@@ -47,7 +47,7 @@ WHERE _route = 'kept';
           SELECT 1 FROM silver.q_dup__staged AS s
           WHERE s._route IN ('quarantined', 'failed')
             AND s._source_row_id = r._source_row_id
-            AND s._load_id = r._load_id
+            AND (s._load_id = r._load_id OR s._load_id = '__replay__')
             AND s._mapping = r.mapping
             AND r.source_relation = CASE s._mapping WHEN 'q__dups' THEN 'q__dups' END
         )
@@ -94,7 +94,7 @@ WITH assay_staged AS (
       SELECT 1 FROM silver.q_dup__staged AS s
       WHERE s._route IN ('quarantined', 'failed')
         AND s._source_row_id = r._source_row_id
-        AND s._load_id = r._load_id
+        AND (s._load_id = r._load_id OR s._load_id = '__replay__')
         AND s._mapping = r.mapping
         AND r.source_relation = CASE s._mapping WHEN 'q__dups' THEN 'q__dups' END
     )
