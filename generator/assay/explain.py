@@ -333,8 +333,8 @@ class Explainer:
                     if src is not None and not d.bronze:
                         # the delivery aged out of bronze since the build: its value is gone, and a
                         # NULL read in its place never fails a cast (probe 33, decision 0958)
-                        d.coercions.append(f"{rule.column}: bronze $.{'.'.join(src.path)} did not become a "
-                                           f"{src.target_type} (the delivery is no longer in bronze, so its value "
+                        d.coercions.append(f"{rule.column}: bronze $.{'.'.join(src.path)} did not become "
+                                           f"{_a(src.target_type)} (the delivery is no longer in bronze, so its value "
                                            "is not shown; the reject row's raw payload keeps it)")
                     elif src is not None:
                         raw = d.bronze.get(src.bronze_column)
@@ -349,9 +349,9 @@ class Explainer:
                             # shape the path reads (1130); of a pii or unrewritable column only the kind is told
                             shown = HIDDEN if raw == HIDDEN else REDACTED if left_out else repr(raw)
                             d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} {why}, so {path} "
-                                               f"could not be read and did not become a {src.target_type}")
+                                               f"could not be read and did not become {_a(src.target_type)}")
                         else:
-                            d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become a {src.target_type}")
+                            d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become {_a(src.target_type)}")
         return d
 
     def _unknown_members(self, d: Delivery) -> list[str]:
@@ -524,3 +524,8 @@ def _open_rejects_sentence(rejects: list[dict]) -> str:
     """The sentence that ends the summary's second line, 0 included (docs/operating.md)."""
     n = len([r for r in rejects if r["resolved_at"] is None])
     return f" {n} open reject {'row' if n == 1 else 'rows'}."
+
+
+def _a(type_name: str) -> str:
+    """`a date`, `an int`: the article a type name takes when read aloud."""
+    return f"{'an' if type_name[:1] in 'aeiou' else 'a'} {type_name}"

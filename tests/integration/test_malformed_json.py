@@ -157,7 +157,7 @@ def test_explain_says_the_payload_is_not_json(built):
     assert "rule city_coercible (quarantine): fired" in text and "rule zip_coercible (quarantine): fired" in text, text
     assert "rule country_coercible (flag): held" in text, text
     assert "city: bronze payload = '{not json' is not JSON, so $.payload.loc.city could not be read" in text, text
-    assert "zip: bronze payload = '{not json' is not JSON, so $.payload.loc.zip could not be read and did not become a int" in text, text
+    assert "zip: bronze payload = '{not json' is not JSON, so $.payload.loc.zip could not be read and did not become an int" in text, text
 
 
 def test_explain_says_a_pii_column_is_not_json_without_showing_it(built):
