@@ -107,3 +107,28 @@ def test_a_detail_over_several_lines_prints_on_one(tmp_path):
     con.close()
     text = invoke("checks", RUN, "--project", str(project)).stdout.splitlines()
     assert text[-1] == "reading: kwh_not_absurd: FAILED: Binder Error: column x not found LINE 1: select x", text
+
+
+def test_a_spec_without_checks_is_told_why_nothing_is_recorded(tmp_path):
+    """After a build of a spec that declares no check, `assay checks` said "run a build": it had run.
+    It says what the spec lacks instead (probe Q8)."""
+    import shutil
+    from pathlib import Path
+
+    from tests.cli.test_check_rows_cmd import results_warehouse
+
+    project, con = results_warehouse(tmp_path)
+    con.close()
+    spec = tmp_path / "spec"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "shop" / "spec", spec)
+    entities = spec / "entities.yml"
+    text = entities.read_text()
+    checks = "    checks:\n      - {check_id: enough_orders, kind: row_expectation, enforcement: advisory, min_rows: 1}\n"
+    assert checks in text
+    entities.write_text(text.replace(checks, ""))
+    result = invoke("checks", "--project", str(project), "--spec", str(spec))
+    assert result.exit_code == 1
+    assert "the spec declares no table check" in result.stderr, result.stderr
+    # with the example's advisory check, the advice is to build
+    result = invoke("checks", "--project", str(project), "--spec", str(Path(__file__).resolve().parents[2] / "examples" / "shop"))
+    assert result.exit_code == 1 and "the spec declares no table check" not in result.stderr, result.stderr

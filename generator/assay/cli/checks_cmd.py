@@ -41,6 +41,13 @@ def _spec_project(spec_dir: Optional[Path], project_dir: Path):
     return load_project(spec)
 
 
+def _records_results(project) -> bool:
+    """Whether a build of `project` records a check result: a declared check (thresholds are lowered
+    into declared checks), a SQL check file, or a `fail` rule, whose stop `assay checks` lists."""
+    return bool(project.sql_checks) or any(t.declared_checks for t in project.tables) or any(
+        e.declared_checks or e.sql_checks or any(r.disposition == "fail" for r in e.rules) for e in project.entities)
+
+
 def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
              environment: Optional[str] = None, project=None):
     """The operator core's view of the recorded results (runtime/operator.py::open_results);
@@ -118,11 +125,17 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
 
     Exit 0 when every result passed, 2 when any did not, 1 when the run recorded none.
     """
-    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
+    project = _spec_project(spec_dir, project_dir)
+    with _results(spec_dir, project_dir, profiles_dir, target, environment, project=project) as recorded:
         found = recorded.find_run(run_id)
         results = recorded.of_run(found) if found is not None else []
         env = recorded.environment_of(found) if found is not None else None
     if found is None:
+        if run_id is None and project is not None and not _records_results(project):
+            _nothing_found(as_json, "no check results are recorded: the spec declares no table check (`checks:` or a "
+                                    "SQL check file), threshold or `fail` rule, so a build records results only when it "
+                                    "stops on one of its own audits (the key, the conservation law, the ingestion "
+                                    "metadata). Declare checks (docs/checks.md) for every build to record them.")
         if run_id is None:
             _nothing_found(as_json,
                            f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "
