@@ -209,3 +209,23 @@ def test_a_field_or_bronze_column_named_like_the_row_alias_is_refused(write_spec
         "mapping `raw_customers` into `customer` names the bronze column `bronze_row`, the name a reject row's `raw` "
         "payload reads the whole bronze row by; the column would be read instead of the row. Rename the column in "
         "bronze (or load it under another name).")
+
+
+def test_a_function_sqlglot_does_not_know_is_a_warning_with_the_nearest_name(tmp_path):
+    """`lenght(x)` validated and then stopped `dbt build` (DuckDB: no such function); an engine's
+    own function (`strlen`) works there and stops the build elsewhere. Validation warns at the line."""
+    import shutil
+
+    from assay.spec.loader import load_spec
+    from assay.validate import validate
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "shop"
+    spec = tmp_path / "shop"
+    shutil.copytree(root, spec)
+    entities = spec / "spec" / "entities.yml"
+    entities.write_text(entities.read_text().replace(
+        'expr: "discount <= amount"', 'expr: "lenght(status) > 0 and strlen(status) > 0 and length(status) > 0"'))
+    diags = [d for d in validate(load_spec(spec), "dbt").diagnostics if d.code == "SPEC_FUNCTION"]
+    assert [d.severity for d in diags] == ["warning", "warning"]
+    assert "calls `lenght`" in diags[0].message and "Did you mean `length`?" in diags[0].message
+    assert "calls `strlen`" in diags[1].message and diags[0].line == diags[1].line > 1

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
+from ..errors import Diagnostic
 from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
-from .expressions import parse_expression, qualified_columns, referenced_columns
+from .expressions import parse_expression, qualified_columns, referenced_columns, unknown_functions
 from ..redaction import normalized
 from .mappings import parse_path
 from .types import SIMPLE_TYPES, TYPE_ADVICE, normalize_type
@@ -112,6 +113,8 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             for p in problems:
                 ctx.report(file, rule.line("expr"), f"{what}: {p}")
             if tree is not None:
+                for sentence in unknown_functions(tree):
+                    ctx.out.append(Diagnostic(file, rule.line("expr") or 1, f"{what} {sentence}", "SPEC_FUNCTION", severity="warning"))
                 for q in qualified_columns(tree):
                     ctx.report(file, rule.line("expr"), f"{what} reads `{q}`; an expression reads only the entity's own columns, unqualified: write `{q.split('.')[-1]}`.")
                 for col in referenced_columns(tree):

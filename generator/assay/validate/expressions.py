@@ -43,6 +43,26 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     return tree, problems
 
 
+def unknown_functions(tree: exp.Expression) -> list[str]:
+    """Sentences for each function sqlglot does not know (an `Anonymous` call): it is written into
+    the model as spelled, so a typo (`lenght`), or a function one engine has and another lacks
+    (DuckDB's `strlen`), stops the build on that engine. A warning, not a refusal: the function may
+    exist on the engine the project runs on."""
+    from difflib import get_close_matches
+
+    from sqlglot.dialects.duckdb import DuckDB
+
+    names = sorted({f.name.lower() for f in tree.find_all(exp.Anonymous)})
+    known = sorted(k.lower() for k in DuckDB.Parser.FUNCTIONS) if names else []
+    out = []
+    for name in names:
+        near = get_close_matches(name, known, n=1, cutoff=0.8)
+        hint = f" Did you mean `{near[0]}`?" if near else ""
+        out.append(f"calls `{name}`, a function sqlglot does not know, so assay writes it as it is and cannot "
+                   f"spell it for each engine: the build stops on an engine that has no `{name}`.{hint}")
+    return out
+
+
 def _parse_problem(exc: Exception) -> str:
     """sqlglot's complaint in the author's terms, without its class names."""
     errors = getattr(exc, "errors", None) or []
