@@ -6,6 +6,8 @@ not record a run of an entity the invocation did not build (decision 0987). Real
 - `dbt build --exclude gauge` rebuilds `gauge__staged` but not `gauge`: no `gauge` row for the run
   (the mart said the run judged the new bronze while the published table was the old one), also
   when another entity's stop makes dbt skip the mart and the on-run-end hook records the run.
+- `dbt build --select gauge` after a load is set back by the conservation audit (its staged table
+  is the first build's); the error now names the model to select (decision 0988).
 - `dbt run` runs no test, so the ingestion-metadata test never stopped it: an entity whose bronze
   repeats a `_source_row_id` within one load was published. The entity's own audits now run the
   metadata audit when the invocation did not select the test.
@@ -40,8 +42,17 @@ def test_selections_record_and_publish_only_what_they_built_and_audited(tmp_path
     project.dbt("run", "--select", "mart_data_quality", check=True)
     assert mart(project, invocation(project)) == {}
 
-    # gauge excluded: its staged model is rebuilt from the new bronze, the entity is not
+    # gauge alone after a load: built from the staged table of the first build, which the
+    # conservation audit finds older than bronze; the error says which model to select (0988)
     project.load_bronze([meters("M1", "M2", "M3"), gauges(2, ("G1", "1.5"), ("G2", "x"), ("G3", "2"))])
+    proc = project.dbt("build", "--select", "gauge")
+    assert proc.returncode != 0
+    assert ("CHECK_FAILED: CONSERVATION: 1 violating row." in proc.stdout
+            and "gauge__staged was not built by this invocation, so it may be older than bronze: "
+                "build gauge__staged+ (dbt build --select gauge__staged+)" in " ".join(proc.stdout.split())), proc.stdout
+    assert project.query("select gauge_id from silver.gauge") == [("G1",)]
+
+    # gauge excluded: its staged model is rebuilt from the new bronze, the entity is not
     project.dbt("build", "--exclude", "gauge", check=True)
     rows = mart(project, invocation(project))
     assert accounting(rows, "meter") == (3, 0, 0, 0) and not [k for k in rows if k[0] == "gauge"], rows

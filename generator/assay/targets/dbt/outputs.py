@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from ...lower.audits import INGESTION_CHECK, Audited, bronze_audits, entity_audits
+from ...lower.audits import CONSERVATION, INGESTION_CHECK, Audited, bronze_audits, entity_audits
 from ...lower.check_reads import check_dependencies
 from ...lower.outputs import kept_query, versioned_query
 from ...lower.rejects import Prior, reject_query, resolution_bound, resolving_query
@@ -101,7 +101,10 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
     blocking = [a for a in entity_audits(DBT, entity, Audited("{{ candidate }}", reject)) if a.blocking]
     for n, audit in enumerate(blocking):
         lines += [f"  {{% set audit_{n} %}}", audit.sql.rstrip("\n"), "  {% endset %}"]
-        lines.append(f"  {{% do audits.append({{'name': {jstr(audit.name)}, 'sql': audit_{n}}}) %}}")
+        # the conservation law reads the staged relation: a set-back names it when this
+        # invocation did not build it (decision 0988)
+        staged = f", 'staged': {jstr(staged_name(entity))}" if audit.name == CONSERVATION else ""
+        lines.append(f"  {{% do audits.append({{'name': {jstr(audit.name)}, 'sql': audit_{n}{staged}}}) %}}")
     if project is not None:
         lines += _ingestion_audits(entity, project)
     lines += ["  {{ return(audits) }}", "{% endmacro %}", ""]
