@@ -22,7 +22,7 @@ MACROS = REPO / "dbt_package" / "macros"
 ADAPTERS = ("default", "duckdb", "postgres", "redshift", "spark", "snowflake", "bigquery", "trino", "databricks")
 DEFINITION = re.compile(r"\{%-?\s*(macro|test|materialization)\s+([A-Za-z0-9_]+)\s*(?:\(([^)]*)\))?")
 # Emits no SQL, so there is nothing for an adapter to change.
-NOT_DISPATCHED = {"built_this_run", "fingerprinted_ledger", "incremental_ledger_check", "ledger_fingerprinted", "assay_entity", "assay_check_task", "kept_history"}
+NOT_DISPATCHED = {"built_this_run", "selected_this_run", "fingerprinted_ledger", "incremental_ledger_check", "ledger_fingerprinted", "assay_entity", "assay_check_task", "kept_history"}
 
 
 def _implementation(name: str) -> bool:

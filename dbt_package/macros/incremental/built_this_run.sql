@@ -6,11 +6,5 @@
   itself.
 #}
 {% macro built_this_run(name) -%}
-  {%- if not execute or graph is not defined -%}{{ return(false) }}{%- endif -%}
-  {%- for node in graph.nodes.values() | sort(attribute='unique_id') -%}
-    {%- if node.resource_type == 'model' and node.package_name == project_name and node.name == name -%}
-      {{ return(node.unique_id in selected_resources) }}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(false) }}
+  {{ return(assay.selected_this_run(name, ['model'])) }}
 {%- endmacro %}

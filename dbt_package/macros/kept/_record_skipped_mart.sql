@@ -8,7 +8,8 @@
     would have (the project's generated macro `assay_mart_rows(entity, staged)`, the mart query of
     that entity alone), under this invocation's id and start, as the mart model does; it creates
     the mart first when it does not exist yet. An entity stopped by its own test, or whose staged
-    model was not built, records nothing for the run, as decision 0413 says. -#}
+    model was not built, records nothing for the run, as decision 0413 says; nor does an entity whose
+    publishing model the invocation did not select (decision 0987). -#}
 {% macro _record_skipped_mart(mart, models, stopped) %}
   {%- set spec = mart.config.meta['assay_mart'] -%}
   {%- set rows_of = context.get(spec['macro']) -%}
@@ -16,7 +17,10 @@
   {%- set judged = [] -%}
   {%- for e in spec['entities'] -%}
     {%- set r = models.get(e['node']) -%}
-    {%- if r is not none and r.status == 'success' and e['entity'] not in stopped -%}
+    {#- and only when the invocation selected the model that publishes it (decision 0987; absent from
+        the meta of a project generated before: then as before) -#}
+    {%- set published_by = models.get(e['audited']) if e.get('audited') else r -%}
+    {%- if r is not none and r.status == 'success' and published_by is not none and e['entity'] not in stopped -%}
       {%- do judged.append({'entity': e['entity'], 'node': r.node}) -%}
     {%- endif -%}
   {%- endfor -%}

@@ -85,7 +85,8 @@
                           'why': 'previous_version_kept' if existing_relation is not none else 'not_published'}) -%}
     {%- if meta_schema -%}{%- do assay._record_events(candidate.database, meta_schema, events) -%}{%- endif -%}
     {{ adapter.commit() }}
-    {{ exceptions.raise_compiler_error('CHECK_FAILED: ' ~ (failures | join('; ')) ~ '. ' ~ target_relation ~ ' was not published; the failing candidate is ' ~ candidate ~ '.') }}
+    {{ exceptions.raise_compiler_error('CHECK_FAILED: ' ~ (failures | join('; ')) ~ '. ' ~ target_relation ~ ' was not published; the failing candidate is ' ~ candidate ~ '.'
+                                       ~ assay._stale_staged_hint(candidate, config.get('assay_audits'), failures)) }}
   {% endif %}
 
   {% if changes is not none %}

@@ -8,7 +8,7 @@ from .declared_checks import RESULTS_TABLE, results_model_sql
 from ...lower.audits import bronze_audits
 from .incremental import incremental_staged_sql, ingestion_rows_macro, loads_sql
 from .mart import mart_rows_macro, mart_sql
-from .naming import current_name, loads_name, reject_name, staged_name
+from .naming import audited_name, loads_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, history_sql, reject_sql, snapshot_sql
 from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
 from .spelling import inert
@@ -43,7 +43,7 @@ def generate_dbt(project: Project) -> dict[str, str]:
         base = f"{MODELS_DIR}/{e.name}"
         staged = incremental_staged_sql if e.materialized == "incremental" else staged_sql
         out[f"{base}/{staged_name(e)}.sql"] = staged_with_gate(with_reader_depends_on(staged(e, project, sql_h), e, project), e, project)
-        out[f"{base}/{current_name(e) if e.scd == 'type2' else e.name}.sql"] = entity_sql(e, project, sql_h)
+        out[f"{base}/{audited_name(e)}.sql"] = entity_sql(e, project, sql_h)
         if e.materialized == "incremental":
             out[f"{base}/{loads_name(e)}.sql"] = loads_sql(e, project, sql_h)
         if e.has_reject:

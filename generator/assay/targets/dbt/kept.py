@@ -22,7 +22,7 @@ This module writes what the generator owns of that:
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from .naming import current_name, model_name
+from .naming import audited_name, current_name, model_name
 from .spelling import jstr
 
 EVENTS_MODEL = "assay_events"
@@ -112,7 +112,7 @@ def test_gate(project: Project, *entities: Entity) -> dict:
     """The ``assay_kept`` argument of a coverage or reconcile test: [entity, the model it reads]."""
     tables = []
     for e in entities:
-        pair = [e.name, current_name(e) if e.scd == "type2" else model_name(e)]
+        pair = [e.name, audited_name(e)]
         if pair not in tables:
             tables.append(pair)
     return {"meta": project.schema("meta"), "tables": tables}

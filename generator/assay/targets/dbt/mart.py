@@ -8,7 +8,8 @@ would drop every entity's row of the run. So the mart's config names, in `meta.a
 macro the generator writes beside it (`assay_mart_rows(entity, staged)`: the mart query of one
 entity, reading the staged relation it is given) and each entity's staged node; the package's
 on-run-end hook appends the rows of every entity whose staged model the invocation built when
-dbt skipped the mart (decision 0942). The model itself is the union of the same macro's calls,
+dbt skipped the mart (decision 0942). Either way an entity is recorded only when the invocation
+selected its staged model and the model that publishes it (decision 0987). The model itself is the union of the same macro's calls,
 one per entity, so the project holds the mart's SQL once.
 """
 
@@ -16,16 +17,17 @@ from __future__ import annotations
 
 from ...ir.model import Project
 from ...lower.mart import mart_query
-from .naming import model_name, staged_name
+from .naming import audited_name, staged_name
 from .spelling import DBT, jstr
 
 ROWS_MACRO = "assay_mart_rows"  # the project's macro of one entity's mart rows (decision 0942)
 
 
 def _meta(project: Project) -> str:
-    """`meta={'assay_mart': ...}`: the rows macro and each entity's staged node, for the hook."""
-    entities = ", ".join("{'entity': " + jstr(e.name) + ", 'node': " + jstr(staged_name(e)) + "}"
-                         for e in project.entities)
+    """`meta={'assay_mart': ...}`: the rows macro, each entity's staged node and the node that audits
+    and publishes it, for the hook."""
+    entities = ", ".join("{'entity': " + jstr(e.name) + ", 'node': " + jstr(staged_name(e))
+                         + ", 'audited': " + jstr(audited_name(e)) + "}" for e in project.entities)
     return "meta={'assay_mart': {'macro': " + jstr(ROWS_MACRO) + ", 'entities': [" + entities + "]}}"
 
 
@@ -39,8 +41,11 @@ def mart_sql(project: Project, header: str) -> str:
     if not project.entities:
         return "\n".join([header, config, *deps, "", mart_query(DBT, project)])
     # One query per entity, the macro the on-run-end hook also runs (mart_rows_macro): the mart's
-    # SQL is written once in the project, the model reading each entity's staged model by ref
-    parts = [f"select * from ({{{{ {ROWS_MACRO}({jstr(e.name)}, ref({jstr(staged_name(e))})) }}}}) as assay_mart_{n}"
+    # SQL is written once in the project, the model reading each entity's staged model by ref. Each
+    # is recorded only when this invocation built the entity (decision 0987): a selection without it
+    # judged nothing, and its row would claim a run that did not happen.
+    parts = [f"select * from ({{{{ {ROWS_MACRO}({jstr(e.name)}, ref({jstr(staged_name(e))})) }}}}) as assay_mart_{n}\n"
+             f"where {{{{ assay.mart_judged({jstr(staged_name(e))}, {jstr(audited_name(e))}) }}}}"
              for n, e in enumerate(project.entities)]
     return "\n".join([header, config, *deps, "", "\nunion all\n".join(parts), ""])
 

@@ -28,6 +28,17 @@ def current_name(entity: Entity) -> str:
     return f"{entity.name}__current"
 
 
+def audited_name(entity: Entity) -> str:
+    """The model the `assay_entity` materialization builds, audits and publishes: the entity table,
+    or a type-2 entity's `__current` (its snapshot only versions what that model published)."""
+    return current_name(entity) if entity.scd == "type2" else model_name(entity)
+
+
+def ingestion_test_name(source: str) -> str:
+    """The ingestion-metadata test of the bronze relation `source`."""
+    return f"assay_ingestion_metadata__{source}"
+
+
 def audits_macro_name(entity: Entity) -> str:
     return f"assay_audits__{entity.name}"
 

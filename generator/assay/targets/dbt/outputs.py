@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...ir.model import Entity, Project
-from ...lower.audits import Audited, entity_audits
+from ...lower.audits import CONSERVATION, INGESTION_CHECK, Audited, bronze_audits, entity_audits
 from ...lower.check_reads import check_dependencies
 from ...lower.outputs import kept_query, versioned_query
 from ...lower.rejects import Prior, reject_query, resolution_bound, resolving_query
@@ -12,7 +12,7 @@ from .spelling import DBT, jstr
 from .declared_checks import RESULTS_TABLE, capture_macro, declared_macro
 from .sql_checks import sqlchecks_macro
 from .kept import EVENTS_MODEL, has_checks, history_kept_hook, keeps_history, snapshot_gate
-from .naming import audits_macro_name, current_name, model_name, reject_name, resolve_macro_name, staged_name
+from .naming import audits_macro_name, current_name, ingestion_test_name, model_name, reject_name, resolve_macro_name, staged_name
 
 
 
@@ -72,6 +72,23 @@ def entity_sql(entity: Entity, project: Project, header: str) -> str:
     return "\n".join([header, config, *deps, "", kept_query(DBT, entity, processed_at=incremental)])
 
 
+def _ingestion_audits(entity: Entity, project: Project) -> list[str]:
+    """The ingestion-metadata audit of each bronze relation the entity reads that has the test, for
+    an invocation that did not select that test (`dbt run`, `--exclude test_type:data`): the entity
+    is then audited for it before it publishes, as `dbt build` stops it before it is written
+    (decision 0987). When the test is selected it runs, and stops the entity, on its own."""
+    tested = {b.source for b in bronze_audits(project) if b.ingestion_metadata}
+    lines = []
+    for source in sorted({m.source for m in entity.mappings} & tested):
+        lines += [
+            f"  {{% if not assay.selected_this_run({jstr(ingestion_test_name(source))}, ['test']) %}}",
+            f"  {{% do audits.append({{'name': {jstr(INGESTION_CHECK.lower())}, "
+            f"'sql': assay.ingestion_metadata_violations(source('bronze', {jstr(source)}))}}) %}}",
+            "  {% endif %}",
+        ]
+    return lines
+
+
 def audits_macro(entity: Entity, header: str, project: Project | None = None) -> str:
     """The blocking audits the `assay_entity` materialization runs on the candidate before publishing."""
     lines = [
@@ -84,7 +101,12 @@ def audits_macro(entity: Entity, header: str, project: Project | None = None) ->
     blocking = [a for a in entity_audits(DBT, entity, Audited("{{ candidate }}", reject)) if a.blocking]
     for n, audit in enumerate(blocking):
         lines += [f"  {{% set audit_{n} %}}", audit.sql.rstrip("\n"), "  {% endset %}"]
-        lines.append(f"  {{% do audits.append({{'name': {jstr(audit.name)}, 'sql': audit_{n}}}) %}}")
+        # the conservation law reads the staged relation: a set-back names it when this
+        # invocation did not build it (decision 0988)
+        staged = f", 'staged': {jstr(staged_name(entity))}" if audit.name == CONSERVATION else ""
+        lines.append(f"  {{% do audits.append({{'name': {jstr(audit.name)}, 'sql': audit_{n}{staged}}}) %}}")
+    if project is not None:
+        lines += _ingestion_audits(entity, project)
     lines += ["  {{ return(audits) }}", "{% endmacro %}", ""]
     if entity.has_reject:
         # `since`: what the entity had published before this build, when it publishes changes

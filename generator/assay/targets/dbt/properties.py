@@ -9,7 +9,7 @@ from ...ir.model import Entity, Project
 from ...lower.audits import INGESTION_CHECK, bronze_audits, reading_entities, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
 from .kept import parents_read, test_gate
-from .naming import current_name, model_name, reject_name, staged_name
+from .naming import current_name, ingestion_test_name, model_name, reject_name, staged_name
 from .spelling import inert, jstr
 
 _PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
@@ -62,7 +62,7 @@ def sources_yml(project: Project) -> dict:
     for b in bronze_audits(project):  # decided once for both targets
         t = tables[b.source] = {"name": b.source}
         if b.ingestion_metadata:
-            test: dict = {"name": f"assay_ingestion_metadata__{b.source}"}
+            test: dict = {"name": ingestion_test_name(b.source)}
             if b.settled_by:  # an incremental entity's ledger proves loads clean (decision 0408)
                 test["arguments"] = ingestion_test_arguments(*b.settled_by)
             elif b.ranked_by:  # a staged relation ranks the deliveries (decision 0412)

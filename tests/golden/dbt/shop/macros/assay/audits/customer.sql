@@ -41,7 +41,10 @@ where bronze_rows <> entity_rows + open_rejects + deduped_rows
     or entity_rows <> kept_rows
     or open_rejects <> diverted_rows
   {% endset %}
-  {% do audits.append({'name': "conservation", 'sql': audit_0}) %}
+  {% do audits.append({'name': "conservation", 'sql': audit_0, 'staged': "customer__staged"}) %}
+  {% if not assay.selected_this_run("assay_ingestion_metadata__raw_customers", ['test']) %}
+  {% do audits.append({'name': "ingestion_metadata", 'sql': assay.ingestion_metadata_violations(source('bronze', "raw_customers"))}) %}
+  {% endif %}
   {{ return(audits) }}
 {% endmacro %}
 

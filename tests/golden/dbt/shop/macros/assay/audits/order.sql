@@ -41,7 +41,10 @@ where bronze_rows <> entity_rows + open_rejects + deduped_rows
     or entity_rows <> kept_rows
     or open_rejects <> diverted_rows
   {% endset %}
-  {% do audits.append({'name': "conservation", 'sql': audit_0}) %}
+  {% do audits.append({'name': "conservation", 'sql': audit_0, 'staged': "order__staged"}) %}
+  {% if not assay.selected_this_run("assay_ingestion_metadata__raw_orders", ['test']) %}
+  {% do audits.append({'name': "ingestion_metadata", 'sql': assay.ingestion_metadata_violations(source('bronze', "raw_orders"))}) %}
+  {% endif %}
   {{ return(audits) }}
 {% endmacro %}
 
