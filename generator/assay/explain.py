@@ -131,7 +131,8 @@ class Delivery:
     in_bronze: bool = True
 
     def label(self) -> str:
-        return f"{self.source_relation} row {self.source_row_id} (load {self.load_id}, ingested {self.ingested_at})"
+        row = self.source_row_id if self.source_row_id is not None else "without a _source_row_id"
+        return f"{self.source_relation} row {row} (load {self.load_id}, ingested {self.ingested_at})"
 
 
 @dataclass
@@ -321,7 +322,7 @@ class Explainer:
             if asked in wanted:
                 by_srid.setdefault(asked, []).append(r)
         found = []
-        for source, mapping, srid in sorted(wanted):
+        for source, mapping, srid in sorted(wanted, key=lambda asked: tuple(part or "" for part in asked)):
             for r in by_srid.get((source, mapping, srid), []):
                 row = dict(zip(cols, r))
                 found.append({
@@ -351,6 +352,11 @@ class Explainer:
         d.late = bool(row.get("_late")) and d.route != "deduped"
         d.bronze = self._bronze_row(source, d.source_row_id, d.load_id)
         d.in_bronze = bool(d.bronze)  # the metadata columns are never hidden: a held row is never empty
+        if d.source_row_id is None:
+            # bronze holds it, but nothing names it there: it is not one the ledger kept (probe R6)
+            d.in_bronze = True
+            d.why.append("it has no _source_row_id, so its bronze row cannot be looked up; the ingestion-metadata "
+                         "check stops the build on such a row")
         if d.route != "deduped" and not d.late:  # a late delivery is judged by no rule (decision 0401)
             fired = set(d.failed_rules)
             for rule in self._rules_for(mapping):
@@ -407,15 +413,16 @@ class Explainer:
         for col in [k.column for k in self.entity.dedupe] + ["_source_row_id", "_load_id"]:
             if (col, col) not in order:
                 order.append((col, col))
-        w, l = staged[winner.source_row_id + "|" + str(winner.load_id)], staged[loser.source_row_id + "|" + str(loser.load_id)]
+        w, l = staged[(winner.source_row_id, winner.load_id)], staged[(loser.source_row_id, loser.load_id)]
+        by = winner.source_row_id if winner.source_row_id is not None else "the delivery without a _source_row_id"
         for label, col in order:
             a, b = w.get(col), l.get(col)
             if a != b:
                 if b is None:
-                    return f"lost the dedupe to {winner.source_row_id}: its {label} is NULL, and NULLs sort last"
-                return (f"lost the dedupe to {winner.source_row_id}: {label} {_text(a)!r} beats {_text(b)!r} "
+                    return f"lost the dedupe to {by}: its {label} is NULL, and NULLs sort last"
+                return (f"lost the dedupe to {by}: {label} {_text(a)!r} beats {_text(b)!r} "
                         f"(the latest wins; order: {', '.join(c for c, _ in order)}, each descending)")
-        return f"lost the dedupe to {winner.source_row_id}"
+        return f"lost the dedupe to {by}"
 
     def _late_reason(self, d: Delivery) -> str:
         lag = self.entity.incremental_lag
@@ -434,8 +441,11 @@ class Explainer:
             by_key = self._staged_rows(where, params)
             seen = {(r.get("_source_row_id"), r.get("_load_id")) for r in rows} if source_row_id is not None else set()
             rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
-        staged = {_text(r.get("_source_row_id")) + "|" + str(_text(r.get("_load_id"))): r for r in rows}
-        deliveries = sorted((self._delivery(r) for r in rows), key=lambda d: (d.dedupe_rank, d.superseded, d.source_row_id, d.load_id or ""))
+        # A delivery without `_source_row_id` or `_load_id` is staged before the ingestion-metadata
+        # check stops the build; it is explained as any other (probe R6), NULL sorting first.
+        staged = {(_text(r.get("_source_row_id")), _text(r.get("_load_id"))): r for r in rows}
+        deliveries = sorted((self._delivery(r) for r in rows),
+                            key=lambda d: (d.dedupe_rank, d.superseded, d.source_row_id or "", d.load_id or ""))
         # A late delivery was not ranked (decision 0401): it wins nothing, and speaks for the key only
         # when no delivery of it was ranked.
         winner = next((d for d in deliveries if d.dedupe_rank == 1 and not d.superseded and d.route != "deduped"

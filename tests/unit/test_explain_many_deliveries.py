@@ -89,3 +89,28 @@ def test_a_key_delivered_many_times_is_explained_in_a_few_queries(tmp_path, n):
     assert not explanation.in_entity
     # a handful of queries whatever the number of deliveries (it was two or more per delivery)
     assert len(asked) <= 6, asked[:10]
+
+
+def test_a_delivery_without_its_source_row_id_is_explained(tmp_path):
+    """A build the ingestion-metadata check stopped has staged a row with a NULL `_source_row_id`
+    (and one with a NULL `_load_id`); explaining its key told `unsupported operand type(s) for +:
+    'NoneType' and 'str'` as if the tables could not be read (probe R6)."""
+    (tmp_path / "entities.yml").write_text(ENTITIES)
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    con = _warehouse(project, 3)
+    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
+                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
+                   select ev_id, amount, _mapping, null, 'l9', _ingested_at, 1, 1, 'kept', [], false
+                   from silver.ev__staged where _source_row_id = 'c1'
+                   union all select ev_id, amount, _mapping, 'c2', null, _ingested_at, 1, 2, 'deduped', [], false
+                   from silver.ev__staged where _source_row_id = 'c1'""")
+    con.execute("update silver.ev__staged set _dedupe_rank = 3, _route = 'deduped' where _source_row_id = 'c1'")
+    reader = Reader(con, "duckdb")
+    explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
+    assert [(d.source_row_id, d.load_id, d.route) for d in explanation.deliveries] == [
+        (None, "l9", "kept"), ("c2", None, "deduped"), ("c1", "l0", "deduped")]
+    assert explanation.deliveries[1].why[0].startswith("lost the dedupe to the delivery without a _source_row_id")
+    nameless = explanation.deliveries[0]
+    assert nameless.in_bronze and "no _source_row_id" in nameless.why[0]
+    assert nameless.label().startswith("raw_ev row without a _source_row_id (load l9")
