@@ -126,25 +126,27 @@ class Gatherer:
         if not e.has_reject or not self.exists(self.silver, name):
             return {"open": 0, "by_age": [], "retention": e.retention, "unpublished": None}
         rel = self._rel(self.silver, name)
-        seen = [r[0] for r in self.query(f"select last_seen from {rel} where resolved_at is null", ())]
-        # the open rows bronze still delivers, by retention's own test: maintain keeps such a row past
-        # retention (decision 0951), so the page must not say maintain deletes it. A predicate in the
-        # WHERE clause: Spark takes an EXISTS subquery there and nowhere else.
-        held, params = bronze_holds(self.project, e, self.exists, self._rel, "varchar")
-        holding = [r[0] for r in self.query(f"select r.last_seen from {rel} as r where r.resolved_at is null and ({held})", params)]
+        # Counted by the engine, never fetched: an entity's open rows can be millions (probe R6: the
+        # report read 900,000 `last_seen` values twice). A row's age is its share of retention,
+        # (now - last_seen) / retention, and share <= upper holds exactly when last_seen >= now -
+        # retention * upper; so each bucket is the difference of two counts, NULL (no age) the youngest.
+        span = e.retention.timedelta if e.retention is not None else None
+        cutoffs = tuple(now - span * upper for _, upper in AGE_BUCKETS) if span is not None else ()
+        within = "".join(f", count(case when r.last_seen is null or r.last_seen >= ? then 1 end)" for _ in cutoffs)
+        opened, *younger = (int(n or 0) for n in self.query(
+            f"select count(*){within} from {rel} as r where r.resolved_at is null", cutoffs)[0])
         buckets = [{"bucket": label, "rows": 0} for label, _ in AGE_BUCKETS] + [{"bucket": "past retention", "rows": 0}]
         in_bronze = 0
-        if e.retention is not None:
-            span = e.retention.timedelta.total_seconds()
-
-            def bucket(last) -> int:
-                share = (now - last).total_seconds() / span if last is not None else 0.0
-                return next((i for i, (_, upper) in enumerate(AGE_BUCKETS) if share <= upper), len(AGE_BUCKETS))
-
-            for last in seen:
-                buckets[bucket(last)]["rows"] += 1
-            in_bronze = sum(1 for last in holding if bucket(last) == len(AGE_BUCKETS))
-        return {"open": len(seen), "by_age": buckets, "retention": e.retention, "past_retention_in_bronze": in_bronze,
+        if span is not None:
+            for i, n in enumerate(younger + [opened]):
+                buckets[i]["rows"] = n - (younger[i - 1] if i else 0)
+            # the open rows past retention bronze still delivers, by retention's own test: maintain
+            # keeps such a row (decision 0951), so the page must not say maintain deletes it. A
+            # predicate in the WHERE clause: Spark takes an EXISTS subquery there and nowhere else.
+            held, params = bronze_holds(self.project, e, self.exists, self._rel, "varchar")
+            in_bronze = int(self.query(f"select count(*) from {rel} as r where r.resolved_at is null and r.last_seen < ? "
+                                       f"and ({held})", (cutoffs[-1], *params))[0][0])
+        return {"open": opened, "by_age": buckets, "retention": e.retention, "past_retention_in_bronze": in_bronze,
                 "unpublished": self._unpublished_rejects(name, unpublished)}
 
     def _unpublished_rejects(self, name: str, runs: list[str]) -> Optional[dict]:

@@ -1,0 +1,73 @@
+"""The report's open reject rows by age are counted by the engine: `assay report` fetched every open
+row's `last_seen` into Python, twice (an outside tester, probe R6: 900,000 open rows of one entity
+held 190 MB of Python heap for a 240 KB report). The buckets are unchanged: a row's age is its
+share of retention, bucket by bucket, past retention last, and those past retention that bronze
+still delivers are counted apart (decision 0951)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+
+from assay.api import load_project
+from assay.report.gather import Gatherer
+from assay.runtime.warehouse import Reader
+
+ENTITIES = """\
+spec_version: 1
+entities:
+  ev:
+    grain: one row per event
+    key: [ev_id]
+    fields:
+      ev_id: {type: string, required: true}
+      amount: {type: "decimal(12,2)"}
+    quarantine: {retention: 10d}
+"""
+MAPPING = """\
+mapping_version: 1
+source: raw_ev
+target: ev
+key:
+  ev_id: {from: "$.ev_id"}
+fields:
+  amount: {from: "$.amount", transform: [{to_decimal: [12, 2]}], quality: [{rule: range, min: 0, on_fail: quarantine}]}
+unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
+"""
+NOW = dt.datetime(2026, 12, 6, 12, 0, 0)
+# (hours before NOW, how many open rows, whether bronze still delivers them); retention is 240 hours
+AGES = [(None, 3, False), (-5, 2, False), (0, 4, False), (60, 5, False), (61, 6, False), (120, 7, False),
+        (180, 8, False), (240, 9, False), (241, 10, False), (241, 11, True), (5000, 12, True)]
+
+
+def test_open_reject_rows_are_bucketed_by_counts_not_fetched(tmp_path):
+    (tmp_path / "entities.yml").write_text(ENTITIES)
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    con = duckdb.connect()
+    con.execute("create schema bronze; create schema silver")
+    con.execute("create table silver.ev__reject (source_relation varchar, _source_row_id varchar, last_seen timestamp, resolved_at timestamp)")
+    con.execute("create table bronze.raw_ev (_source_row_id varchar)")
+    for at, (hours, n, held) in enumerate(AGES):
+        seen = None if hours is None else NOW - dt.timedelta(hours=hours)
+        for i in range(n):
+            con.execute("insert into silver.ev__reject values ('raw_ev', ?, ?, null)", (f"r{at}-{i}", seen))
+            if held:
+                con.execute("insert into bronze.raw_ev values (?)", (f"r{at}-{i}",))
+    con.execute("insert into silver.ev__reject values ('raw_ev', 'gone', timestamp '2020-01-01', timestamp '2020-01-02')")
+    reader = Reader(con, "duckdb")
+    fetched: list[int] = []
+
+    def counted(sql: str, params: tuple = ()) -> list[tuple]:
+        rows = reader.query(sql, params)
+        fetched.append(len(rows))
+        return rows
+
+    gatherer = Gatherer(project, counted, reader.columns, reader.exists, reader.relation)
+    rejects = gatherer._open_rejects(project.entity("ev"), NOW, [])
+    # share of retention: <= 25% (60 h): NULL, future, 0 h, 60 h; <= 50%: 61, 120 h; then 180 h, 240 h; past: 241 h on
+    assert [b["rows"] for b in rejects["by_age"]] == [3 + 2 + 4 + 5, 6 + 7, 8, 9, 10 + 11 + 12]
+    assert rejects["open"] == sum(n for _, n, _ in AGES)
+    assert rejects["past_retention_in_bronze"] == 11 + 12
+    assert max(fetched) == 1, fetched
