@@ -22,7 +22,6 @@ entities:
     key: [ev_id]
     fields:
       ev_id: {type: string, required: true}
-      amount: {type: "decimal(12,2)"}
     quarantine: {retention: 10d}
 """
 MAPPING = """\
@@ -30,9 +29,7 @@ mapping_version: 1
 source: raw_ev
 target: ev
 key:
-  ev_id: {from: "$.ev_id"}
-fields:
-  amount: {from: "$.amount", transform: [{to_decimal: [12, 2]}], quality: [{rule: range, min: 0, on_fail: quarantine}]}
+  ev_id: {from: "$.ev_id", transform: [trim]}
 unmapped: ["$._load_id", "$._ingested_at", "$._source_row_id"]
 """
 NOW = dt.datetime(2026, 12, 6, 12, 0, 0)
