@@ -25,6 +25,8 @@ TOP_RULES = 10
 # Reject rows are fetched for examples up to this many per entity: a report over a large history
 # must not read whole reject tables to show three rows per rule.
 EXAMPLE_SCAN = 500
+# A value longer than this is cut in an example (keys never are: the example's explain command needs them whole).
+EXAMPLE_CHARS = 200
 AGE_BUCKETS = (("under 25% of retention", 0.25), ("25-50%", 0.5), ("50-75%", 0.75), ("75-100%", 1.0))
 
 
@@ -63,6 +65,18 @@ def _json(value: Any) -> Any:
 def _shown(value: Any, hidden: frozenset, redacted) -> Any:
     """A key or payload as the report may show it (privacy.py); text that is no object stays as it is."""
     return shown_values(value, hidden, redacted) if isinstance(value, dict) else value
+
+
+def _clipped(value: Any) -> Any:
+    """`value` with every text longer than EXAMPLE_CHARS cut there and its length said: an example
+    shows what a row's values look like, and one 5 MB value made a 10 MB page (probe R6, decision 0991)."""
+    if isinstance(value, dict):
+        return {k: _clipped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clipped(v) for v in value]
+    if isinstance(value, str) and len(value) > EXAMPLE_CHARS:
+        return f"{value[:EXAMPLE_CHARS]}... ({len(value):,} characters)"
+    return value
 
 
 def _rule_filter(column: str, rule: Optional[str]) -> tuple[str, tuple]:
@@ -184,7 +198,7 @@ class Gatherer:
                     for r in _flags(failed):
                         if r in out and len(out[r]) < EXAMPLES_PER_RULE and (rule is None or r == rule):
                             out[r].append({"where": "reject", "source_row_id": srid, "key": _shown(_json(keys), hidden, e.redact),
-                                           "raw": _shown(_json(raw), hidden, e.redact)})
+                                           "raw": _clipped(_shown(_json(raw), hidden, e.redact))})
             self._fill(out, from_reject)
         table = self._published(e)
         if table is not None and e.opted_in:
@@ -221,7 +235,7 @@ class Gatherer:
             value = self._delivered_key(e, rule, rec)
         return {"where": "entity (flagged)", "source_row_id": rec["_source_row_id"],
                 "key": shown_values({k: _plain(rec[k]) for k in e.key if k in rec}, hidden),
-                "raw": shown_values(value, hidden)}
+                "raw": _clipped(shown_values(value, hidden))}
 
     def _delivered_key(self, e: Entity, rule, rec: dict) -> dict:
         """The foreign key a flagged referential row was delivered with, read from its bronze row (the

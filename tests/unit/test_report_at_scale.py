@@ -1,17 +1,21 @@
-"""The report's open reject rows by age are counted by the engine: `assay report` fetched every open
+"""The report over large data (an outside tester, probe R6).
+
+The open reject rows by age are counted by the engine: `assay report` fetched every open
 row's `last_seen` into Python, twice (an outside tester, probe R6: 900,000 open rows of one entity
 held 190 MB of Python heap for a 240 KB report). The buckets are unchanged: a row's age is its
 share of retention, bucket by bucket, past retention last, and those past retention that bronze
-still delivers are counted apart (decision 0951)."""
+still delivers are counted apart (decision 0951). And an example shows at most EXAMPLE_CHARS
+of a value: one quarantined row with a 5 MB value made a 10 MB page (decision 0991)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import duckdb
 
 from assay.api import load_project
-from assay.report.gather import Gatherer
+from assay.report.gather import EXAMPLE_CHARS, Gatherer
 from assay.runtime.warehouse import Reader
 
 ENTITIES = """\
@@ -68,3 +72,24 @@ def test_open_reject_rows_are_bucketed_by_counts_not_fetched(tmp_path):
     assert rejects["open"] == sum(n for _, n, _ in AGES)
     assert rejects["past_retention_in_bronze"] == 11 + 12
     assert max(fetched) == 1, fetched
+
+
+def test_an_example_shows_a_long_value_cut_and_its_key_whole(tmp_path):
+    (tmp_path / "entities.yml").write_text(ENTITIES)
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    con = duckdb.connect()
+    con.execute("create schema silver")
+    con.execute("create table silver.ev__reject (source_relation varchar, _source_row_id varchar, failed_rules varchar[], "
+                "key_values varchar, raw varchar, last_seen timestamp, resolved_at timestamp)")
+    key = "K" * 300
+    raw = {"ev_id": key, "note": "x" * 1_000_000, "doc": {"deep": "y" * 500}, "short": "kept"}
+    con.execute("insert into silver.ev__reject values ('raw_ev', 'r1', ['ev_id_coercible'], ?, ?, ?, null)",
+                (json.dumps({"ev_id": key}), json.dumps(raw), NOW))
+    reader = Reader(con, "duckdb")
+    example, = Gatherer(project, reader.query, reader.columns, reader.exists, reader.relation)._examples(
+        project.entity("ev"), ["ev_id_coercible"])["ev_id_coercible"]
+    assert example["key"] == {"ev_id": key}
+    assert example["raw"]["note"] == "x" * EXAMPLE_CHARS + "... (1,000,000 characters)"
+    assert example["raw"]["doc"] == {"deep": "y" * EXAMPLE_CHARS + "... (500 characters)"}
+    assert example["raw"]["short"] == "kept" and example["raw"]["ev_id"].endswith("... (300 characters)")
