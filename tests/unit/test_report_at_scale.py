@@ -42,13 +42,18 @@ AGES = [(None, 3, False), (-5, 2, False), (0, 4, False), (60, 5, False), (61, 6,
         (180, 8, False), (240, 9, False), (241, 10, False), (241, 11, True), (5000, 12, True)]
 
 
-def test_open_reject_rows_are_bucketed_by_counts_not_fetched(tmp_path):
-    (tmp_path / "entities.yml").write_text(ENTITIES)
-    (tmp_path / "ev.yml").write_text(MAPPING)
-    project = load_project(tmp_path)
+def _project(spec_dir, reject_columns: str):
+    """The spec, and an in-memory warehouse with schemas bronze and silver and `silver.ev__reject`."""
+    (spec_dir / "entities.yml").write_text(ENTITIES)
+    (spec_dir / "ev.yml").write_text(MAPPING)
     con = duckdb.connect()
     con.execute("create schema bronze; create schema silver")
-    con.execute("create table silver.ev__reject (source_relation varchar, _source_row_id varchar, last_seen timestamp, resolved_at timestamp)")
+    con.execute(f"create table silver.ev__reject ({reject_columns})")
+    return load_project(spec_dir), con
+
+
+def test_open_reject_rows_are_bucketed_by_counts_not_fetched(tmp_path):
+    project, con = _project(tmp_path, "source_relation varchar, _source_row_id varchar, last_seen timestamp, resolved_at timestamp")
     con.execute("create table bronze.raw_ev (_source_row_id varchar)")
     for at, (hours, n, held) in enumerate(AGES):
         seen = None if hours is None else NOW - dt.timedelta(hours=hours)
@@ -75,13 +80,8 @@ def test_open_reject_rows_are_bucketed_by_counts_not_fetched(tmp_path):
 
 
 def test_an_example_shows_a_long_value_cut_and_its_key_whole(tmp_path):
-    (tmp_path / "entities.yml").write_text(ENTITIES)
-    (tmp_path / "ev.yml").write_text(MAPPING)
-    project = load_project(tmp_path)
-    con = duckdb.connect()
-    con.execute("create schema silver")
-    con.execute("create table silver.ev__reject (source_relation varchar, _source_row_id varchar, failed_rules varchar[], "
-                "key_values varchar, raw varchar, last_seen timestamp, resolved_at timestamp)")
+    project, con = _project(tmp_path, "source_relation varchar, _source_row_id varchar, failed_rules varchar[], "
+                                      "key_values varchar, raw varchar, last_seen timestamp, resolved_at timestamp")
     key = "K" * 300
     raw = {"ev_id": key, "note": "x" * 1_000_000, "doc": {"deep": "y" * 500}, "short": "kept"}
     con.execute("insert into silver.ev__reject values ('raw_ev', 'r1', ['ev_id_coercible'], ?, ?, ?, null)",
