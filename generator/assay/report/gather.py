@@ -25,6 +25,8 @@ TOP_RULES = 10
 # Reject rows are fetched for examples up to this many per entity: a report over a large history
 # must not read whole reject tables to show three rows per rule.
 EXAMPLE_SCAN = 500
+# A value longer than this is cut in an example (keys never are: the example's explain command needs them whole).
+EXAMPLE_CHARS = 200
 AGE_BUCKETS = (("under 25% of retention", 0.25), ("25-50%", 0.5), ("50-75%", 0.75), ("75-100%", 1.0))
 
 
@@ -63,6 +65,18 @@ def _json(value: Any) -> Any:
 def _shown(value: Any, hidden: frozenset, redacted) -> Any:
     """A key or payload as the report may show it (privacy.py); text that is no object stays as it is."""
     return shown_values(value, hidden, redacted) if isinstance(value, dict) else value
+
+
+def _clipped(value: Any) -> Any:
+    """`value` with every text longer than EXAMPLE_CHARS cut there and its length said: an example
+    shows what a row's values look like, and one 5 MB value made a 10 MB page (probe R6, decision 0991)."""
+    if isinstance(value, dict):
+        return {k: _clipped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clipped(v) for v in value]
+    if isinstance(value, str) and len(value) > EXAMPLE_CHARS:
+        return f"{value[:EXAMPLE_CHARS]}... ({len(value):,} characters)"
+    return value
 
 
 def _rule_filter(column: str, rule: Optional[str]) -> tuple[str, tuple]:
@@ -126,25 +140,27 @@ class Gatherer:
         if not e.has_reject or not self.exists(self.silver, name):
             return {"open": 0, "by_age": [], "retention": e.retention, "unpublished": None}
         rel = self._rel(self.silver, name)
-        seen = [r[0] for r in self.query(f"select last_seen from {rel} where resolved_at is null", ())]
-        # the open rows bronze still delivers, by retention's own test: maintain keeps such a row past
-        # retention (decision 0951), so the page must not say maintain deletes it. A predicate in the
-        # WHERE clause: Spark takes an EXISTS subquery there and nowhere else.
-        held, params = bronze_holds(self.project, e, self.exists, self._rel, "varchar")
-        holding = [r[0] for r in self.query(f"select r.last_seen from {rel} as r where r.resolved_at is null and ({held})", params)]
+        # Counted by the engine, never fetched: an entity's open rows can be millions (probe R6: the
+        # report read 900,000 `last_seen` values twice). A row's age is its share of retention,
+        # (now - last_seen) / retention, and share <= upper holds exactly when last_seen >= now -
+        # retention * upper; so each bucket is the difference of two counts, NULL (no age) the youngest.
+        span = e.retention.timedelta if e.retention is not None else None
+        cutoffs = tuple(now - span * upper for _, upper in AGE_BUCKETS) if span is not None else ()
+        within = "".join(f", count(case when r.last_seen is null or r.last_seen >= ? then 1 end)" for _ in cutoffs)
+        opened, *younger = (int(n or 0) for n in self.query(
+            f"select count(*){within} from {rel} as r where r.resolved_at is null", cutoffs)[0])
         buckets = [{"bucket": label, "rows": 0} for label, _ in AGE_BUCKETS] + [{"bucket": "past retention", "rows": 0}]
         in_bronze = 0
-        if e.retention is not None:
-            span = e.retention.timedelta.total_seconds()
-
-            def bucket(last) -> int:
-                share = (now - last).total_seconds() / span if last is not None else 0.0
-                return next((i for i, (_, upper) in enumerate(AGE_BUCKETS) if share <= upper), len(AGE_BUCKETS))
-
-            for last in seen:
-                buckets[bucket(last)]["rows"] += 1
-            in_bronze = sum(1 for last in holding if bucket(last) == len(AGE_BUCKETS))
-        return {"open": len(seen), "by_age": buckets, "retention": e.retention, "past_retention_in_bronze": in_bronze,
+        if span is not None:
+            for i, n in enumerate(younger + [opened]):
+                buckets[i]["rows"] = n - (younger[i - 1] if i else 0)
+            # the open rows past retention bronze still delivers, by retention's own test: maintain
+            # keeps such a row (decision 0951), so the page must not say maintain deletes it. A
+            # predicate in the WHERE clause: Spark takes an EXISTS subquery there and nowhere else.
+            held, params = bronze_holds(self.project, e, self.exists, self._rel, "varchar")
+            in_bronze = int(self.query(f"select count(*) from {rel} as r where r.resolved_at is null and r.last_seen < ? "
+                                       f"and ({held})", (cutoffs[-1], *params))[0][0])
+        return {"open": opened, "by_age": buckets, "retention": e.retention, "past_retention_in_bronze": in_bronze,
                 "unpublished": self._unpublished_rejects(name, unpublished)}
 
     def _unpublished_rejects(self, name: str, runs: list[str]) -> Optional[dict]:
@@ -182,7 +198,7 @@ class Gatherer:
                     for r in _flags(failed):
                         if r in out and len(out[r]) < EXAMPLES_PER_RULE and (rule is None or r == rule):
                             out[r].append({"where": "reject", "source_row_id": srid, "key": _shown(_json(keys), hidden, e.redact),
-                                           "raw": _shown(_json(raw), hidden, e.redact)})
+                                           "raw": _clipped(_shown(_json(raw), hidden, e.redact))})
             self._fill(out, from_reject)
         table = self._published(e)
         if table is not None and e.opted_in:
@@ -219,7 +235,7 @@ class Gatherer:
             value = self._delivered_key(e, rule, rec)
         return {"where": "entity (flagged)", "source_row_id": rec["_source_row_id"],
                 "key": shown_values({k: _plain(rec[k]) for k in e.key if k in rec}, hidden),
-                "raw": shown_values(value, hidden)}
+                "raw": _clipped(shown_values(value, hidden))}
 
     def _delivered_key(self, e: Entity, rule, rec: dict) -> dict:
         """The foreign key a flagged referential row was delivered with, read from its bronze row (the
