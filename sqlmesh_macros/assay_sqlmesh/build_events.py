@@ -36,6 +36,7 @@ from sqlglot import exp
 from sqlmesh import macro
 
 from ._core import dialect_of, lit, pick, string_arg, text, type_name
+from .temporal import utc_now_sql
 
 #: The event of a SQLMesh build that failed a blocking check (read by assay.runtime.table_states).
 BUILD_FAILED = "TABLE_BUILD_FAILED"
@@ -267,7 +268,7 @@ def _insert(adapter, relation: str, dialect: str, run_id: str, table: str,
 
     if not rows:
         return
-    now = f"CAST(CURRENT_TIMESTAMP AS {type_name('timestamp', dialect)})"
+    now = utc_now_sql(dialect)
     values = ", ".join(
         "(" + ", ".join([lit(str(uuid.uuid4()), dialect), lit(kind, dialect), lit(run_id, dialect), lit(table, dialect),
                          lit(check, dialect), lit(why, dialect),

@@ -35,6 +35,7 @@ from sqlmesh import macro
 from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
 from ._core import dialect_of, lit, literal_text, parse_one, pick, type_name
+from .temporal import utc_now_sql
 from .build_events import (  # noqa: F401 (macros of this module)
     assay_record_conservation_stop,
     assay_record_failed_rules,
@@ -317,7 +318,7 @@ def _insert(relation: str, rows: list[tuple], dialect: str) -> exp.Expr:
     values = []
     for r in rows:
         cells = [lit(v, dialect) for v in r]
-        cells.append(f"CAST(CURRENT_TIMESTAMP AS {type_name('timestamp', dialect)})")
+        cells.append(utc_now_sql(dialect))
         values.append("(" + ", ".join(cells) + ")")
     table = exp.to_table(relation, dialect=dialect).sql(dialect=dialect)
     return parse_one(f"INSERT INTO {table} ({', '.join(RESULT_COLUMNS)}) VALUES " + ", ".join(values), read=dialect)

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlmesh import macro
 
 from ._core import dialect_of, lit, string_arg, type_name
+from .temporal import utc_now_sql
 
 #: The event that names a run's environment (read by assay.runtime.table_states).
 RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
@@ -52,7 +53,7 @@ def assay_record_environment(evaluator, meta_schema=None) -> exp.Expr:
         "event_type": lit(RUN_ENVIRONMENT, d),
         "run_id": lit(run_id, d),
         "why": lit(str(evaluator.this_env), d),
-        "occurred_at": f"CAST(CURRENT_TIMESTAMP AS {type_name('timestamp', d)})",
+        "occurred_at": utc_now_sql(d),
     }
     columns = ", ".join(values)
     return exp.maybe_parse(f"INSERT INTO {relation} ({columns}) VALUES ({', '.join(values.values())})", dialect=d)

@@ -34,6 +34,24 @@ TO_UTC = {
     "spark": "TO_UTC_TIMESTAMP(CAST({x} AS TIMESTAMP), {z})",
     "trino": "CAST(WITH_TIMEZONE(CAST({x} AS TIMESTAMP(6)), {z}) AT TIME ZONE 'UTC' AS TIMESTAMP(6))",
 }
+# The current instant as a zoneless UTC timestamp, whatever the session's time zone: the time a
+# check result or an event is recorded at (decision 0992). CAST(CURRENT_TIMESTAMP AS TIMESTAMP)
+# is the session's wall clock on DuckDB (TimeZone defaults to the machine's) and PostgreSQL.
+UTC_NOW = {
+    # DuckDB, PostgreSQL, Trino: AT TIME ZONE on the instant gives its wall clock in UTC.
+    "default": "CAST(CURRENT_TIMESTAMP AT TIME ZONE 'UTC' AS {ts})",
+    "snowflake": "CAST(CONVERT_TIMEZONE('UTC', CURRENT_TIMESTAMP()) AS {ts})",
+    "bigquery": "CURRENT_DATETIME('UTC')",
+    # Spark's TIMESTAMP is an instant, stored as one; the session reads it in UTC (decision 0806).
+    "spark": "CAST(CURRENT_TIMESTAMP() AS {ts})",
+}
+
+
+def utc_now_sql(dialect: str) -> str:
+    """The current instant as a zoneless UTC timestamp in `dialect` (UTC_NOW)."""
+    return pick(UTC_NOW, dialect).format(ts=type_name("timestamp", dialect))
+
+
 # A four-digit year but 0000, which exists on DuckDB only.
 YEAR = "[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9]"
 # strftime directives every engine reads through this regex (DuckDB too: decision 0961), as (variable-width regex, fixed-width regex, field).

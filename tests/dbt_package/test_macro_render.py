@@ -38,6 +38,7 @@ CALLS = {
     "parse_ts": [("ISO8601",), ("ISO8601_INSTANT",), ("%d %b %Y %H:%M:%S.%f",), ("%Y%m%d",)],
     "parse_date": [("ISO8601",), ("%d/%m/%y",)],
     "to_utc": [("Europe/Paris",)],
+    "utc_now": [()],
     "regex_matches": [(r"^(?:[A-Z]{3})-\d{4}$|^[^\\']*$",)],
     "regex_extract": [(r"(?:a)([a-z]+)-(\d+)", 2), (r"\d+", 0)],
     "char_length": [()],
@@ -129,7 +130,7 @@ def rendered(engine: str) -> list[tuple[str, str]]:
                 with pytest.raises(jinja2.TemplateError, match="normalization"):
                     assay.is_nfc("v")
                 continue
-            first = [] if name in ("sql_type", "quality_flags", "json_object") else ["v"]
+            first = [] if name in ("sql_type", "quality_flags", "json_object", "utc_now") else ["v"]
             out.append((name, getattr(assay, name)(*first, *args)))
     return out
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -48,10 +49,21 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     (checks / "no_refunds.sql").write_text(BLOCK)
     (checks / "no_huge_orders.sql").write_text(WARN)
     project = make_project(tmp_path / "proj", spec)
+    # a session zone that is not UTC, as a profile may set it (and DuckDB's default is the machine's)
+    profiles = project.path / "profiles.yml"
+    profiles.write_text(profiles.read_text() + "      settings:\n        TimeZone: America/Los_Angeles\n")
     load_csv_dir_duckdb(project.db_path, spec / "bronze")
 
+    before = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     proc = project.dbt("build")
+    after = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     assert proc.returncode != 0
+    # what the build recorded is dated in UTC, not in the session's zone (decision 0992), and so
+    # are the versions of the type-2 customer (dbt's snapshot clock, decision 0993)
+    for table, column in (("assay_meta.assay_check_results", "recorded_at"), ("assay_meta.assay_events", "occurred_at"),
+                          ("silver.customer", "dbt_valid_from"), ("silver.customer", "dbt_updated_at")):
+        times = project.query(f"select {column} from {table}")
+        assert times and all(before - dt.timedelta(seconds=1) <= t <= after for (t,) in times), (table, times, before, after)
     # only the order entity failed, and only because of the blocking SQL check
     assert dbtresults.not_ok(project) == {"model.assay_it.order": "error",
                                           "test.assay_it.assay_coverage__every_customer_ordered": "skipped"}, dbtresults.not_ok(project)

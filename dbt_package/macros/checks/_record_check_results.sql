@@ -12,7 +12,7 @@
        {{ c['position'] }}, {{ assay.string_literal(c['kind']) }}, {{ assay.string_literal(c['enforcement']) }},
        {{ 'true' if r['passed'] else 'false' }}, {{ r['measures']['rows'] }},
        {{ assay.string_literal(tojson(spec, sort_keys=true)) }}, {{ assay.string_literal(tojson(r['measures'], sort_keys=true)) }},
-       cast(current_timestamp as {{ assay.sql_type('timestamp') }})){{ ',' if not loop.last }}
+       {{ assay.utc_now() }}){{ ',' if not loop.last }}
     {%- endfor %}
   {%- endcall %}
 {% endmacro %}

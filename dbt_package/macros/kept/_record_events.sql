@@ -21,7 +21,7 @@
        {{ assay.string_literal(e['check']) if e.get('check') is not none else 'null' }},
        {{ assay.string_literal(e['why']) if e.get('why') is not none else 'null' }},
        {{ e['rows'] if e.get('rows') is not none else 'cast(null as ' ~ assay.sql_type('int') ~ ')' }}, cast(null as {{ assay.sql_type('timestamp') }}),
-       cast(current_timestamp as {{ assay.sql_type('timestamp') }}){{ ' union all' if not loop.last }}
+       {{ assay.utc_now() }}{{ ' union all' if not loop.last }}
     {%- endfor %}
   {%- endcall %}
 {% endmacro %}

@@ -10,6 +10,7 @@ from .incremental import incremental_staged_sql, ingestion_rows_macro, loads_sql
 from .mart import mart_rows_macro, mart_sql
 from .naming import audited_name, loads_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, history_sql, reject_sql, snapshot_sql
+from .snapshot_clock import snapshot_clock_macro
 from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
 from .spelling import inert
 from .staged import staged_sql
@@ -69,6 +70,9 @@ def generate_dbt(project: Project) -> dict[str, str]:
         out[f"{MODELS_DIR}/{EVENTS_MODEL}.sql"] = events
     # Checks of tables assay only reads: a check task each, before what reads them (decision 0520).
     out.update(table_check_files(project, lambda files, c: _header(project, files, c), MODELS_DIR, MACROS_DIR))
+    clock = snapshot_clock_macro(project, _jinja_comment_header(project, all_files))
+    if clock:
+        out[f"{MACROS_DIR}/snapshot_clock.sql"] = clock
     snaps = snapshots_yml(project)
     if snaps:
         out[f"{SNAPSHOTS_DIR}/_snapshots.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(snaps)
