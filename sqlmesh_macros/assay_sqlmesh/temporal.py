@@ -31,7 +31,10 @@ TO_UTC = {
     "duckdb": "TIMEZONE('UTC', TIMEZONE({z}, CAST({x} AS TIMESTAMP)))",
     "snowflake": "CONVERT_TIMEZONE({z}, 'UTC', CAST({x} AS TIMESTAMP_NTZ))",
     "bigquery": "DATETIME(TIMESTAMP(CAST({x} AS DATETIME), {z}), 'UTC')",
-    "spark": "TO_UTC_TIMESTAMP(CAST({x} AS TIMESTAMP), {z})",
+    # TO_UTC_TIMESTAMP reads a local time the clocks show twice at the earlier, summer offset;
+    # DuckDB and PostgreSQL at the later one: the later reading where there is one (decision 0993).
+    "spark": "CASE WHEN {late} > {early} AND FROM_UTC_TIMESTAMP({late}, {z}) = CAST({x} AS TIMESTAMP) "
+             "THEN {late} ELSE {early} END",
     "trino": "CAST(WITH_TIMEZONE(CAST({x} AS TIMESTAMP(6)), {z}) AT TIME ZONE 'UTC' AS TIMESTAMP(6))",
 }
 # The current instant as a zoneless UTC timestamp, whatever the session's time zone: the time a
@@ -258,4 +261,11 @@ def assay_to_utc(evaluator, value: exp.Expr, zone: str) -> exp.Expr:
     """
     d = dialect_of(evaluator)
     template = pick(TO_UTC, d)
-    return render(template, d, x=value, z=lit(string_arg(zone, "the zone"), d), ts=type_name("timestamp", d))
+    z = lit(string_arg(zone, "the zone"), d)
+    # Spark's later reading of a repeated local time: the local time less the zone's offset six
+    # hours after the earlier reading (TO_UTC's spark entry)
+    x = f"CAST({text(value, d)} AS TIMESTAMP)"
+    early = f"TO_UTC_TIMESTAMP({x}, {z})"
+    after = f"({early} + INTERVAL 6 HOURS)"
+    late = f"TIMESTAMP_MICROS(UNIX_MICROS({x}) - (UNIX_MICROS(FROM_UTC_TIMESTAMP({after}, {z})) - UNIX_MICROS({after})))"
+    return render(template, d, x=value, z=z, ts=type_name("timestamp", d), early=early, late=late)

@@ -59,7 +59,7 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     after = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     assert proc.returncode != 0
     # what the build recorded is dated in UTC, not in the session's zone (decision 0992), and so
-    # are the versions of the type-2 customer (dbt's snapshot clock, decision 0993)
+    # are the versions of the type-2 customer (dbt's snapshot clock, decision 0992)
     for table, column in (("assay_meta.assay_check_results", "recorded_at"), ("assay_meta.assay_events", "occurred_at"),
                           ("silver.customer", "dbt_valid_from"), ("silver.customer", "dbt_updated_at")):
         times = project.query(f"select {column} from {table}")

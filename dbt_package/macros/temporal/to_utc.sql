@@ -22,8 +22,18 @@
   DATETIME(TIMESTAMP(CAST({{ expr }} AS DATETIME), {{ assay.string_literal(zone_literal) }}), 'UTC')
 {%- endmacro %}
 
+{#- to_utc_timestamp reads a local time the clocks show twice (the hour after a fall-back) at the
+    earlier, summer offset; DuckDB and PostgreSQL at the later one, after the change. The later
+    reading is taken where there is one (decision 0993): the local time less the zone's offset six
+    hours after the earlier reading, when that is a later instant that reads back as the same local
+    time. Anywhere else (no repeated hour near, or a time the spring change skips) it is the earlier. -#}
 {% macro spark__to_utc(expr, zone_literal) -%}
-  to_utc_timestamp(CAST({{ expr }} AS TIMESTAMP), {{ assay.string_literal(zone_literal) }})
+  {%- set z = assay.string_literal(zone_literal) -%}
+  {%- set x = 'CAST(' ~ expr ~ ' AS TIMESTAMP)' -%}
+  {%- set early = 'to_utc_timestamp(' ~ x ~ ', ' ~ z ~ ')' -%}
+  {%- set after = '(' ~ early ~ ' + INTERVAL 6 HOURS)' -%}
+  {%- set late = 'timestamp_micros(unix_micros(' ~ x ~ ') - (unix_micros(from_utc_timestamp(' ~ after ~ ', ' ~ z ~ ')) - unix_micros(' ~ after ~ ')))' -%}
+  CASE WHEN {{ late }} > {{ early }} AND from_utc_timestamp({{ late }}, {{ z }}) = {{ x }} THEN {{ late }} ELSE {{ early }} END
 {%- endmacro %}
 
 {% macro trino__to_utc(expr, zone_literal) -%}

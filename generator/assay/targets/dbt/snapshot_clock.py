@@ -1,4 +1,4 @@
-"""The clock of the project's snapshots: UTC on the adapters whose own is the session's (decision 0993)."""
+"""The clock of the project's snapshots: UTC on the adapters whose own is the session's (decision 0992)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def snapshot_clock_macro(project: Project, header: str) -> str | None:
     out = [header,
            "{#- dbt dates snapshot versions with snapshot_get_time(), the session's wall clock on these",
            "    adapters: a type-2 entity's versions are dated in UTC instead, whatever the session's",
-           "    time zone, as SQLMesh dates them with its execution time (decision 0993). -#}"]
+           "    time zone, as SQLMesh dates them with its execution time (decision 0992). -#}"]
     for adapter in SESSION_CLOCK_ADAPTERS:
         out.append(f"{{% macro {adapter}__snapshot_get_time() -%}}\n  {{{{ assay.utc_now() }}}}\n{{%- endmacro %}}")
     return "\n".join(out) + "\n"
