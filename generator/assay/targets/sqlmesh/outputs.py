@@ -97,12 +97,12 @@ def _conservation_recorder(entity: Entity, project: Project, low: SqlmeshSpellin
     ])
 
 
-def _depends_on(entity: Entity, project: Project) -> str | None:
+def _depends_on(entity: Entity, project: Project, dialect: str) -> str | None:
     """The models the entity's own needs name beside those its query reads: the reject model
     (the conservation audit reads the reject rows it wrote) and every entity a SQL check file of it
     joins (its check reads that entity as built in this plan or run: decision 0974)."""
     models = [naming.reject(project, entity)] if entity.has_reject else []
-    models += [naming.entity_model(project, project.entity(n)) for n in check_dependencies(entity, project)]
+    models += [naming.entity_model(project, project.entity(n), dialect) for n in check_dependencies(entity, project)]
     return f"({', '.join(models)})" if models else None
 
 
@@ -124,7 +124,7 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         description=low.prop(entity.description or description) if not type2 else low.prop(description),
         tags="(assay)",
         grants=None if type2 else _grants(entity, low),
-        depends_on=_depends_on(entity, project),
+        depends_on=_depends_on(entity, project, low.dialect),
         column_descriptions=_column_descriptions(entity, low),
         audits=[_audit_name(entity, a) for a in audits] + audit_names(entity),
     )
