@@ -5,7 +5,9 @@ Only DuckDB and Postgres run for real (test_dbt_package_integration.py). This ca
 would otherwise surface only at a user's site: a Jinja error in a branch no CI engine takes,
 a dispatch that falls through to the wrong parent (Databricks -> Spark, Redshift -> Postgres),
 or SQL the dialect cannot parse. It runs the package's Jinja with a stand-in for the few dbt
-context members the macros use, so it needs no adapter plugin.
+context members the macros use, so it needs no adapter plugin; where dbt-spark is installed, dbt's
+`dateadd` on Spark is dbt-spark's own, so the Spark primitive table runs what a build runs
+(decision 0993).
 """
 
 from __future__ import annotations
