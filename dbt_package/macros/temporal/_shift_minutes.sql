@@ -1,5 +1,5 @@
-{#- A timestamp moved by a number of minutes (an ISO 8601 offset taken back to UTC), its
-    fraction of a second kept. dbt's `dateadd` does this on every engine but Spark: dbt-spark's
+{#- A timestamp moved by a number of minutes (an ISO 8601 offset taken back to UTC, an
+    incremental window's lag), its fraction of a second kept. dbt's `dateadd` does this on every engine but Spark: dbt-spark's
     `spark__dateadd` goes through `to_unix_timestamp`, whole seconds, so `12:30:45.123456Z` was
     read as 12:30:45 there and a fractional `_ingested_at` lost the order DuckDB dedupes by. -#}
 {% macro _shift_minutes(ts, minutes) -%}
