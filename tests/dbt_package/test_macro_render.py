@@ -5,7 +5,9 @@ Only DuckDB and Postgres run for real (test_dbt_package_integration.py). This ca
 would otherwise surface only at a user's site: a Jinja error in a branch no CI engine takes,
 a dispatch that falls through to the wrong parent (Databricks -> Spark, Redshift -> Postgres),
 or SQL the dialect cannot parse. It runs the package's Jinja with a stand-in for the few dbt
-context members the macros use, so it needs no adapter plugin.
+context members the macros use, so it needs no adapter plugin; where dbt-spark is installed, dbt's
+`dateadd` on Spark is dbt-spark's own, so the Spark primitive table runs what a build runs
+(decision 0993).
 """
 
 from __future__ import annotations
@@ -78,6 +80,43 @@ class _Namespace:
         self.__dict__.update(macros)
 
 
+def _adapter_dateadd(engine: str):
+    """dbt's `dateadd` as the engine's adapter spells it, where that adapter is installed (Spark:
+    dbt-spark's, which goes through whole seconds; the Spark primitive table must run what a build
+    runs), else a stand-in: the other engines' rows come from real dbt builds."""
+    stub = lambda part, n, ts: f"DATEADD({part}, {n}, {ts})"  # noqa: E731
+    if engine != "spark":
+        return stub
+    try:
+        import dbt.include.spark as spark_include
+    except ImportError:
+        return stub
+    utils = Path(spark_include.__file__).resolve().parent / "macros" / "utils"
+    env = jinja2.Environment(extensions=["jinja2.ext.do"], undefined=jinja2.StrictUndefined)
+    found: dict = {}
+
+    def wrap(macro):  # each call ends at its own `return`, as dbt's macros do
+        def call(*args):
+            try:
+                return str(macro(*args))
+            except _Return as r:
+                return r.value
+        return call
+
+    env.globals.update({
+        "return": _raise_return,
+        "exceptions": _Namespace({"raise_compiler_error": _raise_compiler_error}),
+        "adapter": _Namespace({"dispatch": lambda name, namespace=None: found[f"spark__{name}"]}),
+    })
+    for name in ("assert_not_null", "dateadd"):  # a template sees the globals it was made with
+        template = env.from_string((utils / f"{name}.sql").read_text(encoding="utf-8"))
+        context = template.new_context()
+        "".join(template.root_render_func(context))
+        found.update({k: wrap(v) for k, v in context.vars.items() if isinstance(v, jinja2.runtime.Macro)})
+        env.globals.update(found)
+    return found["spark__dateadd"]
+
+
 @functools.lru_cache(maxsize=None)
 def render_env(engine: str) -> _Namespace:
     env = jinja2.Environment(extensions=["jinja2.ext.do"], undefined=jinja2.StrictUndefined)
@@ -104,7 +143,7 @@ def render_env(engine: str) -> _Namespace:
         "target": _Namespace({"type": engine, "schema": "analytics"}),
         "var": lambda name, default=None: 150000 if name == "assay_postgres_version_num" else default,
         "adapter": _Namespace({"dispatch": dispatch, "quote": lambda s: f'"{s}"'}),
-        "dbt": _Namespace({"dateadd": lambda part, n, ts: f"DATEADD({part}, {n}, {ts})"}),
+        "dbt": _Namespace({"dateadd": _adapter_dateadd(engine)}),
         "assay": assay, "tojson": lambda value, sort_keys=False: json.dumps(value, sort_keys=sort_keys),
         "run_started_at": datetime.datetime(2025, 1, 2, 3, 4, 5, 600000),
     })

@@ -11,6 +11,8 @@ refuses Spark (decision 0830), but its macros hold Spark spellings and are held 
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 
 from assay_sqlmesh import render_sql
@@ -83,3 +85,16 @@ def test_delivery_fingerprints_on_spark(warehouse):
                                          "as string), ':', cast(id as string)), '-'), '|', '-')) as decimal(38, 0))) "
                                          "from range(100000)")
     assert total == by_hand and total[0][0] is not None
+
+
+def test_the_incremental_window_keeps_the_fraction_of_a_second_on_spark(warehouse):
+    """The window start is the ledger's newest `_ingested_at` minus the lag, to the microsecond as on
+    DuckDB (decision 0993): dbt-spark's own `dateadd` counts whole seconds and started it up to a
+    second early, so a row that is late on DuckDB was judged on Spark. A dbt-only primitive."""
+    from tests.dbt_package.test_macro_render import render_env
+
+    ledger = ("(select cast(t as timestamp) as _ingested_at from values ('2025-01-02 10:30:00.250001'), "
+              "('2025-01-01 00:00:00') as v(t)) as ledger")
+    start = render_env("spark").incremental_window_start(ledger, 6)
+    _, got = warehouse.call("named", f"select {start} as window_start")
+    assert got == [(datetime.datetime(2025, 1, 2, 4, 30, 0, 250001),)]

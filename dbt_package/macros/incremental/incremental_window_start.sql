@@ -12,6 +12,7 @@
   {%- if lag_hours | int == 0 -%}
     {{ newest }}
   {%- else -%}
-    {{ dbt.dateadd('hour', -(lag_hours | int), newest) }}
+    {#- to the microsecond on every engine (decision 0993: dbt-spark's dateadd counts whole seconds) -#}
+    {{ assay._shift_minutes(newest, -(lag_hours | int) * 60) }}
   {%- endif -%}
 {%- endmacro %}

@@ -10,5 +10,5 @@
   {%- set local_ts = assay.try_cast(g[1] ~ " || ' ' || COALESCE(" ~ g[2] ~ ", '00:00:00')", 'timestamp') -%}
   {%- set offset_minutes = "(CASE WHEN " ~ g[4] ~ " = '-' THEN -1 ELSE 1 END) * (CAST(COALESCE(" ~ g[5]
       ~ ", '0') AS " ~ int_type ~ ") * 60 + CAST(COALESCE(" ~ g[6] ~ ", '0') AS " ~ int_type ~ "))" -%}
-  CASE WHEN {{ assay.regex_matches(s, re) }} THEN {{ dbt.dateadd('minute', '-1 * ' ~ offset_minutes, local_ts) }} END
+  CASE WHEN {{ assay.regex_matches(s, re) }} THEN {{ assay._shift_minutes(local_ts, '-1 * ' ~ offset_minutes) }} END
 {% endmacro %}
