@@ -7,7 +7,7 @@ a dispatch that falls through to the wrong parent (Databricks -> Spark, Redshift
 or SQL the dialect cannot parse. It runs the package's Jinja with a stand-in for the few dbt
 context members the macros use, so it needs no adapter plugin; where dbt-spark is installed, dbt's
 `dateadd` on Spark is dbt-spark's own, so the Spark primitive table runs what a build runs
-(decision 0993).
+(decision 0994).
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_delivery_fingerprints_on_spark(warehouse):
 
 def test_the_incremental_window_keeps_the_fraction_of_a_second_on_spark(warehouse):
     """The window start is the ledger's newest `_ingested_at` minus the lag, to the microsecond as on
-    DuckDB (decision 0993): dbt-spark's own `dateadd` counts whole seconds and started it up to a
+    DuckDB (decision 0994): dbt-spark's own `dateadd` counts whole seconds and started it up to a
     second early, so a row that is late on DuckDB was judged on Spark. A dbt-only primitive."""
     from tests.dbt_package.test_macro_render import render_env
 

@@ -12,7 +12,7 @@
   {%- if lag_hours | int == 0 -%}
     {{ newest }}
   {%- else -%}
-    {#- to the microsecond on every engine (decision 0993: dbt-spark's dateadd counts whole seconds) -#}
+    {#- to the microsecond on every engine (decision 0994: dbt-spark's dateadd counts whole seconds) -#}
     {{ assay._shift_minutes(newest, -(lag_hours | int) * 60) }}
   {%- endif -%}
 {%- endmacro %}
