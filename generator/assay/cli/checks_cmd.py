@@ -24,8 +24,13 @@ from ..checks.kept_values import shown_rows
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import AUDIT, WIRE, did_pass, short_run_id
+from ..runtime.table_states import records_check_results
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, one_line, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
+
+# Why a check that found rows kept none of them (said after "none were kept").
+NONE_KEPT = ("(`assay_check_rows_kept: 0` keeps none; a SQL check file whose output columns cannot all be traced "
+             "keeps none, decision 0914)")
 
 SPEC_HELP = ("Read the results in this spec's meta schema (default: the spec `assay generate` recorded for the "
              "project; without one, the schema dbt's manifest or assay's record says the build wrote them to).")
@@ -39,13 +44,6 @@ def _spec_project(spec_dir: Optional[Path], project_dir: Path):
     from ..api import load_project
 
     return load_project(spec)
-
-
-def _records_results(project) -> bool:
-    """Whether a build of `project` records a check result: a declared check (thresholds are lowered
-    into declared checks), a SQL check file, or a `fail` rule, whose stop `assay checks` lists."""
-    return bool(project.sql_checks) or any(t.declared_checks for t in project.tables) or any(
-        e.declared_checks or e.sql_checks or any(r.disposition == "fail" for r in e.rules) for e in project.entities)
 
 
 def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
@@ -131,7 +129,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         results = recorded.of_run(found) if found is not None else []
         env = recorded.environment_of(found) if found is not None else None
     if found is None:
-        if run_id is None and project is not None and not _records_results(project):
+        if run_id is None and project is not None and not records_check_results(project):
             _nothing_found(as_json, "no check results are recorded: the spec declares no table check (`checks:` or a "
                                     "SQL check file), threshold or `fail` rule, so a build records results only when it "
                                     "stops on one of its own audits (the key, the conservation law, the ingestion "
@@ -313,14 +311,12 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
                 why = "it passed"
             elif r["passed"]:
                 # A SQL check file on `warn` passes with rows (002): it found rows, and none were kept.
-                why = ("it warned, but none of the rows it returned were kept (a check whose output columns "
-                       "cannot all be traced keeps none, decision 0914; `assay_check_rows_kept: 0` keeps none)")
+                why = f"it warned, but none of the rows it returned were kept {NONE_KEPT}"
             elif _label(r) == "not_evaluated":
                 why = "it was not evaluated"
             elif r.get("failing"):
                 # It found rows and the build kept none of them: say so, not that there were none.
-                why = (f"it found {plural(r['failing'], 'failing row')}, and none were kept (`assay_check_rows_kept: 0` "
-                       "keeps none; a SQL check file whose output columns cannot all be traced keeps none, decision 0914)")
+                why = f"it found {plural(r['failing'], 'failing row')}, and none were kept {NONE_KEPT}"
             else:
                 why = "no rows were kept for it (a row count, an unreadable table, or a check with no rows to show)"
             click.echo(f"{r['table']}: {r['name']}: no rows: {why}: {r['detail']}", err=True)

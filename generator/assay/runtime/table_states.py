@@ -91,6 +91,12 @@ def _spec_tables(project, every_entity: bool = False):
     return tables
 
 
+def records_check_results(project) -> bool:
+    """Whether a build of `project` records a check result of its own: some table has checks (a
+    `fail` rule counts, decision 0957). Otherwise only a stop on one of the build's audits does."""
+    return bool(_spec_tables(project))
+
+
 def _entity_table(project, entity) -> tuple[str, str, bool]:
     """(schema, relation name, built by this project) of an entity: its readers' relation."""
     return (project.schema("silver"), f"{entity.name}__current" if entity.scd == "type2" else entity.name, True)
