@@ -1,4 +1,4 @@
-"""The operator's commands on a SQLMesh project built by `sqlmesh plan` for real, on DuckDB, PG18 and PG15.
+"""The operator's commands on a SQLMesh project built by `sqlmesh plan` for real, on DuckDB and PG15.
 
 The project is generated with `assay generate sqlmesh` (which records the spec), its warehouse is
 found through the gateway in its config.yaml, and the commands read SQLMesh's prod environment
@@ -36,7 +36,11 @@ from tests.support.sqlmeshproject import SQLMeshProject, make_project
 PG15 = ("SQLMesh on PostgreSQL 15 past one plan: a `sqlmesh run` after it, replay, retention and every "
         "operator command through a PostgreSQL 15 gateway, the bad amount judged by the try_cast guard's "
         "stand-in (`@assay_install_functions()`) on each build")
-ON = [e for e in ENGINES if e.id in ("duckdb", "pg18", "pg15")]
+# Not on PostgreSQL 18 (session 35, the suite's time): the gateway's SQL there is PostgreSQL 15's
+# but for the try_cast guard, which 18 has built in; SQLMesh's plans and runs on 18 are the
+# multi-load story's and the corpus's (pg18-sqlmesh), replay through a PostgreSQL gateway this
+# module's PostgreSQL 15 run.
+ON = [e for e in ENGINES if e.id in ("duckdb", "pg15")]
 SPEC = PRECEDENCE / "spec"
 
 

@@ -96,6 +96,7 @@ class Gatherer:
         self.project, self.query, self.columns, self.exists = project, query, columns, exists
         self.environment = environment
         self._rel = relation
+        self._memo: dict = {}
         self.silver, self.gold, self.meta = project.schema("silver"), project.schema("gold"), project.schema("meta")
 
     # ------------------------------------------------------------------ mart history
@@ -342,7 +343,14 @@ class Gatherer:
         """This gatherer's warehouse questions as a Reader-shaped object, for the shared runtime readers."""
         from types import SimpleNamespace
 
-        return SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel)
+        def remembered(key: tuple, compute):
+            # the facts the shared readers ask once per connection (runtime.warehouse.Reader.remembered)
+            if key not in self._memo:
+                self._memo[key] = compute()
+            return self._memo[key]
+
+        return SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel,
+                               remembered=remembered)
 
     def gather(self, now: dt.datetime, *, explain_options: tuple[str, ...] = (), tool: Optional[dict] = None,
                anomalies: Optional[dict] = None) -> dict:

@@ -45,12 +45,18 @@ def run_environment_starts(reader: Any, meta: str) -> dict[str, tuple[str, str]]
     """{run id: (the SQLMesh environment it was planned or run for, when it started)}, from the
     RUN_ENVIRONMENT events `@assay_record_environment` writes before a plan or run evaluates
     anything (decision 0936). Empty on dbt, and on a SQLMesh project whose config does not
-    record it."""
-    if not reader.exists(meta, EVENTS_TABLE):
-        return {}
-    rows = reader.query(f"select run_id, why, cast(occurred_at as varchar(64)) from {reader.relation(meta, EVENTS_TABLE)} "
-                        "where event_type = ?", (RUN_ENVIRONMENT,))
-    return {str(run): (str(env), str(at)) for run, env, at in rows if run is not None and env is not None}
+    record it. Asked once per connection where the reader remembers (runtime.warehouse.Reader):
+    the report asks it for every table and run, and no command writes these events."""
+    def ask() -> dict[str, tuple[str, str]]:
+        if not reader.exists(meta, EVENTS_TABLE):
+            return {}
+        rows = reader.query(f"select run_id, why, cast(occurred_at as varchar(64)) from {reader.relation(meta, EVENTS_TABLE)} "
+                            "where event_type = ?", (RUN_ENVIRONMENT,))
+        return {str(run): (str(env), str(at)) for run, env, at in rows if run is not None and env is not None}
+
+    from .warehouse import remember
+
+    return dict(remember(reader, ("run_environment_starts", meta), ask))
 
 
 def run_environments(reader: Any, meta: str) -> dict[str, str]:

@@ -51,12 +51,16 @@ def run_starts(reader, meta: str) -> dict[str, Any]:
     or its first check result. SQLMesh's mart stamps a run with its execution time, an
     interval's end, not when it ran: a run's order is told by these."""
     from .check_results import CheckResults, moment, run_environment_starts
+    from .warehouse import remember
 
-    starts: dict[str, Any] = {run: at for run, (_env, at) in run_environment_starts(reader, meta).items()}
-    for run, at in CheckResults(reader, meta).rows(("run_id", "cast(recorded_at as varchar(64))")):
-        if run not in starts or moment(at) < moment(starts[run]):
-            starts[run] = at
-    return starts
+    def ask() -> dict[str, Any]:
+        starts: dict[str, Any] = {run: at for run, (_env, at) in run_environment_starts(reader, meta).items()}
+        for run, at in CheckResults(reader, meta).rows(("run_id", "cast(recorded_at as varchar(64))")):
+            if run not in starts or moment(at) < moment(starts[run]):
+                starts[run] = at
+        return starts
+
+    return dict(remember(reader, ("run_starts", meta), ask))
 
 
 def behind(recorded: Optional[tuple[str, Any]], build: Optional[dict], starts: dict[str, Any]) -> Optional[dict]:

@@ -126,13 +126,18 @@ def mart_started(project, reader) -> dict[str, str]:
 
 def _events(reader, meta: str) -> list[tuple]:
     """(event_type, run_id, table_name, check_name, why, occurred_at) of the marks, oldest first."""
-    if not reader.exists(meta, EVENTS_TABLE):
-        return []
-    marks = ", ".join(f"'{m}'" for m in MARKS)
-    rows = reader.query(
-        f'select event_type, run_id, table_name, check_name, why, cast(occurred_at as varchar(64)) '
-        f'from {reader.relation(meta, EVENTS_TABLE)} where event_type in ({marks})')
-    return sorted(rows, key=lambda r: (str(r[5]), r[0]))
+    from .warehouse import remember
+
+    def ask() -> list[tuple]:
+        if not reader.exists(meta, EVENTS_TABLE):
+            return []
+        marks = ", ".join(f"'{m}'" for m in MARKS)
+        rows = reader.query(
+            f'select event_type, run_id, table_name, check_name, why, cast(occurred_at as varchar(64)) '
+            f'from {reader.relation(meta, EVENTS_TABLE)} where event_type in ({marks})')
+        return sorted(rows, key=lambda r: (str(r[5]), r[0]))
+
+    return list(remember(reader, ("table_events", meta), ask))
 
 
 def failed_builds(reader, meta: str) -> dict[str, set]:

@@ -12,7 +12,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import yaml
 
@@ -263,6 +263,13 @@ def query(conn, dialect: str, sql: str, params: tuple = ()) -> list[tuple]:
     return [tuple(r) for r in execute(conn.cursor(), dialect, sql, params).fetchall()]
 
 
+def remember(reader: Any, key: tuple, compute: Callable[[], Any]) -> Any:
+    """`compute()`, asked once per connection where `reader` remembers (`Reader.remembered`; the
+    report's gatherer too), else every time: for the facts a command only reads."""
+    remembered = getattr(reader, "remembered", None)
+    return remembered(key, compute) if remembered else compute()
+
+
 class Reader:
     """Read-only questions about a warehouse connection, in one spelling for every engine:
     `query` with `?` placeholders, the `columns` of a relation, whether a table `exists`, and the
@@ -273,6 +280,11 @@ class Reader:
     def __init__(self, conn, dialect: str):
         self._cur = conn.cursor()
         self._dialect = dialect
+        # Answers a command asks more than once over this connection (the report asks whether the
+        # events table exists a dozen times): on Spark each question is a planned statement, about
+        # 0.1 s. Only what a command cannot change under itself is kept (see `exists`, `remembered`).
+        self._known: set[tuple[str, str]] = set()
+        self._memo: dict = {}
 
     @property
     def dialect(self) -> str:
@@ -293,6 +305,21 @@ class Reader:
         return [d[0] for d in self._cur.description]
 
     def exists(self, schema: str, table: str) -> bool:
-        """Whether `schema.table` is a table or view the connection can see."""
-        return self.query("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
-                          (schema, table))[0][0] > 0
+        """Whether `schema.table` is a table or view the connection can see. A table once seen is
+        not asked about again: no command drops a table, and a build run between two questions
+        (plan --data) runs between two connections. One not seen is asked again each time."""
+        if (schema, table) in self._known:
+            return True
+        found = self.query("select count(*) from information_schema.tables where table_schema = ? and table_name = ?",
+                           (schema, table))[0][0] > 0
+        if found:
+            self._known.add((schema, table))
+        return found
+
+    def remembered(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """`compute()`'s answer, asked once per connection for `key`: for facts a command only
+        reads (the runs' environments), never for rows a command writes (replay's bronze, maintain's
+        deletions)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
