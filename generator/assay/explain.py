@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable, Optional
 
+from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, open_rejects_sentence  # noqa: F401 - Delivery is re-exported
 from .ir.model import Entity, Project, Rule
 from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
 from .redaction import NOT_JSON, inside
@@ -55,13 +55,6 @@ def unreadable_path(text: str, path: tuple[str, ...]) -> Optional[str]:
     return None
 
 
-# How the staged relation names a route, and what it means to someone reading about one row.
-ROUTE_WORDS = {
-    "kept": "kept in the entity",
-    "quarantined": "quarantined to the reject table",
-    "failed": "diverted by a fail rule (the build stops until it is fixed)",
-    "deduped": "deduped",
-}
 
 
 def _text(value: Any) -> Optional[str]:
@@ -103,88 +96,6 @@ def _flags(value: Any) -> list[str]:
         return sorted(str(v) for v in value)
     text = str(value).strip("{}")
     return sorted(p.strip().strip('"') for p in text.split(",") if p.strip())
-
-
-@dataclass
-class Delivery:
-    """One bronze delivery of the key (or source row), as the build staged it."""
-
-    mapping: str
-    source_relation: str
-    source_row_id: str
-    load_id: Optional[str]
-    ingested_at: Optional[str]
-    route: str
-    dedupe_rank: int
-    superseded: bool
-    values: dict[str, Optional[str]]
-    failed_rules: list[str]
-    bronze: dict[str, Optional[str]] = field(default_factory=dict)
-    verdicts: list[dict] = field(default_factory=list)
-    coercions: list[str] = field(default_factory=list)
-    why: list[str] = field(default_factory=list)
-    #: An incremental entity's delivery older than the ledger's window when it was processed
-    #: (decision 0401): not ranked, not judged, quarantined under `_late_arrival`.
-    late: bool = False
-    #: False for a delivery the incremental ledger kept after bronze dropped it (retention, or an
-    #: upserting loader that overwrote it): explain must not count it as one bronze holds.
-    in_bronze: bool = True
-
-    def label(self) -> str:
-        row = self.source_row_id if self.source_row_id is not None else "without a _source_row_id"
-        return f"{self.source_relation} row {row} (load {self.load_id}, ingested {self.ingested_at})"
-
-
-@dataclass
-class Explanation:
-    entity: str
-    key: dict[str, Optional[str]]
-    deliveries: list[Delivery]
-    rejects: list[dict]
-    in_entity: bool
-    summary: list[str]
-    #: A type-2 key bronze no longer delivers: its versions in the history, `{"versions": n,
-    #: "current": m}` (decision 0968); None otherwise.
-    history: Optional[dict] = None
-
-    def as_dict(self) -> dict:
-        return {
-            "entity": self.entity,
-            "key": self.key,
-            "in_entity": self.in_entity,
-            "history": self.history,
-            "summary": self.summary,
-            "deliveries": [d.__dict__ for d in self.deliveries],
-            "rejects": self.rejects,
-        }
-
-    def render(self) -> list[str]:
-        """The explanation as lines of text for a terminal."""
-        lines = list(self.summary)
-        for n, d in enumerate(self.deliveries, 1):
-            lines.append("")
-            route = "arrived late, quarantined to the reject table unjudged" if d.late else ROUTE_WORDS.get(d.route, d.route)
-            lines.append(f"{n}. {d.label()}: {route}")
-            for sentence in d.why:
-                lines.append(f"   {sentence}")
-            shown = ", ".join(f"{k}={v!r}" for k, v in d.values.items())
-            lines.append(f"   transformed values: {shown}")
-            for c in d.coercions:
-                lines.append(f"   coercion failed: {c}")
-            for v in d.verdicts:
-                lines.append(f"   rule {v['rule']} ({v['disposition']}): {v['verdict']}")
-        for r in self.rejects:
-            lines.append("")
-            state = (f"resolved {r['resolved_at']} ({r['resolution']})" if r["resolved_at"] is not None
-                     else "open")
-            lines.append(
-                f"reject row {r['reject_id']} for {r['source_relation']} row {r['_source_row_id']}: {state}; "
-                f"first seen {r['first_seen']}, last seen {r['last_seen']} (load {r['_load_id']}), "
-                f"failed rules: {', '.join(r['failed_rules']) or 'none'}"
-                # the build that wrote it last: a set-back build's rows name it (decision 0944)
-                + (f"; written by run {r['last_run_id']}" if r.get("last_run_id") else "")
-            )
-        return lines
 
 
 def delivered_foreign_key(entity: Entity, rule: Rule, mapping: Optional[str], bronze: dict) -> dict[str, tuple[str, Any]]:
@@ -431,14 +342,22 @@ class Explainer:
                 "the build processed it, so it was not ranked and not judged (no rule ran on it) and was quarantined as "
                 "_late_arrival (decision 0401); a full refresh of the entity or `assay replay` places it")
 
-    def explain(self, key: Optional[dict[str, str]] = None, source_row_id: Optional[str] = None) -> Explanation:
+    def explain(self, key: Optional[dict[str, str]] = None, source_row_id: Optional[str] = None,
+                limit: int = LIMIT) -> Explanation:
+        """The explanation of `key` (or of `source_row_id`'s deliveries and its key's). A key with more
+        than `limit` deliveries (0: no limit) lists the first `limit` in the dedupe order, the judged
+        one first, and counts the rest (decision 0995)."""
+        total: Optional[int] = None
+        open_rejects: Optional[int] = None
         if source_row_id is not None:
             rows = self._staged_rows("cast(_source_row_id as varchar) = ?", (source_row_id,))
             if rows and key is None:
                 key = {k: _text(rows[0].get(k)) for k in self.entity.key}
         if key is not None and all(v is not None for v in key.values()):
             where, params = self._key_match(key)
-            by_key = self._staged_rows(where, params)
+            by_key, total = self._key_rows(where, params, limit)
+            if total is not None:
+                open_rejects = self._open_reject_count(where, params)
             seen = {(r.get("_source_row_id"), r.get("_load_id")) for r in rows} if source_row_id is not None else set()
             rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
         # A delivery without `_source_row_id` or `_load_id` is staged before the ingestion-metadata
@@ -486,11 +405,52 @@ class Explainer:
             except Exception:  # a type-2 entity publishes through its snapshot; the staged route says it all
                 in_entity = winner is not None and winner.route == "kept"
         rejects = self._rejects([(d.source_relation, d.mapping, d.source_row_id) for d in deliveries])
-        summary = self._summary(key, source_row_id, deliveries, winner, in_entity, rejects)
+        if total is not None and source_row_id is not None:
+            total += len([r for r in rows if not self._of_key(r, key)])  # the source row's own, of another key
+        summary = self._summary(key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
         history = self._gone_history(key) if not deliveries and lookup is not None else None
         if history:
             summary.append(self._gone_sentence(history, rejects))
-        return Explanation(self.entity.name, dict(key or {}), deliveries, rejects, in_entity, summary, history)
+        return Explanation(self.entity.name, dict(key or {}), deliveries, rejects, in_entity, summary, history,
+                           total if total is not None else len(deliveries))
+
+    # ------------------------------------------------------------------ a key delivered many times
+    def _key_rows(self, where: str, params: tuple, limit: int) -> tuple[list[dict], Optional[int]]:
+        """The staged rows of a key, and None; or, when it has more than `limit` (0: no limit), the
+        first `limit` in the dedupe order, the judged delivery first, and how many there are. Only
+        the listed rows are read, and only their bronze and reject rows after them (probe R6: a key
+        delivered 400,000 times printed 130 MB and held 1.6 GB)."""
+        if limit <= 0:
+            return self._staged_rows(where, params), None
+        cols = self.columns(self.staged)
+        rows = [dict(zip(cols, r)) for r in self.query(
+            f"select * from {self.staged} where {where} order by {_listing_order(cols)} limit {int(limit) + 1}", params)]
+        if len(rows) <= limit:
+            self._scope.append((where, params))
+            return rows, None
+        rows = rows[:limit]
+        total = int(self.query(f"select count(*) from {self.staged} where {where}", params)[0][0])
+        listed = sorted({t for t in (_text(r.get("_source_row_id")) for r in rows) if t is not None})
+        self._scope.append((f"cast(_source_row_id as varchar) in ({', '.join('?' for _ in listed)})", tuple(listed))
+                           if listed else ("1 = 0", ()))
+        return rows, total
+
+    def _of_key(self, row: dict, key: dict) -> bool:
+        return all(_text(row.get(k)) == key.get(k) for k in self.entity.key)
+
+    def _open_reject_count(self, where: str, params: tuple) -> int:
+        """The open reject rows of every delivery of the key, listed or not: each is one mapping's
+        row of one bronze row (decision 0947); 0 when the entity has no reject table or none was built."""
+        if not self.entity.has_reject:
+            return 0
+        try:
+            mapping = " and s._mapping = r.mapping" if "mapping" in self.columns(self.reject) else ""
+        except Exception:  # never built: nothing was ever diverted
+            return 0
+        # the key's condition names the staged columns unqualified: inside the subquery they are s's
+        return int(self.query(
+            f"select count(*) from {self.reject} as r where r.resolved_at is null and exists (select 1 from {self.staged} as s "
+            f"where {where} and cast(s._source_row_id as varchar) = r._source_row_id{mapping})", params)[0][0])
 
     def _closing_column(self) -> Optional[str]:
         """The column that closes a version of a type-2 entity's history: the framework's
@@ -519,7 +479,7 @@ class Explainer:
     def _gone_sentence(self, history: dict, rejects: list[dict]) -> str:
         n, current = history["versions"], history["current"]
         versions = f"{n} {'version' if n == 1 else 'versions'}"  # "1 version"; closed: "1 closed version"
-        tail = _open_rejects_sentence(rejects)
+        tail = open_rejects_sentence(rejects)
         if current:
             return (f"Its history {self.published_name} holds {versions} of it, {current} still current: no build has run "
                     "since bronze stopped delivering it, and the next one closes it (decision 0415)." + tail)
@@ -527,18 +487,23 @@ class Explainer:
                 "of it and no current one (a key bronze no longer delivers "
                 "has no current version: decision 0415)." + tail)
 
-    def _summary(self, key, srid, deliveries, winner, in_entity, rejects) -> list[str]:
+    def _summary(self, key, srid, deliveries, winner, in_entity, rejects, total=None, open_rejects=None) -> list[str]:
         what = (f"{self.entity.name} " + ", ".join(f"{k}={v!r}" for k, v in (key or {}).items())) if key else f"{self.entity.name} source row {srid!r}"
         if not deliveries:
             return [f"{what}: no delivery of it is in bronze as of the last build (or the last build has not run)."]
         n = len(deliveries)
         held = sum(d.in_bronze for d in deliveries)
         head = f"{what}: {n} {'delivery' if n == 1 else 'deliveries'} in bronze."
-        if held < n:  # the ledger outlives bronze (docs/incremental.md): say which count is which
+        if total is not None:
+            # only the listed deliveries' bronze rows were read: how many of the rest bronze still
+            # holds is not claimed
+            head = (f"{what}: {total} deliveries; the first {n} in the dedupe order are listed, the judged one first "
+                    "(`--limit 0` lists every one).")
+        elif held < n:  # the ledger outlives bronze (docs/incremental.md): say which count is which
             gone = n - held
             head = (f"{what}: {n} {'delivery' if n == 1 else 'deliveries'}, {held} of them in bronze "
                     f"({gone} the ledger kept after bronze dropped {'it' if gone == 1 else 'them'}).")
-        tail = _open_rejects_sentence(rejects)
+        tail = open_rejects_sentence(rejects, open_rejects)
         late = [d for d in deliveries if d.late]
         if winner is None and late:
             one = len(late) == 1
@@ -562,10 +527,18 @@ class Explainer:
         return [head, state + tail]
 
 
-def _open_rejects_sentence(rejects: list[dict]) -> str:
-    """The sentence that ends the summary's second line, 0 included (docs/operating.md)."""
-    n = len([r for r in rejects if r["resolved_at"] is None])
-    return f" {n} open reject {'row' if n == 1 else 'rows'}."
+def _listing_order(cols: list[str]) -> str:
+    """ORDER BY of a key's staged rows when only the first are listed: the judged delivery (latest,
+    ranked first, not deduped, not late) first, then by dedupe rank, the superseded after, then
+    source row and load, NULLs first, as `Explainer.explain` sorts what it read."""
+    names = set(cols)
+    judged = [f"coalesce({c}, 1) = 1" for c in ("_delivery_rank", "_dedupe_rank") if c in names]
+    judged += ["_route <> 'deduped'"] if "_route" in names else []
+    judged += ["not coalesce(_late, false)"] if "_late" in names else []
+    terms = [f"case when {' and '.join(judged)} then 0 else 1 end"] if judged else []
+    terms += ["coalesce(_dedupe_rank, 1)"] if "_dedupe_rank" in names else []
+    terms += ["case when coalesce(_delivery_rank, 1) > 1 then 1 else 0 end"] if "_delivery_rank" in names else []
+    return ", ".join(terms + ["cast(_source_row_id as varchar) nulls first", "cast(_load_id as varchar) nulls first"])
 
 
 def _a(type_name: str) -> str:

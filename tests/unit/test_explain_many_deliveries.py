@@ -78,7 +78,8 @@ def test_a_key_delivered_many_times_is_explained_in_a_few_queries(tmp_path, n):
         asked.append(sql)
         return reader.query(sql, params)
 
-    explanation = Explainer(project, project.entity("ev"), counted, reader.columns, reader.relation).explain({"ev_id": "HOT"})
+    # every delivery listed (`--limit 0`; decision 0995 lists the first 100 by default)
+    explanation = Explainer(project, project.entity("ev"), counted, reader.columns, reader.relation).explain({"ev_id": "HOT"}, limit=0)
     # every delivery (n, and the superseded earlier one) is told with its own bronze row
     assert len(explanation.deliveries) == n + 1
     assert all(d.in_bronze for d in explanation.deliveries)
@@ -114,3 +115,50 @@ def test_a_delivery_without_its_source_row_id_is_explained(tmp_path):
     nameless = explanation.deliveries[0]
     assert nameless.in_bronze and "no _source_row_id" in nameless.why[0]
     assert nameless.label().startswith("raw_ev row without a _source_row_id (load l9")
+
+
+def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_the_rest(tmp_path):
+    """Decision 0995 (probe R6: a key delivered 400,000 times printed 130 MB and held 1.6 GB): only
+    the first `limit` deliveries in the dedupe order are read and listed, the judged one first;
+    the rest are counted, and so are the open reject rows of every delivery, listed or not."""
+    (tmp_path / "entities.yml").write_text(ENTITIES)
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    con = _warehouse(project, 300)
+    # a second diverted delivery far down the order (rank 2, row h250): counted, not listed
+    con.execute("update silver.ev__staged set _route = 'quarantined', _failed_rules = ['amount_range_min'] "
+                "where _source_row_id = 'h250' and _load_id <> 'l00'")
+    mapping = project.entity("ev").mappings[0].name
+    con.execute(f"""insert into silver.ev__reject values ('jh250', 'raw_ev', '{mapping}', 'h250', 'l1', timestamp '2026-01-01',
+                    timestamp '2026-01-01', ['amount_range_min'], 'quarantine', null, null, 'run1')""")
+    reader = Reader(con, "duckdb")
+    asked: list[tuple[str, tuple]] = []
+
+    def counted(sql: str, params: tuple = ()) -> list[tuple]:
+        asked.append((sql, params))
+        return reader.query(sql, params)
+
+    explainer = Explainer(project, project.entity("ev"), counted, reader.columns, reader.relation)
+    explanation = explainer.explain({"ev_id": "HOT"}, limit=10)
+    assert len(explanation.deliveries) == 10 and explanation.deliveries_total == 301
+    # the judged delivery first (h0 won the dedupe and was quarantined), then by rank and row
+    assert [d.source_row_id for d in explanation.deliveries[:3]] == ["h0", "h1", "h10"]
+    assert explanation.summary == [
+        "ev ev_id='HOT': 301 deliveries; the first 10 in the dedupe order are listed, the judged one first "
+        "(`--limit 0` lists every one).",
+        "It is not in the entity: its judged delivery h0 was quarantined to the reject table. 2 open reject rows."]
+    # the reject rows listed are the listed deliveries'; the count is every delivery's
+    assert [r["_source_row_id"] for r in explanation.rejects] == ["h0"]
+    # bronze is read for the listed deliveries only, by their source row ids
+    bronze_reads = [params for sql, params in asked if "bronze" in sql and "raw_ev" in sql]
+    assert len(bronze_reads) == 1 and len(bronze_reads[0]) == 10
+    lines = explanation.render()
+    assert "... and 291 more deliveries of this key, not listed (`--limit 0` lists every one; the reject rows below are " \
+           "the listed deliveries')" in lines
+    assert explanation.as_dict()["deliveries_total"] == 301 and len(explanation.as_dict()["deliveries"]) == 10
+    # limit 0, or a limit above the count: every delivery, as before
+    assert len(explainer.explain({"ev_id": "HOT"}, limit=0).deliveries) == 301
+    fresh = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation)
+    every = fresh.explain({"ev_id": "HOT"}, limit=301)
+    assert len(every.deliveries) == every.deliveries_total == 301
+    assert every.summary[0] == "ev ev_id='HOT': 301 deliveries in bronze."

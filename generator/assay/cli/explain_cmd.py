@@ -8,6 +8,7 @@ from typing import Optional
 
 import click
 
+from ..explanation import LIMIT
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, known_entities, project_option, resolve_spec,
                      spec_option, warehouse_options)
 
@@ -16,12 +17,15 @@ from .common import (PROJECT_HELP, build_command, environment_option, json_optio
 @click.argument("entity")
 @click.argument("key", nargs=-1)
 @click.option("--source-row-id", default=None, help="Explain one source row (every delivery of it) instead of a key.")
+@click.option("--limit", type=click.IntRange(min=0), default=LIMIT, show_default=True,
+              help="List at most this many deliveries of the key (the judged one first, then in the dedupe order) "
+                   "and count the rest; 0 lists every one.")
 @project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
 @environment_option
 @json_option("Print the explanation as JSON.")
-def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str], project_dir: Path,
+def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str], limit: int, project_dir: Path,
                 spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str], environment: Optional[str], as_json: bool) -> None:
     """Why a key is (or is not) in the entity: every bronze delivery, the transformed values, the
     coercions that failed, each rule's verdict, the dedupe and its reason, the route, the reject history.
@@ -46,7 +50,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
         ent = wh.project.entity(entity)
         explainer = Explainer(wh.project, ent, wh.reader.query, wh.reader.columns, wh.reader.relation)
         try:
-            result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id)
+            result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id, limit)
         except Exception as exc:
             raise WarehouseError(f"cannot read {entity}'s tables in the warehouse: {exc}; run `{build_command(project_dir)}` first") from None
     if as_json:

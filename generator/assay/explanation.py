@@ -1,0 +1,116 @@
+"""What `assay explain` answers (`explain.Explainer` gathers it): the deliveries of one key or
+source row as the last build left them, its reject rows, and the explanation as lines of text or
+as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+# How many deliveries of one key explain lists unless told otherwise (`--limit`; decision 0995).
+LIMIT = 100
+
+# How the staged relation names a route, and what it means to someone reading about one row.
+ROUTE_WORDS = {
+    "kept": "kept in the entity",
+    "quarantined": "quarantined to the reject table",
+    "failed": "diverted by a fail rule (the build stops until it is fixed)",
+    "deduped": "deduped",
+}
+
+
+@dataclass
+class Delivery:
+    """One bronze delivery of the key (or source row), as the build staged it."""
+
+    mapping: str
+    source_relation: str
+    source_row_id: str
+    load_id: Optional[str]
+    ingested_at: Optional[str]
+    route: str
+    dedupe_rank: int
+    superseded: bool
+    values: dict[str, Optional[str]]
+    failed_rules: list[str]
+    bronze: dict[str, Optional[str]] = field(default_factory=dict)
+    verdicts: list[dict] = field(default_factory=list)
+    coercions: list[str] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)
+    #: An incremental entity's delivery older than the ledger's window when it was processed
+    #: (decision 0401): not ranked, not judged, quarantined under `_late_arrival`.
+    late: bool = False
+    #: False for a delivery the incremental ledger kept after bronze dropped it (retention, or an
+    #: upserting loader that overwrote it): explain must not count it as one bronze holds.
+    in_bronze: bool = True
+
+    def label(self) -> str:
+        row = self.source_row_id if self.source_row_id is not None else "without a _source_row_id"
+        return f"{self.source_relation} row {row} (load {self.load_id}, ingested {self.ingested_at})"
+
+
+@dataclass
+class Explanation:
+    entity: str
+    key: dict[str, Optional[str]]
+    deliveries: list[Delivery]
+    rejects: list[dict]
+    in_entity: bool
+    summary: list[str]
+    #: A type-2 key bronze no longer delivers: its versions in the history, `{"versions": n,
+    #: "current": m}` (decision 0968); None otherwise.
+    history: Optional[dict] = None
+    #: Every delivery of the key; more than `deliveries` when only the first were listed (decision 0995).
+    deliveries_total: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "entity": self.entity,
+            "key": self.key,
+            "in_entity": self.in_entity,
+            "history": self.history,
+            "summary": self.summary,
+            "deliveries": [d.__dict__ for d in self.deliveries],
+            "deliveries_total": max(self.deliveries_total, len(self.deliveries)),
+            "rejects": self.rejects,
+        }
+
+    def render(self) -> list[str]:
+        """The explanation as lines of text for a terminal."""
+        lines = list(self.summary)
+        for n, d in enumerate(self.deliveries, 1):
+            lines.append("")
+            route = "arrived late, quarantined to the reject table unjudged" if d.late else ROUTE_WORDS.get(d.route, d.route)
+            lines.append(f"{n}. {d.label()}: {route}")
+            for sentence in d.why:
+                lines.append(f"   {sentence}")
+            shown = ", ".join(f"{k}={v!r}" for k, v in d.values.items())
+            lines.append(f"   transformed values: {shown}")
+            for c in d.coercions:
+                lines.append(f"   coercion failed: {c}")
+            for v in d.verdicts:
+                lines.append(f"   rule {v['rule']} ({v['disposition']}): {v['verdict']}")
+        more = self.deliveries_total - len(self.deliveries)
+        if more > 0:
+            lines.append("")
+            lines.append(f"... and {more} more {'delivery' if more == 1 else 'deliveries'} of this key, not listed "
+                         "(`--limit 0` lists every one; the reject rows below are the listed deliveries')")
+        for r in self.rejects:
+            lines.append("")
+            state = (f"resolved {r['resolved_at']} ({r['resolution']})" if r["resolved_at"] is not None
+                     else "open")
+            lines.append(
+                f"reject row {r['reject_id']} for {r['source_relation']} row {r['_source_row_id']}: {state}; "
+                f"first seen {r['first_seen']}, last seen {r['last_seen']} (load {r['_load_id']}), "
+                f"failed rules: {', '.join(r['failed_rules']) or 'none'}"
+                # the build that wrote it last: a set-back build's rows name it (decision 0944)
+                + (f"; written by run {r['last_run_id']}" if r.get("last_run_id") else "")
+            )
+        return lines
+
+
+def open_rejects_sentence(rejects: list[dict], counted: Optional[int] = None) -> str:
+    """The sentence that ends the summary's second line, 0 included (docs/operating.md): the open
+    rows of `rejects`, or `counted` where only some deliveries were listed (decision 0995)."""
+    n = counted if counted is not None else len([r for r in rejects if r["resolved_at"] is None])
+    return f" {n} open reject {'row' if n == 1 else 'rows'}."
