@@ -162,3 +162,44 @@ def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_th
     every = fresh.explain({"ev_id": "HOT"}, limit=301)
     assert len(every.deliveries) == every.deliveries_total == 301
     assert every.summary[0] == "ev ev_id='HOT': 301 deliveries in bronze."
+
+
+PG_TABLES = {
+    "bronze.raw_ev": "_load_id text, _ingested_at text, _source_row_id text, ev_id text, amount text",
+    "silver.ev__staged": "ev_id text, amount numeric(12,2), _mapping text, _source_row_id text, _load_id text, "
+                         "_ingested_at timestamp, _delivery_rank int, _dedupe_rank int, _route text, _failed_rules text[], _late boolean",
+    "silver.ev": "ev_id text, amount numeric(12,2)",
+    "silver.ev__reject": "reject_id text, source_relation text, mapping text, _source_row_id text, _load_id text, first_seen timestamp, "
+                         "last_seen timestamp, failed_rules text[], disposition text, resolved_at timestamp, resolution text, last_run_id text",
+}
+
+
+@pytest.mark.postgres
+def test_the_listed_deliveries_and_the_counts_on_postgres(tmp_path, postgres_database):
+    """The same warehouse on PostgreSQL: the listing order, the limited bronze read and the
+    correlated count of open reject rows are the engine's SQL, not DuckDB's alone."""
+    import psycopg2
+
+    (tmp_path / "entities.yml").write_text(ENTITIES)
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    source = _warehouse(project, 40)
+    params = postgres_database("explain_limit")
+    conn = psycopg2.connect(**params)
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("create schema bronze; create schema silver")
+    for table, columns in PG_TABLES.items():
+        cur.execute(f"create table {table} ({columns})")
+        rows = source.execute(f"select * from {table}").fetchall()
+        marks = ", ".join(["%s"] * len(rows[0]))
+        cur.executemany(f"insert into {table} values ({marks})", rows)
+    explanation = Explainer(project, project.entity("ev"), *_reader_parts(Reader(conn, "postgres"))).explain({"ev_id": "HOT"}, limit=5)
+    assert [d.source_row_id for d in explanation.deliveries] == ["h0", "h1", "h10", "h11", "h12"]
+    assert explanation.deliveries_total == 41 and explanation.deliveries[0].bronze["amount"] == "-1.00"
+    assert explanation.summary[1].endswith("quarantined to the reject table. 1 open reject row.")
+    conn.close()
+
+
+def _reader_parts(reader: Reader):
+    return reader.query, reader.columns, reader.relation
