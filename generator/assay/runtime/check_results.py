@@ -249,14 +249,19 @@ class CheckResults:
     def latest_per_table(self) -> dict[str, tuple[str, str]]:
         """{table: (when, run)} of the run of the environment read that last recorded the table's
         check results."""
-        elsewhere = self.elsewhere()
-        latest: dict[str, tuple[str, str]] = {}
-        for table, run, at in self.rows(("table_name", "run_id", "cast(recorded_at as varchar(64))")):
-            if run in elsewhere:
-                continue
-            if table not in latest or (str(at), run) > latest[table]:
-                latest[table] = (str(at), run)
-        return latest
+        from .warehouse import remember
+
+        def ask() -> dict[str, tuple[str, str]]:
+            elsewhere = self.elsewhere()
+            latest: dict[str, tuple[str, str]] = {}
+            for table, run, at in self.rows(("table_name", "run_id", "cast(recorded_at as varchar(64))")):
+                if run in elsewhere:
+                    continue
+                if table not in latest or (str(at), run) > latest[table]:
+                    latest[table] = (str(at), run)
+            return latest
+
+        return dict(remember(self.reader, ("latest_per_table", self.meta, self.environment), ask))
 
     def latest_run_per_table(self) -> dict[str, str]:
         """{table: the run that last recorded its check results}: the table's latest build."""

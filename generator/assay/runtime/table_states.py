@@ -110,18 +110,23 @@ def mart_started(project, reader) -> dict[str, str]:
     execution time, not when it ran, and a failed build's event carries the wall clock, decision
     0957), else by the mart's run_started_at (dbt's start of the invocation)."""
     from .history_behind import MART, run_starts
+    from .warehouse import remember
 
     gold = project.schema("gold")
-    if not reader.exists(gold, MART):
-        return {}
-    rows = reader.query(f"select entity, run_id, cast(run_started_at as varchar(64)) from {reader.relation(gold, MART)} "
-                        "where rule = '(entity)'")
-    newest: dict[str, tuple] = {}
-    for entity, run, at in rows:
-        if entity not in newest or moment(at) > moment(newest[entity][1]):
-            newest[entity] = (run, at)
-    starts = run_starts(reader, project.schema("meta"))
-    return {entity: iso_utc(starts.get(run, at)) for entity, (run, at) in newest.items()}
+
+    def ask() -> dict[str, str]:
+        if not reader.exists(gold, MART):
+            return {}
+        rows = reader.query(f"select entity, run_id, cast(run_started_at as varchar(64)) from {reader.relation(gold, MART)} "
+                            "where rule = '(entity)'")
+        newest: dict[str, tuple] = {}
+        for entity, run, at in rows:
+            if entity not in newest or moment(at) > moment(newest[entity][1]):
+                newest[entity] = (run, at)
+        starts = run_starts(reader, project.schema("meta"))
+        return {entity: iso_utc(starts.get(run, at)) for entity, (run, at) in newest.items()}
+
+    return dict(remember(reader, ("mart_started", gold, project.schema("meta")), ask))
 
 
 def _events(reader, meta: str) -> list[tuple]:
