@@ -497,8 +497,8 @@ class Explainer:
         if total is not None:
             # only the listed deliveries' bronze rows were read: how many of the rest bronze still
             # holds is not claimed
-            head = (f"{what}: {total} deliveries; the first {n} in the dedupe order are listed, the judged one first "
-                    "(`--limit 0` lists every one).")
+            head = (f"{what}: {total} deliveries, {n} of them listed below (the judged one first, then in the dedupe "
+                    "order; `--limit 0` lists every one).")
         elif held < n:  # the ledger outlives bronze (docs/incremental.md): say which count is which
             gone = n - held
             head = (f"{what}: {n} {'delivery' if n == 1 else 'deliveries'}, {held} of them in bronze "

@@ -272,6 +272,15 @@ def test_explain_says_why_a_key_is_not_in_the_entity(held):
     assert "rule amount_coercible (quarantine): fired" in out and "rule status_in_enum (quarantine): held" in out
     assert ("failed rules: amount_coercible" in out) and "reject row " in out
     assert "quarantined because amount_coercible (quarantine) fired" in out
+    # A key with more deliveries than --limit (decision 0995): O-1 was delivered twice (o-009 won the
+    # dedupe). Spark runs the listing order, the count and the correlated count of open reject rows.
+    listed = _run(project, "explain", "order", "O-1", "--limit", "1")
+    assert listed.exit_code == 0, listed.output
+    assert listed.stdout.splitlines()[:2] == [
+        "order order_id='O-1': 2 deliveries, 1 of them listed below (the judged one first, then in the dedupe order; "
+        "`--limit 0` lists every one).",
+        "It is in the entity (published). 0 open reject rows."]
+    assert "1. raw_orders row o-009 " in listed.stdout and "... and 1 more delivery of this key, not listed" in listed.stdout
 
 
 @spark

@@ -144,8 +144,8 @@ def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_th
     # the judged delivery first (h0 won the dedupe and was quarantined), then by rank and row
     assert [d.source_row_id for d in explanation.deliveries[:3]] == ["h0", "h1", "h10"]
     assert explanation.summary == [
-        "ev ev_id='HOT': 301 deliveries; the first 10 in the dedupe order are listed, the judged one first "
-        "(`--limit 0` lists every one).",
+        "ev ev_id='HOT': 301 deliveries, 10 of them listed below (the judged one first, then in the dedupe order; "
+        "`--limit 0` lists every one).",
         "It is not in the entity: its judged delivery h0 was quarantined to the reject table. 2 open reject rows."]
     # the reject rows listed are the listed deliveries'; the count is every delivery's
     assert [r["_source_row_id"] for r in explanation.rejects] == ["h0"]
