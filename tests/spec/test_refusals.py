@@ -1904,7 +1904,7 @@ case(
     [
         ("assay.yml", 2, "SPEC_GRAMMAR",
          "`schema` is not a key of the document. Did you mean `schemas`? Accepted keys: "
-         "`checks`, `name`, `schemas`, `specs`."),
+         "`checks`, `dbt`, `name`, `schemas`, `specs`."),
     ],
 )
 

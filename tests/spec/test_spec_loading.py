@@ -139,3 +139,17 @@ def test_yaml_dates_in_range_bounds_stay_the_text_that_was_written(write_spec) -
     assert diagnostics == []
     [rule] = project.entity("customer").rules_of_kind("range")
     assert (rule.name, rule.params) == ("since_range", (("max", "2024-01-31"), ("min", "2000-01-01")))
+
+
+def test_one_wrong_setting_does_not_make_the_projects_other_yaml_files_spec_problems(tmp_path) -> None:
+    """A wrong value in assay.yml (here `dbt.snapshot_clock`) is the one problem: the spec folder
+    it names is still where the spec is read, not the project's directory with its dbt_project.yml
+    and profiles.yml, which were each told `no version key` beside it."""
+    shutil.copytree(BASE_SPEC, tmp_path / "spec")
+    (tmp_path / "assay.yml").write_text("name: shop\nspecs: spec\ndbt:\n  snapshot_clock: locale\n")
+    (tmp_path / "dbt_project.yml").write_text("name: shop\nversion: '1.0'\nprofile: shop\n")
+    (tmp_path / "profiles.yml").write_text("shop:\n  target: dev\n")
+    project, diagnostics, _ = compile_spec(tmp_path)
+    assert project is None
+    assert [(d.file, d.line, d.code, d.message) for d in diagnostics] == [
+        ("assay.yml", 4, "SPEC_GRAMMAR", "dbt.snapshot_clock is `locale`; write one of `utc`, `project`.")]

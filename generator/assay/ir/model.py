@@ -228,6 +228,9 @@ class Project:
     # `checks.budgets`: (table, scan bytes, time seconds) of the tables with their own (decision 0530).
     check_budget: tuple[int, int] = (64 * 1024**3, 900)
     check_budgets: tuple[tuple[str, int, int], ...] = ()
+    # `dbt.snapshot_clock` of assay.yml: `utc` (assay dates the snapshots, decision 0992) or
+    # `project` (the dbt project's own snapshot_get_time, decision 0996).
+    snapshot_clock: str = "utc"
 
     def budget_of(self, table: str) -> tuple[int, int]:
         """(scan bytes, time seconds) of one table's row pass."""

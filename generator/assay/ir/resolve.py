@@ -301,6 +301,7 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
         skipped=tuple(sorted(loaded.skipped)),
         check_budget=(loaded.settings.checks.scan_budget_bytes, loaded.settings.checks.time_budget_seconds),
         check_budgets=_check_budgets(loaded, entity_names | {t.name for t in tables}, out),
+        snapshot_clock=loaded.settings.dbt.snapshot_clock,
     )
     if out:
         return None, sorted(out)

@@ -406,9 +406,25 @@ def load_settings(root: Path) -> tuple[ProjectSettings, list[Diagnostic]]:
     try:
         settings = ProjectSettings.model_validate(raw)
     except ValidationError as exc:
-        return ProjectSettings(), pydantic_diagnostics(SETTINGS_FILE, ProjectSettings, raw, exc)
+        return _valid_settings(raw), pydantic_diagnostics(SETTINGS_FILE, ProjectSettings, raw, exc)
     attach_lines(settings, raw)
     return settings, _duplicate_keys(SETTINGS_FILE, raw)
+
+
+def _valid_settings(raw: Any) -> ProjectSettings:
+    """The settings of `assay.yml` whose own values are valid, beside one that is not: the spec
+    folder and the check files are still found where it says, so one wrong value does not make
+    every other YAML file of the project an echoed problem (`dbt_project.yml: no version key`)."""
+    kept = {}
+    for key, value in (raw.items() if isinstance(raw, dict) else ()):
+        try:
+            ProjectSettings.model_validate({key: value})
+        except ValidationError:
+            continue
+        kept[key] = value
+    settings = ProjectSettings.model_validate(kept)
+    attach_lines(settings, raw)
+    return settings
 
 
 def load_spec(root: Path | str) -> LoadedSpec:

@@ -302,6 +302,15 @@ class ChecksSettings(Strict):
     budgets: dict[str, CheckBudget] = Field(default_factory=dict)
 
 
+class DbtSettings(Strict):
+    """What the dbt target writes beside the models."""
+
+    # Whose clock dates the project's snapshots (decision 0996): `utc`, assay's override of dbt's
+    # snapshot_get_time on DuckDB and PostgreSQL (decision 0992); `project`, the project's own
+    # macros (dbt refuses a project that defines `duckdb__snapshot_get_time` twice).
+    snapshot_clock: Literal["utc", "project"] = "utc"
+
+
 class ProjectSettings(Strict):
     """`assay.yml` at the project root."""
 
@@ -309,6 +318,7 @@ class ProjectSettings(Strict):
     specs: str = "."
     schemas: Schemas = Field(default_factory=Schemas)
     checks: ChecksSettings = Field(default_factory=ChecksSettings)
+    dbt: DbtSettings = Field(default_factory=DbtSettings)
 
 
 DOCUMENT_KINDS = {

@@ -14,8 +14,9 @@ def snapshot_clock_macro(project: Project, header: str) -> str | None:
     """The root-project overrides of dbt's `snapshot_get_time` that date a type-2 entity's versions
     (dbt_valid_from, dbt_valid_to, dbt_updated_at) in UTC; none when no entity is type-2. In the root
     project they come before the adapter's own in dbt's dispatch, so they date every snapshot of the
-    project, the user's own too."""
-    if not any(e.scd == "type2" for e in project.entities):
+    project, the user's own too. None too when assay.yml leaves the clock to the project's own
+    macros (`dbt: {snapshot_clock: project}`, decision 0996): dbt refuses a macro defined twice."""
+    if project.snapshot_clock == "project" or not any(e.scd == "type2" for e in project.entities):
         return None
     out = [header,
            "{#- dbt dates snapshot versions with snapshot_get_time(), the session's wall clock on these",
