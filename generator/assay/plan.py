@@ -192,6 +192,40 @@ def parents_first(names: set[str], edges: dict[str, set[str]]) -> tuple[str, ...
     return tuple(order)
 
 
+# A change of assay.yml is told under this name: it is no entity's (decision 0997).
+SETTINGS = "assay.yml"
+# What moving a schema role means for what is already built: the next build writes there, and what
+# the old schema holds stays where it is, read by nothing of assay's.
+_SCHEMA_MOVES = {
+    "bronze": ("every entity reads its bronze relations from the new schema", BREAKING),
+    "silver": ("every entity, its staged and reject tables are built in the new schema; the old schema's "
+               "tables, their reject history included, stay there and are no longer read", BREAKING),
+    "gold": ("the quality history (mart_data_quality) starts in the new schema; the old one's runs stay there "
+             "and assay report and assay anomalies no longer read them", NON_BREAKING),
+    "meta": ("check results and events start in the new schema; the old one's stay there and assay checks, "
+             "check list and table list no longer read them", NON_BREAKING),
+}
+
+
+def _settings_changes(old: Project, new: Project) -> list[Change]:
+    """What assay.yml changed that decides where tables land or how they are built (a schema role,
+    the check budgets, the dbt snapshot clock); a deploy reviewer was told "No changes" for a moved
+    silver schema, a rebuild of every entity elsewhere."""
+    out = []
+    before, after = dict(old.schemas), dict(new.schemas)
+    for role in sorted(after):
+        if before.get(role) != after[role]:
+            means, classification = _SCHEMA_MOVES[role]
+            out.append(Change(SETTINGS, "schema_changed", f"{role}: {before.get(role)} -> {after[role]} ({means})", classification))
+    if (old.check_budget, old.check_budgets) != (new.check_budget, new.check_budgets):
+        out.append(Change(SETTINGS, "check_budget_changed", "checks over budget are recorded not_evaluated (decision 0530)",
+                          NON_BREAKING))
+    if old.snapshot_clock != new.snapshot_clock:
+        out.append(Change(SETTINGS, "snapshot_clock_changed", f"{old.snapshot_clock} -> {new.snapshot_clock} (type-2 "
+                          "versions from the next dbt build on; the stored ones keep their dates, decision 0996)", NON_BREAKING))
+    return out
+
+
 def plan(old: Project, new: Project) -> Plan:
     """Classify the changes between two resolved specs and name what to replay and backfill."""
     changes: list[Change] = []
@@ -204,12 +238,16 @@ def plan(old: Project, new: Project) -> Plan:
     for name in sorted(set(old_by) & set(new_by)):
         changes.extend(_entity_changes(old_by[name], new_by[name]))
     changes.extend(Change(*c) for c in project_check_changes(old, new))
+    settings = _settings_changes(old, new)
+    changes.extend(settings)
     restating = {c.entity for c in changes if c.classification == RESTATING and c.entity in new_by}
     quarantine_edges = _referential_edges(new, ("quarantine",))
     replay = _reach(restating, quarantine_edges)
     all_edges = _referential_edges(new, ("quarantine", "unknown_member", "flag"))
     soft_edges = _referential_edges(new, ("unknown_member", "flag"))
     backfill = {c.entity for c in changes if c.classification == BREAKING and c.entity in new_by}
+    if any(c.classification == BREAKING for c in settings):
+        backfill |= set(new_by)  # bronze or silver moved: every entity is built anew
     backfill |= restating
     for parent in replay:
         backfill |= soft_edges.get(parent, set())

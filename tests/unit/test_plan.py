@@ -168,3 +168,26 @@ def test_a_cycle_is_broken_before_its_children_and_after_its_parents():
     edges = {"xx": {"yy", "kid"}, "yy": {"xx"}, "root": {"yy"}}
     assert parents_first({"kid", "xx", "yy"}, edges) == ("xx", "kid", "yy")
     assert parents_first({"root", "kid", "xx", "yy"}, edges) == ("root", "xx", "kid", "yy")
+
+
+def test_a_moved_schema_and_the_other_settings_are_changes_of_assay_yml(tmp_path):
+    """Decision 0997: a plan between two specs whose assay.yml moved the silver schema said "No
+    changes", where the next build writes every entity, staged and reject table elsewhere."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "assay.yml", "silver: silver", "silver: silver_v2")
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert [(c.entity, c.kind, c.classification) for c in p.changes] == [("assay.yml", "schema_changed", BREAKING)]
+    assert p.changes[0].detail.startswith("silver: silver -> silver_v2 (every entity, its staged and reject tables are built "
+                                          "in the new schema; the old schema's tables, their reject history included")
+    assert p.backfill_scope == ("customer", "order") and p.replay_scope == ()
+    # the quality history's and the results' schemas move no entity row; budgets and the clock neither
+    again = _copy(tmp_path, "again")
+    _edit(again, "assay.yml", "meta: assay_meta", "meta: assay_meta_v2")
+    settings = again / "assay.yml"
+    settings.write_text(settings.read_text() + "dbt: {snapshot_clock: project}\n")
+    _edit(again, "assay.yml", "checks:\n", "checks:\n  time_budget_seconds: 60\n")
+    p = plan(load_project(EXAMPLE), load_project(again))
+    assert [(c.entity, c.kind, c.classification) for c in p.changes] == [
+        ("assay.yml", "schema_changed", NON_BREAKING), ("assay.yml", "check_budget_changed", NON_BREAKING),
+        ("assay.yml", "snapshot_clock_changed", NON_BREAKING)]
+    assert p.backfill_scope == () and p.replay_scope == ()
