@@ -191,3 +191,17 @@ def test_a_moved_schema_and_the_other_settings_are_changes_of_assay_yml(tmp_path
         ("assay.yml", "schema_changed", NON_BREAKING), ("assay.yml", "check_budget_changed", NON_BREAKING),
         ("assay.yml", "snapshot_clock_changed", NON_BREAKING)]
     assert p.backfill_scope == () and p.replay_scope == ()
+
+
+def test_data_of_a_plan_that_moves_a_schema_is_refused_with_the_reason(tmp_path):
+    """`--data` compared the next build, read in the new schema, with nothing there, and said to run
+    `dbt build` with the deployed spec first, which the user had done (decision 0997)."""
+    project = tmp_path / "shop"
+    assert CliRunner().invoke(cli, ["init", str(project)]).exit_code == 0
+    deployed = _copy(tmp_path, "deployed")
+    _edit(project, "assay.yml", "silver: silver", "silver: silver_v2")
+    result = CliRunner().invoke(cli, ["plan", str(deployed), "--spec", str(project), "--project", str(project), "--data"])
+    assert result.exit_code == 3, result.output
+    assert ("the new spec moves a schema (silver: silver -> silver_v2), so its next build starts from nothing there and "
+            "every entity is built anew") in result.stderr
+    assert "Traceback" not in result.output

@@ -69,6 +69,16 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
     if sqlmesh and profiles_dir is not None:
         raise AssayUsageError(f"{project_dir} is a SQLMesh project: its warehouse is its gateway, so --profiles-dir (a dbt "
                               "option) does not apply; pass --target GATEWAY to pick another gateway.")
+    # a moved bronze or silver schema is the BREAKING kind of schema_changed (plan.py)
+    moved = [c.detail.split(" (", 1)[0] for c in plan.changes if c.kind == "schema_changed" and c.classification == "BREAKING"]
+    if moved:
+        # The next build reads or writes another schema than the deployed spec's build did: there is
+        # nothing there to compare it with (decision 0997), and the plan above already says every
+        # entity is built anew.
+        raise AssayUsageError(f"the new spec moves a schema ({'; '.join(moved)}), so its next build starts from nothing "
+                              "there and every entity is built anew (the plan without --data says so); --data compares "
+                              "the next build with what the deployed spec built, in the same schemas: run `assay plan` "
+                              "without --data.")
     built = built_project(new, project_dir, profiles_dir=profiles_dir, target=target)
     schemas = sorted({built.schema(role) for role in ROLES})
     step("copying the warehouse into a sandbox")
