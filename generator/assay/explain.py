@@ -55,8 +55,6 @@ def unreadable_path(text: str, path: tuple[str, ...]) -> Optional[str]:
     return None
 
 
-
-
 def _text(value: Any) -> Optional[str]:
     if value is None:
         return None
