@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 from ..ir.model import Entity, Project
 from ..privacy import hidden_names, shown_values
 from ..retention import bronze_holds
+from ..runtime.warehouse import Memo
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 Columns = Callable[[str], list[str]]  # relation -> its column names
@@ -96,7 +97,7 @@ class Gatherer:
         self.project, self.query, self.columns, self.exists = project, query, columns, exists
         self.environment = environment
         self._rel = relation
-        self._memo: dict = {}
+        self._memo = Memo()  # the facts the shared runtime readers ask once (runtime.warehouse.remember)
         self.silver, self.gold, self.meta = project.schema("silver"), project.schema("gold"), project.schema("meta")
 
     # ------------------------------------------------------------------ mart history
@@ -343,14 +344,8 @@ class Gatherer:
         """This gatherer's warehouse questions as a Reader-shaped object, for the shared runtime readers."""
         from types import SimpleNamespace
 
-        def remembered(key: tuple, compute):
-            # the facts the shared readers ask once per connection (runtime.warehouse.Reader.remembered)
-            if key not in self._memo:
-                self._memo[key] = compute()
-            return self._memo[key]
-
         return SimpleNamespace(query=lambda sql, params=(): self.query(sql, params), exists=self.exists, relation=self._rel,
-                               remembered=remembered)
+                               remembered=self._memo)
 
     def gather(self, now: dt.datetime, *, explain_options: tuple[str, ...] = (), tool: Optional[dict] = None,
                anomalies: Optional[dict] = None) -> dict:

@@ -270,6 +270,19 @@ def remember(reader: Any, key: tuple, compute: Callable[[], Any]) -> Any:
     return remembered(key, compute) if remembered else compute()
 
 
+class Memo:
+    """Answers kept for one connection's life, each computed the first time its key is asked
+    (`Reader.remembered`, the report's gatherer): for facts a command only reads."""
+
+    def __init__(self) -> None:
+        self._answers: dict = {}
+
+    def __call__(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        if key not in self._answers:
+            self._answers[key] = compute()
+        return self._answers[key]
+
+
 class Reader:
     """Read-only questions about a warehouse connection, in one spelling for every engine:
     `query` with `?` placeholders, the `columns` of a relation, whether a table `exists`, and the
@@ -284,7 +297,7 @@ class Reader:
         # events table exists a dozen times): on Spark each question is a planned statement, about
         # 0.1 s. Only what a command cannot change under itself is kept (see `exists`, `remembered`).
         self._known: set[tuple[str, str]] = set()
-        self._memo: dict = {}
+        self._memo = Memo()
 
     @property
     def dialect(self) -> str:
@@ -320,6 +333,4 @@ class Reader:
         """`compute()`'s answer, asked once per connection for `key`: for facts a command only
         reads (the runs' environments), never for rows a command writes (replay's bronze, maintain's
         deletions)."""
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        return self._memo(key, compute)
