@@ -226,6 +226,12 @@ def _settings_changes(old: Project, new: Project) -> list[Change]:
     return out
 
 
+def moved_schemas(p: Plan) -> list[str]:
+    """`role: old -> new` of each bronze or silver schema `p` moves (the BREAKING `schema_changed`s)."""
+    return [c.detail.split(" (", 1)[0] for c in p.changes
+            if c.entity == SETTINGS and c.kind == "schema_changed" and c.classification == BREAKING]
+
+
 def plan(old: Project, new: Project) -> Plan:
     """Classify the changes between two resolved specs and name what to replay and backfill."""
     changes: list[Change] = []

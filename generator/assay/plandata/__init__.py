@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 from ..errors import AssayUsageError
 from ..ir.model import Project
-from ..plan import Plan
+from ..plan import Plan, moved_schemas
 from .measure import EntityImpact, entity_impact, read_snapshot, replayed_routes
 
 ROLES = ("bronze", "silver", "gold", "meta")
@@ -69,8 +69,7 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
     if sqlmesh and profiles_dir is not None:
         raise AssayUsageError(f"{project_dir} is a SQLMesh project: its warehouse is its gateway, so --profiles-dir (a dbt "
                               "option) does not apply; pass --target GATEWAY to pick another gateway.")
-    # a moved bronze or silver schema is the BREAKING kind of schema_changed (plan.py)
-    moved = [c.detail.split(" (", 1)[0] for c in plan.changes if c.kind == "schema_changed" and c.classification == "BREAKING"]
+    moved = moved_schemas(plan)
     if moved:
         # The next build reads or writes another schema than the deployed spec's build did: there is
         # nothing there to compare it with (decision 0997), and the plan above already says every
