@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import importlib
 import json
 import re
 from pathlib import Path
@@ -83,15 +84,16 @@ class _Namespace:
 def _adapter_dateadd(engine: str):
     """dbt's `dateadd` as the engine's adapter spells it, where that adapter is installed (Spark:
     dbt-spark's, which goes through whole seconds; the Spark primitive table must run what a build
-    runs), else a stand-in: the other engines' rows come from real dbt builds."""
+    runs; PostgreSQL: dbt-postgres's interval arithmetic), else a stand-in: the other engines' rows
+    come from real dbt builds."""
     stub = lambda part, n, ts: f"DATEADD({part}, {n}, {ts})"  # noqa: E731
-    if engine != "spark":
+    if engine not in ("spark", "postgres"):
         return stub
     try:
-        import dbt.include.spark as spark_include
+        include = importlib.import_module(f"dbt.include.{engine}")
     except ImportError:
         return stub
-    utils = Path(spark_include.__file__).resolve().parent / "macros" / "utils"
+    utils = Path(include.__file__).resolve().parent / "macros" / "utils"
     env = jinja2.Environment(extensions=["jinja2.ext.do"], undefined=jinja2.StrictUndefined)
     found: dict = {}
 
@@ -106,15 +108,17 @@ def _adapter_dateadd(engine: str):
     env.globals.update({
         "return": _raise_return,
         "exceptions": _Namespace({"raise_compiler_error": _raise_compiler_error}),
-        "adapter": _Namespace({"dispatch": lambda name, namespace=None: found[f"spark__{name}"]}),
+        "adapter": _Namespace({"dispatch": lambda name, namespace=None: found[f"{engine}__{name}"]}),
     })
     for name in ("assert_not_null", "dateadd"):  # a template sees the globals it was made with
+        if not (utils / f"{name}.sql").exists():
+            continue
         template = env.from_string((utils / f"{name}.sql").read_text(encoding="utf-8"))
         context = template.new_context()
         "".join(template.root_render_func(context))
         found.update({k: wrap(v) for k, v in context.vars.items() if isinstance(v, jinja2.runtime.Macro)})
         env.globals.update(found)
-    return found["spark__dateadd"]
+    return found[f"{engine}__dateadd"]
 
 
 @functools.lru_cache(maxsize=None)

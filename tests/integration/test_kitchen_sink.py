@@ -22,7 +22,9 @@ SPEC = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "kitchen_sin
 M = ["_load_id", "_ingested_at", "_source_row_id"]
 T = "2026-03-01T10:00:00Z"
 BRONZE = [
-    Relation("raw_stores", ["Code", "Region", "Opened"], [[" s1 ", "north", "01/02/2020"], ["S2", "n/a", "31/02/2020"], ["S3", "south", None]]),
+    Relation("raw_stores", ["Code", "Region", "Opened", "OpenedAt"], [[" s1 ", "north", "01/02/2020", "2020-02-01 05:30:00-07"],
+                                                                     ["S2", "n/a", "31/02/2020", "2020-02-01T23:30:00+05:30"],
+                                                                     ["S3", "south", None, "2020-02-01 08:00:00"]]),
     Relation("raw_products", M + ["sku", "doc", "active"], [
         ["l1", T, "p1", "sku-a1", json.dumps({"label": "Widget", "price": "9.99"}), "true"],
         ["l1", T, "p2", "SKU-B2", json.dumps({"label": "A very long product label indeed", "price": "0"}), "false"],
@@ -100,6 +102,9 @@ def test_transforms(built):
     assert rows["t1"][6] == "store"  # coalesce
     stores = dict(project.query('select store_code, region from silver."store"'))
     assert stores == {"S1": "north", "S2": None, "S3": "south"}  # trim+upper, nullif
+    # a plain `timestamp` field keeps the instant an offset names (decision 0998), on every engine
+    opened = {code: str(at)[:19] for code, at in project.query('select store_code, opened_at from silver."store"')}
+    assert opened == {"S1": "2020-02-01 12:30:00", "S2": "2020-02-01 18:00:00", "S3": "2020-02-01 08:00:00"}
 
 
 def test_type2_parent_and_quarantined_products(built):

@@ -114,6 +114,25 @@ def json_path_read(sp: Spelling, doc: str, keys, safe: bool) -> tuple[str, str |
     return sp.sql("case when {} then {} end", readable, read), marker
 
 
+# A UTC offset right after a time of day (`05:30:00-07`, `05:30+05:30`, `05:30:00.5 +0530`): a plain
+# cast to `timestamp` keeps the wall-clock time and drops it on DuckDB and PostgreSQL (decision 0998).
+UTC_OFFSET = ":[0-9]{2}([.][0-9]*)?[ ]*[+-][0-9]{2}(:?[0-9]{2})?[ ]*$"
+
+
+def text_to_timestamp(sp: Spelling, text: str, safe: bool) -> str:
+    """Text to a `timestamp` field's value (decision 0998). Text that carries a UTC offset after its
+    time is read as ISO 8601 (`parse_ts: ISO8601`) and converted to UTC, so no engine keeps the
+    wall-clock time of another zone; an offset ISO 8601 does not spell (`+0530`, a space before
+    it) is then a coercion failure on an opted-in entity. Other text keeps the engine's cast (`Z`
+    and zone-less text are UTC already). Off an opted-in entity (`safe` false) an offset the
+    ISO 8601 reading refuses is left to the engine's own cast."""
+    instant = sp.call("parse_ts", Sql(text), "ISO8601")
+    cast = sp.cast(text, "timestamp", safe)
+    if not safe:
+        instant = sp.sql("coalesce({}, {})", instant, cast)
+    return sp.sql("case when {} then {} else {} end", sp.call("regex_matches", Sql(text), UTC_OFFSET), instant, cast)
+
+
 def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple[str, str | None]:
     """The column's value expression and its coercion marker (None when nothing can fail)."""
     head = f"{alias}.{sp.ident(src.path[0])}"
@@ -136,7 +155,10 @@ def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple
             markers.append(sp.coercion_failed(before, expr))
     if current != src.target_type:
         before = expr
-        operand = whole(sp, expr) if src.target_type == "int" and is_number(current) else expr
-        expr = sp.cast(operand, src.target_type, safe)
+        if src.target_type == "timestamp" and current == "string":
+            expr = text_to_timestamp(sp, expr, safe)
+        else:
+            operand = whole(sp, expr) if src.target_type == "int" and is_number(current) else expr
+            expr = sp.cast(operand, src.target_type, safe)
         markers.append(sp.coercion_failed(before, expr))
     return expr, (sp.join("or", markers) if markers else None)

@@ -1,0 +1,103 @@
+"""A `timestamp` field read from text keeps the instant its offset names (decision 0998).
+
+A plain cast of `2026-01-05 05:30:00-07` to TIMESTAMP keeps 05:30 and drops the offset on DuckDB
+and PostgreSQL, so the stored value was seven hours off, silently. `lower.fields.text_to_timestamp`
+reads text with an offset as ISO 8601 and converts it to UTC; an offset ISO 8601 does not spell is
+a coercion failure (NULL) instead of a wrong time. The lowered expression is spelled by each target
+(the dbt package's macros rendered as dbt renders them, the SQLMesh macros expanded) and run on
+DuckDB and PostgreSQL 18, with the session in a zone that is not UTC, so that nothing depends on it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import jinja2
+import pytest
+
+from assay.lower.fields import text_to_timestamp
+from assay.targets.dbt.spelling import DbtSpelling
+from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+from assay_sqlmesh import render_sql
+from tests.dbt_package.test_macro_render import render_env
+
+T = dt.datetime
+# text -> the stored value on an opted-in entity (NULL: a coercion failure, the row is judged)
+CASES = [
+    ("2026-01-05 05:30:00-07", T(2026, 1, 5, 12, 30)),
+    ("2026-01-05T05:30:00-07:00", T(2026, 1, 5, 12, 30)),
+    ("2026-01-05T05:30:00+05:30", T(2026, 1, 5, 0, 0)),
+    ("2026-01-05 23:30:00.25-01", T(2026, 1, 6, 0, 30, 0, 250000)),
+    ("2026-01-05 05:30+02", T(2026, 1, 5, 3, 30)),
+    ("2026-01-05T05:30:00Z", T(2026, 1, 5, 5, 30)),
+    ("2026-01-05 05:30:00", T(2026, 1, 5, 5, 30)),
+    ("2026-01-05", T(2026, 1, 5)),  # the '-05' of a date is no offset
+    ("2026-01-05 05:30:00+0530", None),  # DuckDB's cast read 05:30 and dropped the offset
+    ("2026-01-05 05:30:00 +02:00", None),  # PostgreSQL's did
+    ("2026-02-30 05:30:00+01", None),
+    ("not a time", None),
+    (None, None),
+]
+ZONE = "America/Los_Angeles"
+
+
+def _dbt(engine: str, safe: bool) -> str:
+    template = jinja2.Environment().from_string(text_to_timestamp(DbtSpelling(), "v", safe))
+    return template.render(assay=render_env(engine))
+
+
+def _sqlmesh(engine: str, safe: bool) -> str:
+    return render_sql(text_to_timestamp(SqlmeshSpelling(engine), "v", safe), engine)
+
+
+SPELLINGS = {"dbt": _dbt, "sqlmesh": _sqlmesh}
+
+
+def _values(engine: str) -> str:
+    text = "varchar" if engine == "duckdb" else "text"
+    rows = ", ".join(f"({i}, cast({'null' if v is None else repr(v)} as {text}))" for i, (v, _) in enumerate(CASES))
+    return f"(values {rows}) as t(i, v)"
+
+
+def _run(cur, engine: str, expr: str) -> list:
+    cur.execute(f"select i, {expr} from {_values(engine)} order by i")
+    return [row[1] for row in cur.fetchall()]
+
+
+@pytest.mark.parametrize("target", list(SPELLINGS))
+def test_offsets_are_converted_on_duckdb(target):
+    conn = duckdb.connect()
+    conn.execute(f"SET TimeZone = '{ZONE}'")
+    assert _run(conn, "duckdb", SPELLINGS[target]("duckdb", True)) == [want for _, want in CASES]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("target", list(SPELLINGS))
+def test_offsets_are_converted_on_postgres(postgres_server, target):
+    conn = postgres_server.connect()
+    conn.autocommit = True
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SET TIME ZONE '{ZONE}'")
+        # the test's stand-in for dbt renders the package as for PostgreSQL 15: its guard function
+        cur.execute(render_env("postgres").install_functions())
+        assert _run(cur, "postgres", SPELLINGS[target]("postgres", True)) == [want for _, want in CASES]
+    finally:
+        conn.cursor().execute("DROP SCHEMA IF EXISTS analytics CASCADE")
+        conn.close()
+
+
+@pytest.mark.parametrize("target", list(SPELLINGS))
+def test_off_an_opted_in_entity_an_iso_offset_is_converted_too(target):
+    """The raising cast of an entity outside the quality system reads the same instants; only text
+    no ISO 8601 reading accepts is left to the engine's cast (which raises on a bad value)."""
+    conn = duckdb.connect()
+    conn.execute(f"SET TimeZone = '{ZONE}'")
+    good = [(i, v, want) for i, (v, want) in enumerate(CASES) if want is not None]
+    expr = SPELLINGS[target]("duckdb", False)
+    rows = ", ".join(f"({i}, {v!r})" for i, v, _ in good)
+    conn.execute(f"select i, {expr} from (values {rows}) as t(i, v) order by i")
+    assert [r[1] for r in conn.fetchall()] == [want for _, _, want in good]
+    with pytest.raises(duckdb.ConversionException):
+        conn.execute(f"select {expr} from (values ('not a time')) as t(v)").fetchall()
