@@ -376,8 +376,15 @@ class Explainer:
                 d.why.append("superseded by a later delivery of the same source row (decision 0014)")
             else:
                 fired = [v for v in d.verdicts if v["verdict"] == "fired"]
-                if len([x for x in deliveries if x.route != "deduped" and not x.late]) > 1 or any(x.route == "deduped" for x in deliveries):
+                judged = len([x for x in deliveries if x.route != "deduped" and not x.late])
+                if self.entity.dedupe and (judged > 1 or any(x.route == "deduped" for x in deliveries)):
                     d.why.append("won the dedupe: it is the latest delivery of this key under the dedupe order")
+                elif judged > 1:  # no dedupe order: a repeated key is the key audit's to stop
+                    d.why.append("another delivery of this key is judged too: the entity declares no `dedupe:`, "
+                                 "so a key delivered by two source rows stops the build (the key audit)")
+                elif any(x.route == "deduped" for x in deliveries):
+                    d.why.append("the other deliveries of this key were superseded by a later delivery of their source row "
+                                 "(decision 0014); the entity declares no `dedupe:`")
                 if d.route == "kept":
                     d.why.append("kept" + (f" with flags: {', '.join(v['rule'] for v in fired)}" if fired else " with no rule fired"))
                 elif fired:

@@ -203,3 +203,33 @@ def test_the_listed_deliveries_and_the_counts_on_postgres(tmp_path, postgres_dat
 
 def _reader_parts(reader: Reader):
     return reader.query, reader.columns, reader.relation
+
+
+def test_an_entity_without_dedupe_names_no_dedupe_order(tmp_path):
+    """An outside tester (session 36): on an entity without `dedupe:` the kept delivery of a
+    re-delivered source row was said to have "won the dedupe ... under the dedupe order", an order
+    the entity does not have. It is the latest delivery of its source row (decision 0014)."""
+    (tmp_path / "entities.yml").write_text(ENTITIES.replace(
+        "    dedupe: {keep: latest_by, field: _ingested_at, tie_break: [_load_id]}\n", ""))
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    assert not project.entity("ev").dedupe
+    con = _warehouse(project, 3)
+    # COLD's row c1 delivered again in an earlier load: that delivery is superseded
+    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
+                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
+                   select ev_id, amount, _mapping, _source_row_id, 'l00', _ingested_at - interval 1 day, 2, 1, 'deduped', [], false
+                   from silver.ev__staged where _source_row_id = 'c1'""")
+    reader = Reader(con, "duckdb")
+    explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
+    kept = explanation.deliveries[0]
+    assert (kept.load_id, kept.route) == ("l0", "kept")
+    assert not any("dedupe order" in w for d in explanation.deliveries for w in d.why), [d.why for d in explanation.deliveries]
+    assert kept.why[0].startswith("the other deliveries of this key were superseded by a later delivery of their source row")
+    # two source rows of one key: the key audit's to stop, said so
+    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
+                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
+                   select ev_id, amount, _mapping, 'c9', 'l0', _ingested_at, 1, 2, 'kept', [], false
+                   from silver.ev__staged where _source_row_id = 'c1' and _load_id = 'l0'""")
+    explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
+    assert "stops the build (the key audit)" in explanation.deliveries[0].why[0]
