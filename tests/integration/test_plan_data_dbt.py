@@ -134,12 +134,25 @@ RULES = {"item": ["colour_in_set", "note_length_max", "size_coercible", "size_ra
          "feed": ["kind_in_set"]}
 
 
-def _spec(path, items: str, tags: str, feeds: str = FEEDS):
+# A keep check NEW adds to `item` that its kept red rows fail: the next build publishes `item` and
+# keeps it, a result of the checks like the tag's fail rule, not an error of the plan (an outside
+# tester, session 36: `plan --data` stopped with "the next build could not run").
+ITEM_KEEP = """/* assay
+on_failure: keep
+*/
+select item_id from silver.item where colour = 'red'
+"""
+
+
+def _spec(path, items: str, tags: str, feeds: str = FEEDS, keep: bool = False):
     path.mkdir(parents=True)
     (path / "entities.yml").write_text(ENTITIES)
     (path / "items.yml").write_text(items)
     (path / "tags.yml").write_text(tags)
     (path / "feeds.yml").write_text(feeds)
+    if keep:
+        (path / "checks" / "silver" / "item").mkdir(parents=True)
+        (path / "checks" / "silver" / "item" / "no_red.sql").write_text(ITEM_KEEP)
     return path
 
 
@@ -185,7 +198,7 @@ def story(tmp_path_factory, engine):
     if engine.id == "pg15":
         pytest.skip("PostgreSQL 18 covers the PostgreSQL sandbox")
     root = tmp_path_factory.mktemp(f"plan_data_{engine.id}")
-    old, new = _spec(root / "old", ITEMS, TAGS), _spec(root / "new", NEW_ITEMS, NEW_TAGS, NEW_FEEDS)
+    old, new = _spec(root / "old", ITEMS, TAGS), _spec(root / "new", NEW_ITEMS, NEW_TAGS, NEW_FEEDS, keep=True)
     project = engine.dbt_project(root / "proj", old, f"plan_data_{engine.id}")
     for rows in DAYS:
         project.load_bronze([Relation("raw_items", ITEM_COLS, [list(r) for r in rows]),
@@ -229,6 +242,10 @@ def test_the_plan_names_the_scope_and_the_build(story):
     # the tag's fail rule stops the next build, for real and in the plan
     assert story["build"] != 0 and plan["data"]["build"]["ok"] is False
     assert plan["data"]["entities"]["tag"]["published"] is False and plan["data"]["entities"]["item"]["published"] is True
+    # the keep check: published and kept, in the plan as in the real build
+    said = {name: (e["published"], e["kept"]) for name, e in plan["data"]["entities"].items()}
+    assert said == {"item": (True, True), "tag": (False, False), "feed": (True, False)}, said
+    assert [status for uid, (status, _n) in story["build_results"].items() if uid.startswith("model.") and uid.endswith(".item")] == ["error"]
 
 
 def test_newly_quarantined_and_leaving_rows_equal_the_real_build(story):

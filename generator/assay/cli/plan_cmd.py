@@ -80,6 +80,8 @@ def data_lines(data) -> list[str]:
                 f"{r.get('deduped', 0)} deduped")
         if e.published is False:
             head += "; NOT published (a blocking check or a fail rule stops it; the previous version stays)"
+        elif e.kept:
+            head += "; published and KEPT (a keep check fails: the models that read it are refused until its checks pass)"
         lines.append(head)
         left = e.leave_reject
         leaving = left.get("admitted", 0) + left.get("deduped", 0)

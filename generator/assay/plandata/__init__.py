@@ -106,6 +106,7 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
             for e in new.entities:
                 impact = entity_impact(e, before[e.name], read_snapshot(wh.reader, wh.project, e))
                 impact.published = build.published(e.name)
+                impact.kept = build.kept(e.name)
                 entities[e.name] = impact
             replayed = [name for name in plan.replay_scope if name in entities and new.entity(name).has_reject]
             already = {name: replayed_routes(wh.reader, wh.project, new.entity(name)) for name in replayed}

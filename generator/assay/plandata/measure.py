@@ -107,6 +107,7 @@ class EntityImpact:
     leave_reject: dict  # resolution -> open reject rows the build resolves
     rules: dict  # rule name -> RuleImpact
     published: Optional[bool] = None  # whether the build published the entity (None: not known)
+    kept: bool = False  # published, then kept by a failing keep check (dbt; docs/checks.md, "keep")
     replay: Optional[dict] = None
 
     def as_dict(self) -> dict:
@@ -116,6 +117,7 @@ class EntityImpact:
             "leave_reject": {k: self.leave_reject.get(k, 0) for k in ("admitted", "deduped")},
             "rules": {name: r.as_dict(self.published) for name, r in sorted(self.rules.items())},
             "published": self.published,
+            "kept": self.kept,
         }
         if self.replay is not None:
             out["replay"] = self.replay

@@ -28,15 +28,29 @@ class Outcome:
     results: tuple = ()  # dbt's node results of the run
     otherwise: Optional[bool] = None  # what `published` says of an entity the results do not name
 
-    def published(self, entity: str) -> Optional[bool]:
-        """Whether the build published `entity`: dbt's result of its model or snapshot; on SQLMesh
-        every entity is published when the plan and run passed, none when the plan failed (it is
-        applied whole or not at all), and a failed run does not say which."""
+    def _result(self, entity: str) -> Optional[dict]:
         for r in self.results:
             uid = str(r.get("unique_id", ""))
             if uid.split(".")[0] in ("model", "snapshot") and uid.rsplit(".", 1)[-1] == entity:
-                return r.get("status") == "success"
-        return self.otherwise
+                return r
+        return None
+
+    def published(self, entity: str) -> Optional[bool]:
+        """Whether the build published `entity`: dbt's result of its model or snapshot (a table a
+        keep check kept was published: its node fails after the publish); on SQLMesh every entity
+        is published when the plan and run passed, none when the plan failed (it is applied whole
+        or not at all), and a failed run does not say which."""
+        r = self._result(entity)
+        if r is None:
+            return self.otherwise
+        return r.get("status") == "success" or self.kept(entity)
+
+    def kept(self, entity: str) -> bool:
+        """Whether a failing keep check kept `entity` after the build published it (dbt only)."""
+        from ..runtime.dbt import TABLE_KEPT
+
+        r = self._result(entity)
+        return r is not None and r.get("status") == "error" and TABLE_KEPT in (r.get("message") or "")
 
 
 # dbt reads these from the environment before its flags; in the sandbox they would point it at the

@@ -20,6 +20,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # A node whose own materialization refused to publish: a blocking check failed (dbt_package's
 # assay_entity raises this), which is an outcome of the data, not a broken project.
 CHECK_FAILED = "CHECK_FAILED"
+# A table published and kept by a failing keep check, and a reader refused because a table it
+# reads is kept (dbt_package/macros/kept): outcomes of checks too, each node failing with its word.
+TABLE_KEPT = "TABLE_KEPT:"
+KEPT_TABLE_REFUSED = "KEPT_TABLE_REFUSED:"
+CHECK_OUTCOMES = (CHECK_FAILED, TABLE_KEPT, KEPT_TABLE_REFUSED)
 
 
 def dbt_executable() -> str:
@@ -52,15 +57,18 @@ class DbtRun:
         """True when the run failed only because checks did not pass.
 
         That is: dbt finished normally (exit 1, not its exit 2 for a run that could not
-        start) and every unsuccessful node is a failed test, a stale source, or an entity
-        whose blocking checks refused the publish (CHECK_FAILED). Anything else (a
-        compilation error, a database error) is a problem with the project or warehouse.
+        start) and every unsuccessful node is a failed test, a stale source, an entity
+        whose blocking checks refused the publish (CHECK_FAILED), a table a keep check kept
+        after its publish (TABLE_KEPT) or a reader refused because it reads a kept table
+        (KEPT_TABLE_REFUSED). Anything else (a compilation error, a database error) is a
+        problem with the project or warehouse.
         """
         if self.returncode != 1 or not self.results:
             return False
         bad = [r for r in self.results if r.get("status") not in ("success", "pass", "warn", "skipped", "no-op")]
         return bool(bad) and all(
-            r.get("status") == "fail" or (r.get("status") == "error" and CHECK_FAILED in (r.get("message") or ""))
+            r.get("status") == "fail"
+            or (r.get("status") == "error" and any(word in (r.get("message") or "") for word in CHECK_OUTCOMES))
             or (r.get("status") == "error" and self.args[:1] == ("source",))  # freshness: error_after exceeded
             for r in bad
         )
