@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, open_rejects_sentence  # noqa: F401 - Delivery is re-exported
 from .ir.model import Entity, Project, Rule
+from .lower.rules import judges_the_dedupe
 from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
 from .redaction import NOT_JSON, inside
 
@@ -267,14 +268,23 @@ class Explainer:
             d.why.append("it has no _source_row_id, so its bronze row cannot be looked up; the ingestion-metadata "
                          "check stops the build on such a row")
         if d.route != "deduped" and not d.late:  # a late delivery is judged by no rule (decision 0401)
+            judged = self._rules_for(mapping)
+        elif d.route == "deduped" and not d.superseded:
+            # a latest delivery that lost its key is judged by the casts of the dedupe order only
+            # (decision 0018): a value that does not cast there stops the build, loser or not
+            order = frozenset(k.column for k in self.entity.dedupe)
+            judged = [r for r in self._rules_for(mapping) if judges_the_dedupe(r, order)]
+        else:
+            judged = []
+        if judged:
             fired = set(d.failed_rules)
-            for rule in self._rules_for(mapping):
+            for rule in judged:
                 d.verdicts.append({
                     "rule": rule.name, "disposition": rule.disposition, "kind": rule.kind,
                     "verdict": "fired" if rule.name in fired else "held",
                 })
             m = next((m for m in self.entity.mappings if m.name == mapping), None)
-            for rule in self._rules_for(mapping):
+            for rule in judged:
                 if rule.kind == "coercible" and rule.name in fired and m is not None:
                     src = m.source_for(rule.column)
                     if src is not None and not d.bronze:
@@ -372,6 +382,9 @@ class Explainer:
                 d.why.append(self._late_reason(d))
             elif d.route == "deduped" and winner is not None:
                 d.why.append(self._dedupe_reason(winner, d, staged))
+                d.why.extend(f"but its {v['rule']} ({v['disposition']}) fired: a column the dedupe order reads did not cast, "
+                             "and that rule judges every latest delivery, losing ones too, so it stops the build (decision 0018)"
+                             for v in d.verdicts if v["verdict"] == "fired")
             elif d.route == "deduped":
                 d.why.append("superseded by a later delivery of the same source row (decision 0014)")
             else:

@@ -7,8 +7,12 @@ and was never judged: an older delivery won silently, which 001's forced `fail` 
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
 from tests.support import dbtresults
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
@@ -77,6 +81,14 @@ def _scenario(tmp_path, engine, pg=None):
     # nothing downstream was built: the published entity is the first build's
     assert failed.get("model.assay_it.reading") == "skipped", failed
     assert sorted(project.query('select reading_id, seq, _source_row_id from silver."reading"')) == before
+    # explain names the cast that failed and the verdict on the losing delivery (an outside tester,
+    # session 36: it said only "lost the dedupe", with no coercion and no verdict)
+    said = CliRunner().invoke(cli, ["explain", "reading", "R1", "--json", "--spec", str(spec), "--project", str(project.path)])
+    assert said.exit_code == 0, said.output
+    loser = next(d for d in json.loads(said.stdout)["deliveries"] if d["source_row_id"] == "s3")
+    assert loser["route"] == "deduped" and loser["coercions"] == ["seq: bronze $.seq = 'ten' did not become an int"], loser
+    assert [(v["rule"], v["verdict"]) for v in loser["verdicts"]] == [("seq_coercible", "fired")], loser
+    assert any("decision 0018" in w for w in loser["why"]), loser["why"]
 
 
 def test_dedupe_column_cast_failure_on_a_loser_stops_the_run_on_duckdb(tmp_path):
