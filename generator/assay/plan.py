@@ -6,7 +6,9 @@ table (not in bronze's incremental window) may now pass, so a backfill alone
 would leave them quarantined. A plan therefore carries a `replay_scope` beside
 its `backfill_scope`:
 
-- an entity with a restating change is in replay_scope; so is every entity whose
+- an entity with a restating change is in replay_scope, and so is one with a reject table whose
+  values change (a mapping's sources, paths or transforms, a field's type: BREAKING, decision
+  0999), since the rows its reject table holds were judged on the old values; so is every entity whose
   referential rule at `on_missing: quarantine` reaches one, directly or through
   a chain. The scope is ordered parents first, ties by name; a cycle is broken at
   its first member by name and parent-first order resumes from there.
@@ -32,6 +34,8 @@ from .ir.model import Entity, Mapping, Project
 from .plan_checks import CHECKS, check_changes, project_check_changes  # noqa: F401 (CHECKS: one of the classes)
 
 RESTATING = "RESTATING"
+# BREAKING changes of the values an entity's rules judge: its reject table's rows may pass now
+REVALUING = ("mappings_changed", "fields_changed")
 BREAKING = "BREAKING"
 NON_BREAKING = "NON_BREAKING"
 # CHECKS: a table check added, removed or changed (plan_checks.py, decision 1128)
@@ -247,8 +251,12 @@ def plan(old: Project, new: Project) -> Plan:
     settings = _settings_changes(old, new)
     changes.extend(settings)
     restating = {c.entity for c in changes if c.classification == RESTATING and c.entity in new_by}
+    # A rule judges the values the mapping makes: a widened enum_map, a trimmed or re-typed value
+    # can make a row in the reject table pass as a relaxed rule would, and a backfill reads only
+    # what bronze still holds (decision 0999).
+    revalued = {c.entity for c in changes if c.kind in REVALUING and c.entity in new_by and new_by[c.entity].has_reject}
     quarantine_edges = _referential_edges(new, ("quarantine",))
-    replay = _reach(restating, quarantine_edges)
+    replay = _reach(restating | revalued, quarantine_edges)
     all_edges = _referential_edges(new, ("quarantine", "unknown_member", "flag"))
     soft_edges = _referential_edges(new, ("unknown_member", "flag"))
     backfill = {c.entity for c in changes if c.classification == BREAKING and c.entity in new_by}

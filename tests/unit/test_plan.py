@@ -52,7 +52,34 @@ def test_transform_and_metadata_changes(tmp_path):
     p = plan(load_project(EXAMPLE), load_project(new))
     kinds = {(c.entity, c.kind): c.classification for c in p.changes}
     assert kinds == {("order", "mappings_changed"): BREAKING, ("order", "metadata_changed"): NON_BREAKING}
-    assert p.replay_scope == () and p.backfill_scope == ("order",)
+    # the quarantined orders were judged on the old values: replayed (decision 0999)
+    assert p.replay_scope == ("order",) and p.backfill_scope == ("order",)
+
+
+def test_a_widened_enum_map_replays_the_entity_and_rebuilds_its_soft_children(tmp_path):
+    """An outside tester (session 36): widening an `enum_map` that a quarantine rule checks frees
+    rows held in the reject table, but the plan said `replay_scope: (none)`; a row aged out of
+    bronze stayed quarantined for good. Decision 0999: a value change of an entity with a reject
+    table puts it in replay_scope, and its unknown_member children in backfill_scope."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/customers.yml", "    transform: [trim, upper]\n    quality:\n      - {rule: length, min: 2",
+          "    transform: [trim, upper, {enum_map: [UK, GB]}]\n    quality:\n      - {rule: length, min: 2")
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert [(c.entity, c.kind, c.classification) for c in p.changes] == [("customer", "mappings_changed", BREAKING)]
+    assert p.replay_scope == ("customer",)
+    # order reads customer through unknown_member: rebuilt against the customers that come back
+    assert p.backfill_scope == ("customer", "order")
+
+
+def test_a_value_change_of_an_entity_without_a_reject_table_is_a_backfill_only(tmp_path):
+    kitchen = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "kitchen_sink"
+    old, new = tmp_path / "old", tmp_path / "new"
+    shutil.copytree(kitchen, old)
+    shutil.copytree(kitchen, new)
+    _edit(new, "m_plain.yml", "transform: [to_int]", "transform: [trim, to_int]")
+    p = plan(load_project(old), load_project(new))
+    assert [(c.entity, c.kind) for c in p.changes] == [("plain", "mappings_changed")]
+    assert p.replay_scope == () and p.backfill_scope == ("plain",)
 
 
 def test_where_a_mapping_is_written_is_no_change(tmp_path):
