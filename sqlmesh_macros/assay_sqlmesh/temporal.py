@@ -20,7 +20,8 @@ from .casts import guarded_cast_sql
 # 23:59:60 as the next minute) and year 0 exists on DuckDB only. Day-of-month validity
 # (2025-02-30) is left to the guarded cast.
 DATE_RE = r"((?:[1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01]))"
-TIME_RE = r"((?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,6})?)?)"
+# a fraction of up to nine digits (nanoseconds), cut to microseconds by the parse (decision 0983)
+TIME_RE = r"((?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,9})?)?)"
 ZONE_RE = r"(?:(Z)|([+-])([01][0-9]|2[0-3])(?::([0-5][0-9]))?)"
 
 TO_UTC = {
@@ -107,7 +108,9 @@ def iso8601_sql(value_sql: str, zone_required: bool, dialect: str) -> str:
         )
     # NULLIF: DuckDB and Spark give '' for a group that did not take part.
     g = {n: f"NULLIF({regex_extract_sql(s, pattern, n, dialect)}, '')" for n in range(1, 7)}
-    local = guarded_cast_sql(as_text(f"{g[1]} || ' ' || COALESCE({g[2]}, '00:00:00')", dialect), "timestamp", dialect)
+    # 'HH:MM:SS.ffffff' is 15 characters: a longer fraction is cut to microseconds, as DuckDB and
+    # Spark read it, where PostgreSQL would round (23:59:59.9999999 into the next day; decision 0983)
+    local = guarded_cast_sql(as_text(f"{g[1]} || ' ' || COALESCE(SUBSTR({g[2]}, 1, 15), '00:00:00')", dialect), "timestamp", dialect)
     int_type = type_name("int", dialect)
     offset = (
         f"(CASE WHEN {g[4]} = '-' THEN -1 ELSE 1 END) * "
