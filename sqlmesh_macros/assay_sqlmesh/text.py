@@ -20,6 +20,9 @@ MATCH = {
     "spark": "({v} RLIKE {p})",
     "trino": "REGEXP_LIKE({v}, {p})",
 }
+# Text as a sort key compared byte by byte (decision 0984): PostgreSQL sorts by the database's
+# collation ('a' before 'B' under en-US), DuckDB and Spark by bytes already.
+BYTE_ORDER = {"default": "{v}", "postgres": '({v}) COLLATE "C"', "redshift": "{v}"}
 CHAR_LENGTH = {"default": "CHAR_LENGTH({v})", "duckdb": "LENGTH({v})", "snowflake": "LENGTH({v})", "trino": "LENGTH({v})"}
 # Engines with no Unicode normalization function are refused: failing at load time beats a rule
 # that silently never fires.
@@ -182,6 +185,20 @@ def assay_trim_white_space(evaluator, value: exp.Expr) -> exp.Expr:
     True
     """
     return trim_white_space(value.copy())
+
+
+@macro()
+def assay_byte_order(evaluator, value: exp.Expr) -> exp.Expr:
+    """Text as a sort key compared byte by byte, whatever the database's collation.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_byte_order(_load_id)", "postgres")
+    '(_load_id) COLLATE "C"'
+    >>> render_sql("@assay_byte_order(_load_id)", "duckdb")
+    '_load_id'
+    """
+    d = dialect_of(evaluator)
+    return render(pick(BYTE_ORDER, d), d, v=value)
 
 
 @macro()

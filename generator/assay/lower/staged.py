@@ -30,8 +30,23 @@ BRONZE_SEEN = "_bronze_rows"
 # of the delivery it re-delivers: it is the latest of the source row's deliveries at that instant,
 # and an incremental ledger never holds it as late.
 REPLAY_LOAD_ID = "__replay__"
-DELIVERY_ORDER = (f"_ingested_at desc nulls last, case when _load_id = '{REPLAY_LOAD_ID}' then 0 else 1 end, "
-                  "_load_id desc nulls last")
+# Text columns of an order are compared byte by byte (`byte_order`, decision 0984): the winner is a
+# function of the data, not of a PostgreSQL database's collation.
+TEXT_METADATA = ("_load_id", "_source_row_id")
+
+
+def delivery_order(sp: Spelling) -> str:
+    """The order of one source row's deliveries, latest first (decision 0014; a replayed delivery
+    first among deliveries of one instant, decision 1100)."""
+    return sp.sql(f"_ingested_at desc nulls last, case when _load_id = '{REPLAY_LOAD_ID}' then 0 else 1 end, "
+                  "{} desc nulls last", sp.call("byte_order", Sql("_load_id")))
+
+
+def sort_key(sp: Spelling, entity: Entity, column: str) -> str:
+    """A column of the dedupe order as its sort key: text compared byte by byte."""
+    col = entity.column(column)
+    text = column in TEXT_METADATA or (col is not None and col.type == "string")
+    return sp.call("byte_order", Sql(sp.ident(column))) if text else sp.ident(column)
 LATEST = "_delivery_rank = 1"
 
 
@@ -88,7 +103,7 @@ def delivery_rank(sp: Spelling, entity: Entity) -> str:
 
 def delivery_number(sp: Spelling) -> str:
     """The delivery order of a source row's deliveries, latest first."""
-    return sp.sql(f"row_number() over (partition by _mapping, _source_row_id order by {DELIVERY_ORDER})")
+    return sp.sql("row_number() over (partition by _mapping, _source_row_id order by {})", delivery_order(sp))
 
 
 def is_late(sp: Spelling, alias: str, window_start: str) -> str:
@@ -112,7 +127,7 @@ def dedupe_rank(sp: Spelling, entity: Entity, competes: str = LATEST) -> str:
     # A NULL key part is no identity: such rows never dedupe against each other.
     any_null = sp.join("or", (sp.sql("{} is null", k) for k in keys))
     isolate = sp.sql("case when {} then _mapping || '|' || _source_row_id end", any_null)
-    order = ", ".join(sp.sql("{} desc nulls last", sp.ident(k.column)) for k in entity.dedupe)
+    order = ", ".join(sp.sql("{} desc nulls last", sort_key(sp, entity, k.column)) for k in entity.dedupe)
     over = sp.sql("row_number() over (partition by {}, {}, {} order by {})", competes, ", ".join(keys), isolate, order)
     return sp.sql("case when {} then {} end", competes, over)
 

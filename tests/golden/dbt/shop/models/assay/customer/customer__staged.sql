@@ -21,12 +21,12 @@ with extracted as (
 ),
 
 delivered as (
-    select *, case when _source_row_id is null then 1 else row_number() over (partition by _mapping, _source_row_id order by _ingested_at desc nulls last, case when _load_id = '__replay__' then 0 else 1 end, _load_id desc nulls last) end as _delivery_rank
+    select *, case when _source_row_id is null then 1 else row_number() over (partition by _mapping, _source_row_id order by _ingested_at desc nulls last, case when _load_id = '__replay__' then 0 else 1 end, {{ assay.byte_order("_load_id") }} desc nulls last) end as _delivery_rank
     from extracted
 ),
 
 ranked as (
-    select *, case when _delivery_rank = 1 then row_number() over (partition by _delivery_rank = 1, customer_id, case when customer_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, _load_id desc nulls last, _source_row_id desc nulls last) end as _dedupe_rank
+    select *, case when _delivery_rank = 1 then row_number() over (partition by _delivery_rank = 1, customer_id, case when customer_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, {{ assay.byte_order("_load_id") }} desc nulls last, {{ assay.byte_order("_source_row_id") }} desc nulls last) end as _dedupe_rank
     from delivered
 ),
 

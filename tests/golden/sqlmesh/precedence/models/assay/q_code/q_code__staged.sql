@@ -30,7 +30,7 @@ WITH extracted AS (
 ),
 
 delivered AS (
-  SELECT *, CASE WHEN _source_row_id IS NULL THEN 1 ELSE ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, CASE WHEN _load_id = '__replay__' THEN 0 ELSE 1 END, _load_id DESC NULLS LAST) END AS _delivery_rank
+  SELECT *, CASE WHEN _source_row_id IS NULL THEN 1 ELSE ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, CASE WHEN _load_id = '__replay__' THEN 0 ELSE 1 END, @assay_byte_order(_load_id) DESC NULLS LAST) END AS _delivery_rank
   FROM extracted
 ),
 

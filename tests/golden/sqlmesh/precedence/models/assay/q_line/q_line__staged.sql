@@ -33,12 +33,12 @@ WITH extracted AS (
 ),
 
 delivered AS (
-  SELECT *, CASE WHEN _source_row_id IS NULL THEN 1 ELSE ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, CASE WHEN _load_id = '__replay__' THEN 0 ELSE 1 END, _load_id DESC NULLS LAST) END AS _delivery_rank
+  SELECT *, CASE WHEN _source_row_id IS NULL THEN 1 ELSE ROW_NUMBER() OVER (PARTITION BY _mapping, _source_row_id ORDER BY _ingested_at DESC NULLS LAST, CASE WHEN _load_id = '__replay__' THEN 0 ELSE 1 END, @assay_byte_order(_load_id) DESC NULLS LAST) END AS _delivery_rank
   FROM extracted
 ),
 
 ranked AS (
-  SELECT *, CASE WHEN _delivery_rank = 1 THEN ROW_NUMBER() OVER (PARTITION BY _delivery_rank = 1, order_id, line_no, CASE WHEN order_id IS NULL OR line_no IS NULL THEN _mapping || '|' || _source_row_id END ORDER BY _ingested_at DESC NULLS LAST, _load_id DESC NULLS LAST, _source_row_id DESC NULLS LAST) END AS _dedupe_rank
+  SELECT *, CASE WHEN _delivery_rank = 1 THEN ROW_NUMBER() OVER (PARTITION BY _delivery_rank = 1, order_id, line_no, CASE WHEN order_id IS NULL OR line_no IS NULL THEN _mapping || '|' || _source_row_id END ORDER BY _ingested_at DESC NULLS LAST, @assay_byte_order(_load_id) DESC NULLS LAST, @assay_byte_order(_source_row_id) DESC NULLS LAST) END AS _dedupe_rank
   FROM delivered
 ),
 
