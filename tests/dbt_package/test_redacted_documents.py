@@ -156,3 +156,29 @@ def test_the_stand_in_for_text_that_is_not_json_is_one_text():
     assert render_env("duckdb").row_json("b", ["payload.ssn"]).count(literal(NOT_JSON)) == 1
     for engine in ("postgres", "spark"):
         assert literal(NOT_JSON) in render_env(engine).row_json("b", ["payload.ssn"])
+
+
+# A column named by a SQL check file's alias reaches row_json as a name to leave out; an outside
+# tester (session 36) ended the dbt package's string literal with one and ran a query of their own.
+HOSTILE = 'x": 1, "leak": "\'||(select 40 + 2)||\'", "y'
+
+
+def _hostile_row(cur, engine: str) -> str:
+    ident = '"' + HOSTILE.replace('"', '""') + '"'
+    cur.execute(f"select {render_env(engine).row_json('t', [HOSTILE])} from (select 'SECRET-pii' as {ident}, 'kept' as city) as t")
+    return cur.fetchone()[0]
+
+
+def test_a_name_to_leave_out_is_a_literal_on_duckdb():
+    said = json.loads(_hostile_row(duckdb.connect(), "duckdb"))
+    assert said == {"city": "kept"}, said
+
+
+@pytest.mark.postgres
+def test_a_name_to_leave_out_is_a_literal_on_postgres(postgres_server):
+    conn = postgres_server.connect()
+    try:
+        said = json.loads(_hostile_row(conn.cursor(), "postgres"))
+    finally:
+        conn.close()
+    assert said == {"city": "kept"}, said

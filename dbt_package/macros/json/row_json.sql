@@ -32,8 +32,11 @@
   {%- elif redact | length == 0 -%}
     CAST(to_json({{ alias }}) AS {{ assay.sql_type('string') }})
   {%- else -%}
-    {#- RFC 7396 merge patch: a null member removes the key. -#}
-    CAST(json_merge_patch(to_json({{ alias }}), '{ {%- for c in redact -%}"{{ c }}": null{%- if not loop.last -%}, {% endif -%}{%- endfor -%} }') AS {{ assay.sql_type('string') }})
+    {#- RFC 7396 merge patch: a null member removes the key. Each name is a string literal, never
+        text pasted into one: a SQL check file's output name is the author's (decision 0914). -#}
+    {%- set pairs = [] -%}
+    {%- for c in redact -%}{%- do pairs.append(assay.string_literal(c) ~ ', NULL') -%}{%- endfor -%}
+    CAST(json_merge_patch(to_json({{ alias }}), json_object({{ pairs | join(', ') }})) AS {{ assay.sql_type('string') }})
   {%- endif -%}
 {%- endmacro %}
 
@@ -44,9 +47,9 @@
   {%- if r['inside'] -%}
     {%- set pairs = [] -%}
     {%- for c in r['inside'] | sort -%}{%- do pairs.append(assay.string_literal(c) ~ ', ' ~ assay.redacted_json_document('(to_jsonb(' ~ alias ~ ') ->> ' ~ assay.string_literal(c) ~ ')', r['inside'][c])) -%}{%- endfor -%}
-    ((to_jsonb({{ alias }}){% for c in r['whole'] + (r['inside'] | sort) %} - '{{ c }}'{% endfor %}) || jsonb_strip_nulls(jsonb_build_object({{ pairs | join(', ') }})))::text
+    ((to_jsonb({{ alias }}){% for c in r['whole'] + (r['inside'] | sort) %} - {{ assay.string_literal(c) }}{% endfor %}) || jsonb_strip_nulls(jsonb_build_object({{ pairs | join(', ') }})))::text
   {%- else -%}
-  (to_jsonb({{ alias }}){% for c in redact %} - '{{ c }}'{% endfor %})::text
+  (to_jsonb({{ alias }}){% for c in redact %} - {{ assay.string_literal(c) }}{% endfor %})::text
   {%- endif -%}
 {%- endmacro %}
 
@@ -79,12 +82,12 @@
 
 {% macro snowflake__row_json(alias, redact=[]) -%}
   {%- do assay._refuse_redaction_inside('Snowflake', redact) -%}
-  TO_JSON(OBJECT_DELETE(OBJECT_CONSTRUCT_KEEP_NULL({{ alias }}.*){% for c in redact %}, '{{ c }}'{% endfor %}))
+  TO_JSON(OBJECT_DELETE(OBJECT_CONSTRUCT_KEEP_NULL({{ alias }}.*){% for c in redact %}, {{ assay.string_literal(c) }}{% endfor %}))
 {%- endmacro %}
 
 {% macro bigquery__row_json(alias, redact=[]) -%}
   {%- do assay._refuse_redaction_inside('BigQuery', redact) -%}
-  TO_JSON_STRING((SELECT AS STRUCT {{ alias }}.*{% if redact %} EXCEPT ({{ redact | join(', ') }}){% endif %}))
+  TO_JSON_STRING((SELECT AS STRUCT {{ alias }}.*{% if redact %} EXCEPT ({% for c in redact %}{{ adapter.quote(c) }}{% if not loop.last %}, {% endif %}{% endfor %}){% endif %}))
 {%- endmacro %}
 
 {% macro trino__row_json(alias, redact=[]) -%}
