@@ -319,7 +319,8 @@ class Explainer:
             if rule.kind != "referential" or rule.name not in d.failed_rules or rule.param("on_missing") != "unknown_member":
                 continue
             for column, (path, value) in delivered_foreign_key(self.entity, rule, d.mapping, d.bronze).items():
-                out.append(f"{column}: the delivered {path} = {value!r} matches no {rule.param('parent')}, so the entity "
+                shown = HIDDEN if column in self.pii_columns else repr(value)
+                out.append(f"{column}: the delivered {path} = {shown} matches no {rule.param('parent')}, so the entity "
                            f"holds '__unknown__' (relationship {rule.param('relationship')})")
         return out
 
@@ -339,6 +340,9 @@ class Explainer:
             if a != b:
                 if b is None:
                     return f"lost the dedupe to {by}: its {label} is NULL, and NULLs sort last"
+                if col in self.pii_columns:  # which way a pii value compares is told, never the value
+                    return (f"lost the dedupe to {by}: its {label} (pii: not shown) sorts after the winner's "
+                            f"(the latest wins; order: {', '.join(c for c, _ in order)}, each descending)")
                 return (f"lost the dedupe to {by}: {label} {_text(a)!r} beats {_text(b)!r} "
                         f"(the latest wins; order: {', '.join(c for c, _ in order)}, each descending)")
         return f"lost the dedupe to {by}"
@@ -425,11 +429,13 @@ class Explainer:
         rejects = self._rejects([(d.source_relation, d.mapping, d.source_row_id) for d in deliveries])
         if total is not None and source_row_id is not None:
             total += len([r for r in rows if not self._of_key(r, key)])  # the source row's own, of another key
-        summary = self._summary(key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
+        # a key part classified pii is told as hidden, given on the command line or read from the build
+        shown_key = shown_values(key, self.pii_columns) if key else key
+        summary = self._summary(shown_key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
         history = self._gone_history(key) if not deliveries and lookup is not None else None
         if history:
             summary.append(self._gone_sentence(history, rejects))
-        return Explanation(self.entity.name, dict(key or {}), deliveries, rejects, in_entity, summary, history,
+        return Explanation(self.entity.name, dict(shown_key or {}), deliveries, rejects, in_entity, summary, history,
                            total if total is not None else len(deliveries))
 
     # ------------------------------------------------------------------ a key delivered many times

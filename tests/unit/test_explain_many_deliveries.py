@@ -6,6 +6,8 @@ the reject rows of the diverted ones."""
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
@@ -233,3 +235,19 @@ def test_an_entity_without_dedupe_names_no_dedupe_order(tmp_path):
                    from silver.ev__staged where _source_row_id = 'c1' and _load_id = 'l0'""")
     explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
     assert "stops the build (the key audit)" in explanation.deliveries[0].why[0]
+
+
+def test_a_pii_key_is_never_shown(tmp_path):
+    """An outside tester (session 36): `explain` of an entity whose key is classified pii printed
+    the key's value on its first line and in `--json`, asked by the key or by `--source-row-id`."""
+    (tmp_path / "entities.yml").write_text(ENTITIES.replace("ev_id: {type: string, required: true}",
+                                                            "ev_id: {type: string, required: true, classification: pii}"))
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    reader = Reader(_warehouse(project, 3), "duckdb")
+    explainer = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation)
+    for explanation in (explainer.explain({"ev_id": "COLD"}), explainer.explain(None, source_row_id="c1")):
+        said = json.dumps(explanation.as_dict()) + "\n".join(explanation.render())
+        assert "COLD" not in said, said
+        assert explanation.key == {"ev_id": "(pii: not shown)"}
+        assert explanation.in_entity and explanation.deliveries[0].source_row_id == "c1"
