@@ -17,9 +17,10 @@ One place decides, so a new command cannot show what the report hides.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping
 
-from .ir.model import Entity
+from .ir.model import Entity, Project
 from .redaction import redacted_row
 
 PII = "pii"
@@ -49,3 +50,21 @@ def shown_values(values: Mapping[str, Any], hidden: Iterable[str], redacted: Ite
     none is no private fact)."""
     hidden = frozenset(hidden)
     return {k: (HIDDEN if k in hidden and v is not None else v) for k, v in redacted_row(dict(values), redacted).items()}
+
+
+def holds_private(project: Project) -> bool:
+    """Whether any entity of the spec has a `pii` field or a `quarantine.redact` path."""
+    return any(hidden_names(e) or e.redact for e in project.entities)
+
+
+# A quoted run in an engine's message: where DuckDB, PostgreSQL and Spark quote the value they
+# refused (`invalid input syntax for type date: "..."`, `Could not convert string '...'`).
+_QUOTED = re.compile(r""""[^"]*"|'[^']*'""")
+QUOTED_HIDDEN = "(a quoted value: not shown)"
+
+
+def engine_message(line: str) -> str:
+    """An engine's (or dbt's) error line as assay prints it for a spec that `holds_private`: every
+    quoted run replaced, since it may be a value of a pii field or of a redacted path the build
+    refused. Names the engine quotes go too; the kind of error and where it happened stay."""
+    return _QUOTED.sub(QUOTED_HIDDEN, line)

@@ -25,6 +25,7 @@ from typing import Callable, Optional
 from ..errors import AssayUsageError
 from ..ir.model import Project
 from ..plan import Plan, moved_schemas
+from ..privacy import holds_private
 from .measure import EntityImpact, entity_impact, read_snapshot, replayed_routes
 
 ROLES = ("bronze", "silver", "gold", "meta")
@@ -90,7 +91,8 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
 
             # ONE Spark for the builds, the replays and the reads (decision 0841): a JVM start is ~20 s
             run = stack.enter_context(spark_session(sb.path, sb.relocation)).dbt
-        steps = SqlmeshSteps(execution_time, sb.dialect) if sqlmesh else DbtSteps(run)
+        private = holds_private(new)
+        steps = SqlmeshSteps(execution_time, sb.dialect, private) if sqlmesh else DbtSteps(run, private)
         # a sandbox's own profile (dbt) or config (SQLMesh) points at the copy
         where = {} if sqlmesh else {"profiles_dir": sb.path}
         with open_warehouse(new, sb.path, **where) as wh:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ProjectError
+from ..privacy import engine_message
 
 
 @dataclass(frozen=True)
@@ -69,16 +70,20 @@ class DbtSteps:
     """The next build of a dbt project; `run(path, *args)` runs dbt (default: the CLI; on Spark the
     sandbox's Spark child, which runs dbt on the Spark it holds)."""
 
-    def __init__(self, run=None):
+    def __init__(self, run=None, private: bool = False):
         self._dbt = run or _sandbox_dbt
+        self._private = private  # the spec has pii fields or redactions: quoted values are not printed
 
     def _run(self, path: Path, *args: str):
         from ..runtime.dbt import run_dbt_step
 
         run = run_dbt_step(path, *args, run=self._dbt)
         if not run.ok and not run.checks_failed():
+            lines = run.error_lines(12)
+            if self._private:
+                lines = [engine_message(line) for line in lines]
             raise ProjectError(f"the next build could not run (`dbt {' '.join(args)}` in a copy of the project with the new "
-                               "spec): " + " | ".join(run.error_lines(12)))
+                               "spec): " + " | ".join(lines))
         return run
 
     def generate(self, spec_dir: Path, path: Path, project) -> None:
@@ -102,9 +107,10 @@ class DbtSteps:
 class SqlmeshSteps:
     """The next plan and run of a SQLMesh project (see the module docstring)."""
 
-    def __init__(self, execution_time: Optional[dt.datetime], dialect: str):
+    def __init__(self, execution_time: Optional[dt.datetime], dialect: str, private: bool = False):
         self.plan_time = execution_time or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         self.dialect = dialect
+        self._private = private  # the spec has pii fields or redactions: quoted values are not printed
         self._ticks = 0
 
     def generate(self, spec_dir: Path, path: Path, project) -> None:
@@ -147,8 +153,9 @@ class SqlmeshSteps:
                 ctx.plan(auto_apply=True, no_prompts=True, execution_time=self.plan_time)
             except Exception as exc:  # a failing blocking audit fails the whole plan, nothing applied
                 if "Plan application failed" not in str(exc):
+                    first = str(exc).splitlines()[0]
                     raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
-                                       f"new spec): {str(exc).splitlines()[0]}") from None
+                                       f"new spec): {engine_message(first) if self._private else first}") from None
                 return Outcome(False, "sqlmesh plan: a blocking audit failed; nothing was applied", otherwise=False)
             tick = self._tick(path)
             # `end`: SQLMesh's run stops at the wall clock otherwise, so a tick after today
