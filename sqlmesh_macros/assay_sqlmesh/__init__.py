@@ -43,7 +43,7 @@ from .flags import (
 )
 from .json_text import assay_json_extract_text, assay_json_object, assay_json_path_blocked, assay_json_valid, assay_row_json
 from .temporal import assay_ingestion_timestamp, assay_parse_date, assay_parse_ts, assay_to_utc
-from .text import assay_char_length, assay_charset_violates, assay_is_nfc, assay_regex_extract, assay_regex_matches, assay_trim_white_space
+from .text import assay_byte_order, assay_char_length, assay_charset_violates, assay_is_nfc, assay_regex_extract, assay_regex_matches, assay_trim_white_space
 
 __version__ = "0.1.0"
 

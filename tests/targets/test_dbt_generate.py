@@ -188,7 +188,7 @@ def test_deliveries_are_ranked_only_where_bronze_carries_the_ingestion_metadata(
     delivery = (
         "    select *, case when _source_row_id is null then 1 else row_number() over "
         "(partition by _mapping, _source_row_id order by _ingested_at desc nulls last, "
-        "case when _load_id = '__replay__' then 0 else 1 end, _load_id desc nulls last) end as _delivery_rank"
+        "case when _load_id = '__replay__' then 0 else 1 end, {{ assay.byte_order(\"_load_id\") }} desc nulls last) end as _delivery_rank"
     )
     # dedupe without quality, and dedupe with quality: both rank deliveries
     for entity in ("deduped_only", "sale"):

@@ -51,6 +51,8 @@ class _Assay:
                 return self.ledger
             if name == "row_locator":  # `rowid` on DuckDB, none elsewhere (decision 0953)
                 return self.locator
+            if name == "byte_order":  # DuckDB's spelling: text sorts by its bytes already (decision 0984)
+                return args[0]
             if name == "sql_type":
                 return {"string": "VARCHAR", "int": "BIGINT", "timestamp": "TIMESTAMP"}.get(args[0], "VARCHAR")
             return f"assay_{name}()"
