@@ -136,6 +136,31 @@ def test_commands_read_where_dbt_built(shop):
         manifest.write_bytes(kept)
 
 
+def test_a_manifest_of_another_target_is_not_read_for_this_one(shop):
+    """An outside tester (session 36): built with `--target dev` last, `--target prod` read dev's
+    schemas (the manifest's) in prod's warehouse and answered "never built" for tables prod held.
+    Here the manifest is the `dev` target's (`main_*` schemas); target `alt` of the same file, with
+    schema `alt`, was never built: its tables are `alt_*`, which hold nothing, not dev's."""
+    import yaml
+
+    profiles = shop / "profiles.yml"
+    kept = profiles.read_text()
+    doc = yaml.safe_load(kept)
+    profile = next(iter(doc.values()))
+    profile["outputs"]["alt"] = dict(profile["outputs"]["dev"], schema="alt")
+    profiles.write_text(yaml.safe_dump(doc))
+    try:
+        code, out = _assay(shop, "table", "get", "order", "--target", "alt")
+        assert code == 2 and "never built" in out, out
+        code, out = _assay(shop, "maintain", "--dry-run", "--json", "--target", "alt")
+        assert "main_silver" not in out, out
+        # the target the manifest was written for still reads it
+        code, out = _assay(shop, "table", "get", "order", "--target", "dev")
+        assert (code, out.strip()) == (0, "order: published")
+    finally:
+        profiles.write_text(kept)
+
+
 def test_the_generated_project_parses_without_warnings_about_its_own_files(shop):
     run = dbtserver.in_project(shop, "parse", "--no-partial-parse", check=True)
     # the type-2 snapshot's properties live in the snapshots file only (issue 19)

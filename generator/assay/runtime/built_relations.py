@@ -78,14 +78,12 @@ def results_schema(project_dir: Path, profiles_dir: Optional[Path] = None, targe
     recorded = recorded_schemas(Path(project_dir)) or {}
     if project_kind(project_dir) == SQLMESH:
         return recorded.get("meta")
-    path = manifest_path(Path(project_dir))
-    manifest = _manifest(path)
+    if "meta" in recorded:
+        # the manifest's schemas when it was written for this target, else computed for it
+        return _dbt_schemas(tuple(recorded.items()), Path(project_dir), profiles_dir, target).get("meta")
+    manifest = _manifest(manifest_path(Path(project_dir)))
     built = {node["schema"] for node in _own_nodes(manifest) if node.get("name") == RESULTS_NODE and node.get("schema")}
-    if len(built) == 1:
-        return built.pop()
-    if "meta" not in recorded:
-        return None
-    return _dbt_schemas(tuple(recorded.items()), Path(project_dir), profiles_dir, target).get("meta")
+    return built.pop() if len(built) == 1 else None
 
 
 def manifest_path(project_dir: Path) -> Path:
@@ -106,10 +104,49 @@ def dbt_schemas(project: Project, project_dir: Path, profiles_dir: Optional[Path
 def _dbt_schemas(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> dict[str, str]:
     """`dbt_schemas` for the (role, schema) pairs a spec names."""
     path = manifest_path(project_dir)
-    found = _from_manifest(schemas, _manifest(path), path, project_dir)
-    if found is not None:
+    manifest = _manifest(path)
+    found = _from_manifest(schemas, manifest, path, project_dir)
+    if found is not None and _of_target(found, manifest, schemas, project_dir, profiles_dir, target):
         return found
-    return _computed(schemas, project_dir, profiles_dir, target, path)
+    return _computed(schemas, project_dir, profiles_dir, target, path, stale=found is not None)
+
+
+def _output_database(output: dict) -> Optional[str]:
+    """The database name dbt gives the target's relations (a DuckDB file's stem, PostgreSQL's
+    dbname), None where the adapter has none to compare (Spark)."""
+    kind = output.get("type")
+    if kind == "duckdb":
+        if output.get("database"):
+            return str(output["database"])
+        where = str(output.get("path") or ":memory:")
+        return "memory" if where == ":memory:" else Path(where).stem
+    if kind == "postgres":
+        return str(output.get("dbname") or output.get("database") or "") or None
+    return None
+
+
+def _of_target(found: dict[str, str], manifest: Optional[dict], schemas: tuple, project_dir: Path,
+               profiles_dir: Optional[Path], target: Optional[str]) -> bool:
+    """Whether the manifest was written for the target the command reads (session 36: built with
+    `--target dev` last, `--target prod` read dev's schemas in prod's file and found nothing): its
+    relations' database is the target's, and where the naming is known (dbt's default, assay's
+    macro) its schemas are the ones the target's build writes. No profile to compare with: the
+    manifest is all there is."""
+    from .warehouse import profile_output
+
+    try:
+        output = profile_output(project_dir, profiles_dir, target)
+    except Exception:  # noqa: BLE001 - no readable profile: nothing to compare the manifest with
+        return True
+    database = _output_database(output)
+    built = {str(n["database"]) for n in _own_nodes(manifest) if n.get("database")}
+    if database and built and database not in built:
+        return False
+    try:
+        expected = _computed(schemas, project_dir, profiles_dir, target, manifest_path(project_dir))
+    except ProjectError:  # the project's own macro names the schemas: only the database can be compared
+        return True
+    return all(expected.get(role) == schema for role, schema in found.items())
 
 
 def _manifest(path: Path) -> Optional[dict]:
@@ -158,8 +195,9 @@ def _from_manifest(schemas: tuple, manifest: Optional[dict], path: Path, project
 
 
 def _computed(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
-              manifest: Path) -> dict[str, str]:
-    """Without a manifest: dbt's default naming or assay's macro, both known; a user's macro refused."""
+              manifest: Path, stale: bool = False) -> dict[str, str]:
+    """Without a manifest (or with one of another target, `stale`): dbt's default naming or assay's
+    macro, both known; a user's macro refused."""
     from ..scaffold import GENERATE_SCHEMA_NAME
     from .warehouse import profile_output
 
@@ -167,6 +205,12 @@ def _computed(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], t
     if override is not None and override.read_text(encoding="utf-8", errors="replace").strip() == GENERATE_SCHEMA_NAME.strip():
         return dict(schemas)
     if override is not None:
+        if stale:
+            raise ProjectError(
+                f"{_shown(override)} decides where dbt puts the tables, and {_shown(manifest)} was written for another "
+                f"target than the one read here; run `dbt parse` with this target in {_shown(project_dir)} so that dbt "
+                "writes it for this one, then run this again."
+            )
         raise ProjectError(
             f"{_shown(override)} decides where dbt puts the tables, and there is no {_shown(manifest)} saying where it put "
             f"them; run `dbt parse` (or `dbt build`) in {_shown(project_dir)} so that dbt writes it, then run this again."
