@@ -190,6 +190,18 @@ def _from_manifest(schemas: tuple, manifest: Optional[dict], path: Path, project
             )
         if into:
             out[role] = into.pop()
+    if "silver" not in out:
+        silver = dict(schemas).get("silver")
+        moved = sorted({(node.get("config") or {}).get("schema") for node in _own_nodes(manifest)
+                        if str(node.get("name", "")).endswith("__staged")} - {None, silver})
+        if moved:
+            # The spec's silver schema moved since the build (assay.yml): its new schema holds
+            # nothing yet, and an empty answer would read as "never built" (session 36).
+            raise ProjectError(
+                f"{_shown(path)} says the last dbt build wrote the staged tables into `{', '.join(moved)}`, but the spec's "
+                f"silver schema is now `{silver}`, which no build has written yet; run `dbt build` in {_shown(project_dir)} "
+                "(the tables of the old schema stay there, unread: docs/plan.md, `schema_changed`), then run this again."
+            )
     # A manifest of another spec (or of a project not generated yet) says nothing about this one.
     return out if "silver" in out else None
 
