@@ -282,6 +282,21 @@ def _environment(project):
     assert dev["silver__dev.q_line__reject"] == (0, 0, 2)  # both still in bronze: kept (decision 0951)
     code, out = _run(project, "report", "--json", "--environment", "nope")
     assert code == 1 and "holds no environment 'nope' of this project (no schema silver__nope); its environments: prod, dev." in out, out
+    # the commands that read only the check results refuse it too (an outside tester, session 36:
+    # "no check results recorded yet", exit 0)
+    for args in (("check", "list"), ("checks",)):
+        code, out = _run(project, *args, "--environment", "nope")
+        assert code == 1 and "holds no environment 'nope'" in out, (args, out)
+    # An environment a development plan made without --include-unmodified publishes the models it
+    # changed only; the others resolve to prod's tables in SQLMesh, which the commands cannot follow:
+    # said, not read as empty (session 36). Here `part` publishes q_line alone.
+    _execute(project, "create schema silver__part")
+    _execute(project, "create view silver__part.q_line as select * from silver.q_line")
+    try:
+        code, out = _run(project, "report", "--json", "--environment", "part")
+        assert code == 1 and "environment 'part' publishes 1 of the" in out and "--include-unmodified" in out, out
+    finally:
+        _execute(project, "drop schema silver__part cascade")
 
 
 def _checks(project):

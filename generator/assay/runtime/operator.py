@@ -80,9 +80,21 @@ def open_results(project_dir: Path, project: Optional[Project] = None, *, profil
     try:
         with warehouse_errors(f"cannot read check results from the warehouse of {describe(project_dir, profiles_dir, target)}",
                               project_kind(project_dir)):
+            if environment is not None:
+                # an environment the warehouse does not hold is refused, as every other command refuses it
+                _known_environment(project_dir, project, environment, conn, dialect)
             yield CheckResults(Reader(conn, dialect), meta, environment)
     finally:
         conn.close()
+
+
+def _known_environment(project_dir: Path, project: Optional[Project], environment: str, conn, dialect: str) -> None:
+    from ..artifacts import recorded_schemas
+    from .sqlmesh_gateway import known_environment
+
+    silver = project.schema("silver") if project is not None else (recorded_schemas(Path(project_dir)) or {}).get("silver")
+    if silver:
+        known_environment(project_dir, environment, silver, conn, dialect)
 
 
 def results_meta(project_dir: Path, project: Optional[Project] = None, *, profiles_dir: Optional[Path] = None,

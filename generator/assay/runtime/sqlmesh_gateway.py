@@ -72,10 +72,13 @@ def _load_config(project_dir: Path, path: Path):
 PUBLISHED_ROLES = ("silver", "gold")
 
 
-def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, str], conn, dialect: str) -> dict[str, str]:
+def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, str], conn, dialect: str,
+                        tables: tuple[tuple[str, str], ...] = ()) -> dict[str, str]:
     """`schemas` (role -> schema) as `environment` publishes them: prod as given, another
     environment with SQLMesh's default suffix (`silver__dev`); an error naming the environments
-    there are when its views are not in the warehouse (decision 0700)."""
+    there are when its views are not in the warehouse (decision 0700), and one naming the
+    `tables` ((role, name) the command reads) the environment does not publish: a development
+    plan publishes the models it changed only, unless planned with `--include-unmodified`."""
     name = _sanitize(environment)
     if name == "prod":
         return dict(schemas)
@@ -98,7 +101,26 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
         raise WarehouseError(f"the warehouse holds no environment {name!r} of this project (no schema {out['silver']}); "
                              f"its environments: prod{''.join(', ' + f for f in found)}. Pass one of them to "
                              f"--environment, or run `sqlmesh plan {name}` first.")
+    wanted = [(out[role], table) for role, table in tables if role in PUBLISHED_ROLES]
+    if wanted:
+        held = {(str(r[0]).lower(), str(r[1]).lower()) for r in query(
+            conn, dialect, "select table_schema, table_name from information_schema.tables")}
+        missing = sorted(f"{schema}.{table}" for schema, table in wanted if (schema.lower(), table.lower()) not in held)
+        if missing:
+            # Unchanged models resolve to prod's tables in SQLMesh, which this schema mapping cannot
+            # follow: reading half an environment would answer for tables it does not hold (session 36).
+            raise WarehouseError(
+                f"environment {name!r} publishes {len(wanted) - len(missing)} of the {len(wanted)} tables this command "
+                f"reads (not {', '.join(missing[:4])}{' and more' if len(missing) > 4 else ''}): a development plan "
+                f"publishes only the models it changed. Run `sqlmesh plan {name} --include-unmodified` so that it "
+                "publishes every model, or read prod (leave out --environment).")
     return out
+
+
+def known_environment(project_dir: Path, environment: str, silver: str, conn, dialect: str) -> None:
+    """An error naming the environments there are when `environment` is neither prod nor one whose
+    views the warehouse holds (for commands that read no published table, only the check results)."""
+    environment_schemas(project_dir, environment, {"silver": silver}, conn, dialect)
 
 
 def _sanitize(environment: str) -> str:

@@ -139,9 +139,14 @@ def in_environment(project, project_dir: Path, environment: Optional[str], conn,
     check_environment(project_dir, environment)
     import dataclasses
 
+    from .history_behind import MART
     from .sqlmesh_gateway import environment_schemas
 
-    mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect)
+    # the tables the operator commands read in the published schemas (not `__staged`: SQLMesh's
+    # staged models are published too, and an environment changes them with their entity)
+    tables = ((("gold", MART),) if project.entities else ()) + tuple(
+        t for e in project.entities for t in [("silver", e.name)] + ([("silver", f"{e.name}__reject")] if e.has_reject else []))
+    mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect, tables)
     return dataclasses.replace(project, schemas=tuple((role, mapped[role]) for role, _ in project.schemas))
 
 
