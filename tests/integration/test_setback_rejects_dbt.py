@@ -105,8 +105,8 @@ def test_a_set_back_builds_rejects_name_it_and_the_next_build_takes_them_over(tm
     assert got["unpublished_builds"] == [run2]
     assert got["rejects"]["open"] == 21
     assert got["rejects"]["unpublished"] == {"runs": [run2], "open": 20, "resolved": 0}
-    assert (f"20 open reject rows were diverted by run {run2}, a build whose entity was not published; the "
-            "previous version of the entity does not account for them, and the next build that publishes judges "
+    assert (f"20 open reject rows were last judged by run {run2}, a build whose entity was not published; the "
+            "published version of the entity was built before that judgement, and the next build that publishes judges "
             "them again") in got["health"]["reasons"]
 
     from assay.cli.main import cli

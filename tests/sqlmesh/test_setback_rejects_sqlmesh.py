@@ -73,8 +73,8 @@ def test_a_set_back_plans_rejects_name_it_and_the_next_plan_takes_them_over(tmp_
         assert got["rejects"]["unpublished"] == {"runs": [plan2], "open": 20, "resolved": 1}
         by = f"run {plan2}, a build whose entity was not published"
         assert [r for r in got["health"]["reasons"] if by in r] == [
-            f"20 open reject rows were diverted by {by}; the previous version of the entity does not account for "
-            "them, and the next build that publishes judges them again",
+            f"20 open reject rows were last judged by {by}; the published version of the entity was built before "
+            "that judgement, and the next build that publishes judges them again",
             f"1 reject row was resolved by {by}: the published table does not hold what it admitted until a build "
             "publishes it"]
 

@@ -416,8 +416,8 @@ def test_reject_rows_of_a_build_that_was_not_published_are_counted_apart():
     [line] = [l for l in data["health"]["lines"] if l["entity"] == "gamma"]
     by = "run run-2, a build whose entity was not published"
     assert line["reasons"][-2:] == [
-        f"4 open reject rows were diverted by {by}; the previous version of the entity does not account for them, "
-        "and the next build that publishes judges them again",
+        f"4 open reject rows were last judged by {by}; the published version of the entity was built before that "
+        "judgement, and the next build that publishes judges them again",
         f"1 reject row was resolved by {by}: the published table does not hold what it admitted until a build publishes it"]
     page = render(data)
     summary = page[page.index('<table class="summary">'): page.index("</table>", page.index('<table class="summary">'))]
@@ -426,7 +426,7 @@ def test_reject_rows_of_a_build_that_was_not_published_are_counted_apart():
                            "2026-11-30 06:30 (a build that was not published)"]
     text = _text(page)
     assert "latest run run-2 at 2026-11-30 06:30 UTC (a build that was not published): bronze 3 = kept 3 (not published)" in text
-    assert f"Open reject rows: 5 4 open reject rows were diverted by {by};" in text
+    assert f"Open reject rows: 5 4 open reject rows were last judged by {by};" in text
 
 
 def test_the_builds_since_the_last_publish_are_walked_back_over_failed_builds():

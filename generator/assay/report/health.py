@@ -47,8 +47,12 @@ def unpublished_rejects(unpublished: dict | None) -> list[str]:
     said = []
     if unpublished["open"]:
         n = unpublished["open"]
-        said.append(f"{n} open reject {'row was' if n == 1 else 'rows were'} diverted by {by}; the previous version "
-                    "of the entity does not account for them, and the next build that publishes judges them again")
+        # `last_run_id` names the build that judged a row last: a row an earlier, published build
+        # diverted too is re-stamped by the set-back one, so which of them the published version
+        # holds diverted is not known (an outside tester, session 36): only the order is claimed.
+        said.append(f"{n} open reject {'row was' if n == 1 else 'rows were'} last judged by {by}; the published "
+                    "version of the entity was built before that judgement, and the next build that publishes judges "
+                    f"{'it' if n == 1 else 'them'} again")
     if unpublished["resolved"]:
         n = unpublished["resolved"]
         said.append(f"{n} reject {'row was' if n == 1 else 'rows were'} resolved by {by}: the published table does "
