@@ -341,7 +341,7 @@ def test_checks_of_a_run_whose_check_failed_exit_2(recorded):
     result = invoke("checks", "run-bad", "--project", str(recorded))
     assert result.exit_code == 2
     assert result.stdout.splitlines()[0] == "order: silver.order/no_refunds: FAILED: returned 3 rows"
-    assert result.stderr == "1 of 2 checks of run run-bad did not pass: silver.order/no_refunds.\n"
+    assert result.stderr == "1 of 2 checks of run run-bad did not pass: order: silver.order/no_refunds.\n"
     as_json = invoke("checks", "run-bad", "--json", "--project", str(recorded))
     assert as_json.exit_code == 2
     assert [r["passed"] for r in json.loads(as_json.stdout)] == [False, True]

@@ -158,8 +158,9 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
             click.echo(f"{r['table']}: {r['name']}: {label}: {one_line(detail)}")
     failed = [r for r in results if not did_pass(r)]
     if failed:
+        # a check id names a check within its table: two tables may declare the same one
         raise ChecksFailed(f"{len(failed)} of {plural(len(results), 'check')} of run {found} did not pass: "
-                           + ", ".join(r["name"] for r in failed) + ".")
+                           + ", ".join(f"{r['table']}: {r['name']}" for r in failed) + ".")
 
 
 def _rate_rows(kind: str, table: str) -> str:
