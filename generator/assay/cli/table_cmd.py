@@ -36,8 +36,9 @@ def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     if spec is None:
         raise AssayError(f"{shown(project_dir)} has no spec recorded by `assay generate`; pass --spec with the "
                          "directory holding assay.yml.")
+    # an entity a development plan left unchanged is read as prod's, and said so (table_states)
     with open_warehouse(load_project(spec), project_dir, profiles_dir=profiles_dir, target=target,
-                        environment=environment) as wh:
+                        environment=environment, whole_environment=False) as wh:
         with warehouse_errors(f"cannot read table states from the warehouse of {wh.describe}"):
             states = states_of(wh.project, wh.reader, environment=wh.environment)
             for t in states:

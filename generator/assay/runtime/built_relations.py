@@ -44,7 +44,7 @@ _NODE_TYPES = ("model", "snapshot")
 
 def built_project(project: Project, project_dir: Path, *, conn=None, dialect: Optional[str] = None,
                   environment: Optional[str] = None, profiles_dir: Optional[Path] = None,
-                  target: Optional[str] = None) -> Project:
+                  target: Optional[str] = None, whole_environment: bool = True) -> Project:
     """`project` with each schema role mapped to the schema the build wrote it to.
 
     dbt: from the project's `target/manifest.json`, else computed from the profile for dbt's
@@ -55,7 +55,7 @@ def built_project(project: Project, project_dir: Path, *, conn=None, dialect: Op
     from .warehouse import SQLMESH, in_environment, project_kind
 
     if project_kind(project_dir) == SQLMESH:
-        return in_environment(project, project_dir, environment, conn, dialect) if environment else project
+        return in_environment(project, project_dir, environment, conn, dialect, whole_environment) if environment else project
     mapped = dbt_schemas(project, Path(project_dir), profiles_dir, target)
     return dataclasses.replace(project, schemas=tuple((role, mapped.get(role, name)) for role, name in project.schemas))
 

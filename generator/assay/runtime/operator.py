@@ -39,11 +39,13 @@ class Warehouse:
 @contextmanager
 def open_warehouse(project: Project, project_dir: Path, *, profiles_dir: Optional[Path] = None,
                    target: Optional[str] = None, environment: Optional[str] = None,
-                   read_only: bool = True) -> Iterator[Warehouse]:
+                   read_only: bool = True, whole_environment: bool = True) -> Iterator[Warehouse]:
     """The built warehouse of `project_dir` for one command (see the module docstring).
 
     connect() raises a WarehouseError naming the profile, the target and the driver's cause;
-    built_project a ProjectError when the build's schemas cannot be known."""
+    built_project a ProjectError when the build's schemas cannot be known. `whole_environment`
+    false: a SQLMesh environment that does not publish every entity is read all the same (the
+    command follows an unchanged table to prod's itself, as `assay table` does)."""
     from .built_relations import built_project
     from .warehouse import Reader, check_environment, connect, describe
 
@@ -51,7 +53,7 @@ def open_warehouse(project: Project, project_dir: Path, *, profiles_dir: Optiona
     conn, dialect = connect(project_dir, profiles_dir, target, read_only=read_only)
     try:
         built = built_project(project, project_dir, conn=conn, dialect=dialect, environment=environment,
-                              profiles_dir=profiles_dir, target=target)
+                              profiles_dir=profiles_dir, target=target, whole_environment=whole_environment)
         yield Warehouse(built, conn, dialect, Reader(conn, dialect), describe(project_dir, profiles_dir, target), environment)
     finally:
         conn.close()

@@ -130,10 +130,11 @@ def check_environment(project_dir: Path, environment: Optional[str]) -> None:
                               "--target with the profile output to read instead.")
 
 
-def in_environment(project, project_dir: Path, environment: Optional[str], conn, dialect: str):
+def in_environment(project, project_dir: Path, environment: Optional[str], conn, dialect: str, whole: bool = True):
     """The spec's Project with the schemas a SQLMesh environment publishes (`--environment`; prod,
     the default, is the spec's own schemas). Refused on a dbt project, whose environments are its
-    profile's targets (`--target`)."""
+    profile's targets (`--target`). `whole`: refused too when the environment does not publish
+    every entity, reject table and the mart (a development plan of the changed models only)."""
     if environment is None:
         return project
     check_environment(project_dir, environment)
@@ -144,8 +145,8 @@ def in_environment(project, project_dir: Path, environment: Optional[str], conn,
 
     # the tables the operator commands read in the published schemas (not `__staged`: SQLMesh's
     # staged models are published too, and an environment changes them with their entity)
-    tables = ((("gold", MART),) if project.entities else ()) + tuple(
-        t for e in project.entities for t in [("silver", e.name)] + ([("silver", f"{e.name}__reject")] if e.has_reject else []))
+    tables = ((("gold", MART),) if project.entities and whole else ()) + tuple(
+        t for e in (project.entities if whole else ()) for t in [("silver", e.name)] + ([("silver", f"{e.name}__reject")] if e.has_reject else []))
     mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect, tables)
     return dataclasses.replace(project, schemas=tuple((role, mapped[role]) for role, _ in project.schemas))
 
