@@ -48,7 +48,7 @@ SALES = {
     "w1": ("quarantine", ()),  # store NULL -> 'WEB', no such store (quarantine); 'A' repeats (flag)
     "w2": ("quarantine", ()),  # qty 0 out of range; five more failures recorded beside it
     "w3": ("dedupe_loser", ()),  # same key and sold_at as w4, older load
-    "w4": ("flag", ("sold_on_range_min",)),
+    "w4": ("flag", ("order_not_b", "sold_on_range_min")),  # the expression reads the column `order` on every engine
     "t1": ("pass", ()),
     "t2": ("flag", ("channel_normalize", "sale_of_product_referential")),
     "t3": ("quarantine", ()),  # line 'x' does not cast
@@ -131,11 +131,12 @@ def test_mart_counts_by_mapping(built):
 
 
 # SQLMesh also surfaces each flag rule that fired on the entity as a non-blocking audit with its
-# rows (here channel_normalize, sale_of_product_referential and sold_on_range_min, one row each),
+# rows (here channel_normalize, order_not_b, sale_of_product_referential and sold_on_range_min, one row each),
 # each its own audit named after the rule, as SQLMesh's warning names only the audit (issue 19);
 # dbt records flags in the rows only.
 FLAG_RULE_WARNINGS = {"dbt": (), "sqlmesh": tuple((f"assay_flag__sale__{rule}", 1) for rule in
-                                                  ("channel_normalize", "sale_of_product_referential", "sold_on_range_min"))}
+                                                  ("channel_normalize", "order_not_b", "sale_of_product_referential",
+                                                   "sold_on_range_min"))}
 
 
 def test_flag_checks_warn_with_their_counts_and_nothing_else_warns_or_fails(built):

@@ -87,6 +87,22 @@ def escaped_literals(tree) -> dict[str, str]:
     return escaped
 
 
+def quoted_columns(tree) -> dict[str, str]:
+    """Replace (in place) every column of `tree` that must be quoted (a reserved word such as
+    `value`) by a marker column the text does not hold; {marker: column}. PostgreSQL's spelling
+    quotes it `"value"`, which Spark reads as a string literal: the rule then compared text and
+    never fired there (an outside tester, session 36). The caller writes each through `qi`, the
+    adapter's own quoting, as every other identifier of the model is written."""
+    marker = unused_marker("assay_quoted_column", tree.sql())
+    quoted: dict[str, str] = {}
+    for node in list(tree.find_all(exp.Column)):
+        if not node.table and node.this.args.get("quoted"):
+            name = f"{marker}_{len(quoted)}_"
+            quoted[name] = node.name
+            node.replace(exp.column(name))
+    return quoted
+
+
 def call(macro: str, *args: str) -> str:
     """`{{ assay.<macro>(arg, ...) }}` where args are already Jinja expressions."""
     return "{{ assay." + macro + "(" + ", ".join(args) + ") }}"
@@ -162,9 +178,12 @@ class DbtSpelling(Spelling):
         (sqlglot writes `{` nowhere else: names are validated identifiers), and a literal holding
         a backslash is written by `sql_str`, as every other value is (`escaped_literals`)."""
         escaped = escaped_literals(tree)
+        quoted = quoted_columns(tree)
         out = inert(tree.sql(dialect=self.expression_dialect))
         for name, value in escaped.items():
             out = out.replace(name, sql_str(value))
+        for name, column in quoted.items():
+            out = out.replace(name, qi(column))
         return out
 
     def cast(self, expr: str, assay_type: str, safe: bool) -> str:
