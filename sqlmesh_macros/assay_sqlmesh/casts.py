@@ -35,6 +35,11 @@ INT_TEXT = r"^\s*[+-]?[0-9]+\s*$"
 # pg_input_is_valid accepts it, DuckDB refuses `0e999999` (decision 1125, amended in session 33).
 DECIMAL_TEXT = r"^\s*[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]{1,3})?\s*$"
 CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
+# A date or timestamp starts with a whole year-month-day and names no zone but UTC (decision 0978):
+# Spark reads '2026-03' as March 1st and converts 'Europe/Paris', PostgreSQL reads '01/02/2025' by
+# its DateStyle setting and drops a zone name, DuckDB refuses all three.
+DATE_LEAD = r"^[ \t]*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([^0-9]|$)"
+ZONE_NAME = "[A-SU-Y]"  # a letter of the text upper-cased, UTC removed: neither the T nor a Z
 # Boolean text (decision 0962): one list of words, ASCII white space around, any letter case,
 # read without the engine's cast (DuckDB refuses 'on' and ' true', PostgreSQL reads them and
 # prefixes such as 'tr', Spark reads neither 'on' nor a prefix).
@@ -71,7 +76,10 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
     if kind == "int":
         guard = regex_match_sql(value_sql, INT_TEXT, dialect)
     elif kind in ("date", "timestamp"):
-        guard = "NOT " + regex_match_sql(f"LOWER({value_sql})", CLOCK_WORDS, dialect)
+        named = "REPLACE(UPPER(" + value_sql + "), 'UTC', '')"
+        guard = (f"NOT {regex_match_sql(f'LOWER({value_sql})', CLOCK_WORDS, dialect)}"
+                 f" AND {regex_match_sql(value_sql, DATE_LEAD, dialect)}"
+                 f" AND NOT {regex_match_sql(named, ZONE_NAME, dialect)}")
     elif kind == "decimal":
         guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)
     elif kind == "variant":  # the escape of U+0000, which jsonb refuses (decision 1123, amended in session 33)
