@@ -70,8 +70,10 @@ def postgres_profile(name: str, host: str, port: int, user: str, password: str, 
 # serial collector. Such a session spends its time starting and planning small queries, not in
 # hot loops; the optimising compiler's threads cost about a third of its CPU and slow its start
 # (measured: a local build's CPU 100 s -> 67 s, its first build 18 s -> 13 s). For large data in
-# local mode, remove them (docs/engines.md).
-SPARK_LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# local mode, remove them (docs/engines.md). The first tier alone reserves a 48 MB code cache,
+# which a long session filled ("Out of space in CodeCache", an outside tester, session 36): the
+# cache is reserved at the size the full JIT has (reserved address space, used as it fills).
+SPARK_LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"
 
 
 def spark_profile(name: str, spark_dir: str, schema: str = "default") -> str:

@@ -44,7 +44,7 @@ def test_init_spark_writes_a_session_profile_with_absolute_paths_and_the_loader(
     # derby.log goes there; Spark logs errors only (at warn, every dbt node prints a line of it)
     assert params["spark.driver.extraJavaOptions"] == (
         f"-Dderby.system.home={project}/spark -Dlog4j2.configurationFile=file:{project}/spark/log4j2.properties "
-        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC")
     assert "rootLogger.level = error" in (project / "spark" / "log4j2.properties").read_text()
     assert (params["spark.ui.showConsoleProgress"], params["spark.sql.session.timeZone"]) == ("false", "UTC")
     loader = (project / "load_bronze.py").read_text()
