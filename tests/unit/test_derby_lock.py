@@ -56,3 +56,26 @@ def test_a_profile_without_a_derby_database_is_not_asked():
     assert str(metastore_dir({URL: "jdbc:derby:/x/metastore_db;create=true"})) == "/x/metastore_db"
     # a relative name is relative to derby.system.home, which the JVM decides: not guessed
     assert metastore_dir({URL: "jdbc:derby:;databaseName=metastore_db;create=true"}) is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or struct.calcsize("P") != 8, reason="derby_lock asks only on 64-bit Linux")
+def test_a_holder_that_is_ending_is_waited_for_and_a_live_one_named(tmp_path):
+    """An outside tester (session 36): an `assay` command started as dbt returned found dbt's Spark
+    JVM still ending, and refused; a holder that lets go within the settling time is waited for."""
+    from assay.runtime.derby_lock import holder_after_settling
+
+    database = tmp_path / "metastore_db"
+    database.mkdir()
+    settings = {URL: f"jdbc:derby:;databaseName={database};create=true"}
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(database / "dbex.lck")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert select.select([locker.stdout], [], [], 60)[0], "the locking process said nothing in 60 s"
+        assert locker.stdout.readline() == "locked\n"
+        assert holder_after_settling(settings, within=0.5) == locker.pid  # held all along: named
+        locker.stdin.close()  # it ends while the next question waits
+        assert holder_after_settling(settings, within=30) is None
+    finally:
+        if not locker.stdin.closed:
+            locker.stdin.close()
+        locker.wait(timeout=30)

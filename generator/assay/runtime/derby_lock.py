@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -56,3 +57,19 @@ def holder(settings: dict[str, str]) -> Optional[int]:
         os.close(fd)
     kind, _, _, _, pid = struct.unpack(_FLOCK, answer)
     return None if kind == fcntl.F_UNLCK else pid
+
+
+# How long a holder may take to let go: a dbt command returns while its Spark JVM (a child of the
+# process) is still ending, and an `assay` command started right after found it (an outside
+# tester, session 36). A live holder (a build running) is still named, seconds later.
+SETTLE_SECONDS = 10.0
+
+
+def holder_after_settling(settings: dict[str, str], within: float = SETTLE_SECONDS) -> Optional[int]:
+    """`holder`, asked again every quarter second for up to `within` seconds while one is found."""
+    found = holder(settings)
+    deadline = time.monotonic() + within
+    while found is not None and time.monotonic() < deadline:
+        time.sleep(0.25)
+        found = holder(settings)
+    return found

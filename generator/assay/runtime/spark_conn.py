@@ -110,10 +110,10 @@ def to_spark(sql: str) -> str:
 def _refuse_a_held_metastore(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str], describe: str) -> None:
     """Refuse before a JVM starts when another process has the project's Derby metastore open
     (derby_lock): the JVM would fail the same way, 15-20 s later."""
-    from .derby_lock import holder, metastore_dir
+    from .derby_lock import holder_after_settling, metastore_dir
 
     settings = session_settings(project_dir, profiles_dir, target)
-    pid = holder(settings)
+    pid = holder_after_settling(settings)
     if pid is not None:
         who = f"process {pid}" if pid > 0 else "another process"
         raise WarehouseError(
