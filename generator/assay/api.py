@@ -76,7 +76,9 @@ def generate_dbt_project(spec_dir: Path | str, project_dir: Path | str, project:
     """
     from .targets.dbt import PACKAGE_DIR
 
-    project = project or load_project(spec_dir)
+    # validated for the dbt target: what it cannot build (a referential cycle) is refused here as
+    # `assay validate --target dbt` refuses it, not written for dbt to fail on (decision 0954)
+    project = project or load_project(spec_dir, target="dbt")
     require_entities(project, spec_dir)
     project_dir = Path(project_dir)
     report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint, force=force,

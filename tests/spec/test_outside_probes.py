@@ -60,6 +60,19 @@ def test_referential_rules_that_close_a_cycle_are_refused_by_each_target(write_s
     ]
 
 
+def test_generate_dbt_refuses_a_cycle_as_validate_does(write_spec, tmp_path) -> None:
+    """An outside tester (session 36): `assay generate dbt` wrote the project (dbt then stopped with
+    `Found a cycle`) where `assay validate --target dbt` and `generate sqlmesh` refused the spec."""
+    from assay.api import generate_dbt_project
+    from assay.errors import SpecError
+
+    spec = write_spec({"entity_customer.yaml": CUSTOMER_POINTING_BACK, "mapping_customer.yaml": CUSTOMER_MAPPING})
+    with pytest.raises(SpecError) as refused:
+        generate_dbt_project(spec, tmp_path / "project")
+    assert "refused on dbt: the cycle of referential rules" in str(refused.value.diagnostics)
+    assert not (tmp_path / "project").exists() or not any((tmp_path / "project").rglob("*.sql"))
+
+
 def test_a_spec_with_a_cycle_is_valid_for_the_plan(write_spec) -> None:
     """Reference 001 orders a replay scope through a cycle (`assay plan`): the spec itself is valid;
     only a build cannot order it."""

@@ -33,3 +33,20 @@ def test_a_small_factor_is_written_without_an_exponent():
     step, _ = parse_step({"multiply": 1e-7})
     expr, _ = lower_step(SqlmeshSpelling("duckdb"), "x", step, "decimal(12,2)", False)
     assert "0.0000001" in expr and "E" not in expr.upper().replace("X", ""), expr
+
+
+@pytest.mark.parametrize("raw, said", [
+    ({"regex_extract": ["(a", 1]}, "the pattern does not compile"),  # an outside tester's (session 36): the build stopped
+    ({"regex_extract": ["[0-9", 0]}, "the pattern does not compile"),
+    ({"regex_extract": ["^([0-9]+)-([a-z]+)$", 3]}, "has 2 capturing groups, so group 3 is never there"),
+    ({"regex_extract": ["^[0-9]+$", 1]}, "has 0 capturing groups"),
+])
+def test_a_regex_extract_no_engine_runs_is_refused(raw, said):
+    step, problem = parse_step(raw)
+    assert step is None and said in problem, problem
+
+
+@pytest.mark.parametrize("raw", [{"regex_extract": ["^([0-9]+)-([a-z]+)$", 2]}, {"regex_extract": ["[0-9]+", 0]}])
+def test_a_regex_extract_that_runs_is_taken(raw):
+    step, problem = parse_step(raw)
+    assert problem is None and step is not None

@@ -121,6 +121,10 @@ def parse_step(raw: Any) -> tuple[Optional[Step], Optional[str]]:
     check: Callable[[Any], bool] = _ARG_CHECKS[spec.arg]
     if not check(arg):
         return None, f"`{name}` takes {_arg_example(spec)} as its argument, not {arg!r}; write e.g. `{{{name}: {_EXAMPLES[name]}}}`."
+    if name == "regex_extract":
+        problem = _extract_problem(str(arg[0]), int(arg[1]))
+        if problem:
+            return None, problem
     if spec.arg in ("decimal", "pair", "pairs"):
         return Step(name, tuple(arg)), None
     if name == "to_utc" and not _known_zone(str(arg)):
@@ -139,6 +143,25 @@ def parse_step(raw: Any) -> tuple[Optional[Step], Optional[str]]:
                           f"engine reads, %Y %y %m %b %B %d %H %M %S %f and %% for a literal `%`, e.g. "
                           f"`{{{name}: '{example}'}}`, or `{{{name}: ISO8601}}`.")
     return Step(name, (arg,)), None
+
+
+def _extract_problem(pattern: str, group: int) -> Optional[str]:
+    """Why `regex_extract: [pattern, group]` cannot run, or None. A pattern no regular-expression
+    engine compiles stopped the build at its first row (an outside tester, session 36: DuckDB's
+    `missing )`); a group the pattern does not have extracts nothing on any row."""
+    import re
+
+    try:
+        groups = re.compile(pattern).groups
+    except re.error as exc:
+        return (f"`regex_extract: ['{pattern}', {group}]`: the pattern does not compile ({exc}); every engine stops the "
+                f"build on it; write a regular expression whose parentheses and brackets close, e.g. "
+                f"`{{regex_extract: {_EXAMPLES['regex_extract']}}}`.")
+    if not 0 <= group <= groups:
+        return (f"`regex_extract: ['{pattern}', {group}]`: the pattern has {groups} capturing "
+                f"group{'' if groups == 1 else 's'}, so group {group} is never there; write a group from 0 (the whole "
+                f"match) to {groups}.")
+    return None
 
 
 def _known_zone(name: str) -> bool:
