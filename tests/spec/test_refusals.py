@@ -102,6 +102,20 @@ case(
     ],
 )
 case(
+    # an outside tester (session 36): `min: true` compiled as `amount < 1`
+    "range_bound_boolean",
+    orders_fields("""
+        amount:
+          from: "$.amount"
+          quality:
+            - {rule: range, min: true, on_fail: flag}
+    """),
+    [
+        ("mapping_orders.yaml", 10, "SPEC_GRAMMAR",
+         "fields.amount.quality[0].min is `True`; write one value: a number or a text."),
+    ],
+)
+case(
     "on_fail_drop",
     orders_fields("""
         amount:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictFloat, StrictInt
 
 Disposition = Literal["flag", "quarantine", "fail"]
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
@@ -56,16 +56,21 @@ class NotNullRule(_FieldRule):
     rule: Literal["not_null"]
 
 
+# A bound is a number, a decimal string or a date; a YAML boolean is none of them (pydantic's lax
+# mode read `min: true` as 1: an outside tester, session 36).
+Bound = Union[StrictInt, StrictFloat, str]
+
+
 class RangeRule(_FieldRule):
     rule: Literal["range"]
-    min: Optional[Union[int, float, str]] = None
-    max: Optional[Union[int, float, str]] = None
+    min: Optional[Bound] = None
+    max: Optional[Bound] = None
 
 
 class LengthRule(_FieldRule):
     rule: Literal["length"]
-    min: Optional[int] = Field(default=None, ge=0)
-    max: Optional[int] = Field(default=None, ge=0)
+    min: Optional[StrictInt] = Field(default=None, ge=0)
+    max: Optional[StrictInt] = Field(default=None, ge=0)
 
 
 class PatternRule(_FieldRule):
@@ -148,8 +153,8 @@ ROW_RULE_KINDS = ("expression", "referential")
 
 
 class Assert(Strict):
-    min: Optional[Union[int, float, str]] = None
-    max: Optional[Union[int, float, str]] = None
+    min: Optional[Bound] = None
+    max: Optional[Bound] = None
     not_null: Optional[StrictBool] = None
     enum: Optional[list[Union[str, int, float, bool]]] = None
     regex: Optional[str] = None
