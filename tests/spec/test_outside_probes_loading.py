@@ -109,6 +109,25 @@ def test_a_document_nested_too_deep_is_refused_not_a_traceback(write_spec, text,
     ]
 
 
+def test_aliases_that_repeat_millions_of_values_are_refused_at_once(write_spec) -> None:
+    """An outside tester (session 36): nine levels of nine aliases each (387 million values from a
+    dozen lines) kept every command busy for minutes without an answer."""
+    import time
+
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    started = time.monotonic()
+    assert _found(write_spec, {"lol.yaml": "spec_version: 1\n" + "\n".join(lines) + "\n"}) == [
+        ("lol.yaml", 1, "SPEC_YAML",
+         "not valid YAML: its aliases (`*name`) repeat more than 1,000,000 values; a spec repeats far less, so write "
+         "the repeated part out or nest fewer aliases in aliases"),
+    ]
+    assert time.monotonic() - started < 30
+    # a few aliases, as a spec uses them, are read as before
+    assert not [d for d in _found(write_spec, {"ok.yaml": "spec_version: 1\nx: &x [1, 2]\ny: [*x, *x]\n"})
+                if d[2] == "SPEC_YAML"]
+
+
 def test_a_utf16_file_does_not_echo_as_undeclared_entities(write_spec) -> None:
     """A file saved as UTF-16 is refused once; the entity it declares is not reported again as
     undeclared by the relationship and the mapping that name it."""

@@ -47,8 +47,40 @@ class LineList(list):
 MAX_DEPTH = 64
 
 
+# Values that aliases may add beyond the nodes written: `*a` repeats a whole subtree, so nine
+# levels of nine aliases each are 387 million values from a few hundred lines, which every walk
+# after the load would visit (an outside tester, session 36: minutes of CPU, no answer).
+MAX_ALIAS_EXPANSION = 1_000_000
+
+
+def _expanded(node: yaml.Node, sizes: dict) -> int:
+    """How many values `node` is once every alias in it is written out (memoised per node)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded(child, sizes) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded(k, sizes) + _expanded(v, sizes) for k, v in node.value)
+    else:
+        size = 1
+    sizes[id(node)] = size
+    return size
+
+
 class _Loader(yaml.SafeLoader):
     _depth = 0
+
+    def compose_document(self) -> Any:
+        node = super().compose_document()
+        if node is not None:
+            sizes: dict = {}
+            if _expanded(node, sizes) > len(sizes) + MAX_ALIAS_EXPANSION:
+                raise yaml.composer.ComposerError(
+                    None, None, f"its aliases (`*name`) repeat more than {MAX_ALIAS_EXPANSION:,} values; a spec repeats "
+                    "far less, so write the repeated part out or nest fewer aliases in aliases", node.start_mark,
+                )
+        return node
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         # A document nested thousands of levels deep (`[[[[...`) is refused where it goes too deep,
