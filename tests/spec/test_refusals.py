@@ -1830,7 +1830,8 @@ case(
     [
         ("mapping_customer.yaml", 6, "SPEC_YAML",
          "not valid YAML: expected ',' or '}', but got '<scalar>' (while parsing a flow "
-         "mapping that starts on line 5)"),
+         "mapping that starts on line 5); correct the YAML here: indent with spaces, quote text holding "
+         "`: ` or ` #`, and close every `[`, `{` and quote"),
     ],
 )
 case(

@@ -226,7 +226,16 @@ class YamlSyntaxError(Exception):
 _ADVICE = (
     ("'\\t'", "indent with spaces, YAML does not allow tabs"),
     ("mapping values are not allowed here", "this line is indented differently from its siblings, or a value holding `: ` needs quotes"),
+    ("found undefined alias", "define the anchor (`&name`) on a value above this `*name`, or write the value out"),
+    ("found another document", "a spec file holds one YAML document: delete the `---` line and what follows it, or move that "
+                               "into a file of its own"),
+    ("could not determine a constructor", "remove the tag (`!name`): a spec holds plain YAML values"),
+    ("expected <block end>", "this line is indented differently from the keys it belongs with; align it with them"),
+    ("found unexpected end of stream", "close the quote or bracket that is still open"),
 )
+# Said after PyYAML's own words when none of the above applies (they name the construct, not the fix).
+_GENERAL_ADVICE = ("correct the YAML here: indent with spaces, quote text holding `: ` or ` #`, and close every `[`, `{` "
+                   "and quote")
 
 
 def load_yaml(text: str) -> Any:
@@ -245,6 +254,9 @@ def load_yaml(text: str) -> Any:
             if symptom in message:
                 message += f"; {advice}"
                 break
+        else:
+            if isinstance(exc, (yaml.scanner.ScannerError, yaml.parser.ParserError)):
+                message += f"; {_GENERAL_ADVICE}"
         raise YamlSyntaxError(line, message) from None
     except yaml.reader.ReaderError as exc:
         # A control character (NUL, ESC, ...) that YAML forbids anywhere in a document.
