@@ -1224,7 +1224,7 @@ case(
     [
         ("entity_orders.yaml", 16, "SPEC_INVALID",
          "entity `orders` has two expression rules named `sane`; rule names are unique within "
-         "an entity."),
+         "an entity: give one another `name:`."),
     ],
 )
 
@@ -1380,7 +1380,7 @@ relationships:
     [
         ("extra.yaml", 3, "SPEC_INVALID",
          "relationship `order_customer` is declared twice; relationship names are unique "
-         "across the project."),
+         "across the project: rename one, or delete the copy."),
     ],
 )
 case(

@@ -61,7 +61,7 @@ def build_context(loaded: LoadedSpec) -> Context:
             ctx.entities[name] = (file, ent)
         for rel in doc.relationships:
             if rel.name in ctx.relationships:
-                ctx.report(file, rel.line("name"), f"relationship `{rel.name}` is declared twice; relationship names are unique across the project.")
+                ctx.report(file, rel.line("name"), f"relationship `{rel.name}` is declared twice; relationship names are unique across the project: rename one, or delete the copy.")
                 continue
             ctx.relationships[rel.name] = (file, rel)
     for file, doc, _raw in loaded.mapping_docs:
@@ -69,8 +69,15 @@ def build_context(loaded: LoadedSpec) -> Context:
     return ctx
 
 
-def did_you_mean(name: str, choices) -> str:
+def did_you_mean(name: str, choices, listed: bool = False) -> str:
     import difflib
 
-    guess = difflib.get_close_matches(name, sorted(choices), n=1)
-    return f" Did you mean `{guess[0]}`?" if guess else ""
+    names = sorted(choices)
+    guess = difflib.get_close_matches(name, names, n=1)
+    if guess:
+        return f" Did you mean `{guess[0]}`?"
+    # no near name: with `listed`, the names there are, so that the sentence still says what to write
+    if not names or not listed:
+        return ""
+    shown = ", ".join(f"`{n}`" for n in names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+    return f" Write one of {shown}."

@@ -86,7 +86,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             if col in INGESTION_COLUMNS:
                 continue
             if col not in ent.fields:
-                ctx.report(file, line, f"dedupe of {where} orders by `{col}`, which is neither a field nor ingestion metadata (`_ingested_at`, `_load_id`, `_source_row_id`).{did_you_mean(col, list(ent.fields) + list(INGESTION_COLUMNS))}")
+                ctx.report(file, line, f"dedupe of {where} orders by `{col}`, which is neither a field nor ingestion metadata (`_ingested_at`, `_load_id`, `_source_row_id`).{did_you_mean(col, list(ent.fields) + list(INGESTION_COLUMNS), listed=True)}")
             else:
                 order_cols.append(col)
     # quarantine
@@ -107,7 +107,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             if problem:
                 ctx.report(file, rline, problem)
             if rule.name in expr_names:
-                ctx.report(file, rule.line("name"), f"{where} has two expression rules named `{rule.name}`; rule names are unique within an entity.")
+                ctx.report(file, rule.line("name"), f"{where} has two expression rules named `{rule.name}`; rule names are unique within an entity: give one another `name:`.")
             expr_names.add(rule.name)
             tree, problems = parse_expression(rule.expr)
             for p in problems:

@@ -49,7 +49,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         _check_mapping_alone(ctx, file, m, where)
         return
     if ent is None:
-        ctx.report(file, m.line("target"), f"mapping targets `{m.target}`, which is not a declared entity.{did_you_mean(m.target, ctx.entities)}")
+        ctx.report(file, m.line("target"), f"mapping targets `{m.target}`, which is not a declared entity.{did_you_mean(m.target, ctx.entities, listed=True)}")
         return
     _check_source(ctx, file, m, where)
     # key entries; an entity key naming undeclared columns is refused on the entity, and

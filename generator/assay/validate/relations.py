@@ -45,7 +45,7 @@ def _check_relationship(ctx: Context, file: str, rel) -> None:
     src, dst = ctx.entity(rel.from_), ctx.entity(rel.to)
     for side, name, ent in (("from", rel.from_, src), ("to", rel.to, dst)):
         if ent is None and name not in ctx.loaded.known_entities:
-            ctx.report(file, rel.line(side), f"{what} {side} `{name}`, which is not a declared entity.{did_you_mean(name, ctx.entities)}")
+            ctx.report(file, rel.line(side), f"{what} {side} `{name}`, which is not a declared entity.{did_you_mean(name, ctx.entities, listed=True)}")
     if src is None or dst is None:
         return
     for fcol, tcol in rel.via.items():

@@ -48,7 +48,7 @@ def parse_bound(value: Any, column_type: str) -> tuple[Optional[str], Optional[s
         except InvalidOperation:
             return None, f"{value!r} is not a number; write a number or an exact decimal string such as \"0.01\""
         if not d.is_finite():
-            return None, f"{value!r} is not a finite number"
+            return None, f"{value!r} is not a finite number; write a number or an exact decimal string such as \"0.01\""
         if d and not -38 <= d.adjusted() < 38:  # 38 digits: the widest decimal (and int) a column holds
             return None, f"{value!r} is beyond the 38 digits any number column holds; write a bound within the column's range"
         return format(d.normalize(), "f") if d != d.to_integral_value() else str(int(d)), None
