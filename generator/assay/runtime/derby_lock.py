@@ -61,15 +61,27 @@ def holder(settings: dict[str, str]) -> Optional[int]:
 
 # How long a holder may take to let go: a dbt command returns while its Spark JVM (a child of the
 # process) is still ending, and an `assay` command started right after found it (an outside
-# tester, session 36). A live holder (a build running) is still named, seconds later.
+# tester, session 36). Only a holder whose parent has gone is waited for (the JVM of a dbt that
+# returned is handed to init); a live one (a build running) is named at once.
 SETTLE_SECONDS = 10.0
 
 
+def _orphaned(pid: int) -> bool:
+    """Whether process `pid` has lost its parent (Linux: its parent is now init, or gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    ppid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), None)
+    return ppid is not None and (ppid <= 1 or not Path(f"/proc/{ppid}").exists())
+
+
 def holder_after_settling(settings: dict[str, str], within: float = SETTLE_SECONDS) -> Optional[int]:
-    """`holder`, asked again every quarter second for up to `within` seconds while one is found."""
+    """`holder`; while it is an orphaned process (ending), asked again every quarter second for up
+    to `within` seconds."""
     found = holder(settings)
     deadline = time.monotonic() + within
-    while found is not None and time.monotonic() < deadline:
+    while found is not None and found > 0 and _orphaned(found) and time.monotonic() < deadline:
         time.sleep(0.25)
         found = holder(settings)
     return found
