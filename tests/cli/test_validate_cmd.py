@@ -134,6 +134,17 @@ def test_an_empty_directory_is_refused(tmp_path) -> None:
                              "pass --spec with the folder that holds your assay.yml and spec files.\n")
 
 
+def test_an_empty_directory_is_refused_as_json_with_json(tmp_path) -> None:
+    """An outside tester (session 36): `--json` printed the refusal as plain text on stderr."""
+    import json
+
+    result = run(str(tmp_path), "--json")
+    assert result.exit_code == 1
+    said = json.loads(result.stdout)
+    assert said["ok"] is False and [p["code"] for p in said["problems"]] == ["SPEC_NO_DOCUMENTS"]
+    assert "holds no spec documents" in said["problems"][0]["message"]
+
+
 def test_a_valid_spec_with_a_skipped_document_names_it_once(write_spec) -> None:
     spec = write_spec({"metrics.yaml": "metric_version: 1\n"})
     result = run(str(spec))

@@ -17,7 +17,7 @@ import click
 
 from ..api_sqlmesh import DEFAULT_DIALECT
 from ..artifacts import read_manifest
-from ..errors import AssayUsageError, ProjectError, SpecError, openable
+from ..errors import AssayUsageError, Diagnostic, ProjectError, SpecError, openable
 from ..ir.resolve import resolve
 from ..spec.loader import load_spec
 from ..targets.sqlmesh import DIALECTS
@@ -76,8 +76,14 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
     loaded = load_spec(spec_dir)
     if not loaded.files and not loaded.diagnostics:
         # Nothing was checked, so nothing can be called valid: a wrong folder must not pass CI.
-        raise ProjectError(f"{spec_dir} holds no spec documents (*.yml, *.yaml), so there is nothing to validate; "
-                           "pass --spec with the folder that holds your assay.yml and spec files.")
+        said = (f"{spec_dir} holds no spec documents (*.yml, *.yaml), so there is nothing to validate; "
+                "pass --spec with the folder that holds your assay.yml and spec files.")
+        if as_json:  # the same result, in the shape a script reads (session 36: plain text on stderr)
+            empty = Diagnostic(str(spec_dir), 0, said, "SPEC_NO_DOCUMENTS")
+            payload = {"ok": False, "target": target, "problems": [empty.as_dict()], "warnings": [], "skipped": [],
+                       "summary": None}
+            raise SpecError([empty], out=[json.dumps(payload, indent=2, sort_keys=True)], summary="")
+        raise ProjectError(said)
     validated = validate(loaded, target, (dialect or DEFAULT_DIALECT) if target == "sqlmesh" else None)
     project, diags = resolve(loaded, validated)
     # what the target skips without changing any row (advisory checks): reported, not refused,
