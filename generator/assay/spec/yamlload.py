@@ -111,15 +111,6 @@ class _Loader(yaml.SafeLoader):
             ) from None
 
 
-def _key_text(loader: _Loader, key_node: yaml.Node) -> Any:
-    key = loader.construct_object(key_node, deep=True)
-    if not isinstance(key, str):
-        # Every key of a spec is a name. YAML 1.1 reads a plain `on`, `yes`, `null` or `1.0`
-        # as true, None or a number; keep the key as written, not as `True` or `None`.
-        key = key_node.value if isinstance(key_node, yaml.ScalarNode) and not key_node.style else str(key)
-    return key
-
-
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
