@@ -13,15 +13,11 @@ PostgreSQL 15; the embedded PostgreSQL 18 is built without it and runs the ranks
 from __future__ import annotations
 
 import duckdb
-import jinja2
 import pytest
 
 from assay.api import load_project
 from assay.lower.staged import dedupe_rank, delivery_number
-from assay.targets.dbt.spelling import DbtSpelling
-from assay.targets.sqlmesh.spelling import SqlmeshSpelling
-from assay_sqlmesh import render_sql
-from tests.dbt_package.test_macro_render import render_env
+from tests.lower.target_sql import TARGETS, spelled
 
 PG15 = "the collation a database is created with is the server's to offer: Debian's PostgreSQL 15 has ICU"
 
@@ -67,15 +63,8 @@ def _query(tmp_path, sp, engine: str) -> str:
             f"as r where _dedupe_rank = 1 order by k").replace("'m'", f"cast('m' as {text})")
 
 
-def _dbt(tmp_path, engine: str) -> str:
-    return jinja2.Environment().from_string(_query(tmp_path, DbtSpelling(), engine)).render(assay=render_env(engine))
-
-
-def _sqlmesh(tmp_path, engine: str) -> str:
-    return render_sql(_query(tmp_path, SqlmeshSpelling(engine), engine), engine)
-
-
-SPELLINGS = {"dbt": _dbt, "sqlmesh": _sqlmesh}
+SPELLINGS = {target: (lambda tmp_path, engine, target=target: spelled(target, engine, lambda sp: _query(tmp_path, sp, engine)))
+             for target in TARGETS}
 
 
 @pytest.mark.parametrize("target", list(SPELLINGS))

@@ -13,14 +13,11 @@ from __future__ import annotations
 import datetime as dt
 
 import duckdb
-import jinja2
 import pytest
 
 from assay.lower.fields import text_to_timestamp
-from assay.targets.dbt.spelling import DbtSpelling
-from assay.targets.sqlmesh.spelling import SqlmeshSpelling
-from assay_sqlmesh import render_sql
 from tests.dbt_package.test_macro_render import render_env
+from tests.lower.target_sql import TARGETS, spelled
 
 T = dt.datetime
 # text -> the stored value on an opted-in entity (NULL: a coercion failure, the row is judged)
@@ -42,16 +39,11 @@ CASES = [
 ZONE = "America/Los_Angeles"
 
 
-def _dbt(engine: str, safe: bool) -> str:
-    template = jinja2.Environment().from_string(text_to_timestamp(DbtSpelling(), "v", safe))
-    return template.render(assay=render_env(engine))
+def _spelled(target: str, engine: str, safe: bool) -> str:
+    return spelled(target, engine, lambda sp: text_to_timestamp(sp, "v", safe))
 
 
-def _sqlmesh(engine: str, safe: bool) -> str:
-    return render_sql(text_to_timestamp(SqlmeshSpelling(engine), "v", safe), engine)
-
-
-SPELLINGS = {"dbt": _dbt, "sqlmesh": _sqlmesh}
+SPELLINGS = {target: (lambda engine, safe, target=target: _spelled(target, engine, safe)) for target in TARGETS}
 
 
 def _values(engine: str) -> str:
