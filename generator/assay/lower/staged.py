@@ -47,6 +47,8 @@ def sort_key(sp: Spelling, entity: Entity, column: str) -> str:
     col = entity.column(column)
     text = column in TEXT_METADATA or (col is not None and col.type == "string")
     return sp.call("byte_order", Sql(sp.ident(column))) if text else sp.ident(column)
+
+
 LATEST = "_delivery_rank = 1"
 
 

@@ -145,9 +145,12 @@ def in_environment(project, project_dir: Path, environment: Optional[str], conn,
 
     # the tables the operator commands read in the published schemas (not `__staged`: SQLMesh's
     # staged models are published too, and an environment changes them with their entity)
-    tables = ((("gold", MART),) if project.entities and whole else ()) + tuple(
-        t for e in (project.entities if whole else ()) for t in [("silver", e.name)] + ([("silver", f"{e.name}__reject")] if e.has_reject else []))
-    mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect, tables)
+    tables: list[tuple[str, str]] = []
+    if whole and project.entities:
+        tables.append(("gold", MART))
+        for e in project.entities:
+            tables += [("silver", e.name)] + ([("silver", f"{e.name}__reject")] if e.has_reject else [])
+    mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect, tuple(tables))
     return dataclasses.replace(project, schemas=tuple((role, mapped[role]) for role, _ in project.schemas))
 
 

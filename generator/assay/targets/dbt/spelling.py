@@ -71,36 +71,37 @@ def sql_str(value: str) -> str:
     return inert("'" + value.replace("'", "''") + "'")
 
 
-def escaped_literals(tree) -> dict[str, str]:
-    """Replace (in place) every string literal of `tree` that holds a backslash by a marker column
-    the text does not hold; {marker: value}. sqlglot's PostgreSQL spelling keeps a backslash bare,
-    which Spark reads as an escape: `'a\\'' or ...'` would end the literal early there and run
-    its rest as SQL. The caller writes each value through `assay.string_literal`, which escapes it
-    for the engine (decision 0972)."""
-    marker = unused_marker("assay_escaped_literal", tree.sql())
-    escaped: dict[str, str] = {}
-    for node in list(tree.find_all(exp.Literal)):
-        if node.is_string and "\\" in node.this:
-            name = f"{marker}_{len(escaped)}_"
-            escaped[name] = node.this
+def _marked(tree, prefix: str, kind, text_of) -> dict[str, str]:
+    """Replace (in place) every node of `kind` for which `text_of(node)` gives a text by a marker
+    column the SQL does not hold; {marker: text}. The caller writes each text after sqlglot has
+    spelled the tree, where sqlglot's PostgreSQL spelling would be wrong on another engine."""
+    marker = unused_marker(prefix, tree.sql())
+    marked: dict[str, str] = {}
+    for node in list(tree.find_all(kind)):
+        text = text_of(node)
+        if text is not None:
+            name = f"{marker}_{len(marked)}_"
+            marked[name] = text
             node.replace(exp.column(name))
-    return escaped
+    return marked
+
+
+def escaped_literals(tree) -> dict[str, str]:
+    """Every string literal of `tree` that holds a backslash, marked (`_marked`): sqlglot's
+    PostgreSQL spelling keeps a backslash bare, which Spark reads as an escape: `'a\\'' or ...'`
+    would end the literal early there and run its rest as SQL. The caller writes each value through
+    `assay.string_literal`, which escapes it for the engine (decision 0972)."""
+    return _marked(tree, "assay_escaped_literal", exp.Literal,
+                   lambda node: node.this if node.is_string and "\\" in node.this else None)
 
 
 def quoted_columns(tree) -> dict[str, str]:
-    """Replace (in place) every column of `tree` that must be quoted (a reserved word such as
-    `value`) by a marker column the text does not hold; {marker: column}. PostgreSQL's spelling
-    quotes it `"value"`, which Spark reads as a string literal: the rule then compared text and
-    never fired there (an outside tester, session 36). The caller writes each through `qi`, the
-    adapter's own quoting, as every other identifier of the model is written."""
-    marker = unused_marker("assay_quoted_column", tree.sql())
-    quoted: dict[str, str] = {}
-    for node in list(tree.find_all(exp.Column)):
-        if not node.table and node.this.args.get("quoted"):
-            name = f"{marker}_{len(quoted)}_"
-            quoted[name] = node.name
-            node.replace(exp.column(name))
-    return quoted
+    """Every column of `tree` that must be quoted (a reserved word such as `value`), marked
+    (`_marked`): PostgreSQL's spelling quotes it `"value"`, which Spark reads as a string literal,
+    so the rule compared text and never fired there (an outside tester, session 36). The caller
+    writes each through `qi`, the adapter's own quoting, as every other identifier of the model."""
+    return _marked(tree, "assay_quoted_column", exp.Column,
+                   lambda node: node.name if not node.table and node.this.args.get("quoted") else None)
 
 
 def call(macro: str, *args: str) -> str:
