@@ -133,8 +133,10 @@ def assay_ingestion_metadata_violations(evaluator, rel: exp.Expr, ranked: exp.Ex
     SELECT 'missing_metadata' AS failure, {row_id} AS source_row_id FROM metadata
     WHERE _load_id IS NULL OR _ingested_at IS NULL OR _source_row_id IS NULL
     UNION ALL
-    SELECT 'duplicate_source_row_id' AS failure, {row_id} AS source_row_id FROM metadata
-    WHERE _source_row_id IS NOT NULL AND _load_id IS NOT NULL{repeated} GROUP BY _load_id, _source_row_id HAVING COUNT(*) > 1
+    SELECT 'duplicate_source_row_id' AS failure, source_row_id FROM (
+      SELECT {row_id} AS source_row_id, COUNT(*) OVER (PARTITION BY _load_id, _source_row_id) AS deliveries
+      FROM metadata WHERE _source_row_id IS NOT NULL AND _load_id IS NOT NULL{repeated}) AS repeats
+    WHERE deliveries > 1
     UNION ALL
     SELECT 'unparseable_ingested_at' AS failure, {row_id} AS source_row_id FROM metadata
     WHERE _ingested_at IS NOT NULL AND {unparsed}"""

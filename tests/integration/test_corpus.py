@@ -39,9 +39,9 @@ DIVERGENT = {"num_007": "flag", "num_011": "flag", "num_012": "flag"}
 SPEC_CANNOT_FLAG = {("dirty_name", "uni_004"): "pass", ("dirty_name", "uni_017"): "pass"}
 
 # The rows the blocking ingestion audit on bronze.dirty__keys returns for each `fail` specimen
-# of keys.csv (failure, _source_row_id), written from the CSV by hand.
+# of keys.csv (failure, _source_row_id), one per violating row, written from the CSV by hand.
 INGESTION_FAILURES = {
-    "key_dup": [("duplicate_source_row_id", "key_dup")],
+    "key_dup": [("duplicate_source_row_id", "key_dup")] * 2,  # both rows of the pair (decision 0956)
     "null_source_row_id": [("missing_metadata", None)],
     "null_ingested_at": [("missing_metadata", "key_017")],
     "uncastable_ingested_at": [("unparseable_ingested_at", "key_018")],

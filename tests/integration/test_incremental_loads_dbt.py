@@ -171,9 +171,9 @@ def test_a_bad_load_the_ledger_took_without_the_test_is_still_flagged(tmp_path: 
     bad[2][1]["_ingested_at"] = "yesterday"
     load_rows(project, L1 + bad)
     ledger_only(project)  # `dbt run -s orders__staged`: no test ran
-    for _ in range(2):  # the load is settled now, and flagged on every build
+    for _ in range(2):  # the load is settled now, and flagged on every build: 3 rows (x1 twice, x2)
         result = dbt_build(project)
-        assert result.returncode == 1 and "FAIL 2 assay_ingestion_metadata__raw_orders" in result.stdout, result.stdout
+        assert result.returncode == 1 and "FAIL 3 assay_ingestion_metadata__raw_orders" in result.stdout, result.stdout
     (compiled,) = (project.path / "target" / "compiled").rglob("assay_ingestion_metadata__raw_orders.sql")
     assert "assay_clean_loads" in compiled.read_text()  # the clean load l1 was left out
     # Bronze fixed: the test passes. The ledger still holds the deliveries bronze no longer has (the

@@ -57,8 +57,9 @@ BAD = CLEAN + [
     ["l2", "yesterday", "u1", "A3", "31.00"],  # u1 again, at a time that does not parse
     ["l2", "not a time", None, "A5", "50.00"],  # no identity, and a time that does not parse
 ]
-# What the test must find in BAD, by hand: (failure, source_row_id)
-FAILURES = sorted([("duplicate_source_row_id", "d1"), ("missing_metadata", None),
+# What the test must find in BAD, by hand: (failure, source_row_id), one per violating bronze row
+# (decision 0956: both deliveries of d1 in l2)
+FAILURES = sorted([("duplicate_source_row_id", "d1"), ("duplicate_source_row_id", "d1"), ("missing_metadata", None),
                    ("unparseable_ingested_at", "u1"), ("unparseable_ingested_at", None)], key=repr)
 TEST = "assay_ingestion_metadata__raw_orders"
 

