@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import yaml
 import pytest
 from click.testing import CliRunner
 
@@ -354,11 +355,11 @@ def test_checks_of_an_unknown_run_exit_1_and_say_where_to_look(recorded):
     assert "`assay check list`" in result.stderr
 
 
-def _stopped_invocation(project: Path, invocation: str) -> None:
+def _stopped_invocation(project: Path, invocation: str, args: dict | None = None) -> None:
     """target/run_results.json of a dbt build a `fail` rule stopped on the staged model."""
     (project / "target").mkdir(exist_ok=True)
     (project / "target" / "run_results.json").write_text(json.dumps({
-        "metadata": {"invocation_id": invocation},
+        "metadata": {"invocation_id": invocation}, "args": args or {},
         "results": [
             {"unique_id": "model.shop.order__staged", "status": "success"},
             {"unique_id": "test.shop.assay_fail_rule__order__amount_positive", "status": "fail"},
@@ -380,6 +381,24 @@ def test_a_run_that_stopped_before_its_checks_is_named_not_mistaken_for_a_typo(r
     assert latest.stderr.splitlines()[0] == (
         "run run-bad (the latest that recorded check results; dbt's last invocation inv-stopped-1234 recorded none: "
         "assay_fail_rule__order__amount_positive failed)")
+
+
+def test_a_stopped_invocation_of_another_target_is_not_named(recorded):
+    """`dbt build --target ci` stopped last; `assay checks` reads the profile's default target,
+    whose warehouse that invocation never touched: it must not be named as this warehouse's run."""
+    profiles = recorded / "profiles.yml"
+    text = profiles.read_text()
+    default = yaml.safe_load(text)["shop"]["target"]
+    _stopped_invocation(recorded, "inv-stopped-1234", {"target": "ci"})
+    result = invoke("checks", "inv-stopped", "--project", str(recorded))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: no check results are recorded for run inv-stopped"), result.stderr
+    latest = invoke("checks", "--project", str(recorded))
+    assert latest.stderr.splitlines()[0] == "run run-bad (the latest)", latest.stderr
+    # named with the default target spelled out, it is this warehouse's invocation again
+    _stopped_invocation(recorded, "inv-stopped-1234", {"target": default})
+    named = invoke("checks", "inv-stopped", "--project", str(recorded))
+    assert "run inv-stopped-1234 (dbt's last invocation) recorded no check results" in named.stderr, named.stderr
 
 
 def test_check_list_lists_and_exits_0_even_when_checks_failed(recorded):

@@ -57,24 +57,27 @@ def _results(spec_dir: Optional[Path], project_dir: Path, profiles_dir: Optional
     return open_results(project_dir, project, profiles_dir=profiles_dir, target=target, environment=environment)
 
 
-def _dbt_stopped_run(project_dir: Path, run_id: Optional[str] = None):
-    """dbt's last invocation when it recorded no check result (and is `run_id`, when given): a
-    build that stopped before any table's checks ran, e.g. on a `fail` rule or the ingestion test."""
+def _dbt_stopped_run(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
+                     run_id: Optional[str] = None):
+    """dbt's last invocation against the target read, when it recorded no check result (and is
+    `run_id`, when given): a build that stopped before any table's checks ran, e.g. on a `fail`
+    rule or the ingestion test."""
     from ..runtime.dbt import last_invocation
     from ..runtime.warehouse import SQLMESH, project_kind
 
     if project_kind(project_dir) == SQLMESH:
         return None
-    last = last_invocation(project_dir)
+    last = last_invocation(project_dir, profiles_dir, target)
     if last is None or (run_id is not None and not last.invocation_id.startswith(run_id)):
         return None
     return last
 
 
-def unrecorded_run(run_id: str, project_dir: Path) -> str:
-    """Why run `run_id` has no check results: dbt's last invocation that stopped first, or an id
-    that names no recorded run."""
-    last = _dbt_stopped_run(project_dir, run_id)
+def unrecorded_run(run_id: str, project_dir: Path, profiles_dir: Optional[Path] = None,
+                   target: Optional[str] = None) -> str:
+    """Why run `run_id` has no check results: dbt's last invocation (against the target read) that
+    stopped first, or an id that names no recorded run."""
+    last = _dbt_stopped_run(project_dir, profiles_dir, target, run_id)
     if last is not None:
         why = (f"it stopped before any table's checks ran ({last.stopped_by()})" if last.not_ok
                else "it built no table that has checks")
@@ -84,9 +87,10 @@ def unrecorded_run(run_id: str, project_dir: Path) -> str:
             "or list the recorded runs with `assay check list`.")
 
 
-def _latest_label(found: str, project_dir: Path) -> str:
-    """` (the latest)`, unless dbt's last invocation is another run that recorded nothing."""
-    last = _dbt_stopped_run(project_dir)
+def _latest_label(found: str, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> str:
+    """` (the latest)`, unless dbt's last invocation against the target read is another run that
+    recorded nothing."""
+    last = _dbt_stopped_run(project_dir, profiles_dir, target)
     if last is not None and last.invocation_id != found and last.not_ok:
         return (f" (the latest that recorded check results; dbt's last invocation {last.invocation_id} recorded none: "
                 f"{last.stopped_by()})")
@@ -138,12 +142,12 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
             _nothing_found(as_json,
                            f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "
                            f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`.")
-        _nothing_found(as_json, unrecorded_run(run_id, project_dir))
+        _nothing_found(as_json, unrecorded_run(run_id, project_dir, profiles_dir, target))
     if run_id != found or (env is not None and env != (environment or "prod")):
         # Say which run this is: the caller gave none, or only the start of its id; and, on
         # SQLMesh, the environment a run of another one than the read one was for (0936).
         where = f" (environment {env})" if env is not None and env != (environment or "prod") else ""
-        click.echo(f"run {found}{where}" + (_latest_label(found, project_dir) if run_id is None else ""), err=True)
+        click.echo(f"run {found}{where}" + (_latest_label(found, project_dir, profiles_dir, target) if run_id is None else ""), err=True)
     if as_json:
         # 000's wire shape; `scope` is the table each result is of (a run checks several tables).
         click.echo(json.dumps([{k: r[k] for k in WIRE} for r in results], indent=2))
@@ -269,7 +273,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
     with _results(spec_dir, project_dir, profiles_dir, target, environment, project) as recorded:
         found = recorded.find_run(run_id)
         if found is None:
-            _nothing_found(as_json, unrecorded_run(run_id, project_dir))
+            _nothing_found(as_json, unrecorded_run(run_id, project_dir, profiles_dir, target))
         of_run = recorded.of_run(found)
         # A check is found by the name `check list` shows (a SQL check file's NAMESPACE.TABLE/NAME, a
         # rule's name) or by its id in `assay checks --json` (upper-cased), in any case.

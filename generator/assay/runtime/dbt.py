@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from ..errors import ProjectError
 
@@ -186,13 +187,19 @@ class LastInvocation:
         return ", ".join(said) if said else "nothing failed in it"
 
 
-def last_invocation(project_dir: Path) -> "LastInvocation | None":
-    """dbt's last invocation in `project_dir` (None without a readable target/run_results.json).
-    Names and statuses only: dbt's messages may quote the data."""
+def last_invocation(project_dir: Path, profiles_dir: Optional[Path] = None,
+                    target: Optional[str] = None) -> "LastInvocation | None":
+    """dbt's last invocation in `project_dir` when it ran against the profile target a command
+    reads (`target`, default the profile's own); None without a readable target/run_results.json,
+    or when that invocation built another target (`dbt build --target dev`, then `assay checks
+    --target prod`: dev's invocation says nothing of prod's warehouse). Names and statuses only:
+    dbt's messages may quote the data."""
     try:
         doc = json.loads((Path(project_dir) / "target" / "run_results.json").read_text(encoding="utf-8"))
         invocation = str(doc["metadata"]["invocation_id"])
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not _ran_against(doc, project_dir, profiles_dir, target):
         return None
     order = ("error", "runtime error", "fail")
     bad = [(str(r.get("unique_id", "")).split(".")[-1], str(r.get("status"))) for r in doc.get("results") or []
@@ -200,3 +207,18 @@ def last_invocation(project_dir: Path) -> "LastInvocation | None":
            and not str(r.get("unique_id", "")).startswith("source.")]  # `dbt source freshness` builds nothing
     bad.sort(key=lambda b: (order.index(b[1]), b[0]))
     return LastInvocation(invocation, tuple(bad))
+
+
+def _ran_against(doc: dict, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> bool:
+    """Whether the invocation of run_results.json `doc` used the profile target a command given
+    `target` reads. dbt writes `args.target` only when the invocation named one; otherwise it used
+    the profile's default, as the command does without `--target`. Without a readable profile
+    there is nothing to compare: the invocation is taken as the command's."""
+    from .warehouse import profile_target
+
+    args = doc.get("args") if isinstance(doc.get("args"), dict) else {}
+    try:
+        default = profile_target(project_dir, profiles_dir, None).target
+    except Exception:  # noqa: BLE001 - no readable profile: the invocation is all there is
+        return True
+    return (args.get("target") or default) == (target or default)
