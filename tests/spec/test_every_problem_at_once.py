@@ -88,6 +88,16 @@ case("on_missing_drop_keeps_its_rule_judged", entity(("via: order_customer, on_m
     ("entity_orders.yaml", 15, "SPEC_GRAMMAR", ("quality[0].on_missing is `drop`", "`unknown_member`, `quarantine`, `flag`")),
     ("entity_orders.yaml", 15, "SPEC_INVALID", ("via `order_custmer`", "not declared", "Did you mean `order_customer`?")),
 ])
+case("a_misspelt_row_rule_kind_is_judged_as_the_kind_it_suggests", entity(
+    ("{rule: referential, via: order_customer,", "{rule: referental, via: order_custmer,"),
+    ("      - {rule: referental", '      - {rule: expresion, name: Bad Name, expr: "amount > 0", on_fail: flag}\n      - {rule: referental'),
+    NO_TIE_BREAK), [
+    TIE_BREAK_PROBLEM,
+    ("entity_orders.yaml", 15, "SPEC_GRAMMAR", ("`expresion` is not a rule kind", "Did you mean `expression`?")),
+    ("entity_orders.yaml", 15, "SPEC_GRAMMAR", ("quality[0].name is `Bad Name`",)),
+    ("entity_orders.yaml", 16, "SPEC_GRAMMAR", ("`referental` is not a rule kind", "Did you mean `referential`?")),
+    ("entity_orders.yaml", 16, "SPEC_INVALID", ("via `order_custmer`", "Did you mean `order_customer`?")),
+])
 case("materialized_view_with_an_incremental_block", entity(
     ("    key: [order_id]\n", "    key: [order_id]\n    materialized: view\n    incremental: {lag: 2h}\n"), NO_TIE_BREAK), [
     ("entity_orders.yaml", 6, "SPEC_GRAMMAR", ("materialized is `view`", "`table`, `incremental`")),
@@ -175,6 +185,16 @@ case("on_fail_that_is_a_list", mapping(fields=BASE_FIELDS.replace(
 ])
 case("a_field_rule_written_as_its_kind", mapping(fields=BASE_FIELDS.replace("transform: [lower]}", "transform: [lower], quality: [not_null]}")), [
     ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("quality[0] is `not_null`, not a rule", "`{rule: not_null, on_fail: flag}`")),
+])
+case("a_misspelt_rule_kind_is_judged_as_the_kind_it_suggests", mapping(fields=BASE_FIELDS.replace(
+    "transform: [lower]}", "transform: [lower], quality: [{rule: nott_null, on_fail: drop, bogus: 1}]}")), [
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("`bogus` is not a key of fields.status.quality[0]", "`on_fail`")),
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("`nott_null` is not a rule kind", "Did you mean `not_null`?")),
+    ("mapping_orders.yaml", 9, "SPEC_INVALID", ("`on_fail: drop`", "never drops a row silently")),
+])
+case("a_misspelt_rule_kind_beyond_guessing_is_left_out", mapping(fields=BASE_FIELDS.replace(
+    "transform: [lower]}", "transform: [lower], quality: [{rule: zzz, on_fail: drop}]}")), [
+    ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("`zzz` is not a rule kind",)),
 ])
 case("transform_steps_that_are_not_steps", mapping(fields=BASE_FIELDS.replace("transform: [lower]}", "transform: [lower, [trim], 5, null]}")), [
     ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("transform[1] is a list, not a transform", "`trim`", "`{to_decimal: [12, 2]}`")),

@@ -211,6 +211,7 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
     out: list[Diagnostic] = []
     seen: set = set()
     errors = exc.errors()
+    errors = errors + _errors_of_guessed_kinds(model, raw, errors)
     branches = _union_branches(raw, errors)
     for err in errors:
         loc = tuple(err.get("loc", ()))
@@ -306,6 +307,44 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         seen.add(ident)
         out.append(Diagnostic(file, line, msg, "SPEC_GRAMMAR"))
     return out
+
+
+def guessed_kind(err: dict) -> Optional[str]:
+    """The rule kind an unknown `rule:` is a typo of (`nott_null` -> `not_null`), as the message
+    of a `union_tag_invalid` error suggests it; None for anything else."""
+    if err.get("type") != "union_tag_invalid" or not isinstance(err.get("input"), dict):
+        return None
+    tags = _tags((err.get("ctx") or {}).get("expected_tags", ""))
+    guess = difflib.get_close_matches(str(err["input"].get("rule")), tags, n=1)
+    return guess[0] if guess else None
+
+
+def _errors_of_guessed_kinds(model: type[BaseModel], raw: Any, errors: list) -> list:
+    """pydantic's errors inside each rule whose kind is a typo, read as the kind it suggests.
+
+    pydantic stops at an unknown tag of a discriminated union, so `{rule: nott_null, on_fail: drop,
+    bogus: 1}` would say only that `nott_null` is no rule kind, and `bogus` would show only once
+    the kind is fixed: every problem at once means judging the rest of the rule as the rule it
+    evidently is (decision 0028)."""
+    import copy
+
+    found: list = []
+    for err in errors:
+        guess = guessed_kind(err)
+        if guess is None:
+            continue
+        loc = tuple(err.get("loc", ()))
+        trial = copy.deepcopy(raw)
+        parent, last, _ = locate(trial, loc, tolerant=False)
+        if not isinstance(parent, (dict, list)) or last is None or not isinstance(parent[last], dict):
+            continue
+        parent[last]["rule"] = guess
+        try:
+            model.model_validate(trial)
+        except ValidationError as again:
+            found += [e for e in again.errors() if tuple(e.get("loc", ()))[: len(loc)] == loc
+                      and e.get("type") != "union_tag_invalid"]
+    return found
 
 
 # What each member of a union of plain values reads, for `_union_message`.

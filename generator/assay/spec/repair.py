@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .loader import LoadedSpec, _fields_of
+from .loader import LoadedSpec, _fields_of, guessed_kind
 from .models import EntityDocument, MappingDocument
 from .standins import merged, one_key_maps, repair_value
 from .yamlload import LineDict, LineList, locate
@@ -109,6 +109,8 @@ def _repaired(model, body: Any) -> Any:
                     if hasattr(parent, "key_lines"):
                         parent.key_lines[guess[0]] = parent.key_lines.get(last, getattr(parent, "line", 1))
                 repaired = True
+            elif guessed_kind(e) is not None and _retag(trimmed, loc, guessed_kind(e)):
+                repaired = True  # `nott_null` judged as the `not_null` it suggests: its `on_fail` too
             elif repair_value(model, trimmed, loc, e):
                 repaired = True
             elif _drop_list_item(trimmed, loc):
@@ -123,6 +125,17 @@ def _repaired(model, body: Any) -> Any:
         except ValidationError as exc:
             errors = exc.errors()
     return None
+
+
+def _retag(body: Any, loc: tuple, kind: str) -> bool:
+    """Write `rule: kind` into the rule item at `loc`; False when there is none to write it into."""
+    parent, last, _ = locate(body, loc, tolerant=False)
+    if not isinstance(parent, (dict, list)) or last is None or not isinstance(parent[last], dict):
+        return False
+    if parent[last].get("rule") == kind:
+        return False
+    parent[last]["rule"] = kind
+    return True
 
 
 def _drop_list_item(body: Any, loc: tuple) -> bool:
