@@ -142,7 +142,7 @@ def test_no_mart_exits_1_and_an_unknown_entity_exits_3(tmp_path):
     res = _run(project, spec)
     assert res.exit_code == 1
     assert "no quality history yet: gold.mart_data_quality is not in the warehouse of" in res.stderr
-    assert "run `dbt build" in res.stderr
+    assert "&& dbt build` (every run appends to it)" in res.stderr
     res = _run(project, spec, "--entity", "nope")
     assert res.exit_code == 3 and "no entity 'nope' in the spec in " in res.stderr and "; pass one of orders." in res.stderr
 

@@ -311,7 +311,7 @@ def test_checks_with_nothing_recorded_says_what_to_run(tmp_path):
     assert result.exit_code == 1
     assert "no check results are recorded in the warehouse of" in result.stderr
     # The build command of this project, where it is to be run.
-    assert f"run `dbt build in {project}`" in " ".join(result.stderr.split())
+    assert f"run `cd {project} && dbt build`" in " ".join(result.stderr.split())
 
 
 def test_check_list_takes_json_and_keeps_output_json_hidden(recorded):
@@ -475,7 +475,7 @@ def test_replay_redelivers_an_incremental_entitys_rows_still_in_bronze(tmp_path)
     ]
     result = invoke("replay", "order", "--spec", str(spec), "--project", str(project))
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[-1].startswith("next: dbt build"), result.stdout
+    assert result.stdout.splitlines()[-1].startswith(f"next: cd {project} && dbt build"), result.stdout
     assert "--full-refresh" not in result.stdout
     # the replayed delivery is in bronze now; were the build to divert it again, replay cannot
     # deliver it a second time under __replay__

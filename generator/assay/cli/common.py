@@ -248,14 +248,15 @@ def environment_option(func: Callable) -> Callable:
 
 
 def build_command(project_dir: Path) -> str:
-    """The command that builds the project (`dbt build`, `sqlmesh plan`), with `-p DIR`/` in DIR` when
-    it is not the current directory: error messages and next steps name the right tool."""
+    """The command that builds the project (`dbt build`, `sqlmesh plan`), with `-p DIR`/`cd DIR && `
+    when it is not the current directory: error messages and next steps name the right tool, in a
+    form a shell runs as written (dbt reads a profiles.yml in its working directory, so `cd`)."""
     from ..runtime.warehouse import SQLMESH, project_kind
 
     where = shown(project_dir)
     if project_kind(project_dir) == SQLMESH:
         return "sqlmesh plan" if where == "." else f"sqlmesh -p {where} plan"
-    return "dbt build" + ("" if where == "." else f" in {where}")
+    return "dbt build" if where == "." else f"cd {where} && dbt build"
 
 
 def run_id_hint(project_dir: Path) -> str:
