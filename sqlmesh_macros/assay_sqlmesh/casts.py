@@ -39,6 +39,11 @@ CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
 # Spark reads '2026-03' as March 1st and converts 'Europe/Paris', PostgreSQL reads '01/02/2025' by
 # its DateStyle setting and drops a zone name, DuckDB refuses all three.
 DATE_LEAD = r"^[ \t]*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([^0-9]|$)"
+# Year 0000, an hour past 23, a minute or second past 59 (decision 0967): PostgreSQL reads
+# `23:59:60` and `24:00:00` as the next day and refuses year 0, DuckDB refuses the clocks and keeps
+# year 0 as 1 BC. None of them is a value anywhere: a coercion failure on every engine.
+DATE_OUT_OF_RANGE = (r"^[ \t]*(0000-|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+(([0-9]{3,}|2[4-9]|[3-9][0-9])"
+                     r"|[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])|[0-9]{1,2}:[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])))")
 ZONE_NAME = "[A-SU-Y]"  # a letter of the text upper-cased, UTC removed: neither the T nor a Z
 # Boolean text (decision 0962): one list of words, ASCII white space around, any letter case,
 # read without the engine's cast (DuckDB refuses 'on' and ' true', PostgreSQL reads them and
@@ -79,6 +84,7 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
         named = "REPLACE(UPPER(" + value_sql + "), 'UTC', '')"
         guard = (f"NOT {regex_match_sql(f'LOWER({value_sql})', CLOCK_WORDS, dialect)}"
                  f" AND {regex_match_sql(value_sql, DATE_LEAD, dialect)}"
+                 f" AND NOT {regex_match_sql(value_sql, DATE_OUT_OF_RANGE, dialect)}"
                  f" AND NOT {regex_match_sql(named, ZONE_NAME, dialect)}")
     elif kind == "decimal":
         guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)

@@ -651,6 +651,16 @@ case(
     ],
 )
 case(
+    "split_part_index_zero",
+    orders_fields('status: {from: "$.status", transform: [{split_part: ["-", 0]}]}'),
+    [
+        ("mapping_orders.yaml", 7, "SPEC_INVALID",
+         "transform 1 of `status` in mapping `raw_orders` into `orders`: `split_part` counts its parts from 1 "
+         "(or from -1 at the end), and 0 names none; write e.g. `{split_part: [\"-\", 1]}` for the first part "
+         "or `[\"-\", -1]` for the last."),
+    ],
+)
+case(
     "transform_unknown",
     orders_fields('status: {from: "$.status", transform: [trimm]}'),
     [

@@ -33,11 +33,12 @@
   {%- if t.kind == 'int' -%}
     {%- set guard = assay.regex_matches(value, '^\\s*[+-]?[0-9]+\\s*$') -%}
   {%- elif t.kind in ['date', 'timestamp'] -%}
-    {#- A whole year-month-day first, and no zone name (decision 0978): Spark reads '2026-03' as
+    {#- A whole year-month-day first, no year 0000 nor a clock past 23:59:59 (0967), and no zone name (decision 0978): Spark reads '2026-03' as
         March 1st and converts 'Europe/Paris', PostgreSQL reads '01/02/2025' by its DateStyle
         setting and drops a zone name, DuckDB refuses all three. -#}
     {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'now|today|tomorrow|yesterday|epoch|infinity')
         ~ ' AND ' ~ assay.regex_matches(value, '^[ \t]*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([^0-9]|$)')
+        ~ ' AND NOT ' ~ assay.regex_matches(value, '^[ \t]*(0000-|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+(([0-9]{3,}|2[4-9]|[3-9][0-9])|[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])|[0-9]{1,2}:[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])))')
         ~ ' AND NOT ' ~ assay.regex_matches("REPLACE(UPPER(" ~ value ~ "), 'UTC', '')", '[A-SU-Y]') -%}
   {%- elif t.kind == 'variant' -%}
     {%- set guard = 'NOT ' ~ assay.regex_matches(value, assay._json_nul_escape_re()) -%}

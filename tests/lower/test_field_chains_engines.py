@@ -1,0 +1,97 @@
+"""Field chains an outside tester found to crash or to differ by engine (session 37), run as each
+target spells them on DuckDB and PostgreSQL 18.
+
+- `to_utc` on text read the text with the engine's raising cast: `garbage` or `''` stopped the
+  build of an opted-in entity ("invalid timestamp field format") on every engine, and text naming
+  its own offset or `Z` was read as a wall clock of the zone, hours off. Now the text is read by
+  the guarded cast first (a coercion failure, with its marker), and text with an offset or `Z` is
+  that instant (decision 0967).
+- `divide` into an `int` field: DuckDB divides decimals into a DOUBLE, whose text `2.0` the int
+  cast refused, so `8` divided by 4 was quarantined on DuckDB and kept as 2 on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pytest
+
+from assay.ir.model import FieldSource, Loc
+from assay.lower.fields import lower_field
+from assay.spec.transforms import parse_step
+from tests.dbt_package.test_macro_render import render_env
+from tests.lower.target_sql import TARGETS, spelled
+
+T = dt.datetime
+ZONE = "America/Los_Angeles"  # the session's zone: nothing may depend on it
+
+# (transforms, target type, [(bronze text, (value, coercion marker))])
+CHAINS = {
+    "to_utc_from_text": ([{"to_utc": "Europe/Paris"}], "timestamp", [
+        ("2024-01-02 03:04:05", (T(2024, 1, 2, 2, 4, 5), False)),  # Paris winter time, UTC+1
+        ("2024-07-02T03:04:05", (T(2024, 7, 2, 1, 4, 5), False)),  # summer, UTC+2
+        ("2024-01-02T03:04:05Z", (T(2024, 1, 2, 3, 4, 5), False)),  # says its instant
+        ("2024-01-02 03:04:05+05:00", (T(2024, 1, 1, 22, 4, 5), False)),
+        ("garbage", (None, True)),
+        ("", (None, True)),
+        ("2024-02-30 01:00:00", (None, True)),
+        (None, (None, False)),
+    ]),
+    "divide_into_int": ([{"divide": 4}], "int", [
+        ("8", (2, False)),
+        ("1e3", (250, False)),
+        ("-0", (0, False)),
+        ("10", (None, True)),  # 2.5 is no int
+        ("x", (None, True)),
+    ]),
+    "multiply_into_int": ([{"multiply": 100}], "int", [
+        ("12.34", (1234, False)),
+        ("99999999999999999", (None, True)),  # beyond a 64-bit int
+    ]),
+}
+
+
+def _chain(name: str, safe: bool = True):
+    steps, target_type, _cases = CHAINS[name]
+    parsed = tuple(parse_step(s)[0] for s in steps)
+    src = FieldSource("v", ("v",), parsed, target_type, False, Loc("m.yml", 1))
+    return lambda sp: lower_field(sp, src, "b", safe)
+
+
+def _query(target: str, engine: str, name: str) -> str:
+    value = spelled(target, engine, lambda sp: _chain(name)(sp)[0])
+    marker = spelled(target, engine, lambda sp: _chain(name)(sp)[1])
+    text = "varchar" if engine == "duckdb" else "text"
+    rows = ", ".join(f"({i}, cast({'null' if v is None else repr(v)} as {text}))" for i, (v, _) in enumerate(CHAINS[name][2]))
+    return f"select i, {value}, {marker} from (values {rows}) as b(i, v) order by i"
+
+
+def _expected(name: str) -> list:
+    return [want for _, want in CHAINS[name][2]]
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@pytest.mark.parametrize("target", TARGETS)
+def test_chains_on_duckdb(target, name):
+    conn = duckdb.connect()
+    conn.execute(f"SET TimeZone = '{ZONE}'")
+    rows = conn.execute(_query(target, "duckdb", name)).fetchall()
+    assert [(r[1], bool(r[2])) for r in rows] == _expected(name)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@pytest.mark.parametrize("target", TARGETS)
+def test_chains_on_postgres(postgres_server, target, name):
+    conn = postgres_server.connect()
+    conn.autocommit = True
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SET TIME ZONE '{ZONE}'")
+        cur.execute(render_env("postgres").install_functions())
+        cur.execute(_query(target, "postgres", name))
+        assert [(r[1], bool(r[2])) for r in cur.fetchall()] == _expected(name)
+    finally:
+        conn.cursor().execute("DROP SCHEMA IF EXISTS analytics CASCADE")
+        conn.close()
