@@ -222,9 +222,36 @@ def connect(project_dir: Path, profiles_dir: Optional[Path] = None, target: Opti
 
 def postgres_session(conn, read_only: bool):
     """`conn` in autocommit, and read-only when the command only reads: every transaction of the
-    session is then READ ONLY, so the server refuses any write the command's SQL might attempt."""
+    session is then READ ONLY, so the server refuses any write the command's SQL might attempt.
+    Dates and timestamps Python cannot hold come back as their text (`_lenient_times`)."""
     conn.set_session(readonly=True if read_only else None, autocommit=True)
+    _lenient_times(conn)
     return conn
+
+
+# date, timestamp, timestamptz: PostgreSQL holds years up to 294276 and before year 1, Python's
+# datetime only 1-9999, and psycopg2 raised "year 10000 is out of range" for a value a build
+# legitimately stored (`9999-12-31T23:59:59-01:00` read as ISO 8601 is in year 10000): `assay
+# explain` then refused to read the entity at all (an outside tester, session 37).
+_TIME_OIDS = {1082: "DATE", 1114: "TIMESTAMP", 1184: "TIMESTAMPTZ"}
+
+
+def _lenient_times(conn) -> None:
+    """Register, on `conn` only, casters that read a date or timestamp as psycopg2 does and give
+    the server's text where Python has no such value."""
+    import psycopg2.extensions as ext
+
+    for oid, name in _TIME_OIDS.items():
+        default = ext.string_types.get(oid)
+        if default is None:
+            continue
+
+        def cast(value, cur, default=default):
+            try:
+                return default(value, cur)
+            except (ValueError, OverflowError):
+                return value
+        ext.register_type(ext.new_type((oid,), f"ASSAY_{name}", cast), conn)
 
 
 def _driver(name: str):
