@@ -121,6 +121,14 @@ case("key_written_as_one_name", entity(("key: [order_id]", "key: order_idd")), [
     ("entity_orders.yaml", 5, "SPEC_GRAMMAR", ("key is `order_idd`, not a list", "`[order_idd]`")),
     ("entity_orders.yaml", 5, "SPEC_INVALID", ("key column `order_idd`", "Did you mean `order_id`?")),
 ])
+case("key_written_as_a_number", entity(("key: [order_id]", "key: 7"), ("status: {type: string}", "status: {type: strng}")), [
+    ("entity_orders.yaml", 5, "SPEC_GRAMMAR", ("key is `7`, not a field name", "such as `[order_id]`")),
+    ("entity_orders.yaml", 10, "SPEC_INVALID", ("type `strng`", "Did you mean `string`?")),
+])
+case("key_left_empty", entity(("key: [order_id]", "key: []"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 5, "SPEC_GRAMMAR", ("key is empty", "such as `[order_id]`")),
+    TIE_BREAK_PROBLEM,
+])
 case("a_relationship_with_a_broken_cardinality_is_still_declared", entity(
     ("{name: order_customer,", "{name: order_customer, cardinality: many,"), NO_TIE_BREAK), [
     TIE_BREAK_PROBLEM,

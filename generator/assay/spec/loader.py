@@ -225,7 +225,9 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         path = _describe(shown)
         where = _describe(shown[:-1]) if shown else "the document"
         key = loc[-1] if loc else ""
-        if kind == "union_members":
+        if _is_entity_key(shown) and not isinstance(value, str) and kind != "missing":
+            msg = _entity_key_message(raw, path, value, shown)
+        elif kind == "union_members":
             msg = _union_message(path, value, branches[loc], shown)
         elif isinstance(key, int) and len(shown) > 1 and shown[-2] == "quality" and not isinstance(value, dict):
             msg = _rule_item_message(path, value, shown)
@@ -307,6 +309,23 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         seen.add(ident)
         out.append(Diagnostic(file, line, msg, "SPEC_GRAMMAR"))
     return out
+
+
+def _is_entity_key(shown: tuple) -> bool:
+    """`entities.<name>.key` or one of its items."""
+    return len(shown) in (3, 4) and shown[0] == "entities" and shown[2] == "key"
+
+
+def _entity_key_message(raw: Any, path: str, value: Any, shown: tuple) -> str:
+    """An entity key that names no field (`key: 7`, `key: [7]`, `key: []`): quoting `7` or listing it
+    would not make it a field name, so the advice names the entity's first declared field."""
+    body = raw.get("entities", {}).get(shown[1]) if isinstance(raw.get("entities"), dict) else None
+    fields = body.get("fields") if isinstance(body, dict) else None
+    first = next((f for f in fields if isinstance(f, str)), None) if isinstance(fields, dict) else None
+    example = f"`[{first}]`" if first else "`[order_id]`"
+    if value is None or value == []:
+        return f"{path} is empty; list the fields whose values identify a row, such as {example}."
+    return f"{path} is {_show(value)}, not a field name; list the fields whose values identify a row, such as {example}."
 
 
 def guessed_kind(err: dict) -> Optional[str]:

@@ -19,6 +19,9 @@ from pydantic import BaseModel
 from .yamlload import LineDict, LineList
 
 DROP = object()  # the key is left out: its default (None, or an empty list) is the neutral value
+# An entity key with no name that reads (`key: 7`, `key: []`): a name no field can have, which the
+# checks that compare with the key skip (`key_unread`), so the rest of the entity is still judged.
+UNREAD_KEY = "<key not read>"
 OWN_COLUMN = object()  # `$.<the mapped column's own name>`: a path that parses and that no check reads
 _DEDUPE = {"keep": "latest_by", "field": "_ingested_at", "tie_break": ["_load_id"]}  # ingestion columns: no check reads them
 _FIELD_RULES = ("CoercibleRule", "NotNullRule", "RangeRule", "LengthRule", "PatternRule", "InEnumRule",
@@ -34,6 +37,7 @@ STANDINS: dict[tuple[str, str], Any] = {
     **{("Assert", key): DROP for key in ("min", "max", "not_null", "enum", "regex")},
     # an entity
     ("Entity", "grain"): "(missing)",  # prose no check reads
+    ("Entity", "key"): [UNREAD_KEY],
     ("Entity", "scd"): "type1",  # the default; type2 adds reserved names and refusals
     ("Entity", "materialized"): "table",  # the default; its `incremental:` block is left out with it
     ("Entity", "owner"): DROP,
@@ -278,3 +282,8 @@ def _positioned(value: Any, line: int) -> Any:
         items.item_lines = [getattr(v, "line", line) if isinstance(v, (LineDict, LineList)) else line for v in value]
         return items
     return value
+
+
+def key_unread(key) -> bool:
+    """Whether an entity's key is the stand-in of one that did not parse (already reported)."""
+    return UNREAD_KEY in (key or ())

@@ -6,6 +6,7 @@ import re
 
 from ..errors import Diagnostic
 from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
+from ..spec.standins import key_unread
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .expressions import parse_expression, qualified_columns, referenced_columns, unknown_functions
@@ -66,7 +67,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             )
     # key
     seen = set()
-    for i, k in enumerate(ent.key):
+    for i, k in enumerate(() if key_unread(ent.key) else ent.key):
         if k in seen:
             ctx.report(file, ent.line("key"), f"{where} names key column `{k}` twice; list each key column once.")
         seen.add(k)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
+from ..spec.standins import key_unread
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .types import is_numeric, normalize_type
@@ -53,7 +54,7 @@ def _check_relationship(ctx: Context, file: str, rel) -> None:
             ctx.report(file, rel.line("via"), f"{what} joins on `{rel.from_}.{fcol}`, which `{rel.from_}` does not declare.{did_you_mean(fcol, src.fields)}")
         if tcol not in dst.fields:
             ctx.report(file, rel.line("via"), f"{what} joins on `{rel.to}.{tcol}`, which `{rel.to}` does not declare.{did_you_mean(tcol, dst.fields)}")
-    if rel.cardinality in ("many_to_one", "one_to_one") and sorted(rel.via.values()) != sorted(dst.key):
+    if rel.cardinality in ("many_to_one", "one_to_one") and not key_unread(dst.key) and sorted(rel.via.values()) != sorted(dst.key):
         ctx.report(
             file,
             rel.line("via"),
