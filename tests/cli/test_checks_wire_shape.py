@@ -129,6 +129,14 @@ def test_a_spec_without_checks_is_told_why_nothing_is_recorded(tmp_path):
     result = invoke("checks", "--project", str(project), "--spec", str(spec))
     assert result.exit_code == 1
     assert "the spec declares no table check" in result.stderr, result.stderr
+    # only a `fail` rule: it records a result when it stops a build, which none has (an outside
+    # tester, session 37, was told to build after several builds)
+    rule = '{rule: expression, name: discount_not_above_amount, expr: "discount <= amount", on_fail: flag}'
+    assert rule in entities.read_text()
+    entities.write_text(entities.read_text().replace(rule, rule.replace("on_fail: flag", "on_fail: fail")))
+    result = invoke("checks", "--project", str(project), "--spec", str(spec))
+    assert result.exit_code == 1
+    assert "the spec's only checks are `fail` rules, which record a result only when one stops a build" in result.stderr, result.stderr
     # with the example's advisory check, the advice is to build
     result = invoke("checks", "--project", str(project), "--spec", str(Path(__file__).resolve().parents[2] / "examples" / "shop"))
     assert result.exit_code == 1 and "the spec declares no table check" not in result.stderr, result.stderr

@@ -24,7 +24,7 @@ from ..checks.kept_values import shown_rows
 from ..checks.rates import RATE_KINDS
 from ..errors import AssayError, ChecksFailed
 from ..runtime.check_results import AUDIT, WIRE, did_pass, short_run_id
-from ..runtime.table_states import records_check_results
+from ..runtime.table_states import records_check_results, records_every_build
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, one_line, optional_spec, plural, project_option, run_id_hint, shown,
                      spec_option, warehouse_options)
 
@@ -138,6 +138,10 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                                     "SQL check file), threshold or `fail` rule, so a build records results only when it "
                                     "stops on one of its own audits (the key, the conservation law, the ingestion "
                                     "metadata). Declare checks (docs/checks.md) for every build to record them.")
+        if run_id is None and project is not None and not records_every_build(project):
+            _nothing_found(as_json, "no check results are recorded: the spec's only checks are `fail` rules, which record "
+                                    "a result only when one stops a build, and none has. Declare checks (docs/checks.md) "
+                                    "for every build to record them.")
         if run_id is None:
             _nothing_found(as_json,
                            f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "

@@ -97,6 +97,13 @@ def records_check_results(project) -> bool:
     return bool(_spec_tables(project))
 
 
+def records_every_build(project) -> bool:
+    """Whether every build of `project` records check results: some table has declared checks or
+    SQL check files. A `fail` rule records one only when it stops a build (decision 0957)."""
+    return any(e.declared_checks or e.sql_checks for e in project.entities) or any(
+        t.declared_checks for t in project.tables) or bool(project.sql_checks)
+
+
 def _entity_table(project, entity) -> tuple[str, str, bool]:
     """(schema, relation name, built by this project) of an entity: its readers' relation."""
     return (project.schema("silver"), f"{entity.name}__current" if entity.scd == "type2" else entity.name, True)
