@@ -217,7 +217,7 @@ def test_a_reader_is_refused_after_the_check_task_fails_again(story):
     assert status == "error"
     assert (f"KEPT_TABLE_REFUSED: item__staged reads " in message and f"which is kept since run {kept['run']} "
             "(check silver.shop/no_nowhere failed); its checks ran again in this run and did not pass: "
-            "silver.shop/no_nowhere: failed (keep)") in message, message
+            "silver.shop/no_nowhere: failed (kept)") in message, message
     assert "model.assay_it.shop" not in refused["nodes"]  # not rebuilt
     assert refused["events"] == [("CHECK_FAILED", "shop", "silver.shop/no_nowhere", "returned 1 row")]
     assert refused["results"]["NO_NOWHERE"] == (False, "returned 1 row (kept)")

@@ -23,7 +23,7 @@
     {%- do events.append({'type': 'CHECK_FAILED', 'table': table, 'check': f['check'], 'why': f['why'], 'rows': f.get('rows')}) -%}
   {%- endfor -%}
   {%- for name in report['kept'] -%}
-    {%- do failures.append(name ~ ': failed (keep)') -%}
+    {%- do failures.append(name ~ ': failed (kept)') -%}
   {%- endfor -%}
   {{ return({'ran': true, 'failures': failures, 'events': events}) }}
 {% endmacro %}

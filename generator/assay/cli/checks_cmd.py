@@ -161,8 +161,10 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
             # A not_evaluated or errored detail already opens with its label: print it once.
             detail = r["detail"]
             for opening in (NOT_EVALUATED_PREFIX, "errored: "):
-                if detail.startswith(opening) and label.lower() == opening.rstrip(": "):
+                if detail.startswith(opening) and label.lower().split(" (")[0] == opening.rstrip(": "):
                     detail = detail[len(opening):]
+            if label == "warned" and detail.endswith(" (warned)"):  # a warn file's rows: said once
+                detail = detail[: -len(" (warned)")]
             click.echo(f"{r['table']}: {r['name']}: {label}: {one_line(detail)}")
     failed = [r for r in results if not did_pass(r)]
     if failed:
@@ -193,13 +195,15 @@ def _label(result: dict) -> str:
     detail opening ``not_evaluated: `` is neither a pass nor a failure (000), an unreadable
     candidate is an error (decision 0531); a failure of a check that only warns (an advisory
     check, a `warn` threshold) reads `warned` and of a `keep` check file `failed (kept)`, as
-    `assay check list` names them; any other failure `FAILED`."""
+    `assay check list` names them; any other failure `FAILED`. 002's check line: a `warn` check
+    file that returned rows passed (a warning counts as passed) and reads `warned`; an error reads
+    `ERRORED`, `errored` for a check that only warns, `ERRORED (kept)` for a `keep` file."""
     if did_pass(result):
-        return "passed"
+        return "warned" if result.get("outcome") == "warned" else "passed"
     if result["detail"].startswith(NOT_EVALUATED_PREFIX):
         return "not_evaluated"
     if result["detail"].startswith(("DECLARED_CHECK_UNREADABLE: ", "errored: ")):
-        return "ERRORED"
+        return {"warn": "errored", "advisory": "errored", "keep": "ERRORED (kept)"}.get(result.get("enforcement"), "ERRORED")
     if result.get("outcome") in WORDED_OUTCOMES:
         return result["outcome"]
     return "FAILED"

@@ -192,11 +192,13 @@ def wire_check_id(name: str) -> str:
 
 
 def _result(table: str, name: str, kind: str, passed: bool, detail: str, outcome: str,
-            failing: Optional[int] = None) -> dict[str, Any]:
+            failing: Optional[int] = None, enforcement: str = "required") -> dict[str, Any]:
     """One result of `CheckResults.of_run`: 000's wire fields first (see `WIRE`), then the commands' own
-    (`failing`: the rows it found failing, as `assay check list` counts them; None when it counts none)."""
+    (`failing`: the rows it found failing, as `assay check list` counts them; None when it counts none;
+    `enforcement`: as recorded, `required`/`advisory` or a check file's `block`/`warn`/`keep`)."""
     return {"check_id": wire_check_id(name), "passed": passed, "detail": detail, "scope": table,
-            "table": table, "name": str(name), "kind": kind, "outcome": outcome, "failing": failing}
+            "table": table, "name": str(name), "kind": kind, "outcome": outcome, "failing": failing,
+            "enforcement": enforcement}
 
 
 # What `assay checks --json` prints of a result: 000's wire shape, `scope` being the table the
@@ -332,7 +334,7 @@ class CheckResults:
             # The recorded verdict is the one the run acted on; the sentence is rendered again here.
             out.append(((table, 1, position or 0, check_id),
                         _result(table, check_id, kind, bool(passed), verdict_of_row(kind, spec, measures).detail,
-                                *outcome_of(kind, enforcement, bool(passed), measures))))
+                                *outcome_of(kind, enforcement, bool(passed), measures), enforcement=str(enforcement))))
         return [r for _, r in sorted(out, key=lambda x: x[0])]
 
     def listing(self) -> list[dict[str, Any]]:
