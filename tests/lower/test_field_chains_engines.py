@@ -62,7 +62,7 @@ def _chain(name: str, safe: bool = True):
 def _query(target: str, engine: str, name: str) -> str:
     value = spelled(target, engine, lambda sp: _chain(name)(sp)[0])
     marker = spelled(target, engine, lambda sp: _chain(name)(sp)[1])
-    text = "varchar" if engine == "duckdb" else "text"
+    text = {"duckdb": "varchar", "spark": "string"}.get(engine, "text")
     rows = ", ".join(f"({i}, cast({'null' if v is None else repr(v)} as {text}))" for i, (v, _) in enumerate(CHAINS[name][2]))
     return f"select i, {value}, {marker} from (values {rows}) as b(i, v) order by i"
 
@@ -95,3 +95,20 @@ def test_chains_on_postgres(postgres_server, target, name):
     finally:
         conn.cursor().execute("DROP SCHEMA IF EXISTS analytics CASCADE")
         conn.close()
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@pytest.mark.parametrize("target", TARGETS)
+def test_chains_on_spark(target, name):
+    """Spark through the test process's session (tests/support/spark.py); the SQLMesh target
+    refuses Spark, but its macros hold Spark spellings and are held to the same cases."""
+    from tests.support import spark
+
+    reason = spark.java_missing()
+    if reason:
+        pytest.fail(reason)
+    wh = spark.shared_warehouse()
+    _names, values = wh.call("named", _query(target, "spark", name))
+    assert [(r[1], bool(r[2])) for r in values] == _expected(name)
