@@ -4,7 +4,8 @@ the SQLMesh macros expanded. For tests that hold a decision of `lower/` to its r
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 import jinja2
 
@@ -22,3 +23,20 @@ def spelled(target: str, engine: str, lowered: Callable[[Spelling], str]) -> str
     if target == "dbt":
         return jinja2.Environment().from_string(lowered(DbtSpelling())).render(assay=render_env(engine))
     return render_sql(lowered(SqlmeshSpelling(engine)), engine)
+
+
+@contextmanager
+def postgres_cursor(postgres_server, zone: str) -> Iterator:
+    """A cursor of the test server, its session in `zone`, with the functions the dbt package's
+    PostgreSQL 15 rendering calls (the test's stand-in for dbt renders for 15: its guard function);
+    dropped again on the way out."""
+    conn = postgres_server.connect()
+    conn.autocommit = True
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SET TIME ZONE '{zone}'")
+        cur.execute(render_env("postgres").install_functions())
+        yield cur
+    finally:
+        conn.cursor().execute("DROP SCHEMA IF EXISTS analytics CASCADE")
+        conn.close()

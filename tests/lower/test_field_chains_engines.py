@@ -20,8 +20,7 @@ import pytest
 from assay.ir.model import FieldSource, Loc
 from assay.lower.fields import lower_field
 from assay.spec.transforms import parse_step
-from tests.dbt_package.test_macro_render import render_env
-from tests.lower.target_sql import TARGETS, spelled
+from tests.lower.target_sql import TARGETS, postgres_cursor, spelled
 
 T = dt.datetime
 ZONE = "America/Los_Angeles"  # the session's zone: nothing may depend on it
@@ -84,17 +83,9 @@ def test_chains_on_duckdb(target, name):
 @pytest.mark.parametrize("name", sorted(CHAINS))
 @pytest.mark.parametrize("target", TARGETS)
 def test_chains_on_postgres(postgres_server, target, name):
-    conn = postgres_server.connect()
-    conn.autocommit = True
-    try:
-        cur = conn.cursor()
-        cur.execute(f"SET TIME ZONE '{ZONE}'")
-        cur.execute(render_env("postgres").install_functions())
+    with postgres_cursor(postgres_server, ZONE) as cur:
         cur.execute(_query(target, "postgres", name))
         assert [(r[1], bool(r[2])) for r in cur.fetchall()] == _expected(name)
-    finally:
-        conn.cursor().execute("DROP SCHEMA IF EXISTS analytics CASCADE")
-        conn.close()
 
 
 @pytest.mark.slow

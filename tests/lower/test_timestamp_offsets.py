@@ -16,8 +16,7 @@ import duckdb
 import pytest
 
 from assay.lower.fields import text_to_timestamp
-from tests.dbt_package.test_macro_render import render_env
-from tests.lower.target_sql import TARGETS, spelled
+from tests.lower.target_sql import TARGETS, postgres_cursor, spelled
 
 T = dt.datetime
 # text -> the stored value on an opted-in entity (NULL: a coercion failure, the row is judged)
@@ -67,17 +66,8 @@ def test_offsets_are_converted_on_duckdb(target):
 @pytest.mark.postgres
 @pytest.mark.parametrize("target", list(SPELLINGS))
 def test_offsets_are_converted_on_postgres(postgres_server, target):
-    conn = postgres_server.connect()
-    conn.autocommit = True
-    try:
-        cur = conn.cursor()
-        cur.execute(f"SET TIME ZONE '{ZONE}'")
-        # the test's stand-in for dbt renders the package as for PostgreSQL 15: its guard function
-        cur.execute(render_env("postgres").install_functions())
+    with postgres_cursor(postgres_server, ZONE) as cur:
         assert _run(cur, "postgres", SPELLINGS[target]("postgres", True)) == [want for _, want in CASES]
-    finally:
-        conn.cursor().execute("DROP SCHEMA IF EXISTS analytics CASCADE")
-        conn.close()
 
 
 @pytest.mark.parametrize("target", list(SPELLINGS))
