@@ -305,6 +305,9 @@ def test_what_replay_brings_back_equals_the_real_replay(story):
         back = [srid for srid, (load, _fl) in story["final"][entity]["kept"].items() if load == "__replay__"]
         earlier = [srid for srid, (load, _fl) in story["after"][entity]["kept"].items() if load == "__replay__"]
         assert said["brought_back"] == len(back) - len(earlier), entity
+        left = [story["final"][entity]["resolved"][rid] for rid in story["after"][entity]["open"]
+                if rid in story["final"][entity]["resolved"]]
+        assert said["leave_reject"] == {"admitted": left.count("admitted"), "deduped": left.count("deduped")}, entity
     # s2 and s3 aged out and are green: both come back (s3 wins A from s1 again)
     assert story["plan"]["data"]["entities"]["item"]["replay"]["brought_back"] == 2
 

@@ -202,3 +202,5 @@ def test_what_replay_brings_back_equals_the_real_replay_and_run(story):
     back = [srid for srid, (load, _fl) in story["final"]["kept"].items() if load == "__replay__"]
     earlier = [srid for srid, (load, _fl) in story["after"]["kept"].items() if load == "__replay__"]
     assert said["brought_back"] == len(back) - len(earlier) == 2
+    left = [story["final"]["resolved"][rid] for rid in story["after"]["open"] if rid in story["final"]["resolved"]]
+    assert said["leave_reject"] == {"admitted": left.count("admitted"), "deduped": left.count("deduped")}

@@ -71,7 +71,7 @@ def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
                            Snapshot(**{**after.__dict__, "resolved": {"r0": "admitted"}}))
     impact.published = True
     impact.replay = {"in_bronze": 0, "redelivered": 2, "superseded": 1, "unrecoverable": 0, "brought_back": 1,
-                     "still_quarantined": 1, "deduped": 0}
+                     "still_quarantined": 1, "deduped": 0, "leave_reject": {"admitted": 3, "deduped": 0}}
     lines = data_lines(DataPlan("duckdb", True, "Done. PASS=3", True, {"order": impact}))
     assert lines == [
         "next build (dbt build, in a copy of the duckdb warehouse): ok (Done. PASS=3)",
@@ -79,7 +79,8 @@ def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
         "  reject table: 1 row newly quarantined; 1 open row leaves it (1 admitted, 0 deduped)",
         "  amount_range_max (flag): 1 flagged (1 newly)",
         "  amount_range_min (quarantine): 1 quarantined (1 newly)",
-        "  replay: would re-deliver 2 rows (1 superseded); the build after it brings back 1 row, 1 stay quarantined, 0 deduped",
+        "  replay: would re-deliver 2 rows (1 superseded); the build after it brings back 1 row, 1 stay quarantined, 0 deduped; "
+        "in that build 3 open rows leave the reject table (3 admitted, 0 deduped)",
     ]
     # Nothing to re-deliver (every open reject row in bronze): no build after the replay judges anything
     impact.replay = {"in_bronze": 3, "redelivered": 0, "superseded": 0, "unrecoverable": 0, "brought_back": 0,

@@ -99,8 +99,16 @@ def data_lines(data) -> list[str]:
                 # its open reject rows are all in bronze: the next build above re-judged them
                 lines.append(head + "nothing for a build after it to judge")
             else:
-                lines.append(head + f"the build after it brings back {plural(rp.get('brought_back', 0), 'row')}, "
-                             f"{rp.get('still_quarantined', 0)} stay quarantined, {rp.get('deduped', 0)} deduped")
+                line = (head + f"the build after it brings back {plural(rp.get('brought_back', 0), 'row')}, "
+                        f"{rp.get('still_quarantined', 0)} stay quarantined, {rp.get('deduped', 0)} deduped")
+                left = rp.get("leave_reject")
+                if left is not None:
+                    # every open reject row that build resolves, the re-delivered and the ones still in
+                    # bronze whose parent the replays bring back
+                    n = left.get("admitted", 0) + left.get("deduped", 0)
+                    line += (f"; in that build {plural(n, 'open row')} {'leaves' if n == 1 else 'leave'} the reject table "
+                             f"({left.get('admitted', 0)} admitted, {left.get('deduped', 0)} deduped)")
+                lines.append(line)
     if data.replay_build_ok is False:
         lines.append("the build after the replays FAILED")
     return lines
