@@ -89,6 +89,21 @@ def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
     assert lines[-1] == "  replay: would re-deliver 0 rows (0 superseded); nothing for a build after it to judge"
 
 
+def test_a_failed_sqlmesh_plan_is_not_measured_and_names_what_stopped_it(order):
+    impact = entity_impact(order, Snapshot(built=True), Snapshot(built=True))
+    impact.published, impact.measured = False, False
+    impact.stops = (("silver.order__staged", "assay_fail_rule", "amount_range_max", 2),
+                    ("silver.order", "assay_conservation", None, 1))
+    lines = data_lines(DataPlan("duckdb", False, "sqlmesh plan: a blocking audit failed", None, {"order": impact},
+                                target="sqlmesh"))
+    assert lines[1:] == ["order: not measured (the plan failed and SQLMesh applied nothing; NOT published)",
+                         "  amount_range_max (fail): 2 rows failed",
+                         "  assay_conservation on silver.order: 1 row failed"]
+    assert impact.as_dict()["stops"][0] == {"model": "silver.order__staged", "audit": "assay_fail_rule",
+                                            "rule": "amount_range_max", "rows": 2}
+    assert "routes" not in impact.as_dict()
+
+
 def _project(tmp_path: Path, build: bool = False) -> Path:
     proj = tmp_path / "proj"
     write_dbt_skeleton(proj, "shop", duckdb_profile("shop", str(tmp_path / "warehouse.duckdb")))

@@ -75,6 +75,13 @@ def data_lines(data) -> list[str]:
     lines = [f"next build ({build}, in a copy of the {data.engine} warehouse): {'ok' if data.build_ok else 'FAILED'}"
              + (f" ({data.build_summary})" if data.build_summary else "")]
     for name, e in sorted(data.entities.items()):
+        if not e.measured:
+            # a failed SQLMesh plan applied nothing: the tables hold the last build's rows
+            lines.append(f"{name}: not measured (the plan failed and SQLMesh applied nothing; NOT published)")
+            for model, audit, rule, n in e.stops:
+                what = f"{rule} (fail)" if audit == "assay_fail_rule" and rule else f"{audit} on {model}"
+                lines.append(f"  {what}: {plural(n, 'row')} failed")
+            continue
         r = e.routes
         head = (f"{name}: {r.get('kept', 0)} kept, {r.get('quarantined', 0)} quarantined, {r.get('failed', 0)} failing, "
                 f"{r.get('deduped', 0)} deduped")

@@ -109,6 +109,11 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
                 impact = entity_impact(e, before[e.name], read_snapshot(wh.reader, wh.project, e))
                 impact.published = build.published(e.name)
                 impact.kept = build.kept(e.name)
+                if sqlmesh and not build.ok and build.stops:
+                    # nothing was applied: the tables hold the last build's rows, so the audits that
+                    # stopped the plan are all that is known of the next one
+                    impact.measured = False
+                    impact.stops = tuple(s for s in build.stops if _entity_of(s[0]) == e.name)
                 entities[e.name] = impact
             replayed = [name for name in plan.replay_scope if name in entities and new.entity(name).has_reject]
             already = {name: replayed_routes(wh.reader, wh.project, new.entity(name)) for name in replayed}
@@ -145,3 +150,12 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
                     entities[name].replay["leave_reject"] = {k: left.get(k, 0) for k in ("admitted", "deduped")}
         return DataPlan(sb.engine, build.ok, build.summary, None if again is None else again.ok, entities,
                         target="sqlmesh" if sqlmesh else "dbt")
+
+
+def _entity_of(model: str) -> str:
+    """The entity a generated SQLMesh model belongs to: `silver.order__staged` -> `order`."""
+    name = model.rsplit(".", 1)[-1]
+    for suffix in ("__staged", "__reject", "__current"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name

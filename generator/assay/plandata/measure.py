@@ -109,8 +109,16 @@ class EntityImpact:
     published: Optional[bool] = None  # whether the build published the entity (None: not known)
     kept: bool = False  # published, then kept by a failing keep check (dbt; docs/checks.md, "keep")
     replay: Optional[dict] = None
+    # False when no table holds the next build's rows (a SQLMesh plan a blocking audit failed applies
+    # nothing): then only `stops`, the audits that failed on it (model, audit, rule or None, rows)
+    measured: bool = True
+    stops: tuple = ()
 
     def as_dict(self) -> dict:
+        if not self.measured:
+            return {"measured": False, "published": self.published, "kept": self.kept,
+                    "stops": [{"model": m, "audit": a, "rule": r, "rows": n} for m, a, r, n in self.stops],
+                    **({"replay": self.replay} if self.replay is not None else {})}
         out = {
             "routes": {r: self.routes.get(r, 0) for r in ROUTES},
             "newly_quarantined": self.newly_quarantined,

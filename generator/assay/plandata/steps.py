@@ -28,6 +28,9 @@ class Outcome:
     summary: str = ""
     results: tuple = ()  # dbt's node results of the run
     otherwise: Optional[bool] = None  # what `published` says of an entity the results do not name
+    # SQLMesh: the blocking audits that failed a plan, (model, audit, rule or None, rows); its tables
+    # then hold the last build's rows, not the next one's (nothing is applied)
+    stops: tuple = ()
 
     def _result(self, entity: str) -> Optional[dict]:
         for r in self.results:
@@ -135,8 +138,15 @@ class SqlmeshSteps:
         from sqlmesh import Context
         from sqlmesh.core.console import NoopConsole, get_console, set_console
 
+        class Silent(NoopConsole):
+            """SQLMesh's console silenced, but for the models that failed, which the plan names."""
+
+            def log_failed_models(inner, errors) -> None:
+                self._failed.extend(errors)
+
         before = get_console()
-        set_console(NoopConsole())
+        self._failed: list = []
+        set_console(Silent())
         ctx = None
         try:
             ctx = Context(paths=str(path))
@@ -156,7 +166,15 @@ class SqlmeshSteps:
                     first = str(exc).splitlines()[0]
                     raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
                                        f"new spec): {engine_message(first) if self._private else first}") from None
-                return Outcome(False, "sqlmesh plan: a blocking audit failed; nothing was applied", otherwise=False)
+                stops = _audit_stops(self._failed)
+                errored = [e for e in self._failed if _audit_errors(e) is None]
+                if errored:  # a model's SQL failed, not an audit: no prediction to give
+                    first = str(errored[0].__cause__ or errored[0]).splitlines()[0]
+                    raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
+                                       f"new spec): {engine_message(first) if self._private else first}") from None
+                said = "; ".join(f"{a}{' ' + r if r else ''} on {m}: {n} {'row' if n == 1 else 'rows'}" for m, a, r, n in stops)
+                return Outcome(False, "sqlmesh plan: a blocking audit failed" + (f" ({said})" if said else "")
+                               + "; nothing was applied", otherwise=False, stops=stops)
             tick = self._tick(path)
             # `end`: SQLMesh's run stops at the wall clock otherwise, so a tick after today
             # (a plan for tomorrow's build) would have nothing to run
@@ -181,6 +199,35 @@ class SqlmeshSteps:
             ok = bool(getattr(status, "is_success", status))
             return Outcome(ok, "sqlmesh run: ok" if ok else "sqlmesh run: an audit failed")
         return self._context(path, work)
+
+
+def _audit_stops(errors: list) -> tuple:
+    """(model, audit, rule or None, rows) of each audit failure among the errors SQLMesh's console
+    was told of: the audit's own name and count (never a value of a row), the rule a `fail` rule's
+    audit names as its `rule_name` argument."""
+    found = []
+    for err in errors:
+        for cause in _audit_errors(err) or ():
+            rule = (cause.audit_args or {}).get("rule_name")
+            rule = getattr(rule, "name", None) or (str(rule).strip("'") if rule is not None else None)
+            found.append((str(cause.model_name or "").replace('"', ""), cause.audit_name, rule, int(cause.count)))
+    return tuple(sorted(found))
+
+
+def _audit_errors(err: BaseException) -> Optional[list]:
+    """The AuditErrors that failed a node SQLMesh reports (one, or several gathered in a
+    NodeAuditsErrors), or None when the node failed otherwise (its SQL did not run)."""
+    from sqlmesh.utils.errors import AuditError, NodeAuditsErrors
+
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, AuditError):
+            return [err]
+        if isinstance(err, NodeAuditsErrors):
+            return list(err.errors)
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def _nothing_to_do(status) -> bool:
