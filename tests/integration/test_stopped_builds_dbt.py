@@ -152,6 +152,29 @@ def test_an_ingestion_metadata_stop_sets_the_table_back(tmp_path):
 # `item` reads `shop` through a referential rule: a build that sets `shop` back (its required
 # check fails) makes dbt skip every node of `item`. The hook records that `item` was not written,
 # naming `shop`; `table get item` says so, with the check that set `shop` back, exit 2.
+def test_an_entity_whose_own_model_errored_is_set_back_naming_it(tmp_path):
+    """A database error in the entity's staged model (bronze lost a column the mapping reads) makes
+    dbt skip the entity: `table get` said the previous build's state, naming that build's run and
+    cause, as the latest (an outside tester, session 37). The hook records the skip, naming the
+    model that errored; the table is set back by this run."""
+    spec = write_spec(tmp_path / "spec")
+    project = make_project(tmp_path / "dbt", spec)
+    project.load_bronze([meters("M1", "M2")])
+    project.dbt("build", check=True)
+    good = meters("M1", "M2", "M3")
+    site = good.columns.index("site")
+    project.load_bronze([Relation(good.name, good.columns[:site] + good.columns[site + 1:],
+                                  [r[:site] + r[site + 1:] for r in good.rows])])
+    assert project.dbt("build").returncode != 0
+    run = invocation(project)
+    assert published(project) == ["M1", "M2"]
+    code, line, got = table_get(project.path, spec)
+    assert code == 2, line
+    assert line == (f"meter: set back by the latest build (run {run}): it was not written: its model meter__staged "
+                    "errored (dbt's log says why); the previous version is still published"), line
+    assert (got["events"][0]["event"], got["events"][0]["why"]) == ("TABLE_BUILD_FAILED", "node_errored: meter__staged")
+
+
 UPSTREAM_ENTITIES = """\
 spec_version: 1
 entities:

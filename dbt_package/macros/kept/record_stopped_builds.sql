@@ -10,7 +10,10 @@
     because an entity it reads (a referential parent) was not written in this invocation (set
     back, kept, stopped, errored or itself skipped) gets one TABLE_BUILD_FAILED
     `upstream_failed: <entity>` (decision 0940): dbt skips it for its parent, so it is not
-    written either, and `table get` says so, naming the parent and its check. When dbt skipped
+    written either, and `table get` says so, naming the parent and its check. One whose own
+    staged, reject or current model errored (a database error, not a check) gets one
+    TABLE_BUILD_FAILED `node_errored: <model>`: without it `table get` told the previous build's
+    state as the latest (an outside tester, session 37). When dbt skipped
     gold.mart_data_quality (it reads every staged model, so one entity's stop skips it), the rows
     of every entity whose staged model this invocation built, and which no stopping test of its
     own stopped, are appended to it here (decision 0942).
@@ -89,7 +92,15 @@
       {%- for u in meta.get('assay_upstream') or [] -%}
         {%- if u['node'] in unwritten and u['table'] not in causes -%}{%- do causes.append(u['table']) -%}{%- endif -%}
       {%- endfor -%}
-      {%- if causes -%}
+      {#- or one of its own models errored (a database error, not a check): its staged or reject model -#}
+      {%- set own = [] -%}
+      {%- for suffix in ['__staged', '__reject', '__current'] -%}
+        {%- if unwritten.get(table ~ suffix) == 'error' -%}{%- do own.append(table ~ suffix) -%}{%- endif -%}
+      {%- endfor -%}
+      {%- if own -%}
+        {%- do upstream.setdefault((node.database, meta['assay_meta_schema']), []).append(
+              {'type': 'TABLE_BUILD_FAILED', 'table': table, 'check': none, 'why': 'node_errored: ' ~ own[0]}) -%}
+      {%- elif causes -%}
         {%- set causes = causes | sort -%}
         {%- set more = ' and ' ~ ((causes | length) - 1) ~ ' more' if causes | length > 1 else '' -%}
         {%- do upstream.setdefault((node.database, meta['assay_meta_schema']), []).append(

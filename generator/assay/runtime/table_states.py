@@ -49,6 +49,10 @@ NOT_WRITTEN = "not_written"  # a SQLMesh build stopped on the staged model, befo
 # same invocation: `upstream_failed: <entity>`, `and N more` after it when several (decision 0940).
 UPSTREAM_FAILED = "upstream_failed"
 _UPSTREAM = UPSTREAM_FAILED + ": "
+# The why of a dbt build that skipped the table because one of its own models errored (its staged
+# or reject model: a database error, not a check): `node_errored: <model>`.
+NODE_ERRORED = "node_errored"
+_ERRORED = NODE_ERRORED + ": "
 READ_ONLY = "not built by this project"
 # The why of a table absent because the SQLMesh plan that would publish it failed on another table.
 PLAN_FAILED = "plan_failed"
@@ -169,10 +173,19 @@ def _upstream(ev: Optional[tuple]) -> Optional[str]:
     return str(ev[4])[len(_UPSTREAM):].split(" and ", 1)[0]
 
 
+def _errored_node(ev: Optional[tuple]) -> Optional[str]:
+    """The model of the table's own whose error made dbt skip it (why `node_errored: <model>`); None
+    for any other event."""
+    if ev is None or ev[0] != BUILD_FAILED or not str(ev[4] or "").startswith(_ERRORED):
+        return None
+    return str(ev[4])[len(_ERRORED):]
+
+
 def _not_written(ev: tuple) -> bool:
     """Whether a failed build stopped before the table was written: SQLMesh's staged stop, dbt's
-    stopping test (decision 0935) or dbt's skip for an upstream entity (decision 0940)."""
-    return ev[0] == BUILD_FAILED and (ev[4] == NOT_WRITTEN or _upstream(ev) is not None)
+    stopping test (decision 0935), dbt's skip for an upstream entity (decision 0940) or for an
+    error of one of the table's own models."""
+    return ev[0] == BUILD_FAILED and (ev[4] == NOT_WRITTEN or _upstream(ev) is not None or _errored_node(ev) is not None)
 
 
 def _upstream_cause(events: list[tuple], ev: tuple) -> dict[str, Any]:
@@ -362,6 +375,8 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
         ev = rolled.get(s["table"])
         if s["state"] in ("set_back", "not_published") and _upstream(ev) is not None and s["run"] == ev[1]:
             s.update(_upstream_cause(events, ev))  # dbt skipped it for an entity it reads (decision 0940)
+        elif s["state"] in ("set_back", "not_published") and _errored_node(ev) is not None and s["run"] == ev[1]:
+            s.update(why=NODE_ERRORED, node=_errored_node(ev))  # one of its own models errored
     _skipped_by_sqlmesh(project, states, {**started, **latest_at})
     return _unchanged_in_environment(project, reader, states, environment, every_entity)
 
@@ -495,6 +510,12 @@ def line(t: dict[str, Any]) -> str:
             return (f"{t['table']}: set back by the latest build (run {t['run']}): it was not written {because}; "
                     "the previous version is still published")
         return f"{t['table']}: not published: run {t['run']} did not write it {because}"
+    if t.get("why") == NODE_ERRORED and t["state"] in ("set_back", "not_published"):
+        because = f"its model {t['node']} errored (dbt's log says why)"
+        if t["state"] == "set_back":
+            return (f"{t['table']}: set back by the latest build (run {t['run']}): it was not written: {because}; "
+                    "the previous version is still published")
+        return f"{t['table']}: not published: run {t['run']} did not write it: {because}"
     if t["state"] == "set_back":
         return (f"{t['table']}: set back by the latest build (run {t['run']}): check {t['check']} did not pass; "
                 "the previous version is still published")

@@ -49,11 +49,11 @@ def upstream_meta(entity: Entity, project: Project) -> dict:
     parents, through the node the child's staged model refs: the parent table, or a type-2
     parent's snapshot). When one of them fails or is skipped, dbt skips this entity; the package's
     on-run-end hook (`assay.record_stopped_builds`) then records TABLE_BUILD_FAILED
-    `upstream_failed: <parent>` for it (decision 0940). Empty for an entity that reads none."""
+    `upstream_failed: <parent>` for it (decision 0940). `assay_meta_schema`, on every entity, is
+    where the hook records such a skip, and the skip for an error of the entity's own staged, reject
+    or current model (`node_errored: <model>`)."""
     upstream = [{"table": p.name, "node": model_name(p)} for p in parents_read(entity, project) if p.name != entity.name]
-    if not upstream:
-        return {}
-    return {"assay_upstream": upstream, "assay_meta_schema": project.schema("meta")}
+    return {**({"assay_upstream": upstream} if upstream else {}), "assay_meta_schema": project.schema("meta")}
 
 
 def sources_yml(project: Project) -> dict:
