@@ -96,9 +96,11 @@ def test_validate_and_generate_find_the_spec_in_the_project(walked):
     assert out[0].startswith("ok: 2 entities, ")
     owned = len(json.loads((walked[0] / "shop" / ".assay" / "manifest.json").read_text())["files"])
     assert out[1].startswith(f"assay generate: {owned} written, 0 unchanged, 0 removed (2 entities, spec . ")
-    assert out[2] == ("tables land in silver (entities, staged and reject tables), gold (mart_data_quality), "
+    # the first generate adds the package to packages.yml, and says so (quickstart.md, section 4)
+    assert out[2] == "packages.yml: the assay package entry changed; run `dbt deps` before the build"
+    assert out[3] == ("tables land in silver (entities, staged and reject tables), gold (mart_data_quality), "
                       "assay_meta (check results, events); bronze is read from bronze")
-    assert out[3].startswith("next: dbt deps && dbt build")
+    assert out[4].startswith("next: dbt deps && dbt build")
 
 
 def test_dbt_deps_and_build_pass_with_the_flagged_rule_warning(walked):

@@ -126,9 +126,13 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
         click.echo(f"{openable(spec, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     schemas, landing = dbt_landing(project_dir, result.project)
     if as_json:
-        _as_json(result, spec, project_dir, "dbt", schemas, landing, _next_dbt(project_dir).split(": ", 1)[1])
+        _as_json(result, spec, project_dir, "dbt", schemas, landing, _next_dbt(project_dir).split(": ", 1)[1],
+                 packages_changed=result.packages_changed)
         return
     _summary(result, spec, result.report.modified)
+    if result.packages_changed:
+        # docs/quickstart.md: `dbt deps` again when generate says so; the build fails without it
+        click.echo("packages.yml: the assay package entry changed; run `dbt deps` before the build")
     click.echo(landing)
     click.echo(_next_dbt(project_dir))
 
