@@ -153,3 +153,23 @@ def test_one_wrong_setting_does_not_make_the_projects_other_yaml_files_spec_prob
     assert project is None
     assert [(d.file, d.line, d.code, d.message) for d in diagnostics] == [
         ("assay.yml", 4, "SPEC_GRAMMAR", "dbt.snapshot_clock is `locale`; write one of `utc`, `project`.")]
+
+
+def test_a_column_a_field_reads_listed_as_unmapped_is_a_warning(tmp_path) -> None:
+    """`unmapped:` lists the bronze columns no field reads: one a field reads was accepted silently
+    (an outside tester, session 37). A warning, never a refusal: it changes no row."""
+    spec = tmp_path / "spec"
+    shutil.copytree(BASE_SPEC, spec)
+    mapping = spec / "mapping_customer.yaml"
+    text = mapping.read_text()
+    assert 'unmapped: ["$._load_id"' in text
+    mapping.write_text(text.replace('unmapped: ["$._load_id"', 'unmapped: ["$.tier", "$._load_id"'))
+    from assay.validate import validate
+
+    project, errors, _loaded = compile_spec(spec)
+    assert project is not None and errors == []
+    validated = validate(load_spec(spec))
+    assert validated.ok
+    assert [(d.file, d.line, d.code, d.severity) for d in validated.diagnostics] == [
+        ("mapping_customer.yaml", 8, "SPEC_UNMAPPED_READ", "warning")]
+    assert "field `tier` reads it; take it out of `unmapped:`" in validated.diagnostics[0].message

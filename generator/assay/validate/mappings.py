@@ -6,6 +6,7 @@ import re
 from typing import Optional
 
 from ..duration import Duration
+from ..errors import Diagnostic
 from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
 from ..spec.transforms import output_type, parse_step
 from ..identifiers import IDENTIFIER_RULE, is_identifier
@@ -100,6 +101,14 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
             unmapped_cols.add(p[0])
             unmapped_list.append(p[0])
     ctx.keep(m, "unmapped", tuple(sorted(unmapped_list)))
+    # `unmapped:` lists the bronze columns no field reads; one a field reads whole is listed there by
+    # mistake (an outside tester's `$.phone`, session 37). A warning: it changes no row. The
+    # ingestion metadata is named there by convention whether or not a field reads it.
+    whole = {path[0]: col for path, col in read_paths if len(path) == 1}
+    for c in sorted(set(unmapped_list) & set(whole) - set(INGESTION_COLUMNS)):
+        ctx.out.append(Diagnostic(file, m.line("unmapped"), f"`$.{c}` is listed under `unmapped:` of {where}, and field "
+                                  f"`{whole[c]}` reads it; take it out of `unmapped:`, which lists the bronze columns "
+                                  "no field reads.", "SPEC_UNMAPPED_READ", severity="warning"))
     if BRONZE_ROW_ALIAS in read_columns | unmapped_cols:
         reading = [fm.line("from") for fm in list(m.key.values()) + list(m.fields.values()) if (parse_path(fm.from_) or ("",))[0] == BRONZE_ROW_ALIAS]
         ctx.report(
