@@ -200,6 +200,16 @@ case("a_misspelt_rule_kind_is_judged_as_the_kind_it_suggests", mapping(fields=BA
     ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("`nott_null` is not a rule kind", "Did you mean `not_null`?")),
     ("mapping_orders.yaml", 9, "SPEC_INVALID", ("`on_fail: drop`", "never drops a row silently")),
 ])
+case("a_rule_list_indented_as_a_field", mapping(fields=BASE_FIELDS.replace(
+    '  status: {from: "$.status", transform: [lower]}\n',
+    '  status: {from: "$.status", transform: [lower]}\n  quality:\n    - {rule: length, min: 1, on_fail: flag}\n')), [
+    ("mapping_orders.yaml", 10, "SPEC_GRAMMAR", ("fields.quality is indented as a field", "indent it under `status:`")),
+])
+case("a_path_indented_as_a_field", mapping(fields=BASE_FIELDS.replace(
+    '  customer_id: {from: "$.customer"}\n', '  customer_id:\n  from: "$.customer"\n')), [
+    ("mapping_orders.yaml", 7, "SPEC_GRAMMAR", ("fields.customer_id is empty",)),
+    ("mapping_orders.yaml", 8, "SPEC_GRAMMAR", ("fields.from is indented as a field", "indent it under `customer_id:`")),
+])
 case("a_misspelt_rule_kind_beyond_guessing_is_left_out", mapping(fields=BASE_FIELDS.replace(
     "transform: [lower]}", "transform: [lower], quality: [{rule: zzz, on_fail: drop}]}")), [
     ("mapping_orders.yaml", 9, "SPEC_GRAMMAR", ("`zzz` is not a rule kind",)),

@@ -225,7 +225,11 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         path = _describe(shown)
         where = _describe(shown[:-1]) if shown else "the document"
         key = loc[-1] if loc else ""
-        if _is_entity_key(shown) and not isinstance(value, str) and kind != "missing":
+        above = _field_above(raw, shown, value)
+        if above is not None:
+            msg = (f"{path} is indented as a field, but `{shown[-1]}` is a key of a field's mapping; indent it "
+                   f"under `{above}:`, the field above it.")
+        elif _is_entity_key(shown) and not isinstance(value, str) and kind != "missing":
             msg = _entity_key_message(raw, path, value, shown)
         elif kind == "union_members":
             msg = _union_message(path, value, branches[loc], shown)
@@ -309,6 +313,23 @@ def pydantic_diagnostics(file: str, model: type[BaseModel], raw: Any, exc: Valid
         seen.add(ident)
         out.append(Diagnostic(file, line, msg, "SPEC_GRAMMAR"))
     return out
+
+
+def _field_above(raw: Any, shown: tuple, value: Any) -> Optional[str]:
+    """The field a mapping's `from:`, `transform:` or `quality:` belongs to when it was written at
+    a field's indentation (`fields:` then `amount:` then `quality:` at `amount`'s column): the key
+    just above it in the same block; None for anything else. Only a value of that key's own shape
+    counts (a `$.` path, a list), so a field really named `from` is not taken for one."""
+    if len(shown) != 2 or shown[0] not in ("fields", "key") or not isinstance(raw, LineDict):
+        return None
+    fits = {"from": isinstance(value, str) and value.startswith("$"), "transform": isinstance(value, list),
+            "quality": isinstance(value, list)}
+    block = raw.get(shown[0])
+    if not fits.get(shown[1]) or not isinstance(block, LineDict):
+        return None
+    here = block.line_of(shown[1])
+    earlier = [(block.line_of(k), k) for k in block if k != shown[1] and block.line_of(k) < here]
+    return str(max(earlier)[1]) if earlier else None
 
 
 def _is_entity_key(shown: tuple) -> bool:
