@@ -93,9 +93,27 @@ def _declaration_sig(m: Mapping) -> tuple:
     return (m.freshness_warn, m.freshness_error, tuple(sorted(m.unmapped)))
 
 
-def _column_meta(entity: Entity) -> tuple:
-    """What a field declares without changing a value or a route (asserts are alerts, decision 0955)."""
-    return tuple(sorted((c.name, c.description or "", c.classification or "", c.asserts) for c in entity.columns))
+def _column_meta(entity: Entity) -> dict:
+    """{field: what it declares without changing a value or a route} (asserts are alerts, decision 0955)."""
+    return {c.name: {"description": c.description or "", "classification": c.classification or "", "assert": c.asserts}
+            for c in entity.columns}
+
+
+def _metadata_changes(old: Entity, new: Entity) -> list[str]:
+    """What changed of what an entity declares without changing a row: the entity's own grain,
+    owner, description, grants, retention and redaction, and each field's description,
+    classification and assert (`classification of email`). A field added or removed is its own
+    change (BREAKING), not a change of another field's metadata."""
+    changed = [what for what, a, b in (("grain", old.grain, new.grain), ("owner", old.owner, new.owner),
+                                       ("description", old.description, new.description),
+                                       ("grants", old.grants_select, new.grants_select),
+                                       ("retention", old.retention, new.retention), ("redaction", old.redact, new.redact))
+               if a != b]
+    before, after = _column_meta(old), _column_meta(new)
+    for field in sorted(set(before) & set(after)):
+        changed += [f"{what} of {field}" for what in ("description", "classification", "assert")
+                    if before[field][what] != after[field][what]]
+    return changed
 
 
 def _entity_changes(old: Entity, new: Entity) -> list[Change]:
@@ -132,11 +150,9 @@ def _entity_changes(old: Entity, new: Entity) -> list[Change]:
         out.append(Change(name, "materialization_changed", f"{old.materialized} -> {new.materialized}", BREAKING))
     elif old.incremental_lag != new.incremental_lag:
         out.append(Change(name, "materialization_changed", f"lag {old.incremental_lag or '0'} -> {new.incremental_lag or '0'}", NON_BREAKING))
-    meta_old = (old.grain, old.owner, old.description, old.grants_select, old.retention, old.redact, _column_meta(old))
-    meta_new = (new.grain, new.owner, new.description, new.grants_select, new.retention, new.redact, _column_meta(new))
-    if meta_old != meta_new:
-        out.append(Change(name, "metadata_changed", "grain, owner, grants, retention, redaction or a field's description, "
-                          "classification or assert", NON_BREAKING))
+    meta = _metadata_changes(old, new)
+    if meta:
+        out.append(Change(name, "metadata_changed", ", ".join(meta), NON_BREAKING))
     out.extend(Change(*c) for c in check_changes(name, old.declared_checks, new.declared_checks, old.sql_checks, new.sql_checks))
     return out
 

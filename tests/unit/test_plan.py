@@ -52,6 +52,7 @@ def test_transform_and_metadata_changes(tmp_path):
     p = plan(load_project(EXAMPLE), load_project(new))
     kinds = {(c.entity, c.kind): c.classification for c in p.changes}
     assert kinds == {("order", "mappings_changed"): BREAKING, ("order", "metadata_changed"): NON_BREAKING}
+    assert [c.detail for c in p.changes if c.kind == "metadata_changed"] == ["owner"]
     # the quarantined orders were judged on the old values: replayed (decision 0999)
     assert p.replay_scope == ("order",) and p.backfill_scope == ("order",)
 
@@ -115,6 +116,8 @@ def test_a_fields_declarations_are_metadata_and_materialization_rebuilds(tmp_pat
     _edit(new, "spec/entities.yml", '      discount: {type: "decimal(12,2)"}', '      discount: {type: "decimal(12,2)", assert: {min: 0}}')
     p = plan(load_project(EXAMPLE), load_project(new))
     assert [(c.entity, c.kind, c.classification) for c in p.changes] == [("order", "metadata_changed", NON_BREAKING)]
+    # what changed is named (an outside tester, session 37: the line listed every kind of metadata)
+    assert p.changes[0].detail == "assert of discount, description of status, classification of status"
     assert p.backfill_scope == ()
     _edit(new, "spec/entities.yml", "    owner: finance-data\n", "    owner: finance-data\n    materialized: incremental\n")
     p = plan(load_project(EXAMPLE), load_project(new))
@@ -232,3 +235,12 @@ def test_data_of_a_plan_that_moves_a_schema_is_refused_with_the_reason(tmp_path)
     assert ("the new spec moves a schema (silver: silver -> silver_v2), so its next build starts from nothing there and "
             "every entity is built anew") in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_field_added_is_no_change_of_metadata(tmp_path):
+    """Adding a field changed the list of every field's metadata, so the plan also said
+    `NON_BREAKING metadata_changed` (an outside tester, session 37): no other field's changed."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/entities.yml", "      status: {type: string}", "      status: {type: string}\n      channel: {type: string}")
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert "metadata_changed" not in [c.kind for c in p.changes], p.changes
