@@ -189,6 +189,7 @@ def test_the_previous_successful_run_skips_set_back_blocked_failed_and_current_r
                       "earlier_run": "r1"}
     # bronze shrank (rows pruned): a load of -16 after 10 is a drop
     assert verdict.passed is False and "below both 10 / 3 = 3.3334" in verdict.detail
+    assert verdict.detail.startswith("bronze lost 16 rows (a load of -16) since the previous successful run"), verdict.detail
 
 
 def test_without_the_events_table_a_set_back_run_counts_and_without_the_mart_nothing_is_judged(tmp_path):

@@ -199,7 +199,9 @@ def _volume(measures: Mapping[str, Any], factor: str, floor: int, digits: int, s
         return Verdict(True, f"bronze holds {_rows(bronze)}; no earlier successful run of the entity is recorded, so "
                              f"the volume of this load is not judged against {_limits(factor, floor)}")
     load = bronze - before
-    now = f"loaded {_rows(load)} since the previous successful {_run(run)} (bronze rows {before} -> {bronze})"
+    # a negative load is bronze shrinking (rows pruned): said so, not as `loaded -10 rows`
+    grew = f"loaded {_rows(load)}" if load >= 0 else f"bronze lost {_rows(-load)} (a load of {load})"
+    now = f"{grew} since the previous successful {_run(run)} (bronze rows {before} -> {bronze})"
     if not earlier_run or earlier is None:
         return Verdict(True, f"{now}; only one earlier successful run is recorded, so there is no previous load to "
                              f"compare with, and the volume is not judged against {_limits(factor, floor)}")
