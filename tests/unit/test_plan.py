@@ -244,3 +244,23 @@ def test_a_field_added_is_no_change_of_metadata(tmp_path):
     _edit(new, "spec/entities.yml", "      status: {type: string}", "      status: {type: string}\n      channel: {type: string}")
     p = plan(load_project(EXAMPLE), load_project(new))
     assert "metadata_changed" not in [c.kind for c in p.changes], p.changes
+
+
+def test_a_mapping_file_renamed_changes_no_rule_name(tmp_path):
+    """Two mappings of one entity that cast the same field both generate `tier_coercible`; the
+    second is `tier_coercible_2`. Which one was second followed the files' order, so renaming a
+    file renamed the rules and the plan asked for a replay (an outside tester, session 37). It
+    follows the mappings' names (decision 0959): the rename is no change."""
+    base = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "base"
+    old = tmp_path / "old"
+    shutil.copytree(base, old)
+    second = (old / "mapping_customer.yaml").read_text().replace("source: raw_customers", "name: a_crm\nsource: raw_crm")
+    (old / "z_crm.yaml").write_text(second)
+    before = load_project(old)
+    names = {r.name: r.mapping for r in before.entity("customer").rules if r.column == "tier"}
+    assert names == {"tier_coercible": "a_crm", "tier_coercible_2": "raw_customers"}, names
+    new = tmp_path / "new"
+    shutil.copytree(old, new)
+    (new / "z_crm.yaml").rename(new / "a_crm.yaml")
+    (new / "mapping_customer.yaml").rename(new / "z_customer.yaml")
+    assert plan(before, load_project(new)).changes == ()

@@ -2,7 +2,8 @@
 
 `<col>_<rule>` for field rules; `range`/`length` with one bound get `_min` or
 `_max`; `<relationship>_referential`; an expression keeps its own name.
-Names fold to `[a-z0-9_]`; collisions get `_2`, `_3` in declaration order.
+Names fold to `[a-z0-9_]`; collisions get `_2`, `_3` in declaration order: the entity's
+mappings by mapping name, each in document order (decision 0959).
 """
 
 from __future__ import annotations

@@ -170,8 +170,10 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
         rules.append(Rule(rname, kind, disposition, column, mapping, _frozen(params), implicit, loc))
         return rname
 
-    # Declaration order: mappings by file, then key fields and fields in document order.
-    for m in sorted(mappings, key=lambda m: (m.file, m.name)):
+    # Declaration order: mappings by name (never by the file they are written in: a file renamed or
+    # moved would rename the rules and read as RESTATING, decision 0959), then key fields and
+    # fields in document order.
+    for m in sorted(mappings, key=lambda m: m.name):
         _f, doc = docs_by_mapping[m.name]
         for src in m.fields:
             fm = (doc.key if src.is_key else doc.fields)[src.column]
