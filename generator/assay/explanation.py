@@ -46,7 +46,10 @@ class Delivery:
 
     def label(self) -> str:
         row = self.source_row_id if self.source_row_id is not None else "without a _source_row_id"
-        return f"{self.source_relation} row {row} (load {self.load_id}, ingested {self.ingested_at})"
+        # a mapping named apart from its relation (one relation feeding two mappings) is said: each
+        # bronze row is a delivery of each of them (decision 0947)
+        via = f" via mapping {self.mapping}" if self.mapping and self.mapping != self.source_relation else ""
+        return f"{self.source_relation} row {row}{via} (load {self.load_id}, ingested {self.ingested_at})"
 
 
 @dataclass

@@ -251,3 +251,15 @@ def test_a_pii_key_is_never_shown(tmp_path):
         assert "COLD" not in said, said
         assert explanation.key == {"ev_id": "(pii: not shown)"}
         assert explanation.in_entity and explanation.deliveries[0].source_row_id == "c1"
+
+
+def test_a_delivery_of_a_named_mapping_says_which_mapping():
+    """One bronze relation feeding two mappings: each row is a delivery of each, and the text said
+    only `raw_beta row b1` (an outside tester, session 37); a default mapping (named after its
+    relation) reads as before."""
+    from assay.explanation import Delivery
+
+    def delivery(mapping):
+        return Delivery(mapping, "raw_beta", "b1", "L1", "2026-01-01 00:00:00", "kept", 1, False, {}, [])
+    assert delivery("beta_ret").label() == "raw_beta row b1 via mapping beta_ret (load L1, ingested 2026-01-01 00:00:00)"
+    assert delivery("raw_beta").label() == "raw_beta row b1 (load L1, ingested 2026-01-01 00:00:00)"
