@@ -17,7 +17,6 @@ One place decides, so a new command cannot show what the report hides.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Mapping
 
 from .ir.model import Entity, Project
@@ -57,14 +56,23 @@ def holds_private(project: Project) -> bool:
     return any(hidden_names(e) or e.redact for e in project.entities)
 
 
-# A quoted run in an engine's message: where DuckDB, PostgreSQL and Spark quote the value they
-# refused (`invalid input syntax for type date: "..."`, `Could not convert string '...'`).
-_QUOTED = re.compile(r""""[^"]*"|'[^']*'""")
+# Where DuckDB, PostgreSQL and Spark quote the value they refused (`invalid input syntax for type
+# date: "..."`, `Could not convert string '...'`).
 QUOTED_HIDDEN = "(a quoted value: not shown)"
 
 
-def engine_message(line: str) -> str:
-    """An engine's (or dbt's) error line as assay prints it for a spec that `holds_private`: every
-    quoted run replaced, since it may be a value of a pii field or of a redacted path the build
-    refused. Names the engine quotes go too; the kind of error and where it happened stay."""
-    return _QUOTED.sub(QUOTED_HIDDEN, line)
+def engine_message(text: str) -> str:
+    """An engine's (or dbt's) error message as assay prints or records it for a spec that
+    `holds_private`: everything from the first to the last quote of each kind replaced, since it
+    may hold a value of a pii field or of a redacted path the build refused. A value may itself
+    hold quotes (`x'SECRET'y`) or line breaks, so quoted runs are not matched pairwise, and a quote
+    left unclosed hides the rest of the text (an outside tester, session 37, read both). Pass the
+    whole message, not its lines one by one. Names the engine quotes go too; the kind of error and
+    where it happened stay."""
+    out = text
+    for quote in ("'", '"'):
+        first, last = out.find(quote), out.rfind(quote)
+        if first == -1:
+            continue
+        out = out[:first] + QUOTED_HIDDEN + out[(last + 1 if last > first else len(out)):]
+    return out

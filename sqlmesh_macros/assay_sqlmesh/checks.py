@@ -224,6 +224,11 @@ SAVEPOINT_DIALECTS = ("postgres", "redshift")
 _EXCERPT = re.compile(r"\n\n|\n(?:LINE \d+:|DETAIL:|HINT:|CONTEXT:)")
 
 
+def _true(arg: Any) -> bool:
+    """A macro's optional flag (`private := TRUE`): absent or NULL is false."""
+    return arg is not None and not isinstance(arg, exp.Null) and keeps_rows(arg)
+
+
 def engine_message(err: BaseException) -> str:
     """The engine's message of a failed check query as the dbt target records it: DuckDB's first
     paragraph (dbt's probe keeps that), PostgreSQL's primary message (dbt's `sqlerrm`), without the
@@ -492,7 +497,7 @@ def _without_missing_history(adapter, query: exp.Expr, d: str) -> exp.Expr:
 
 @macro()
 def assay_record_sql_check(evaluator, table_name, results, check_name, on_failure, position, query,
-                           only_if=None, redact=None, keep_found=None) -> Optional[exp.Expr]:
+                           only_if=None, redact=None, keep_found=None, private=None) -> Optional[exp.Expr]:
     """Count the rows one SQL check file returns on the table just written, and record it
     (kind ``sql``; the verdict of ``assay.checks.recorded.verdict_of``); ``only_if`` as for
     ``assay_record_declared_checks``. The rows it returned are kept without the ``redact``
@@ -524,8 +529,10 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
         measures: dict = {"rows": n, "failing_rows": n}
     else:
         # Errored: its row count is unknown, recorded as 0 beside the engine's message (as on dbt).
+        from assay.privacy import engine_message as quoted_hidden
+
         n = 0
-        measures = {"rows": 0, "failing_rows": None, "error": error}
+        measures = {"rows": 0, "failing_rows": None, "error": quoted_hidden(error) if _true(private) else error}
     verdict = verdict_of("sql", spec, measures)
     run_id = str(getattr(adapter, "correlation_id", None))
     row = (run_id, _string(table_name), _string(check_name), int(_string(position)), "sql", outcome, bool(verdict.passed), n,

@@ -252,3 +252,25 @@ def test_audit_queries_render_to_sql_the_dialect_parses(engine: str) -> None:
     for domain in ("timestamp", "date", "numeric"):
         sqlglot.parse_one(f"SELECT {assay.continuity_gap('lo', 'hi', domain)} FROM t", read=dialect)
     assert "2025-01-02 03:04:05.600000" in assay.run_timestamp()
+
+
+# An engine's error, as a check file's query on a pii column raises it, and what it may quote.
+QUOTED_MESSAGES = [
+    "Conversion Error: Could not convert string 'SECRET-SSN-123456' to INT32",
+    "Conversion Error: Could not convert string 'x'MIDDLE-LEAK-SECRET'y' to INT32",  # quotes inside the value
+    "invalid input syntax for type integer: \"line1\nNEWLINE-LEAK-SECRET tail\"",  # a line break inside it
+    "Could not convert string 'unclosed SECRET",  # cut short: the rest is hidden
+    'column "ssn" of "person": value \'SECRET\' out of range',
+    "Binder Error: no quote at all",
+]
+
+
+@pytest.mark.parametrize("message", QUOTED_MESSAGES)
+def test_quoted_hidden_is_privacy_engine_message(message: str) -> None:
+    """The package's `_quoted_hidden` (a SQL check's error on a spec with pii fields or redactions)
+    and the generator's `privacy.engine_message` are one rule; no secret survives either."""
+    from assay.privacy import engine_message
+
+    hidden = render_env("duckdb")._quoted_hidden(message)
+    assert hidden == engine_message(message)
+    assert "SECRET" not in hidden and "LEAK" not in hidden

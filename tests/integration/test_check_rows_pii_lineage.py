@@ -42,6 +42,20 @@ on_failure: warn
 select * from silver.customer where customer_id = 'C2'
 """,
 }
+# An outside tester (session 37): a quoted identifier got past the lineage (its rows were kept), and
+# a check whose query errors on a pii value recorded the engine's message quoting it.
+MORE = {
+    ("customer", "quoted"): """/* assay
+on_failure: warn
+*/
+select customer_id, "email" as x from silver.customer where customer_id = 'C2'
+""",
+    ("customer", "cast_error"): """/* assay
+on_failure: warn
+*/
+select customer_id from silver.customer where cast(email as int) > 0
+""",
+}
 # every e-mail of the example's bronze, as the mapping keeps it (lower case) and as `upper` shows it
 EMAILS = ("example.com", "EXAMPLE.COM", "@")
 
@@ -51,7 +65,7 @@ def _spec(root: Path) -> Path:
     shutil.copytree(EXAMPLE, spec)
     for mapping in (spec / "spec").glob("*.yml"):  # the example's deliveries are months old: no freshness audit
         mapping.write_text("".join(l for l in mapping.read_text().splitlines(True) if not l.startswith("freshness:")))
-    for (table, name), sql in CHECKS.items():
+    for (table, name), sql in {**CHECKS, **MORE}.items():
         folder = spec / "checks" / "silver" / table
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.sql").write_text(sql)
@@ -89,6 +103,23 @@ def _assert_no_pii(kept: dict[str, list[dict]], shown: dict[str, str]) -> None:
     for check, out in shown.items():
         assert not any(e in out for e in EMAILS), (check, out)
     assert '"O-8"' in shown["silver.order/aliased"] and '"C2"' in shown["silver.customer/cte_case"], shown
+    quoted = kept.get("silver.customer/quoted", [])
+    assert [sorted(r) for r in quoted] == [["customer_id"]], quoted
+
+
+def _assert_no_pii_in_results(conn, project_path: Path) -> None:
+    """The errored check is recorded, its message without the e-mail it quoted, in the results,
+    the events and every command that shows them."""
+    recorded = conn.execute("select measures from assay_meta.assay_check_results "
+                            "where check_id = 'silver.customer/cast_error'").fetchall()
+    assert recorded and all("error" in json.loads(m) for (m,) in recorded), recorded
+    stored = json.dumps(conn.execute("select * from assay_meta.assay_check_results").fetchall(), default=str)
+    stored += json.dumps(conn.execute("select * from assay_meta.assay_events").fetchall(), default=str)
+    assert "(a quoted value: not shown)" in stored
+    assert not any(e in stored for e in EMAILS), stored
+    for args in (["checks"], ["checks", "--json"], ["check", "list"]):
+        res = CliRunner().invoke(cli, args + ["--project", str(project_path)])
+        assert "Traceback" not in res.output and not any(e in res.output for e in EMAILS), (args, res.output)
 
 
 def _shown(project_path: Path, runs: dict[str, str]) -> dict[str, str]:
@@ -114,6 +145,7 @@ def test_dbt_keeps_no_pii_value_a_sql_check_renames_or_derives(tmp_path):
     conn = duckdb.connect(str(project.db_path), read_only=True)
     try:
         kept, runs = _kept(conn), _run_ids(conn)
+        _assert_no_pii_in_results(conn, project.path)
     finally:
         conn.close()
     _assert_no_pii(kept, _shown(project.path, runs))
@@ -146,6 +178,7 @@ def test_sqlmesh_keeps_no_pii_value_a_sql_check_renames_or_derives(tmp_path):
     conn = duckdb.connect(str(project.path / "warehouse.duckdb"), read_only=True)
     try:
         kept, runs = _kept(conn), _run_ids(conn)
+        _assert_no_pii_in_results(conn, project.path)
     finally:
         conn.close()
     _assert_no_pii(kept, _shown(project.path, runs))

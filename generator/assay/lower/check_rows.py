@@ -173,6 +173,16 @@ def _spellings(name: str) -> tuple[str, str, str]:
     return name, name.lower(), name.upper()
 
 
+def _column_name(traced: str, dialect: Optional[str]) -> str:
+    """The column a lineage leaf names (`person."ssn"`, `p.ssn`), unquoted and lower-cased: a
+    quoted identifier compared as written (`"ssn"`) matched no pii column, and its values were kept
+    (an outside tester, session 37). Engines that fold names read `"SSN"` as `ssn` too."""
+    try:
+        return exp.to_column(traced, dialect=dialect).name.lower()
+    except Exception:  # noqa: BLE001 - not a column reference: compared without its quotes
+        return traced.split(".")[-1].strip('"`[]').lower()
+
+
 def _traced_clean(name: str, qualified: exp.Expression, schema: dict, dialect: Optional[str],
                   relations: Mapping[tuple[str, str], Relation], defaults: list[str]) -> bool:
     """Whether output ``name`` derives only from known, non-private columns (or from none)."""
@@ -186,7 +196,7 @@ def _traced_clean(name: str, qualified: exp.Expression, schema: dict, dialect: O
         source = n.source
         if isinstance(source, exp.Table):
             relation = _lookup(relations, source, defaults)
-            column = n.name.split(".")[-1].lower()
+            column = _column_name(n.name, dialect)
             if relation is None or column == "*" or column in {c.lower() for c in relation.private}:
                 return False
             continue
@@ -283,7 +293,7 @@ def _passed_through(name: str, qualified: exp.Expression, schema: dict, dialect:
     if len(leaves) != 1 or not isinstance(leaves[0].source, exp.Table):
         return None
     types = _lookup(typed, leaves[0].source, defaults)
-    return types.get(leaves[0].name.split(".")[-1].lower()) if types is not None else None
+    return types.get(_column_name(leaves[0].name, dialect)) if types is not None else None
 
 
 def kept_row_types(project: Project, table: str, check: str) -> dict[str, str]:

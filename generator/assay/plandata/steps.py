@@ -84,7 +84,7 @@ class DbtSteps:
         if not run.ok and not run.checks_failed():
             lines = run.error_lines(12)
             if self._private:
-                lines = [engine_message(line) for line in lines]
+                lines = engine_message("\n".join(lines)).split("\n")  # a value may span lines
             raise ProjectError(f"the next build could not run (`dbt {' '.join(args)}` in a copy of the project with the new "
                                "spec): " + " | ".join(lines))
         return run

@@ -17,6 +17,7 @@ from sqlglot import exp
 from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
+from ...privacy import holds_private
 from .spelling import escaped_literals, jstr
 from .naming import audits_macro_name
 
@@ -81,7 +82,7 @@ def sqlchecks_macro(entity: Entity, project: Project) -> str:
         sql, candidate, own_alias, escaped = _against_candidate(check, project.schema("silver"))
         lines.append(
             "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
-            + _rows_items(check, project) + ", 'sql': " + _jinja_sql(sql, check.table, candidate, own_alias, escaped) + "}) %}"
+            + _rows_items(check, project) + (", 'private': true" if holds_private(project) else "") + ", 'sql': " + _jinja_sql(sql, check.table, candidate, own_alias, escaped) + "}) %}"
         )
     lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
     return "\n".join(lines)

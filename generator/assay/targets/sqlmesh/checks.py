@@ -30,6 +30,7 @@ from sqlglot import exp
 from ...checks.declared import DeclaredCheck
 from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
+from ...privacy import holds_private
 from ...lower.check_rows import sql_check_redaction
 from ...lower.declared_checks import failing_rows_query, measuring_query, redacted_columns
 from ...lower.history import HistoryRelations
@@ -170,6 +171,8 @@ def post_statements(entity: Entity, project: Project, low: SqlmeshSpelling, this
         check_hidden = sql_check_redaction(check, project, entity)
         rows = ([f"{INDENT}keep_found := FALSE,"] if check_hidden is None else
                 [f"{INDENT}redact := {low.string(json.dumps(check_hidden))},"] if check_hidden else [])
+        # an engine's error may quote a pii value the check read: recorded without quoted runs
+        rows += [f"{INDENT}private := TRUE,"] if holds_private(project) else []
         out.append(
             "\n".join(
                 [

@@ -1,0 +1,18 @@
+{#- An engine's error message without what it quotes, for a spec with pii fields or redactions:
+    everything from the first to the last quote of each kind, since it may hold a value the check
+    read (DuckDB: `Could not convert string '...'`). A value may itself hold quotes or line
+    breaks, so runs are not matched pairwise, and a quote left unclosed hides the rest. The
+    generator's privacy.engine_message, the same rule (tests/dbt_package/test_macro_render.py). -#}
+{% macro _quoted_hidden(text) %}
+  {%- set state = {'out': text} -%}
+  {%- for quote in ["'", '"'] -%}
+    {%- set out = state['out'] -%}
+    {%- set first = out.find(quote) -%}
+    {%- set last = out.rfind(quote) -%}
+    {%- if first != -1 -%}
+      {%- set rest = out[last + 1:] if last > first else '' -%}
+      {%- do state.update({'out': out[:first] ~ '(a quoted value: not shown)' ~ rest}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(state['out']) }}
+{% endmacro %}
