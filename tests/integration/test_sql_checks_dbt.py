@@ -112,3 +112,27 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     ]
     text = CliRunner().invoke(cli, ["check", "list", "--project", str(project.path)]).output
     assert text.splitlines()[0].split() == ["run", "table", "check", "outcome", "rows", "kept", "on_failure", "finished_at"]
+
+
+# DuckDB's own syntax in check files (an outside tester, session 37): each was written back in
+# PostgreSQL's spelling, which DuckDB refuses (`* EXCEPT`, `JSON_OBJECT('k': x)`), and recorded
+# errored. Each returns the one refunded order, so each must read `returned 1 row (warned)`.
+DUCKDB_SYNTAX = {
+    "star_exclude": "select * exclude (amount) from silver.order where status = 'refunded'",
+    "struct_literal": "select {'id': order_id, 'st': status} as s from silver.order where status = 'refunded'",
+    "json_object": "select json_object('id', order_id) as j from silver.order where status = 'refunded'",
+}
+
+
+def test_duckdb_syntax_in_a_check_runs_as_written_on_duckdb(tmp_path):
+    spec = tmp_path / "spec"
+    shutil.copytree(EXAMPLE, spec)
+    checks = spec / "checks" / "silver" / "order"
+    checks.mkdir(parents=True)
+    for name, sql in DUCKDB_SYNTAX.items():
+        (checks / f"{name}.sql").write_text("/* assay\non_failure: warn\n*/\n" + sql + "\n")
+    project = make_project(tmp_path / "proj", spec)
+    load_csv_dir_duckdb(project.db_path, spec / "bronze")
+    project.dbt("build")
+    got = {r["check_id"]: (r["passed"], r["detail"]) for r in _results(project)}
+    assert {k: got[k.upper()] for k in DUCKDB_SYNTAX} == {k: (True, "returned 1 row (warned)") for k in DUCKDB_SYNTAX}, got

@@ -33,9 +33,16 @@ def sqlchecks_macro_name(entity: Entity) -> str:
     return audits_macro_name(entity).replace("assay_audits__", "assay_sqlchecks__")
 
 
-def _against_candidate(check, schema: str) -> tuple[str, str, str, dict[str, str]]:
-    """The check's SQL with its own table replaced by a marker the macro fills in, the markers
-    of the candidate and of its alias, and the literals holding a backslash, by their markers."""
+# The spellings a check's SQL is written back in: DuckDB's for DuckDB (the grammar it was read
+# with, so `* EXCLUDE (c)`, `{'a': x}` or `json_object('k', x)` stay as written), PostgreSQL's for
+# every other adapter. One text when they agree (decision 0964).
+SPELLINGS = ("duckdb", "postgres")
+
+
+def _against_candidate(check, schema: str) -> tuple[dict[str, str], str, str, dict[str, str]]:
+    """The check's SQL, by spelling (`SPELLINGS`), with its own table replaced by a marker the
+    macro fills in, the markers of the candidate and of its alias, and the literals holding a
+    backslash, by their markers."""
     candidate, own_alias = (unused_marker(m, check.sql) for m in (PLACEHOLDER, ALIAS_PLACEHOLDER))
     tree = sqlglot.parse_one(check.sql, read="duckdb")
     escaped = escaped_literals(tree)
@@ -46,7 +53,7 @@ def _against_candidate(check, schema: str) -> tuple[str, str, str, dict[str, str
             new = exp.to_table(candidate)
             new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(own_alias)))
             table.replace(new)
-    return tree.sql(dialect="postgres"), candidate, own_alias, escaped
+    return {d: tree.sql(dialect=d) for d in SPELLINGS}, candidate, own_alias, escaped
 
 
 def _jinja_sql(sql: str, table: str, candidate: str = PLACEHOLDER, own_alias: str = ALIAS_PLACEHOLDER,
@@ -79,10 +86,13 @@ def sqlchecks_macro(entity: Entity, project: Project) -> str:
         return ""
     lines = [f"{{% macro default__{sqlchecks_macro_name(entity)}(candidate) %}}", "  {% set checks = [] %}"]
     for check in sorted(entity.sql_checks, key=lambda c: c.name):
-        sql, candidate, own_alias, escaped = _against_candidate(check, project.schema("silver"))
+        spelled, candidate, own_alias, escaped = _against_candidate(check, project.schema("silver"))
+        duckdb_sql, other_sql = (_jinja_sql(spelled[d], check.table, candidate, own_alias, escaped) for d in SPELLINGS)
+        # the check as its engine reads it: PostgreSQL's spelling of DuckDB-only syntax is not DuckDB's
+        sql = other_sql if duckdb_sql == other_sql else f"(({duckdb_sql}) if target.type == 'duckdb' else ({other_sql}))"
         lines.append(
             "  {% do checks.append({'name': " + jstr(check.name) + ", 'on_failure': " + jstr(check.on_failure)
-            + _rows_items(check, project) + (", 'private': true" if holds_private(project) else "") + ", 'sql': " + _jinja_sql(sql, check.table, candidate, own_alias, escaped) + "}) %}"
+            + _rows_items(check, project) + (", 'private': true" if holds_private(project) else "") + ", 'sql': " + sql + "}) %}"
         )
     lines += ["  {{ return(checks) }}", "{% endmacro %}", ""]
     return "\n".join(lines)
