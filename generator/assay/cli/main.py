@@ -108,6 +108,12 @@ _register_optional()
 
 def main() -> None:
     """The console script `assay`."""
+    import logging
+
+    # sqlglot warns on stderr when it cannot write a construct of a user's SQL back (`PIVOT
+    # unsupported`) while assay only reads that SQL (a check file's lineage): not the user's
+    # business in `assay report --json`; a refusal assay needs is its own message.
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     cli(prog_name="assay")
 
 
