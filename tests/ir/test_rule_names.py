@@ -70,13 +70,14 @@ def test_collisions_get_2_and_3_in_declaration_order(write_spec) -> None:
     }
 
 
-def test_two_mappings_into_one_entity_number_their_rules_in_file_order(write_spec) -> None:
-    # Field rules judge the rows of their own mapping, so each mapping's coercible is a
-    # rule of its own; the mapping declared first (by file name) keeps the plain name.
+def test_two_mappings_into_one_entity_number_their_rules_by_mapping_name(write_spec) -> None:
+    # Field rules judge the rows of their own mapping, so each mapping's coercible is a rule of its
+    # own; the mapping first by name keeps the plain name, whatever file it is written in (decision
+    # 0959: by file, `mapping_eu.yaml` took it, and renaming a file renamed the rules).
     eu = orders_mapping('  amount: {from: "$.betrag", transform: [{to_decimal: [12, 2]}]}\n', source="raw_orders_eu")
     rules = rules_of(write_spec, {"mapping_eu.yaml": eu})
-    assert (rules["amount_coercible"].mapping, rules["amount_coercible_2"].mapping) == ("raw_orders_eu", "raw_orders")
-    assert (rules["order_id_coercible"].mapping, rules["order_id_coercible_2"].mapping) == ("raw_orders_eu", "raw_orders")
+    assert (rules["amount_coercible"].mapping, rules["amount_coercible_2"].mapping) == ("raw_orders", "raw_orders_eu")
+    assert (rules["order_id_coercible"].mapping, rules["order_id_coercible_2"].mapping) == ("raw_orders", "raw_orders_eu")
 
 
 def test_an_expression_keeps_its_name_and_the_list_is_sorted(write_spec) -> None:

@@ -24,10 +24,11 @@ def check(sql: str):
 def test_a_literal_spelling_a_marker_keeps_its_value(marker):
     c = check(f"select * from silver.thing where note = '{marker}'")
     assert _sql_against_this(c, "silver", "duckdb") == f"SELECT * FROM @this_model AS \"thing\" WHERE note = '{marker}'"
-    rendered = jinja2.Environment().from_string("{{ " + _jinja_sql(*_against_candidate(c, "silver")[:1], "thing",
-                                                                   *_against_candidate(c, "silver")[1:]) + " }}")
-    assert rendered.render(candidate="CAND", adapter=SimpleNamespace(quote=lambda n: f'"{n}"')) == \
-        f"SELECT * FROM CAND AS \"thing\" WHERE note = '{marker}'"
+    spelled, candidate, alias, escaped = _against_candidate(c, "silver")
+    for dialect, sql in spelled.items():  # each engine's spelling (decision 0964)
+        rendered = jinja2.Environment().from_string("{{ " + _jinja_sql(sql, "thing", candidate, alias, escaped) + " }}")
+        assert rendered.render(candidate="CAND", adapter=SimpleNamespace(quote=lambda n: f'"{n}"')) == \
+            f"SELECT * FROM CAND AS \"thing\" WHERE note = '{marker}'", dialect
 
 
 def test_a_marker_is_lengthened_past_every_case_of_itself():
