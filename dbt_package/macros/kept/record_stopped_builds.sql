@@ -46,7 +46,10 @@
       {%- endfor -%}
     {%- elif r.node is defined and r.node.resource_type in ('model', 'snapshot') and r.status in ('error', 'skipped')
           and r.node.package_name == project_name -%}
-      {%- do unwritten.update({r.node.name: r.status}) -%}
+      {#- a model that refused to read a kept table (KEPT_TABLE_REFUSED) did not error of its own:
+          the kept table's events say why -#}
+      {%- set refused = r.status == 'error' and 'KEPT_TABLE_REFUSED' in (r.message or '') -%}
+      {%- do unwritten.update({r.node.name: 'refused' if refused else r.status}) -%}
       {%- if r.status == 'skipped' -%}{%- do skipped.update({r.node.name: r.node}) -%}{%- endif -%}
     {%- endif -%}
   {%- endfor -%}
