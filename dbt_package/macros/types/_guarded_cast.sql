@@ -33,7 +33,8 @@
   {%- if t.kind == 'int' -%}
     {%- set guard = assay.regex_matches(value, '^\\s*[+-]?[0-9]+\\s*$') -%}
   {%- elif t.kind in ['date', 'timestamp'] -%}
-    {#- A whole year-month-day first, no year 0000 nor a clock past 23:59:59 (0967), and no zone name (decision 0978): Spark reads '2026-03' as
+    {#- A whole year-month-day first, no year 0000 nor a clock past 23:59:59 (0967), and no zone
+        name (decision 0978): Spark reads '2026-03' as
         March 1st and converts 'Europe/Paris', PostgreSQL reads '01/02/2025' by its DateStyle
         setting and drops a zone name, DuckDB refuses all three. -#}
     {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'now|today|tomorrow|yesterday|epoch|infinity')

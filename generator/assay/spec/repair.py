@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .loader import LoadedSpec, _fields_of, guessed_kind
+from .grammar_errors import _fields_of, guessed_kind
+from .loader import LoadedSpec
 from .models import EntityDocument, MappingDocument
 from .standins import merged, one_key_maps, repair_value
 from .yamlload import LineDict, LineList, locate
