@@ -11,13 +11,10 @@ number equals the real build's (read here by this module's own queries).
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from click.testing import CliRunner
 
 from assay.api import generate_dbt_project
-from assay.cli.main import cli
+from tests.integration.test_plan_data_dbt import _cli
 from tests.support.corpus import Relation
 from tests.support.dbtproject import make_project
 
@@ -77,12 +74,6 @@ def _spec(path, low: int):
     (path / "patients.yml").write_text(PATIENTS.replace("MIN", str(low)))
     (path / "visits.yml").write_text(VISITS)
     return path
-
-
-def _cli(*args: str) -> dict:
-    res = CliRunner().invoke(cli, list(args))
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout)
 
 
 def _open(project, entity: str) -> set:

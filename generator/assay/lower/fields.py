@@ -128,9 +128,10 @@ def json_path_read(sp: Spelling, doc: str, keys, safe: bool) -> tuple[str, str |
 
 # A UTC offset right after a time of day (`05:30:00-07`, `05:30+05:30`, `05:30:00.5 +0530`): a plain
 # cast to `timestamp` keeps the wall-clock time and drops it on DuckDB and PostgreSQL (decision 0998).
-UTC_OFFSET = ":[0-9]{2}([.][0-9]*)?[ ]*[+-][0-9]{2}(:?[0-9]{2})?[ ]*$"
+_CLOCK_END, _OFFSET = ":[0-9]{2}([.][0-9]*)?[ ]*", "[+-][0-9]{2}(:?[0-9]{2})?"
+UTC_OFFSET = _CLOCK_END + _OFFSET + "[ ]*$"
 # The same, or a `Z`: text that says which instant it is, whatever zone `to_utc` names (0967).
-EXPLICIT_ZONE = ":[0-9]{2}([.][0-9]*)?[ ]*([+-][0-9]{2}(:?[0-9]{2})?|[Zz])[ ]*$"
+EXPLICIT_ZONE = _CLOCK_END + "(" + _OFFSET + "|[Zz])[ ]*$"
 
 
 def text_to_timestamp(sp: Spelling, text: str, safe: bool) -> str:

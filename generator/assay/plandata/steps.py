@@ -156,6 +156,12 @@ class SqlmeshSteps:
                 ctx.close()  # DuckDB: the readers open the file next, and one process holds it once
             set_console(before)
 
+    def _could_not_run(self, exc: BaseException) -> None:
+        """Stop `plan --data`: the next plan failed otherwise than on an audit, so it predicts nothing."""
+        first = str(exc).splitlines()[0]
+        raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
+                           f"new spec): {engine_message(first) if self._private else first}") from None
+
     def build(self, path: Path) -> Outcome:
         """`sqlmesh plan --auto-apply`, then `sqlmesh run` at the next tick."""
         def work(ctx):
@@ -163,15 +169,11 @@ class SqlmeshSteps:
                 ctx.plan(auto_apply=True, no_prompts=True, execution_time=self.plan_time)
             except Exception as exc:  # a failing blocking audit fails the whole plan, nothing applied
                 if "Plan application failed" not in str(exc):
-                    first = str(exc).splitlines()[0]
-                    raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
-                                       f"new spec): {engine_message(first) if self._private else first}") from None
+                    self._could_not_run(exc)
                 stops = _audit_stops(self._failed)
                 errored = [e for e in self._failed if _audit_errors(e) is None]
                 if errored:  # a model's SQL failed, not an audit: no prediction to give
-                    first = str(errored[0].__cause__ or errored[0]).splitlines()[0]
-                    raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
-                                       f"new spec): {engine_message(first) if self._private else first}") from None
+                    self._could_not_run(errored[0].__cause__ or errored[0])
                 said = "; ".join(f"{a}{' ' + r if r else ''} on {m}: {n} {'row' if n == 1 else 'rows'}" for m, a, r, n in stops)
                 return Outcome(False, "sqlmesh plan: a blocking audit failed" + (f" ({said})" if said else "")
                                + "; nothing was applied", otherwise=False, stops=stops)

@@ -165,20 +165,24 @@ def failed_builds(reader, meta: str) -> dict[str, set]:
     return found
 
 
+def _named_by(ev: Optional[tuple], prefix: str) -> Optional[str]:
+    """What a dbt TABLE_BUILD_FAILED's why names after `prefix`; None for any other event."""
+    if ev is None or ev[0] != BUILD_FAILED or not str(ev[4] or "").startswith(prefix):
+        return None
+    return str(ev[4])[len(prefix):]
+
+
 def _upstream(ev: Optional[tuple]) -> Optional[str]:
     """The entity a dbt build that skipped the table names as the one it reads that was not written
     (why `upstream_failed: <entity>[ and N more]`, decision 0940); None for any other event."""
-    if ev is None or ev[0] != BUILD_FAILED or not str(ev[4] or "").startswith(_UPSTREAM):
-        return None
-    return str(ev[4])[len(_UPSTREAM):].split(" and ", 1)[0]
+    named = _named_by(ev, _UPSTREAM)
+    return None if named is None else named.split(" and ", 1)[0]
 
 
 def _errored_node(ev: Optional[tuple]) -> Optional[str]:
     """The model of the table's own whose error made dbt skip it (why `node_errored: <model>`); None
     for any other event."""
-    if ev is None or ev[0] != BUILD_FAILED or not str(ev[4] or "").startswith(_ERRORED):
-        return None
-    return str(ev[4])[len(_ERRORED):]
+    return _named_by(ev, _ERRORED)
 
 
 def _not_written(ev: tuple) -> bool:
