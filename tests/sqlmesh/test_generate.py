@@ -183,10 +183,10 @@ def test_cli_writes_into_a_sqlmesh_project_and_is_idempotent(tmp_path):
     (project / "config.yaml").write_text(duckdb_config(), encoding="utf-8")
     result = runner.invoke(cli, ["generate", "sqlmesh", "--spec", str(PRECEDENCE / "spec"), "--project", str(project)])
     assert result.exit_code == 0, result.output
-    assert "14 written, 0 unchanged, 0 removed (3 entities" in result.output
+    assert "17 written, 0 unchanged, 0 removed (3 entities" in result.output
     assert (project / "models/assay/q_line/q_line__reject.sql").exists()
     again = runner.invoke(cli, ["generate", "sqlmesh", "--spec", str(PRECEDENCE / "spec"), "--project", str(project)])
-    assert "0 written, 14 unchanged" in again.output
+    assert "0 written, 17 unchanged" in again.output
     # a file assay does not own is never overwritten
     (project / "audits" / "assay.sql").unlink()
     (project / "audits" / "assay.sql").write_text("-- mine\n", encoding="utf-8")

@@ -1,8 +1,11 @@
-"""What the quality history of a SQLMesh run holds when one entity's `fail` rule stops it, and that
-the report says when the history it shows is older than an entity's latest build (decision 0942).
+"""What the quality history of a SQLMesh run holds when one entity's `fail` rule stops it, or a
+parent set back skips its child, and that the report says when the history it shows is older
+than an entity's latest build (decisions 0942, 0969).
 
-Real plans and runs of SQLMesh on DuckDB, with tests/integration/test_mart_of_stopped_runs_dbt.py's
-spec: `meter` stops on its rule, `gauge` is judged.
+Each entity's runs append to a mart part of their own that reads only its staged model, so the
+run SQLMesh stops on one entity still records every entity it judged, as dbt's on-run-end hook
+does. Real plans and runs of SQLMesh on DuckDB, with tests/integration/test_mart_of_stopped_runs_dbt.py's
+specs: `meter` stops on its rule, `gauge` is judged; `shop` is set back, `item` is skipped.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from tests.integration.test_mart_of_stopped_runs_dbt import gauges, write_spec
+from tests.integration.test_mart_of_stopped_runs_dbt import accounting, failed_by_rule, gauges, mart, write_spec
 from tests.sqlmesh.test_table_states_fail_rule_sqlmesh import meters
 from tests.sqlmesh.test_table_states_sqlmesh import OPEN, _release
 
@@ -51,28 +54,26 @@ def test_a_run_a_fail_rule_stops_and_the_report(tmp_path):
         sm.load_bronze([meters("M1", "M2", "M3", "M4", without_site=("M4",)),
                         gauges(2, ("G1", "1.5"), ("G2", "x"), ("G3", "2"), ("G4", "y"))])
         assert not sm.run()  # meter's staged audit fails the run
-        # SQLMesh evaluates nothing downstream of the failed audit, the mart among them: the run
-        # recorded no quality history for any entity, gauge's included
-        history = sm.query("select entity, run_id from gold.mart_data_quality where rule = '(entity)'")
-        assert {r for _, r in history} == {first}, history
         failed = sm.query("select run_id from assay_meta.assay_events where event_type = 'TABLE_BUILD_FAILED'")[0][0]
         assert failed.startswith("SQLMESH_RUN: "), failed
+        # gauge was judged: its part recorded the run, with the counts dbt records (by hand: 4
+        # gauges, G2 and G4 quarantined by the coercible rule); meter stopped: nothing (0413)
+        rows = mart(sm, failed)
+        assert accounting(rows, "gauge") == (4, 0, 2, 0), rows
+        assert list(failed_by_rule(rows, "gauge").values()) == [2], rows
+        assert not [k for k in rows if k[0] == "meter"], rows
         data = report(sm.path, spec)
         by = {e["entity"]: e for e in data["entities"]}
-        # the report says the counts it shows are older than the failed run, for the entity that
-        # stopped (its state) and for the one that has no checks to tell of its build
-        assert by["gauge"]["latest"]["run_id"] == first, by["gauge"]
-        assert by["gauge"]["history_behind"]["run"] == failed and by["gauge"]["history_behind"]["failed_on"] == "meter"
+        # gauge's latest run is the failed one, whose counts it has; meter's history is older than
+        # its own failed build, and the report says so
+        assert by["gauge"]["latest"]["run_id"] == failed and by["gauge"]["history_behind"] is None, by["gauge"]
+        assert (by["gauge"]["latest"]["bronze"], by["gauge"]["latest"]["kept"]) == (4, 2), by["gauge"]["latest"]
         assert by["meter"]["outcome"]["state"] == "set_back" and by["meter"]["latest"]["run_id"] == first, by["meter"]
-        line = next(h for h in data["health"]["lines"] if h["entity"] == "gauge")
-        assert any(r.startswith(f"quality history is older than the latest run: the latest run {failed} failed on meter")
-                   for r in line["reasons"]), line
-        # `assay anomalies` says it of both entities, gauge's in the report's words (decision 0945);
-        # meter's latest build is its own failed one (its state names it)
+        # `assay anomalies` says it of meter alone, in the report's words (decision 0945)
         behind = anomalies(sm.path, spec)
         assert [(b["entity"], b["run"], b.get("failed_on"), b["recorded_run"]) for b in behind] == \
-            [("gauge", failed, "meter", first), ("meter", failed, None, first)], behind
-        assert behind[0]["warning"] in line["reasons"], (behind, line)
+            [("meter", failed, None, first)], behind
+        assert by["meter"]["history_behind"] == {k: behind[0][k] for k in ("run", "at")}, by["meter"]
 
         # a fixing run records every entity again: nothing is older any more
         sm.load_bronze([meters("M1", "M2", "M3", "M4"), gauges(3, ("G1", "1.5"))])
@@ -80,5 +81,27 @@ def test_a_run_a_fail_rule_stops_and_the_report(tmp_path):
         by = {e["entity"]: e for e in report(sm.path, spec)["entities"]}
         assert by["gauge"]["history_behind"] is None and by["meter"]["history_behind"] is None, by
         assert anomalies(sm.path, spec) == []
+    finally:
+        sm.close()
+
+
+def test_a_parent_set_back_keeps_its_own_history_and_its_skipped_child_records_none(tmp_path):
+    """`item` reads `shop`: `shop`'s required check stops the plan at `shop`, SQLMesh skips
+    `item__staged`. `shop` was judged: its row of the run is recorded; `item` was not: none, as on
+    dbt (tests/integration/test_mart_of_stopped_runs_dbt.py)."""
+    from tests.integration.test_stopped_builds_dbt import shops_and_items, write_upstream_spec
+    from tests.support.sqlmeshproject import make_project
+
+    spec = write_upstream_spec(tmp_path / "spec")
+    sm = make_project(tmp_path / "sqlmesh", spec)
+    OPEN[sm.path] = sm
+    try:
+        sm.load_bronze(shops_and_items("S1", "S2"))
+        sm.plan()
+        sm.load_bronze(shops_and_items("S1"))
+        assert not sm.run()
+        run = sm.query("select run_id from assay_meta.assay_events where event_type = 'TABLE_BUILD_FAILED'")[0][0]
+        rows = mart(sm, run)
+        assert accounting(rows, "shop") == (1, 0, 0, 0) and not [k for k in rows if k[0] == "item"], rows
     finally:
         sm.close()

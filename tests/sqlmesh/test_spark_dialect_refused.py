@@ -136,7 +136,8 @@ def test_a_spec_without_reject_models_generates_on_spark_type2_included(tmp_path
     models = sorted(p.relative_to(project / "models" / "assay").as_posix() for p in (project / "models" / "assay").rglob("*.sql"))
     assert models == [
         "customers/customers.sql", "customers/customers__current.sql", "customers/customers__staged.sql",
-        "mart_data_quality.sql", "orders/orders.sql", "orders/orders__staged.sql",
+        "customers/mart_data_quality__customers.sql", "mart_data_quality.sql", "orders/mart_data_quality__orders.sql",
+        "orders/orders.sql", "orders/orders__staged.sql",
     ]
     assert "SCD_TYPE_2_BY_COLUMN" in (project / "models" / "assay" / "customers" / "customers.sql").read_text()
 

@@ -41,6 +41,11 @@ def _aggregate(sp: Spelling, e: Entity) -> str:
 
 ENTITY_ROW = "(entity)"  # the rule and disposition of an entity's own accounting row
 
+#: The mart's columns, in the order its query writes them (a target that unions per-entity parts
+#: names them, so a part cannot shift a column under a reader).
+COLUMNS = ("entity", "mapping", "rule", "disposition", "rows_evaluated", "rows_failed", "rows_quarantined",
+           "rows_deduped", "run_id", "run_date", "run_started_at")
+
 
 def _rules(sp: Spelling, e: Entity) -> str:
     """`rules__<entity>`: one literal row per mart row of the entity (its accounting row, then each

@@ -2,9 +2,10 @@
 
 Layout (relative to the project root):
 - models/assay/<entity>/<entity>__staged.sql, <entity>.sql (or <entity>__current.sql plus the
-  SCD type 2 <entity>.sql), <entity>__reject.sql
-- models/assay/mart_data_quality.sql, models/assay/assay_cross_entity_checks.sql (when the spec
-  has coverage or reconcile checks)
+  SCD type 2 <entity>.sql), <entity>__reject.sql, mart_data_quality__<entity>.sql (the entity's
+  part of the quality history)
+- models/assay/mart_data_quality.sql (the view over the parts), models/assay/assay_cross_entity_checks.sql
+  (when the spec has coverage or reconcile checks)
 - audits/assay.sql: the reusable audits, thin AUDIT blocks over assay_sqlmesh macros
 - macros/assay_macros.py: registers the assay_sqlmesh macros on every load
 - external_models/assay_bronze.yaml: bronze relations with their ingestion and freshness audits
@@ -18,7 +19,7 @@ from __future__ import annotations
 from ..header import entity_files as _entity_files, header as _header
 from ...ir.model import Project
 from .spelling import SqlmeshSpelling
-from .mart import cross_checks_sql, mart_sql
+from .mart import cross_checks_sql, mart_part_sql, mart_sql
 from .outputs import entity_sql, reject_sql, scd2_sql
 from .project_files import audits_sql, external_models_yaml, macros_py
 from .staged import staged_sql
@@ -49,6 +50,7 @@ def generate_sqlmesh(project: Project, dialect: str = "duckdb") -> dict[str, str
             out[f"{base}/{e.name}.sql"] = entity_sql(e, project, low, h)
         if e.has_reject:
             out[f"{base}/{e.name}__reject.sql"] = reject_sql(e, project, low, h)
+        out[f"{base}/mart_data_quality__{e.name}.sql"] = mart_part_sql(project, e, low, h)
     all_files = list(project.spec_files)
     out[f"{MODELS_DIR}/mart_data_quality.sql"] = mart_sql(project, low, _header(project, all_files, "--"))
     checks = cross_checks_sql(project, low, _header(project, all_files, "--"))

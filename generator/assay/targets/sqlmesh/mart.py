@@ -1,15 +1,25 @@
 """gold.mart_data_quality, and the model that carries the cross-entity checks.
 
-The mart is INCREMENTAL_UNMANAGED: every evaluation appends one accounting row per entity and
-one row per rule, and SQLMesh never rebuilds it (unmanaged models are forward-only), so history
-survives rule changes. Only rows_failed is a fact about a rule; the other counts describe the
-entity's population, so rule rows carry zero there and sums stay additive at any grouping.
+Each entity's runs append to a part of their own, `gold.mart_data_quality__<entity>`, which
+depends on that entity's staged model only; `gold.mart_data_quality` is a view over every part
+(decision 0969). SQLMesh evaluates nothing downstream of a failed audit: one mart reading every
+staged model lost the run for every entity when one entity's staged audits (a `fail` rule, the
+ingestion-metadata audit, the key) stopped it, or when a parent set back skipped its child's
+staged model. A part is skipped exactly when its own entity was not judged, as dbt's
+on-run-end hook records (decision 0942). The view holds no data, so it needs no evaluation in a
+run that skips it: the parts it reads are forward-only tables that every version shares.
+
+The parts are INCREMENTAL_UNMANAGED: every evaluation appends one accounting row for the entity
+and one row per rule, and SQLMesh never rebuilds them (unmanaged models are forward-only), so
+history survives rule changes. Only rows_failed is a fact about a rule; the other counts
+describe the entity's population, so rule rows carry zero there and sums stay additive at any
+grouping.
 """
 
 from __future__ import annotations
 
-from ...ir.model import Project
-from ...lower.mart import mart_query
+from ...ir.model import Entity, Project
+from ...lower.mart import COLUMNS, mart_query
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import audit_call, model_block
@@ -17,17 +27,33 @@ from .modelblock import audit_call, model_block
 INDENT = "  "
 
 
+def mart_part_sql(project: Project, entity: Entity, low: SqlmeshSpelling, header: str) -> str:
+    """An entity's mart part's file text: the mart query (assay.lower.mart) of that entity alone."""
+    block = model_block(
+        name=naming.mart_part(project, entity),
+        kind="INCREMENTAL_UNMANAGED",
+        dialect=low.dialect,
+        description=low.lit(f"Per run of {entity.name}: its (entity) accounting row and one row per rule; "
+                            "history is kept. Read through gold.mart_data_quality."),
+        tags="(assay, assay_mart)",
+        grain="(run_id, entity, rule, mapping)",
+    )
+    return "\n".join([header, block, "", mart_query(low, project, (entity,))])
+
+
 def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
-    """The mart's file text: the mart query (assay.lower.mart) under its MODEL block."""
+    """The mart's file text: a view over every entity's part, its columns named."""
     block = model_block(
         name=naming.mart(project),
-        kind="INCREMENTAL_UNMANAGED",
+        kind="VIEW",
         dialect=low.dialect,
         description=low.lit("Per run: one (entity) accounting row per entity and one row per rule; history is kept."),
         tags="(assay)",
         grain="(run_id, entity, rule, mapping)",
     )
-    return "\n".join([header, block, "", mart_query(low, project)])
+    columns = ", ".join(COLUMNS)
+    selects = [low.sql("select {} from {}", columns, naming.mart_part(project, e)) for e in project.entities]
+    return "\n".join([header, block, "", low.sql("\nunion all\n").join(selects) + ";", ""])
 
 
 def _strs(items) -> str:

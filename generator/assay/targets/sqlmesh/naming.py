@@ -44,7 +44,13 @@ def bronze(project: Project, source: str) -> str:
 
 
 def mart(project: Project) -> str:
+    """The quality history readers read: a view over every entity's part (decision 0969)."""
     return f"{project.schema('gold')}.mart_data_quality"
+
+
+def mart_part(project: Project, entity: Entity) -> str:
+    """The table an entity's runs append their mart rows to (decision 0969)."""
+    return f"{mart(project)}__{entity.name}"
 
 
 def cross_checks(project: Project) -> str:
