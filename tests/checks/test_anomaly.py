@@ -120,6 +120,10 @@ def test_judged_sentences_band_direction_and_weekday() -> None:
     assert not down.passed
     assert down.detail == ("loaded 1 row since the previous run, below the band [8211, 12230] learnt from 6 earlier "
                            "runs on Wednesdays (median 10220)")
+    # a weekday band learnt from one run (outside both bands in the first weeks) says so in the singular
+    one = anomaly_detail(VOLUME, {"history": 8, "learnt_from": 1, "observed": "1.0", "median": "10220.5",
+                                  "low": "8210.3", "high": "12230.9", "season": "weekday", "run_date": "2026-02-17"})
+    assert one.detail.endswith("learnt from 1 earlier run on a Tuesday (median 10220)"), one.detail
     rule = {"metric": "failure_rate", "rule": "amount_ok", "min_history": 7}
     edge = anomaly_detail(rule, {"history": 9, "learnt_from": 9, "evaluated": 4, "failing": 3, "observed": "0.75",
                                  "median": "0.25", "low": "0.0", "high": "0.75", "season": "all"})

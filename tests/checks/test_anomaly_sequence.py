@@ -89,22 +89,21 @@ def _staged(con, rows: list[tuple]) -> None:
         from range(1, {evaluated + deduped + 1}) as t(i)""")
 
 
-def test_every_run_is_judged_as_the_detector_judges_it(tmp_path: Path) -> None:
+def _judged_run_by_run(tmp_path: Path, entities: str, history, enforcement: str = "advisory"):
+    """Build `history` one run at a time as the module docstring says; each run's recorded results
+    carry `enforcement` (`required` for `on_breach: fail`: a failing one is a refused run, which
+    the next runs read as failed). Returns the connection and {(run, measure): (passed, measures)}."""
     from assay.ir.resolve import compile_spec
     from assay.targets.dbt.declared_checks import declared_query
 
     spec = tmp_path / "spec"
     spec.mkdir()
-    (spec / "entities.yml").write_text(ENTITIES)
+    (spec / "entities.yml").write_text(entities)
     (spec / "orders.yml").write_text(MAPPING)
     project, diags, _ = compile_spec(spec)
     assert diags == []
     sql, descriptors = declared_query(project.entities[0])
     template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(sql)
-
-    events = (Event(VOLUME, 25, "spike", 3.0), Event("status_in_set", 33, "shift", 3.0),
-              Event(QUARANTINE_RATE, 45, "drop", 0.0))
-    history = synthetic.generate(56, 7, weekly=True, events=events, load=400, failed_runs=(20,))
     con = duckdb.connect()
     con.execute(synthetic.MART_DDL.format(table="mart"))
     con.execute("create table results (run_id varchar, table_name varchar, check_id varchar, check_position bigint, "
@@ -131,15 +130,19 @@ def test_every_run_is_judged_as_the_detector_judges_it(tmp_path: Path) -> None:
             spec_json = {"columns": [], "types": [], "bounds": d["bounds"]}
             verdict = verdict_of("anomaly", spec_json, measures)
             built[(run, MEASURES[d["check_id"]])] = (verdict.passed, measures)
-            con.execute("insert into results values (?, 'orders', ?, ?, 'anomaly', 'advisory', ?, ?, ?, ?, now())",
+            con.execute(f"insert into results values (?, 'orders', ?, ?, 'anomaly', '{enforcement}', ?, ?, ?, ?, now())",
                         [run, d["check_id"], position, verdict.passed, measures["rows"], json.dumps(spec_json, sort_keys=True),
                          json.dumps(measures, sort_keys=True)])
         con.executemany(f"insert into mart values ({', '.join(['?'] * 11)})", rows)
+    return con, built
 
-    # run 20's `fail` rule (id_not_null) has a row of its own in the mart, and no check
-    verdicts = [v for v in detect(lambda q: con.execute(q).fetchall(), "duckdb", ("main", "mart"))
-                if v.measure in MEASURES.values()]
-    assert len(verdicts) == len(built) == 56 * 5
+
+def _agree(con, built, results=None) -> list[tuple]:
+    """Every verdict of the build-time checks equals the detector's; the anomalies (measure, run, direction)."""
+    checked = {m for _, m in built}
+    verdicts = [v for v in detect(lambda q: con.execute(q).fetchall(), "duckdb", ("main", "mart"), results=results)
+                if v.measure in checked]
+    assert len(verdicts) == len(built)
     flagged = []
     for v in verdicts:
         passed, m = built[(v.run_id, v.measure)]
@@ -151,7 +154,36 @@ def test_every_run_is_judged_as_the_detector_judges_it(tmp_path: Path) -> None:
             assert v.observed is None or m["history"] < METHOD.min_history, (v, m)
         if v.anomalous:
             flagged.append((v.measure, int(v.run_id[4:]), v.direction))
+    return sorted(flagged)
+
+
+def test_every_run_is_judged_as_the_detector_judges_it(tmp_path: Path) -> None:
+    events = (Event(VOLUME, 25, "spike", 3.0), Event("status_in_set", 33, "shift", 3.0),
+              Event(QUARANTINE_RATE, 45, "drop", 0.0))
+    history = synthetic.generate(56, 7, weekly=True, events=events, load=400, failed_runs=(20,))
+    con, built = _judged_run_by_run(tmp_path, ENTITIES, history)
+    assert len(built) == 56 * 5
+    # run 20's `fail` rule (id_not_null) has a row of its own in the mart, and no check; its load
+    # was judged normal, so run 21 is measured from it (no alarm)
     # exactly the injected events: the spike, the drop, and the shift's first three runs, after
     # which it is learnt; the failed run is judged and never learnt from; no false alarm
-    assert sorted(flagged) == [(QUARANTINE_RATE, 45, "down"), (VOLUME, 25, "up"), ("status_in_set", 33, "up"),
-                               ("status_in_set", 34, "up"), ("status_in_set", 35, "up")]
+    assert _agree(con, built) == [(QUARANTINE_RATE, 45, "down"), (VOLUME, 25, "up"), ("status_in_set", 33, "up"),
+                                  ("status_in_set", 34, "up"), ("status_in_set", 35, "up")]
+
+
+def test_a_refused_volume_spike_is_refused_again_while_it_stays_in_bronze(tmp_path: Path) -> None:
+    """`on_breach: fail` on volume: run 25's spike is refused (set back, recorded failed, so not
+    learnt from). Its rows stay in bronze, so run 26 loads them again, with its own: it is
+    measured from run 24, the last run not refused, and refused too, and so on (docs/anomalies.md,
+    "Things to know before choosing `fail`"). Measured from the refused run 25, run 26 would pass
+    with one day's load, and the next build would publish the spike without a word."""
+    entities = ENTITIES.replace("metrics: [volume, quarantine_rate], on_breach: warn", "metrics: [volume], on_breach: fail")
+    assert entities != ENTITIES
+    history = synthetic.generate(30, 7, weekly=True, events=(Event(VOLUME, 25, "spike", 3.0),), load=400)
+    con, built = _judged_run_by_run(tmp_path, entities, history, enforcement="required")
+    flagged = _agree(con, built, results=("main", "results"))
+    assert [(run, d) for m, run, d in flagged if m == VOLUME] == [(25, "up"), (26, "up"), (27, "up"), (28, "up"), (29, "up")]
+    bronze = {r[8]: r[4] + r[7] for r in history.rows if r[2] == "(entity)"}
+    for k in range(26, 30):  # each measured from run 24, the spike counted again
+        observed = float(built[(synthetic.run_id(k), VOLUME)][1]["observed"])
+        assert observed == bronze[synthetic.run_id(k)] - bronze[synthetic.run_id(24)], (k, observed)

@@ -79,7 +79,12 @@ def next_state(verdicts: Iterable[Verdict], method: Method = METHOD) -> State:
         streak: list[Verdict] = []
         for v in sorted(runs, key=lambda r: r.seq):
             if v.failed:
-                continue  # never learnt from already; neither starts nor breaks a row of anomalies
+                # never learnt from already; neither starts nor breaks a row of anomalies. Left out
+                # all the same when anomalous: a refused anomalous volume is counted again by the
+                # next run (method.py, `sequenced`), as the build-time check reads its recorded result
+                if v.anomalous:
+                    excluded.add((entity, measure, v.run_id))
+                continue
             if not v.anomalous:
                 streak = []
                 continue

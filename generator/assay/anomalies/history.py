@@ -121,7 +121,8 @@ def value_text(v: Verdict, x: Optional[float]) -> str:
 def learnt_text(v: Verdict, plural) -> str:
     """What the band was learnt from: `6 Wednesdays` (the weekday band) or `28 runs`."""
     if v.season == "weekday" and hasattr(v.run_date, "weekday"):
-        return f"{v.learnt_from} {_WEEKDAYS[v.run_date.weekday()]}s"
+        day = _WEEKDAYS[v.run_date.weekday()]
+        return f"{v.learnt_from} {day}s" if v.learnt_from != 1 else f"1 {day}"
     return plural(v.learnt_from or 0, "run")
 
 

@@ -3,9 +3,14 @@
 Per entity, three kinds of measure are read from `gold.mart_data_quality` (one `(entity)`
 accounting row and one row per rule, per run):
 
-- `(volume)`: bronze rows loaded since the previous run. The accounting row counts every bronze
-  row the build read (`rows_evaluated + rows_deduped`, the whole staged relation), and entities
-  are rebuilt from all of bronze, so one load is the difference between two runs' counts;
+- `(volume)`: bronze rows loaded since the previous published run. The accounting row counts
+  every bronze row the build read (`rows_evaluated + rows_deduped`, the whole staged relation),
+  and entities are rebuilt from all of bronze, so one load is the difference between two runs'
+  counts. A run whose volume was anomalous and that failed (set back, or stopped) is recorded too
+  (decision 0413) but published nothing, so the rows it read count as loaded again by the next
+  run, which is measured from the latest earlier run that was not such a refusal (`sequenced`,
+  `counted`, `headed`): a refused spike that stays in bronze is refused again, while a run
+  stopped by something else, its load judged normal, is the next run's starting point;
 - `(quarantine_rate)`: `rows_quarantined / rows_evaluated`;
 - each rule's failure rate: its `rows_failed / rows_evaluated` of the same run.
 
@@ -82,6 +87,9 @@ with mart as (
 blocked as (
   __BLOCKED__
 ),
+state as (
+  __STATE__
+),
 per_run as (
   select m.entity, m.rule, m.rows_failed, m.run_id,
          min(m.run_started_at) over (partition by m.entity, m.run_id) as started_at,
@@ -106,18 +114,39 @@ measured as (
   left join (select distinct run_id, entity from blocked) b on b.run_id = p.run_id and b.entity = p.entity
   where p.accounted = 1 and (k.part = 1 or p.rule = '(entity)')
 ),
+sequenced as (
+  select m.*,
+         case when m.failed = 1 and v.run_id is not null then 1 else 0 end as refused,
+         row_number() over (partition by m.entity, m.measure order by m.started_at, m.run_id) as seq
+  from measured m
+  left join (select distinct entity, run_id from state where measure = '(volume)' and since_run_id is null) v
+    on v.entity = m.entity and v.run_id = m.run_id
+),
+counted as (
+  select *,
+         count(case when refused = 0 then 1 end)
+           over (partition by entity, measure order by seq nulls first rows between unbounded preceding and current row)
+           as standing_runs
+  from sequenced
+),
+headed as (
+  select *,
+         case when standing_runs > 0
+              then first_value(bronze) over (partition by entity, measure, standing_runs order by seq nulls first) end
+           as standing_bronze
+  from counted
+),
 numbered as (
   select entity, measure, kind, run_id, started_at, run_date, failed, evaluated,
          case when kind = 'volume'
-              then cast(bronze - lag(bronze) over (partition by entity, measure order by started_at, run_id) as double)
+              then cast(bronze - case when refused = 0
+                                      then lag(standing_bronze) over (partition by entity, measure order by seq)
+                                      else standing_bronze end as double)
               else rate end as observed,
-         row_number() over (partition by entity, measure order by started_at, run_id) as seq,
+         seq,
          dense_rank() over (order by entity, measure) as series,
          extract(dow from run_date) as weekday
-  from measured
-),
-state as (
-  __STATE__
+  from headed
 ),
 marks as (
   select x.entity, x.measure, case when k.part = 2 then x.since_run_id else x.run_id end as run_id,

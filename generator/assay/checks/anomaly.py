@@ -153,7 +153,7 @@ def _learnt(season: Optional[str], learnt_from: Optional[int], run_date: Any) ->
     if season == "weekday" and run_date:
         try:
             day = _WEEKDAYS[_dt.date.fromisoformat(str(run_date)[:10]).weekday()]
-            return f"{n} earlier {runs} on {day}s"
+            return f"{n} earlier {runs} on {day}s" if n != 1 else f"1 earlier run on a {day}"
         except ValueError:
             pass
     return f"{n} earlier {runs}"
