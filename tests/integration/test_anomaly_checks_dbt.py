@@ -131,6 +131,18 @@ class Anomalies:
         assert [tuple(e) for e in events] == [("TABLE_ROLLED_BACK", "VOLUME_ANOMALY")]
         assert run4 != run5 != run6
 
+        # 7. an ordinary load with the refused spike still in bronze: measured from run 5, the last
+        # build not refused for its volume, so the spike counts again and stays refused (decision 0965)
+        loads.append(STEADY)
+        project.load_bronze([bronze(*loads)])
+        proc = project.dbt("build")
+        assert proc.returncode != 0, proc.stdout[-5000:]
+        run7 = run_id(project)
+        assert published(project) == before
+        code, results, _ = checks(project, run7)
+        assert (results["VOLUME_ANOMALY"]["passed"], results["VOLUME_ANOMALY"]["detail"]) == (
+            False, "loaded 38 rows since the previous run, above the band [-2, 18] learnt from 4 earlier runs (median 8)")
+
         # the build-time checks judged as the detector (`assay anomalies`, its rounds) judges these runs,
         # with the same min_history (the command's is the method's default, 7)
         from dataclasses import replace
@@ -151,7 +163,7 @@ class Anomalies:
             conn.close()
         # run 6 was set back: its counts are in the mart all the same (it reads the staged rows,
         # decision 0413), anomalous too, and never learnt from
-        assert {v.run_id for v in verdicts if v.anomalous} == {run5, run6}
+        assert {v.run_id for v in verdicts if v.anomalous} == {run5, run6, run7}
         of_run5 = {v.measure: v for v in verdicts if v.run_id == run5}
         for check, measure in (("VOLUME_ANOMALY", "(volume)"), ("QUARANTINE_RATE_ANOMALY", "(quarantine_rate)"),
                                ("NAME_NOT_X_ANOMALY", "name_not_x")):
