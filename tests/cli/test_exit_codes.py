@@ -383,6 +383,34 @@ def test_a_run_that_stopped_before_its_checks_is_named_not_mistaken_for_a_typo(r
         "assay_fail_rule__order__amount_positive failed)")
 
 
+def _passed_invocation(project: Path, invocation: str, which: str) -> None:
+    """target/run_results.json of a dbt invocation in which nothing failed."""
+    (project / "target").mkdir(exist_ok=True)
+    (project / "target" / "run_results.json").write_text(json.dumps({
+        "metadata": {"invocation_id": invocation}, "args": {"which": which},
+        "results": [{"unique_id": "model.shop.order__staged", "status": "success"},
+                    {"unique_id": "model.shop.order", "status": "success"}]}))
+
+
+def test_a_later_build_that_passed_is_the_latest_not_an_older_failed_run(recorded):
+    """dbt's last build passed and recorded nothing (its tables have no checks that record every
+    build): the failures of the older run are not the project's state, and not "the latest"; a
+    `dbt build && assay checks` step must not keep failing on a problem already fixed."""
+    _passed_invocation(recorded, "inv-clean-5678", "build")
+    latest = invoke("checks", "--project", str(recorded))
+    assert latest.exit_code == 1, latest.output
+    assert latest.stderr == (
+        "Error: run inv-clean-5678 (dbt's last build, the latest) passed and recorded no check results: it built no "
+        "table that records checks. The latest run that recorded results is run-bad (`assay checks run-bad` prints "
+        "them).\n")
+    with_json = invoke("checks", "--json", "--project", str(recorded))
+    assert (with_json.exit_code, with_json.stdout) == (1, "[]\n")
+    # `dbt source freshness` (or any invocation that builds no model) after the build is not a build
+    _passed_invocation(recorded, "inv-fresh-9999", "source")
+    after = invoke("checks", "--project", str(recorded))
+    assert after.exit_code == 2 and after.stderr.splitlines()[0] == "run run-bad (the latest)", after.output
+
+
 def test_a_stopped_invocation_of_another_target_is_not_named(recorded):
     """`dbt build --target ci` stopped last; `assay checks` reads the profile's default target,
     whose warehouse that invocation never touched: it must not be named as this warehouse's run."""

@@ -179,6 +179,7 @@ class State:
     placements: dict = field(default_factory=dict)  # (relation, srid) -> places
     late_open: list = field(default_factory=list)  # the detection query of docs/incremental.md
     mart: tuple = ()
+    late_in_mart: list = field(default_factory=list)  # the mart's `_late_arrival` rule row of the step's run
 
 
 def observe(project: DbtProject, proc, bronze: Bronze, incremental: bool) -> State:
@@ -215,6 +216,8 @@ def observe(project: DbtProject, proc, bronze: Bronze, incremental: bool) -> Sta
         has_late = {"duckdb": f"list_contains(failed_rules, '{LATE}')", "spark": f"array_contains(failed_rules, '{LATE}')"}.get(
             project.engine, f"'{LATE}' = any(failed_rules)")
         s.late_open = q(f"select _source_row_id from silver.orders__reject where resolved_at is null and {has_late} order by 1")
+        s.late_in_mart = q("select disposition, rows_failed from gold.mart_data_quality "
+                           f"where entity = 'orders' and rule = '{LATE}' and run_id = '{_run_id(project)}'")
     s.mart = q(
         "select rows_evaluated, rows_quarantined, rows_deduped from gold.mart_data_quality "
         f"where entity = 'orders' and rule = '(entity)' and run_id = '{_run_id(project)}'"
@@ -416,6 +419,11 @@ def test_load4_rows_older_than_the_window_are_skipped_and_detectable(history):
     # ... and a query on the reject table.
     assert inc.late_open == [("d2",), ("d3",)]
     assert all(not states(history, label)[0].late_open for label in ("load3", "full_refresh", "load6"))
+    # ... and the mart's rule row of the reserved rule, which the (entity) row counts quarantined
+    # (decision 1131); none once they are placed
+    assert [tuple(r) for r in inc.late_in_mart] == [("quarantine", 2)]
+    assert all([tuple(r) for r in states(history, label)[0].late_in_mart] == [("quarantine", 0)]
+               for label in ("load3", "full_refresh", "load6"))
     assert {"d1", "d4"} <= set(inc.entity)
     assert _reject(history, "load4", "b3")[3:] == (False, "deduped")
 

@@ -97,6 +97,23 @@ def _latest_label(found: str, project_dir: Path, profiles_dir: Optional[Path], t
     return " (the latest)"
 
 
+def _no_newer_clean_build(found: str, project, project_dir: Path, profiles_dir: Optional[Path],
+                          target: Optional[str], as_json: bool) -> None:
+    """The latest run is dbt's last build when that build passed and recorded nothing: an older
+    run's results are not "the latest", and its failures are not the project's state now (a
+    `dbt build && assay checks` step would fail on a problem already fixed). Says so and exits 1,
+    naming the run that did record results."""
+    last = _dbt_stopped_run(project_dir, profiles_dir, target)
+    if last is None or not last.built or last.not_ok or last.invocation_id == found:
+        return
+    why = ("the spec's only checks are `fail` rules and the build's own audits, which record a result only when "
+           "one stops a build, and none did" if project is not None and not records_every_build(project)
+           else "it built no table that records checks")
+    _nothing_found(as_json, f"run {last.invocation_id} (dbt's last build, the latest) passed and recorded no check "
+                            f"results: {why}. The latest run that recorded results is {found} (`assay checks "
+                            f"{short_run_id(found)}` prints them).")
+
+
 def _nothing_found(as_json: bool, why: str) -> NoReturn:
     """A run or check the warehouse did not record: with --json an empty list on stdout (valid JSON,
     the shape of a result that found nothing), then exit 1 with `why` on stderr. Every lookup of a
@@ -119,7 +136,9 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                target: Optional[str], environment: Optional[str], as_json: bool) -> None:
     """Print the check results of the build RUN_ID (the run id `assay check list` shows, or the start
     of it: dbt's invocation_id, or the SQLMesh run's); without RUN_ID, of the latest build that
-    recorded any (on SQLMesh, the latest of the environment read: prod, or --environment).
+    recorded any (on SQLMesh, the latest of the environment read: prod, or --environment). When
+    dbt's last build passed and recorded none, that build is the latest: it says so and names the
+    run that recorded results last.
 
     The checks that stopped or set back a table without recording a result of their own (a `fail`
     rule, the ingestion-metadata check, the conservation law, the key audit) are listed as failed,
@@ -147,6 +166,8 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                            f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "
                            f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`.")
         _nothing_found(as_json, unrecorded_run(run_id, project_dir, profiles_dir, target))
+    if run_id is None:
+        _no_newer_clean_build(found, project, project_dir, profiles_dir, target, as_json)
     if run_id != found or (env is not None and env != (environment or "prod")):
         # Say which run this is: the caller gave none, or only the start of its id; and, on
         # SQLMesh, the environment a run of another one than the read one was for (0936).

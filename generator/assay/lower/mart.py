@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from ..ir.model import Entity, Project
 from .spelling import Spelling, Sql
-from .staged import deduped, diverted
+from .staged import LATE_RULE, deduped, diverted
+
+
+def mart_rules(e: Entity) -> list[tuple[str | None, str, str]]:
+    """(mapping, rule, disposition) of each rule row of the entity, in the mart's order: its rules,
+    then, for an incremental entity, the late arrivals its ledger quarantines under the reserved
+    rule (decision 1131): the `(entity)` row counts them quarantined, so a rule row says why."""
+    rows = [(r.mapping, r.name, r.disposition) for r in e.rules]
+    if e.materialized == "incremental":
+        rows.append((None, LATE_RULE, "quarantine"))
+    return rows
 
 
 def _aggregate(sp: Spelling, e: Entity) -> str:
@@ -28,7 +38,8 @@ def _aggregate(sp: Spelling, e: Entity) -> str:
         sp.sql("{}{} as rows_quarantined", i * 2, taken(diverted(sp))),
         sp.sql("{}{} as rows_deduped", i * 2, taken(deduped(sp))),
     ]
-    agg += [sp.sql("{}{} as f__{}", i * 2, taken(sp.call("flags_contain", Sql("_failed_rules"), r.name)), r.name) for r in e.rules]
+    agg += [sp.sql("{}{} as f__{}", i * 2, taken(sp.call("flags_contain", Sql("_failed_rules"), name)), name)
+            for _m, name, _d in mart_rules(e)]
     groups = "\n".join([
         sp.sql("{}from (", i),
         sp.sql("{}select _route, {} as _evaluated, _failed_rules, count(*) as _n", i * 2, evaluated),
@@ -60,8 +71,8 @@ def _rules(sp: Spelling, e: Entity) -> str:
 
     null_txt = sp.cast(sp.kw("null"), "string", False)
     rows = [(null_txt, text(sp.string(ENTITY_ROW)), text(sp.string(ENTITY_ROW)))]
-    rows += [(text(sp.string(r.mapping)) if r.mapping else null_txt, text(sp.string(r.name)), text(sp.string(r.disposition)))
-             for r in e.rules]
+    rows += [(text(sp.string(m)) if m else null_txt, text(sp.string(name)), text(sp.string(d)))
+             for m, name, d in mart_rules(e)]
     selects = [sp.sql("{}select {} as mapping, {} as rule, {} as disposition", sp.indent, m, r, d) for m, r, d in rows]
     return sp.sql("rules__{n} as (\n{s}\n)", n=e.name, s=sp.sql("\n{}union all\n", sp.indent).join(selects))
 
@@ -75,8 +86,9 @@ def _rows(sp: Spelling, e: Entity) -> str:
         # a count of the entity's population: on its accounting row only, zero on rule rows
         return sp.cast(f"case when r.rule = {entity_row} then {coalesce}(a.{column}, 0) else 0 end", "int", False)
 
-    picks = " ".join(f"when {sp.string(r.name)} then {coalesce}(a.f__{r.name}, 0)" for r in e.rules)
-    failed = sp.cast(f"case r.rule {picks} else 0 end", "int", False) if e.rules else sp.cast("0", "int", False)
+    names = [name for _m, name, _d in mart_rules(e)]
+    picks = " ".join(f"when {sp.string(name)} then {coalesce}(a.f__{name}, 0)" for name in names)
+    failed = sp.cast(f"case r.rule {picks} else 0 end", "int", False) if names else sp.cast("0", "int", False)
     return sp.sql(
         "{i}select {e} as entity, r.mapping, r.rule, r.disposition, {ev} as rows_evaluated, {f} as rows_failed, "
         "{q} as rows_quarantined, {dd} as rows_deduped\n{i}from agg__{n} a cross join rules__{n} r",

@@ -194,6 +194,12 @@ def diverted(sp: Spelling, alias: str = "") -> str:
     return sp.sql("{}_route in ({})", prefix, ", ".join(f"'{r}'" for r in DIVERTED_ROUTES))
 
 
+#: The reserved rule an incremental ledger quarantines a late row under (decision 0401): not ranked,
+#: not judged. A leading underscore: no rule a spec can name collides with it. The mart counts it
+#: as a rule of the entity (decision 1131).
+LATE_RULE = "_late_arrival"
+
+
 def deduped(sp: Spelling, alias: str = "") -> str:
     """The condition that a staged row (of `alias`) was deduped: a superseded delivery or a key's
     loser. Such a row was never judged."""

@@ -179,6 +179,12 @@ class LastInvocation:
 
     invocation_id: str
     not_ok: tuple[tuple[str, str], ...]
+    command: str = ""  # dbt's subcommand (`build`, `run`, `source` for freshness, `run-operation`, ...)
+
+    @property
+    def built(self) -> bool:
+        """Whether it was a build of models (`dbt build` or `dbt run`), whose tables record checks."""
+        return self.command in ("build", "run")
 
     def stopped_by(self) -> str:
         """The nodes that stopped it, as a sentence part: `test X failed, model Y errored`."""
@@ -206,7 +212,8 @@ def last_invocation(project_dir: Path, profiles_dir: Optional[Path] = None,
            if isinstance(r, dict) and r.get("status") in order
            and not str(r.get("unique_id", "")).startswith("source.")]  # `dbt source freshness` builds nothing
     bad.sort(key=lambda b: (order.index(b[1]), b[0]))
-    return LastInvocation(invocation, tuple(bad))
+    args = doc.get("args") if isinstance(doc.get("args"), dict) else {}
+    return LastInvocation(invocation, tuple(bad), str(args.get("which") or ""))
 
 
 def _ran_against(doc: dict, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> bool:

@@ -35,7 +35,8 @@ from ...lower.loads import (
 )
 from ...lower.spelling import Sql
 from ...lower.staged import (
-    LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, is_late, judged_columns, mapping_select, probes, route,
+    LATE_RULE, LINEAGE, RANKS, dedupe_rank, delivery_number, failed_rules, is_late, judged_columns, mapping_select, probes,
+    route,
 )
 from .naming import loads_name, staged_name
 from .spelling import DBT, call, jstr, qi, sql_str, sql_type
@@ -43,7 +44,6 @@ from .spelling import DBT, call, jstr, qi, sql_str, sql_type
 INDENT = DBT.indent
 SETTLE = "assay_settle"  # Jinja: this incremental run may leave settled loads out
 LOCATOR = "assay_locator"  # Jinja: the ledger's row locator column, or none (decision 0953)
-LATE_RULE = "_late_arrival"  # leading underscore: no rule a spec can name collides with it
 
 
 def lag_hours(entity: Entity) -> int:
