@@ -326,8 +326,10 @@ class Explainer:
 
     def _dedupe_reason(self, winner: Delivery, loser: Delivery, staged: dict[str, dict]) -> str:
         if loser.superseded:
-            return ("superseded: the same source row was delivered again later (decision 0014), "
-                    "so only its latest delivery is judged")
+            # "later" in the delivery order, which is not the order of the loads: a load may
+            # bring an older delivery (an earlier _ingested_at) than one already stored
+            return ("superseded: the same source row has a later delivery, by _ingested_at and then _load_id "
+                    "(decision 0014), so only that latest delivery is judged")
         # The spec's order, then the tail that makes it total (decision 0014), each column once.
         order: list[tuple[str, str]] = []
         for col in [k.column for k in self.entity.dedupe] + ["_source_row_id", "_load_id"]:

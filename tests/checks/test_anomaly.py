@@ -120,6 +120,10 @@ def test_judged_sentences_band_direction_and_weekday() -> None:
     assert not down.passed
     assert down.detail == ("loaded 1 row since the previous run, below the band [8211, 12230] learnt from 6 earlier "
                            "runs on Wednesdays (median 10220)")
+    # bronze pruned by more than it received: a negative load, said as a loss
+    lost = anomaly_detail(VOLUME, {"history": 20, "learnt_from": 6, "observed": "-1198.0", "median": "10220.5",
+                                   "low": "8210.3", "high": "12230.9", "season": "all", "run_date": "2026-02-18"})
+    assert lost.detail.startswith("bronze lost 1198 rows since the previous run (a load of -1198), below the band"), lost.detail
     # a weekday band learnt from one run (outside both bands in the first weeks) says so in the singular
     one = anomaly_detail(VOLUME, {"history": 8, "learnt_from": 1, "observed": "1.0", "median": "10220.5",
                                   "low": "8210.3", "high": "12230.9", "season": "weekday", "run_date": "2026-02-17"})

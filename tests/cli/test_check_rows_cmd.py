@@ -290,6 +290,36 @@ def test_a_change_limit_says_where_the_rows_it_counted_are(tmp_path):
                                     "keeps none (assay report shows the rows per run): ")
 
 
+def test_an_anomaly_check_says_where_the_rows_it_counted_are(tmp_path):
+    """An anomaly check (docs/anomalies.md) keeps no rows either: `check rows` names where the rows
+    of its measure are, as for the threshold of the same measure (an outside tester got the generic
+    sentence for a rule's failure rate)."""
+    project, con = results_warehouse(tmp_path)
+    measures = {"history": 9, "learnt_from": 9, "observed": "0.5", "low": "0.0", "high": "0.1", "median": "0.05",
+                "season": "all", "run_date": "2026-12-01", "evaluated": 10, "failing": 5, "rows": 0}
+    for position, (check_id, metric, rule) in enumerate([("VOLUME_ANOMALY", "volume", None),
+                                                         ("QUARANTINE_RATE_ANOMALY", "quarantine_rate", None),
+                                                         ("TEMP_NOT_NULL_ANOMALY", "failure_rate", "temp_not_null")]):
+        bounds = {"metric": metric, "min_history": 3, **({"rule": rule} if rule else {})}
+        con.execute("insert into assay_meta.assay_check_results values (?, 'order', ?, ?, 'anomaly', 'advisory', false, 0, ?, ?, ?)",
+                    [RUN, check_id, position, json.dumps({"columns": [], "types": [], "bounds": bounds}),
+                     json.dumps(measures), "2026-12-01 10:00:00"])
+    con.close()
+    said = {}
+    for check_id in ("VOLUME_ANOMALY", "QUARANTINE_RATE_ANOMALY", "TEMP_NOT_NULL_ANOMALY"):
+        result = invoke("check", "rows", RUN[:8], check_id, "--project", str(project))
+        assert result.exit_code == 0 and result.stdout == "", result.output
+        said[check_id] = result.stderr
+    assert said["VOLUME_ANOMALY"].startswith("order: VOLUME_ANOMALY: no rows: a volume check counts the rows a load "
+                                             "brought and keeps none (assay report shows the rows per run): ")
+    assert said["QUARANTINE_RATE_ANOMALY"].startswith(
+        "order: QUARANTINE_RATE_ANOMALY: no rows: an anomaly check keeps no rows of its own; they are the rows of "
+        "order__reject this run quarantined")
+    assert said["TEMP_NOT_NULL_ANOMALY"].startswith(
+        "order: TEMP_NOT_NULL_ANOMALY: no rows: an anomaly check keeps no rows of its own; they carry the rule: in "
+        "order__reject when it quarantines, in order's _quality_flags when it flags"), said
+
+
 @pytest.mark.parametrize("args", [
     ["checks", "no-such-run"],
     ["check", "rows", "no-such-run", "RANGE"],

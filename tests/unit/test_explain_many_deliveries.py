@@ -86,6 +86,10 @@ def test_a_key_delivered_many_times_is_explained_in_a_few_queries(tmp_path, n):
     assert len(explanation.deliveries) == n + 1
     assert all(d.in_bronze for d in explanation.deliveries)
     assert {d.bronze["amount"] for d in explanation.deliveries if d.source_row_id == "h1"} == {"1.00", "7.00"}
+    # the superseded one is told by the delivery order, not by which load came later
+    [older] = [d for d in explanation.deliveries if d.load_id == "l00"]
+    assert older.why[0] == ("superseded: the same source row has a later delivery, by _ingested_at and then _load_id "
+                            "(decision 0014), so only that latest delivery is judged"), older.why
     winner = explanation.deliveries[0]
     assert (winner.source_row_id, winner.route, winner.bronze["amount"]) == ("h0", "quarantined", "-1.00")
     assert [r["_source_row_id"] for r in explanation.rejects] == ["h0"]

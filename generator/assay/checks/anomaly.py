@@ -171,7 +171,11 @@ def anomaly_detail(bounds: Mapping[str, Any], measures: Mapping[str, Any]) -> Ve
         if observed is None:
             return Verdict(True, "no earlier run of the entity is recorded, so no load is measured and the volume is "
                                  "not judged against a band learnt from earlier runs")
-        now = f"loaded {_number_text(observed)} {'row' if observed == 1 else 'rows'} since the previous run"
+        if observed >= 0:
+            now = f"loaded {_number_text(observed)} {'row' if observed == 1 else 'rows'} since the previous run"
+        else:  # bronze pruned by more than it received: said as the change limit says it
+            now = (f"bronze lost {_number_text(-observed)} {'row' if observed == -1 else 'rows'} since the previous run "
+                   f"(a load of {_number_text(observed)})")
     else:
         what = "the quarantine rate" if metric == "quarantine_rate" else "the rule's failure rate"
         head = ("quarantined" if metric == "quarantine_rate"

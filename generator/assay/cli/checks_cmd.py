@@ -338,6 +338,12 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
             # Say why there is nothing to show rather than print nothing.
             if r["kind"] in RATE_KINDS + INCREASE_KINDS:
                 why = _rate_rows(r["kind"], r["table"])
+            elif r["kind"] == "anomaly":
+                # an anomaly check judges the measure a threshold of the same kind counts (its id
+                # names the measure: VOLUME_ANOMALY, QUARANTINE_RATE_ANOMALY, <RULE>_ANOMALY)
+                measure = {"VOLUME_ANOMALY": "volume_change", "QUARANTINE_RATE_ANOMALY": "quarantine_rate"}
+                why = _rate_rows(measure.get(str(r["name"]).upper(), "rule_rate"), r["table"]).replace(
+                    "a threshold keeps", "an anomaly check keeps")
             elif r["kind"] == AUDIT:
                 why = ("it stopped or set back the table and keeps no rows of its own (a `fail` rule's rows "
                        f"carry the rule in {r['table']}__staged's _failed_rules)")
