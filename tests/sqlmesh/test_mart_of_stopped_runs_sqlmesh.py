@@ -81,6 +81,26 @@ def test_a_run_a_fail_rule_stops_and_the_report(tmp_path):
         by = {e["entity"]: e for e in report(sm.path, spec)["entities"]}
         assert by["gauge"]["history_behind"] is None and by["meter"]["history_behind"] is None, by
         assert anomalies(sm.path, spec) == []
+
+        # a plan inside the interval just run, changing meter only, fails on meter's rule: it
+        # evaluated nothing of gauge, whose history is still its latest build's (an outside tester
+        # saw gauge told "older than the latest run ... failed on meter")
+        from assay.api_sqlmesh import generate_sqlmesh_project
+
+        sm.plan(advance=False)  # every interval up to the clock (a run stops at the wall clock)
+        mapping = spec / "meters.yml"
+        mapping.write_text(mapping.read_text().replace("      - {rule: coercible, on_fail: flag}\n      - {rule: not_null",
+                                                       "      - {rule: coercible, on_fail: flag}\n      - {rule: length, max: 40, on_fail: flag}\n      - {rule: not_null", 1))
+        assert "length" in mapping.read_text()
+        assert not generate_sqlmesh_project(spec, sm.path, dialect=sm.dialect).report.conflicts
+        sm.context(fresh=True)
+        sm.load_bronze([meters("M1", "M2", "M3", "M4", "M5", without_site=("M5",)), gauges(4, ("G1", "1.5"))])
+        with pytest.raises(Exception, match="Plan application failed"):
+            sm.plan(advance=False)
+        by = {e["entity"]: e for e in report(sm.path, spec)["entities"]}
+        assert by["gauge"]["history_behind"] is None, by["gauge"]
+        assert by["meter"]["history_behind"] is not None, by["meter"]
+        assert [b["entity"] for b in anomalies(sm.path, spec)] == ["meter"]
     finally:
         sm.close()
 

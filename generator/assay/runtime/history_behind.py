@@ -3,8 +3,8 @@ command that shows the history (`assay report`, `assay anomalies`; decisions 094
 
 `gold.mart_data_quality` gets no row of a build dbt skipped the mart in (the entity's own `fail`
 rule or ingestion-metadata test stopped it, or its staged model was skipped), of a build a
-selection left the mart out of, nor of a SQLMesh plan or run a blocking audit stopped (SQLMesh
-evaluates nothing downstream of it, the mart among them). Counts, trends and anomaly verdicts
+selection left the mart out of, nor, on SQLMesh, of an entity a blocking audit stopped or of the
+entities below it (SQLMesh evaluates nothing downstream of a failed audit; decision 0969). Counts, trends and anomaly verdicts
 read from the mart are then an earlier run's. This module tells which entities that is so for,
 from what the builds recorded besides the mart: the check results (runtime/check_results.py), the
 state of each table (runtime/table_states.py) and, on SQLMesh, the environment's latest failed
@@ -36,14 +36,36 @@ def latest_builds(project, reader, environment: Optional[str], outcomes: dict[st
         if o.get("run") and o.get("since") and o.get("state") != "published":
             if table not in found or moment(o["since"]) > moment(found[table]["at"]):
                 found[table] = {"run": o["run"], "at": o["since"]}
-    # SQLMesh: the environment's latest plan or run failed (on some table): it recorded no
-    # quality history for any entity, whether or not the entity records checks.
+    # SQLMesh: the environment's latest plan or run failed on a table. Each entity's history is a
+    # part of its own (decision 0969), so that run recorded none for the entity it failed on and
+    # the entities below it, which SQLMesh skipped; the others it judged (and recorded) or did
+    # not evaluate at all (a plan inside an interval already run evaluates only what changed).
     failed = failed_latest_run(reader, meta, environment)
     if failed is not None:
-        for e in project.entities:
-            if e.name not in found or moment(failed["at"]) > moment(found[e.name]["at"]):
-                found[e.name] = {"run": failed["run"], "at": failed["at"], "failed_on": failed["table"]}
+        for name in sorted(downstream(project, failed["table"])):
+            if name not in found or moment(failed["at"]) > moment(found[name]["at"]):
+                found[name] = {"run": failed["run"], "at": failed["at"], "failed_on": failed["table"]}
     return {t: {**b, "at": iso_utc(b["at"])} for t, b in found.items()}
+
+
+def downstream(project, table: str) -> set[str]:
+    """`table`'s entity and every entity whose staged model reads it, transitively (a referential
+    child reads its parent): what a build stopped on `table` skips. Empty for a table that is no
+    entity of the project."""
+    children: dict[str, set[str]] = {}
+    for e in project.entities:
+        for rule in e.rules:
+            if rule.kind == "referential":
+                children.setdefault(str(rule.param("parent")), set()).add(e.name)
+    names = {e.name for e in project.entities}
+    out: set[str] = set()
+    todo = [table] if table in names else []
+    while todo:
+        name = todo.pop()
+        if name not in out:
+            out.add(name)
+            todo.extend(children.get(name, ()))
+    return out
 
 
 def run_starts(reader, meta: str) -> dict[str, Any]:
