@@ -43,3 +43,19 @@ def test_a_rule_firing_only_past_the_scanned_rows_has_examples():
     assert examples["amount_range_max"][0]["raw"] == {"amount": "20000.00"}
     assert examples["amount_range_min"][0] == {"where": "reject", "source_row_id": "q99999", "key": {"order_id": "N"},
                                                "raw": {"price": "-1"}}
+
+
+def test_only_the_builds_that_wrote_reject_rows_are_named_for_them():
+    """A set-back build wrote the open reject rows; the next build stopped before the reject model
+    (its parent's `fail` rule made dbt skip it). Both published nothing, but only the first judged
+    the rows: the health line named both (an outside tester, session 38)."""
+    project = load_project(EXAMPLE)
+    con = duckdb.connect(":memory:")
+    con.execute("create schema silver")
+    con.execute('create table silver."order__reject" (_source_row_id varchar, resolved_at timestamp, last_run_id varchar)')
+    con.execute("insert into silver.\"order__reject\" values ('a', null, 'set-back'), ('b', null, 'set-back'), "
+                "('c', timestamp '2026-12-01', 'set-back'), ('d', null, 'published-before')")
+    reader = Reader(con, "duckdb")
+    gatherer = Gatherer(project, reader.query, reader.columns, reader.exists, reader.relation)
+    assert gatherer._unpublished_rejects("order__reject", ["stopped", "set-back"]) == {"runs": ["set-back"], "open": 2, "resolved": 1}
+    assert gatherer._unpublished_rejects("order__reject", ["stopped"]) is None

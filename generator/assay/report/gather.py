@@ -174,11 +174,17 @@ class Gatherer:
         if not runs or "last_run_id" not in [c.lower() for c in self.columns(rel)]:
             return None
         marks = ", ".join("?" for _ in runs)
-        counts = {bool(is_open): int(n) for is_open, n in self.query(
-            f"select resolved_at is null, count(*) from {rel} where last_run_id in ({marks}) group by 1", tuple(runs))}
+        counts: dict[bool, int] = {}
+        wrote: set[str] = set()
+        for run, is_open, n in self.query(f"select last_run_id, resolved_at is null, count(*) from {rel} "
+                                          f"where last_run_id in ({marks}) group by 1, 2", tuple(runs)):
+            counts[bool(is_open)] = counts.get(bool(is_open), 0) + int(n)
+            wrote.add(str(run))
         if not counts:
             return None
-        return {"runs": runs, "open": counts.get(True, 0), "resolved": counts.get(False, 0)}
+        # only the builds that wrote rows are named: one that stopped before the reject model (a
+        # parent's `fail` rule skipped it) judged none of them (an outside tester, session 38)
+        return {"runs": [r for r in runs if r in wrote], "open": counts.get(True, 0), "resolved": counts.get(False, 0)}
 
     def _examples(self, e: Entity, rules: list[str]) -> dict[str, list[dict]]:
         """Up to three rows per rule: diverted rows from the reject table (raw is already redacted),
