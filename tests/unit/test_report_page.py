@@ -122,7 +122,8 @@ def test_the_summary_adds_up_and_flagged_is_part_of_kept():
         assert int(bronze) == int(kept.split()[0]) + int(quarantined) + int(deduped), entity
     # each card says the same as one equation, and the bar of the latest run has a flagged part
     assert "bronze 10 = kept 5 (3 flagged) + quarantined 4 + deduped 1" in _text(page)
-    assert "<title>flagged 3 of 10 bronze rows</title>" in page and "<title>kept 2 of 10 bronze rows</title>" in page
+    assert "<title>kept with a flag 3 (of 5 kept) of 10 bronze rows</title>" in page
+    assert "<title>kept without a flag 2 (of 5 kept) of 10 bronze rows</title>" in page
 
 
 def test_an_incremental_tables_flagged_rows_are_not_passed_off_as_this_runs():
@@ -150,6 +151,17 @@ def test_every_chart_over_runs_has_dates():
     many = [dict(_run(0, 5, 5, 0, 0), run_id=f"r{i}", run_started_at=f"2026-10-{i + 1:02d}T06:00:00Z") for i in range(30)]
     labels = re.findall(r'<tspan x="[^"]*">(\d{4}-\d\d-\d\d)</tspan>', runs_svg(many))
     assert 2 <= len(labels) <= 8 and labels[0] == "2026-10-01" and labels[-1] == "2026-10-30"
+    # the last run's date ends at the chart's right edge instead of running past it (an outside
+    # tester's page showed "2026-12-0"); the others stay centred under their bars
+    anchors = re.findall(r'text-anchor="(\w+)" fill="[^"]*" class="axis-date"><tspan x="([\d.]+)">\d{4}', runs_svg(many))
+    assert anchors[-1] == ("end", "558.0") and {a for a, _ in anchors[:-1]} == {"middle"}, anchors
+    assert all(float(x) + 30 <= 560 for a, x in anchors[:-1])
+    from assay.report.charts import composition_svg
+
+    bar = composition_svg({"bronze": 137, "kept": 130, "quarantined": 0, "deduped": 7}, 10)
+    assert re.findall(r"<title>([^<]*)</title>", bar) == [
+        "kept without a flag 120 (of 130 kept) of 137 bronze rows", "kept with a flag 10 (of 130 kept) of 137 bronze rows",
+        "deduped 7 of 137 bronze rows"]
 
 
 def test_the_ranking_spans_entities():

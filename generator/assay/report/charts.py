@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any
+from typing import Any, Optional
 
 COLORS = {"kept": "#2e7d32", "flagged": "#f9a825", "quarantined": "#c62828", "deduped": "#9e9e9e", "rule": "#6a1b9a"}
 AXIS = "#757575"
@@ -39,9 +39,14 @@ def _labelled(n: int) -> set[int]:
     return shown | {n - 1}
 
 
-def _date_label(x: float, y: float, stamp: Any, size: int = 10) -> str:
+def _date_label(x: float, y: float, stamp: Any, size: int = 10, right: Optional[float] = None) -> str:
+    """A run's date and time, centred under `x`; ended at `right` (the chart's edge) when centred
+    it would run past it (a 10-character date is about 6 units a character wide)."""
     day, time = run_date(stamp)
-    return (f'<text x="{x:.1f}" y="{y}" font-size="{size}" text-anchor="middle" fill="{AXIS}" class="axis-date">'
+    anchor = "middle"
+    if right is not None and x + len(day) * size * 0.3 > right:
+        x, anchor = right, "end"
+    return (f'<text x="{x:.1f}" y="{y}" font-size="{size}" text-anchor="{anchor}" fill="{AXIS}" class="axis-date">'
             f'<tspan x="{x:.1f}">{_e(day)}</tspan><tspan x="{x:.1f}" dy="{size + 1}">{_e(time)}</tspan></text>')
 
 
@@ -74,7 +79,7 @@ def runs_svg(trend: list[dict], width: int = 560, height: int = 150) -> str:
                 parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="{COLORS[part]}">'
                              f'<title>run {_e(r["run_id"])} ({_e(r["run_started_at"])}): {part} {r[part]} of {r["bronze"]} bronze rows</title></rect>')
         if i in labels:
-            parts.append(_date_label(x + bar / 2, bottom + 11, r["run_started_at"]))
+            parts.append(_date_label(x + bar / 2, bottom + 11, r["run_started_at"], right=width - 2))
     parts.append("</svg>")
     return "".join(parts) + legend(("kept", "quarantined", "deduped"))
 
@@ -99,7 +104,8 @@ def rule_svg(runs: list[dict], width: int = 200, height: int = 50) -> str:
         x = left + i * slot + (slot - bar) / 2
         h = (bottom - 12) * r["rows_failed"] / top
         parts.append(f'<rect x="{x:.1f}" y="{bottom - h:.1f}" width="{bar:.1f}" height="{max(h, 0.5):.1f}" fill="{COLORS["rule"] if h else "#e0e0e0"}">'
-                     f'<title>{_e(r["run_started_at"])}: {r["rows_failed"]} rows failed (run {_e(r["run_id"])})</title></rect>')
+                     f'<title>{_e(r["run_started_at"])}: {r["rows_failed"]} {"row" if r["rows_failed"] == 1 else "rows"} failed '
+                     f'(run {_e(r["run_id"])})</title></rect>')
     if runs:
         first, last = run_date(runs[0]["run_started_at"]), run_date(runs[-1]["run_started_at"])
         parts.append(f'<text x="0" y="{height - 3}" font-size="9" fill="{AXIS}" class="axis-date">{_e(" ".join(first))}</text>')
@@ -117,12 +123,16 @@ def composition_svg(latest: dict, flagged: Any, width: int = 220, height: int = 
         return ""
     flagged = flagged if isinstance(flagged, int) and 0 <= flagged <= latest["kept"] else 0
     parts, x = [], 0.0
-    for name, rows in (("kept", latest["kept"] - flagged), ("flagged", flagged), ("quarantined", latest["quarantined"]),
+    kept = latest["kept"]
+    # the kept rows' two parts say they are parts of the kept count the table's cell shows
+    said = {"kept": f"kept without a flag {kept - flagged} (of {kept} kept)" if flagged else f"kept {kept}",
+            "flagged": f"kept with a flag {flagged} (of {kept} kept)"}
+    for name, rows in (("kept", kept - flagged), ("flagged", flagged), ("quarantined", latest["quarantined"]),
                        ("deduped", latest["deduped"])):
         w = width * rows / total
         if w > 0:
             parts.append(f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" fill="{COLORS[name]}">'
-                         f'<title>{name} {rows} of {total} bronze rows</title></rect>')
+                         f'<title>{said.get(name, f"{name} {rows}")} of {total} bronze rows</title></rect>')
             x += w
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
             f'role="img" aria-label="bronze rows: kept, flagged, quarantined, deduped">{"".join(parts)}</svg>')
