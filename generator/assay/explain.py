@@ -255,7 +255,7 @@ class Explainer:
             mapping=mapping, source_relation=source, source_row_id=_text(row.get("_source_row_id")),
             load_id=_text(row.get("_load_id")), ingested_at=_text(row.get("_ingested_at")),
             route=row.get("_route"), dedupe_rank=int(row.get("_dedupe_rank") or 1),
-            superseded=int(row.get("_delivery_rank") or 1) > 1,
+            superseded=int(row.get("_delivery_rank") or 1) > 1, delivery_rank=int(row.get("_delivery_rank") or 1),
             values=shown_values({c.name: _text(row.get(c.name)) for c in self.entity.columns}, self.pii_columns),
             failed_rules=_flags(row.get("_failed_rules")),
         )
@@ -378,7 +378,7 @@ class Explainer:
         # check stops the build; it is explained as any other (probe R6), NULL sorting first.
         staged = {(_text(r.get("_source_row_id")), _text(r.get("_load_id"))): r for r in rows}
         deliveries = sorted((self._delivery(r) for r in rows),
-                            key=lambda d: (d.dedupe_rank, d.superseded, d.source_row_id or "", d.load_id or ""))
+                            key=lambda d: (d.dedupe_rank, d.superseded, d.delivery_rank, d.source_row_id or "", d.load_id or ""))
         # A late delivery was not ranked (decision 0401): it wins nothing, and speaks for the key only
         # when no delivery of it was ranked.
         winner = next((d for d in deliveries if d.dedupe_rank == 1 and not d.superseded and d.route != "deduped"
@@ -555,15 +555,16 @@ class Explainer:
 
 def _listing_order(cols: list[str]) -> str:
     """ORDER BY of a key's staged rows when only the first are listed: the judged delivery (latest,
-    ranked first, not deduped, not late) first, then by dedupe rank, the superseded after, then
-    source row and load, NULLs first, as `Explainer.explain` sorts what it read."""
+    ranked first, not deduped, not late) first, then by dedupe rank, the superseded after (latest
+    delivery first), then source row and load, NULLs first, as `Explainer.explain` sorts what it read."""
     names = set(cols)
     judged = [f"coalesce({c}, 1) = 1" for c in ("_delivery_rank", "_dedupe_rank") if c in names]
     judged += ["_route <> 'deduped'"] if "_route" in names else []
     judged += ["not coalesce(_late, false)"] if "_late" in names else []
     terms = [f"case when {' and '.join(judged)} then 0 else 1 end"] if judged else []
     terms += ["coalesce(_dedupe_rank, 1)"] if "_dedupe_rank" in names else []
-    terms += ["case when coalesce(_delivery_rank, 1) > 1 then 1 else 0 end"] if "_delivery_rank" in names else []
+    terms += ["case when coalesce(_delivery_rank, 1) > 1 then 1 else 0 end", "coalesce(_delivery_rank, 1)"] \
+        if "_delivery_rank" in names else []
     return ", ".join(terms + ["cast(_source_row_id as varchar) nulls first", "cast(_load_id as varchar) nulls first"])
 
 

@@ -40,6 +40,8 @@ class Delivery:
     #: An incremental entity's delivery older than the ledger's window when it was processed
     #: (decision 0401): not ranked, not judged, quarantined under `_late_arrival`.
     late: bool = False
+    #: The delivery's place among its source row's deliveries (1: the latest, judged; decision 0014).
+    delivery_rank: int = 1
     #: False for a delivery the incremental ledger kept after bronze dropped it (retention, or an
     #: upserting loader that overwrote it): explain must not count it as one bronze holds.
     in_bronze: bool = True

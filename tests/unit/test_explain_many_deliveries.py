@@ -267,3 +267,22 @@ def test_a_delivery_of_a_named_mapping_says_which_mapping():
         return Delivery(mapping, "raw_beta", "b1", "L1", "2026-01-01 00:00:00", "kept", 1, False, {}, [])
     assert delivery("beta_ret").label() == "raw_beta row b1 via mapping beta_ret (load L1, ingested 2026-01-01 00:00:00)"
     assert delivery("raw_beta").label() == "raw_beta row b1 (load L1, ingested 2026-01-01 00:00:00)"
+
+
+def test_superseded_deliveries_are_listed_in_the_delivery_order_not_by_load_id(tmp_path):
+    """docs/operating.md: the judged delivery first, then in the dedupe order. Three deliveries of
+    one source row whose load ids sort the other way round from their delivery order (an outside
+    tester saw d01, d06, d10 where the order is d10, d06, d01)."""
+    (tmp_path / "entities.yml").write_text(ENTITIES)
+    (tmp_path / "ev.yml").write_text(MAPPING)
+    project = load_project(tmp_path)
+    con = _warehouse(project, 3)
+    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
+                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
+                   select ev_id, amount, _mapping, 'c1', l, _ingested_at - interval (r) day, r, null, 'deduped', [], false
+                   from silver.ev__staged, (values ('a-first', 3), ('b-second', 2)) as v(l, r) where _source_row_id = 'c1'""")
+    reader = Reader(con, "duckdb")
+    for limit in (0, 2):  # read whole, and listed from the staged table in its order
+        explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain(
+            {"ev_id": "COLD"}, limit=limit)
+        assert [d.load_id for d in explanation.deliveries][:3 if limit == 0 else 2] == ["l0", "b-second", "a-first"][:3 if limit == 0 else 2]
