@@ -455,3 +455,24 @@ def test_the_builds_since_the_last_publish_are_walked_back_over_failed_builds():
     for state in ("published", "published_failing", "kept"):
         assert unpublished_builds({"state": state, "run": "run-2"}, runs, {"run-1", "run-2"}) == []
     assert unpublished_builds({"state": "not_published", "run": None}, runs, set()) == []
+
+
+def test_checks_of_an_earlier_build_than_the_headlines_name_their_run():
+    """An outside tester's child entity: set back by run acea (its key check failed), then skipped by
+    run 405b (its parent's `fail` rule stopped it). The headline names 405b; the checks next to it
+    are acea's, and said nothing of it."""
+    data = _data()
+    data["entities"] = [_entity("ticket", [_run(0, 4, 4, 0, 0)], 0, outcome="set_back")]
+    data["entities"][0]["outcome"]["run"] = "405b"
+    data["checks"] = [{"run_id": "acea", "table": "ticket", "check_id": "SEAT_UNIQUE", "kind": "key_uniqueness",
+                       "enforcement": "required", "passed": False, "outcome": "FAILED", "detail": "repeats",
+                       "recorded_at": DAYS[-1], "position": 1}]
+    data["tables"] = []
+    data["health"] = verdict = health(data)
+    assert verdict["lines"][0]["checks_run"] == "acea"
+    assert "checks of run acea: 0 of 1 passed; 1 did not: 1 failed" in _text(render(data))
+    # the checks of the build the headline names carry no run: it is that build's
+    data["entities"][0]["outcome"]["run"] = "acea"
+    data["health"] = health(data)
+    assert data["health"]["lines"][0]["checks_run"] is None
+    assert "checks 0 of 1 passed; 1 did not: 1 failed" in _text(render(data))

@@ -122,7 +122,11 @@ def _entity_line(e: dict, checks: list[dict], tool: dict, anomalies: dict | None
             "since": outcome.get("since") if outcome.get("state") != "published" else None, "short": _short(outcome),
             "freshness": next((w for w in FRESHNESS if w in statuses), None),
             # counted as `assay checks` counts (decision 1120): an advisory check that failed did not pass
-            "checks_passed": sum(1 for c in mine if did_pass(c)), "checks": len(mine), "checks_tally": tally(mine)}
+            "checks_passed": sum(1 for c in mine if did_pass(c)), "checks": len(mine), "checks_tally": tally(mine),
+            # the run the checks are of, when it is not the build the headline names (a child that
+            # a later build skipped keeps the results of its last build that ran them)
+            "checks_run": mine[0].get("run_id") if mine and outcome.get("run") and mine[0].get("run_id") != outcome.get("run")
+            else None}
 
 
 def _line(name: str, kind: str, state: str, said: str | None, fails: list[str], warns: list[str],
@@ -165,7 +169,7 @@ def _table_line(outcome: dict, checks: list[dict]) -> dict[str, Any]:
 def health(data: dict) -> dict[str, Any]:
     """{"sentence": one sentence for the warehouse, "lines": one per entity and checked table,
     worst first ({entity, kind, level, state, headline, since, short, run_id, run_started_at,
-    reasons, and for an entity freshness, checks, checks_passed, checks_tally})}."""
+    reasons, and for an entity freshness, checks, checks_passed, checks_tally, checks_run})}."""
     checks, tool = data.get("checks", []), data.get("tool") or {}
     lines = [_entity_line(e, checks, tool, data.get("anomalies")) for e in data["entities"]]
     lines += [_table_line(t, checks) for t in data.get("tables", [])]

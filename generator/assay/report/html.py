@@ -90,7 +90,8 @@ def _verdict(health: dict) -> str:
         head, rest = l["headline"], l["reasons"]
         when = (f" · since {_when(l['since'])}" if l.get("since") else "") \
             + (f" · counts of the run of {_when(l['run_started_at'])}" if l.get("run_started_at") else "") \
-            + (f" · checks {l.get('checks_tally') or str(l['checks_passed']) + ' of ' + str(l['checks']) + ' passed'}"
+            + (f" · checks{' of run ' + l['checks_run'] + ':' if l.get('checks_run') else ''} "
+               f"{l.get('checks_tally') or str(l['checks_passed']) + ' of ' + str(l['checks']) + ' passed'}"
                if l.get("checks") else "") \
             + (f" · freshness {l['freshness']}" if l.get("freshness") else "")
         sub = ("<ul>" + "".join(f"<li>{_e(r)}</li>" for r in rest) + "</ul>") if rest else ""
