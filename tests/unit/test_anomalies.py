@@ -183,3 +183,20 @@ def test_what_a_band_was_learnt_from_reads_in_the_singular_too():
 
     assert [learnt_text(v("weekday", 1), plural), learnt_text(v("weekday", 6), plural), learnt_text(v("all", 1), plural)] == \
         ["1 Tuesday", "6 Tuesdays", "1 run"]
+
+
+def test_the_report_says_which_measures_wait_for_history_as_the_command_does():
+    """After a level shift the measure learns anew and judges nothing until 7 runs of the new
+    level exist: `assay anomalies` said so, the report's anomalies section said nothing (an outside
+    tester). Both read one list now (`summary`'s `waiting`, `not_judged_lines`)."""
+    from assay.anomalies.history import latest_of, not_judged_lines, summary
+    from assay.cli.common import plural
+    from assay.report.html import _anomalies
+
+    history = synthetic.generate(48, 2, weekly=True, events=(Event(VOLUME, 43, "shift", 1.8),))
+    verdicts = _verdicts(history)
+    latest = latest_of(verdicts)
+    said = summary(verdicts, plural)
+    assert said["waiting"] == ["orders: volume: not enough history (4 earlier runs to learn from; 7 needed)"]
+    assert said["waiting"] == not_judged_lines([v for v in latest.values() if not v.judged], latest, plural)
+    assert "orders: volume: not enough history (4 earlier runs to learn from; 7 needed).</p>" in _anomalies(said)

@@ -130,10 +130,11 @@ def summary(verdicts: Optional[list[Verdict]], plural, runs: Optional[dict[str, 
     """What the report shows of the history: `flagged` (every anomalous run, oldest first, with the
     texts the page prints), `latest` ({entity: the measures its latest run is anomalous on}),
     `thin` ({entity: runs recorded} for entities whose latest run could not be judged: too little
-    history) and `judged` (runs judged in all). `verdicts` None: no history (`available` False);
+    history), `waiting` (the `not enough history` lines of the other entities' measures that could
+    not judge their latest run, as `assay anomalies` prints them) and `judged` (runs judged in all). `verdicts` None: no history (`available` False);
     `runs` (runs recorded per entity) names the thin entities the detector was not run for."""
     if verdicts is None:
-        return {"available": False, "flagged": [], "latest": {}, "thin": {}, "judged": 0}
+        return {"available": False, "flagged": [], "latest": {}, "thin": {}, "waiting": [], "judged": 0}
     latest = latest_of(verdicts)
     latest_runs = {(v.entity, v.run_id) for v in latest.values()}
     flagged = sorted((v for v in verdicts if v.anomalous), key=lambda v: (str(v.run_started_at), v.entity, v.measure))
@@ -151,5 +152,39 @@ def summary(verdicts: Optional[list[Verdict]], plural, runs: Optional[dict[str, 
         mine = [v for k, v in latest.items() if k[0] == entity]
         if mine and not any(v.judged for v in mine):
             thin[entity] = max(v.seq for v in mine)
-    return {"available": True, "flagged": records, "latest": now_anomalous, "thin": thin,
+    # measures of an entity judged otherwise that could not judge its latest run, said as `assay
+    # anomalies` says them (a level shift learning anew, a rule added later)
+    waiting = not_judged_lines([v for v in latest.values() if not v.judged and v.entity not in thin], latest, plural)
+    return {"available": True, "flagged": records, "latest": now_anomalous, "thin": thin, "waiting": waiting,
             "judged": sum(1 for v in verdicts if v.judged)}
+
+
+# A rate of a run that evaluated no rows does not exist (docs/anomalies.md): more history would not
+# judge it, so it is not said to want history (a source that never loaded, probe Q6).
+NO_RATE = "not judged: its latest run evaluated no rows, so it has no rate"
+
+
+def no_value(v: Verdict) -> bool:
+    """A rate of a run that evaluated no rows: there is none to judge."""
+    return v.observed is None and v.kind == "rate"
+
+
+def not_judged_lines(thin: list[Verdict], latest: dict[tuple[str, str], Verdict], plural) -> list[str]:
+    """`not enough history` lines of `thin`, the latest verdicts that judged nothing: one per entity
+    when none of its measures could judge its latest run (saying how many runs it has), else one
+    per measure (a rule added later, a level shift learning anew). `assay anomalies` prints them,
+    and the report the per-measure ones (`summary`'s `waiting`), so both say the same."""
+    lines = []
+    for entity in sorted({v.entity for v in thin}):
+        mine = [v for v in thin if v.entity == entity]
+        if len(mine) == sum(1 for k in latest if k[0] == entity):
+            runs = max(v.seq for v in latest.values() if v.entity == entity)
+            lines.append(f"{entity}: not enough history ({plural(runs, 'run')} recorded; a run is judged once "
+                         f"{METHOD.min_history} earlier runs can be learnt from)")
+            continue
+        for v in mine:
+            measure, rule = measure_of(v)
+            lines.append(f"{entity}: {f'rule {rule}' if rule else measure}: " + (
+                NO_RATE if no_value(v) else
+                f"not enough history ({plural(v.history, 'earlier run')} to learn from; {METHOD.min_history} needed)"))
+    return lines

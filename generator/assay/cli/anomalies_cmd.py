@@ -21,7 +21,8 @@ from typing import Optional
 import click
 
 from ..anomalies.detect import Verdict, iso
-from ..anomalies.history import (MART, as_record, behind_of, latest_of, learnt_text, measure_label, measure_of,
+from ..anomalies.history import (MART, NO_RATE, as_record, behind_of, latest_of, learnt_text, measure_label, measure_of,
+                                 no_value as _no_value, not_judged_lines,
                                  read_verdicts, value_text)
 from ..anomalies.method import METHOD, QUARANTINE_RATE
 from ..errors import AssayError, ChecksFailed
@@ -55,34 +56,6 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
 def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-
-
-def _thin_lines(thin: list[Verdict], latest: dict[tuple[str, str], Verdict]) -> list[str]:
-    """`not enough history` lines: one per entity when none of its measures could judge its latest
-    run (saying how many runs it has), else one per measure (a rule added later, say)."""
-    lines = []
-    for entity in sorted({v.entity for v in thin}):
-        mine = [v for v in thin if v.entity == entity]
-        if len(mine) == sum(1 for k in latest if k[0] == entity):
-            runs = max(v.seq for v in latest.values() if v.entity == entity)
-            lines.append(f"{entity}: not enough history ({plural(runs, 'run')} recorded; a run is judged once "
-                         f"{METHOD.min_history} earlier runs can be learnt from)")
-            continue
-        for v in mine:
-            measure, rule = measure_of(v)
-            lines.append(f"{entity}: {f'rule {rule}' if rule else measure}: " + (
-                NO_RATE if _no_value(v) else
-                f"not enough history ({plural(v.history, 'earlier run')} to learn from; {METHOD.min_history} needed)"))
-    return lines
-
-
-# A rate of a run that evaluated no rows does not exist (docs/anomalies.md): more history would not
-# judge it, so it is not said to want history (a source that never loaded, probe Q6).
-NO_RATE = "not judged: its latest run evaluated no rows, so it has no rate"
-
-
-def _no_value(v: Verdict) -> bool:
-    return v.observed is None and v.kind == "rate"
 
 
 def _thin_reason(v: Verdict) -> str:
@@ -153,7 +126,7 @@ def anomalies_cmd(entities: tuple[str, ...], project_dir: Path, spec_dir: Option
             for line in _table(rows):
                 click.echo(line)
         entities_seen = sorted({v.entity for v in verdicts})
-        for line in _thin_lines(thin, latest):
+        for line in not_judged_lines(thin, latest, plural):
             click.echo(line)
         for w in warnings:
             click.echo(f"{w['entity']}: {w['warning']}")

@@ -177,6 +177,7 @@ def _anomalies(anomalies: dict) -> str:
     thin = "".join(f'<p class="muted">{_e(entity)}: not enough history ({runs} run{"" if runs == 1 else "s"} '
                    "recorded; a run is judged once 7 earlier runs can be learnt from).</p>"
                    for entity, runs in sorted(anomalies.get("thin", {}).items()))
+    thin += "".join(f'<p class="muted">{_e(line)}.</p>' for line in anomalies.get("waiting", []))
     flagged = anomalies.get("flagged", [])
     if not flagged:
         return head + thin + f'<p class="muted">No run left its band ({anomalies.get("judged", 0)} measures of runs judged).</p>'
