@@ -30,7 +30,8 @@ from .common import (PROJECT_HELP, build_command, environment_option, json_optio
 
 # Why a check that found rows kept none of them (said after "none were kept").
 NONE_KEPT = ("(`assay_check_rows_kept: 0` keeps none; a SQL check file whose output columns cannot all be traced "
-             "keeps none, decision 0914)")
+             "keeps none, decision 0914; on SQLMesh, a check the staged model measured because a repeated key stopped "
+             "the run before the entity was written keeps none, decision 0921)")
 
 SPEC_HELP = ("Read the results in this spec's meta schema (default: the spec `assay generate` recorded for the "
              "project; without one, the schema dbt's manifest or assay's record says the build wrote them to).")
