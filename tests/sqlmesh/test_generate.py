@@ -252,3 +252,24 @@ def test_an_entity_named_by_a_keyword_is_a_model_sqlmesh_loads(tmp_path, dialect
     assert f"FROM silver.{quoted})" in files["models/assay/select/select__staged.sql"]
     for sql in _expand(files["models/assay/select/select__staged.sql"], dialect):
         sqlglot.parse_one(sql, read=dialect)
+
+
+def test_generate_says_how_to_carry_the_history_of_a_mart_generated_as_one_table(tmp_path):
+    """Decision 0969: a project whose mart is the single table of earlier versions is told, once,
+    that the view over the parts does not read the old runs and how to carry them over."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "config.yaml").write_text(duckdb_config(), encoding="utf-8")
+    args = ["generate", "sqlmesh", "--spec", str(PRECEDENCE / "spec"), "--project", str(project)]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0 and "note: gold.mart_data_quality is now a view" not in first.output, first.output
+    mart = project / "models/assay/mart_data_quality.sql"
+    mart.write_text(mart.read_text().replace("kind VIEW", "kind INCREMENTAL_UNMANAGED"))  # as generated before 0969
+    upgraded = CliRunner().invoke(cli, [*args, "--force"])
+    assert upgraded.exit_code == 0, upgraded.output
+    assert ("note: gold.mart_data_quality is now a view over one part per entity (decision 0969); the runs recorded so "
+            "far stay in the old table") in upgraded.stderr
+    assert "sqlmesh table_name gold.mart_data_quality" in upgraded.stderr
+    assert "kind VIEW" in mart.read_text()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and "now a view" not in again.output

@@ -161,10 +161,18 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
     if not is_sqlmesh_project(project_dir):
         raise ProjectError(f"{shown(project_dir)} has no config.yaml or config.py; point --project at a SQLMesh project (make one with `sqlmesh init`).")
     spec = resolve_spec(spec_dir, project_dir)
+    upgrading = _mart_was_a_table(project_dir)
     with overwriting_edits() if force else contextlib.nullcontext():
         result = generate_sqlmesh_project(spec, project_dir, dialect=dialect)
     _refuse(result, project_dir)
     record_spec_dir(project_dir, spec)
+    if upgrading and not as_json:
+        gold = result.project.schema("gold")
+        click.echo(f"note: {gold}.mart_data_quality is now a view over one part per entity (decision 0969); the runs "
+                   "recorded so far stay in the old table, which the view does not read. Before your next `sqlmesh plan`, "
+                   f"note the old table's name (`sqlmesh table_name {gold}.mart_data_quality`), then copy each entity's "
+                   "rows into its part after the plan (docs/sqlmesh.md, \"Upgrading a project generated before decision "
+                   "0969\")", err=True)
     # What SQLMesh does not run (checks of tables assay only reads), said as `assay validate` says it.
     skipped = target_warnings(spec, "sqlmesh", dialect)
     for d in [] if as_json else skipped:
@@ -188,6 +196,18 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
     _summary(result, spec, result.report.modified)
     click.echo(landing)
     click.echo("next: " + next_step)
+
+
+def _mart_was_a_table(project_dir: Path) -> bool:
+    """Whether the project's mart model is the single table assay generated before decision 0969
+    (one INCREMENTAL_UNMANAGED model), which this generation turns into a view over parts."""
+    from ..targets.sqlmesh import MODELS_DIR
+
+    path = Path(project_dir) / MODELS_DIR / "mart_data_quality.sql"
+    try:
+        return "kind INCREMENTAL_UNMANAGED" in path.read_text(encoding="utf-8")
+    except OSError:
+        return False
 
 
 COMMANDS = (generate,)
