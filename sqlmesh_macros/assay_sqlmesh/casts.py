@@ -38,11 +38,18 @@ CLOCK_WORDS = "now|today|tomorrow|yesterday|epoch|infinity"
 # A date or timestamp starts with a whole year-month-day and names no zone but UTC (decision 0978):
 # Spark reads '2026-03' as March 1st and converts 'Europe/Paris', PostgreSQL reads '01/02/2025' by
 # its DateStyle setting and drops a zone name, DuckDB refuses all three.
-DATE_LEAD = r"^[ \t]*[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([^0-9]|$)"
+# Spaces around the text are trimmed first and any other white space refused (decision 0978,
+# amended in session 38: DuckDB refused ' 2026-03-01 ' as a timestamp, PostgreSQL and Spark read
+# it; a tab or a line break, engines differ again).
+DATE_LEAD = r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([^0-9]|$)"
+DATE_SPACE = r"[\t\n\x0b\f\r]"
+# Letters are upper case but for a `utc` suffix: PostgreSQL reads a lower-case `t` separator and `z`
+# designator, DuckDB and Spark refuse them.
+DATE_LOWER = "[a-z]"
 # Year 0000, an hour past 23, a minute or second past 59 (decision 0967): PostgreSQL reads
 # `23:59:60` and `24:00:00` as the next day and refuses year 0, DuckDB refuses the clocks and keeps
 # year 0 as 1 BC. None of them is a value anywhere: a coercion failure on every engine.
-DATE_OUT_OF_RANGE = (r"^[ \t]*(0000-|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+(([0-9]{3,}|2[4-9]|[3-9][0-9])"
+DATE_OUT_OF_RANGE = (r"^(0000-|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+(([0-9]{3,}|2[4-9]|[3-9][0-9])"
                      r"|[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])|[0-9]{1,2}:[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])))")
 ZONE_NAME = "[A-SU-Y]"  # a letter of the text upper-cased, UTC removed: neither the T nor a Z
 # Boolean text (decision 0962): one list of words, ASCII white space around, any letter case,
@@ -81,11 +88,16 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
     if kind == "int":
         guard = regex_match_sql(value_sql, INT_TEXT, dialect)
     elif kind in ("date", "timestamp"):
-        named = "REPLACE(UPPER(" + value_sql + "), 'UTC', '')"
+        trimmed = f"TRIM({value_sql})"
+        named = "REPLACE(UPPER(" + trimmed + "), 'UTC', '')"
+        lower = "REPLACE(REPLACE(" + trimmed + ", 'UTC', ''), 'utc', '')"
         guard = (f"NOT {regex_match_sql(f'LOWER({value_sql})', CLOCK_WORDS, dialect)}"
-                 f" AND {regex_match_sql(value_sql, DATE_LEAD, dialect)}"
-                 f" AND NOT {regex_match_sql(value_sql, DATE_OUT_OF_RANGE, dialect)}"
-                 f" AND NOT {regex_match_sql(named, ZONE_NAME, dialect)}")
+                 f" AND NOT {regex_match_sql(value_sql, DATE_SPACE, dialect)}"
+                 f" AND {regex_match_sql(trimmed, DATE_LEAD, dialect)}"
+                 f" AND NOT {regex_match_sql(trimmed, DATE_OUT_OF_RANGE, dialect)}"
+                 f" AND NOT {regex_match_sql(named, ZONE_NAME, dialect)}"
+                 f" AND NOT {regex_match_sql(lower, DATE_LOWER, dialect)}")
+        cast = template.replace("{type_literal}", type_literal).replace("{type}", tname).replace("{value}", trimmed)
     elif kind == "decimal":
         guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)
     elif kind == "variant":  # the escape of U+0000, which jsonb refuses (decision 1123, amended in session 33)

@@ -247,7 +247,7 @@ def assay_parse_date(evaluator, value: exp.Expr, fmt: str) -> exp.Expr:
     """Text to a date: 'ISO8601' (YYYY-MM-DD only) or a strftime format.
 
     >>> from assay_sqlmesh import render_sql
-    >>> "TRY_CAST(CAST(x AS TEXT) AS DATE)" in render_sql("@assay_parse_date(x, 'ISO8601')", "duckdb")
+    >>> "TRY_CAST(TRIM(CAST(x AS TEXT)) AS DATE)" in render_sql("@assay_parse_date(x, 'ISO8601')", "duckdb")
     True
     """
     d = dialect_of(evaluator)
