@@ -727,3 +727,16 @@ def test_schemas_come_from_assay_yml(write_spec):
                        "spec/entity.yaml": ENTITY, "spec/mapping.yaml": MAPPING}, base=False)
     assert read_schemas(spec) == {"bronze": "bronze", "silver": "refined", "gold": "gold", "meta": "assay_meta"}
     assert [e.name for e in Oracle(spec).spec.entities] == ["item"]
+
+
+def test_the_bare_date_cast_trims_spaces_and_refuses_other_white_space():
+    """docs/spec.md (decision 0978, amended in session 38), as the oracle reads it."""
+    import datetime as dt
+
+    from tests.support.oracle.values import run_chain
+
+    assert run_chain(" 2026-03-01 10:00:00 ", [], "timestamp").value == dt.datetime(2026, 3, 1, 10)
+    assert run_chain(" 2026-03-01", [], "date").value == dt.date(2026, 3, 1)
+    for bad in ("\t2026-03-01 10:00:00", "2026-03-01t10:00:00", "2026-03-01T10:00:00z"):
+        got = run_chain(bad, [], "timestamp")
+        assert got.value is None and got.marker, bad

@@ -288,7 +288,11 @@ def run_chain(raw: Optional[str], steps, target_type: str) -> Produced:
         elif name == "parse_ts":
             value, current = (casted(cast(value, current, "timestamp")) if value is not None else None), "timestamp"
     if value is not None:
-        value = casted(cast(value, current, target_type))
+        if current == "string" and target_type in ("date", "timestamp") and isinstance(value, str):
+            # the bare cast into a date or timestamp field reads the text with the spaces around it
+            # trimmed; any other white space is no date (docs/spec.md; parse_date / parse_ts are strict)
+            value = FAILED if any(c in value for c in "\t\n\x0b\x0c\r") else value.strip(" ")
+        value = casted(value if value is FAILED else cast(value, current, target_type))
     return Produced(value, marker)
 
 
