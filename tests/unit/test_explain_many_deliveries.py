@@ -68,11 +68,22 @@ def _warehouse(project, n: int) -> duckdb.DuckDBPyConnection:
     return con
 
 
-@pytest.mark.parametrize("n", [30, 300])
-def test_a_key_delivered_many_times_is_explained_in_a_few_queries(tmp_path, n):
+def _project(tmp_path):
+    """The spec above, loaded."""
     (tmp_path / "entities.yml").write_text(ENTITIES)
     (tmp_path / "ev.yml").write_text(MAPPING)
-    project = load_project(tmp_path)
+    return load_project(tmp_path)
+
+
+def _stage(con, select: str) -> None:
+    """Add the rows of `select` to the staged table, in its column order."""
+    con.execute("insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at, "
+                "_delivery_rank, _dedupe_rank, _route, _failed_rules, _late) " + select)
+
+
+@pytest.mark.parametrize("n", [30, 300])
+def test_a_key_delivered_many_times_is_explained_in_a_few_queries(tmp_path, n):
+    project = _project(tmp_path)
     reader = Reader(_warehouse(project, n), "duckdb")
     asked: list[str] = []
 
@@ -102,13 +113,9 @@ def test_a_delivery_without_its_source_row_id_is_explained(tmp_path):
     """A build the ingestion-metadata check stopped has staged a row with a NULL `_source_row_id`
     (and one with a NULL `_load_id`); explaining its key told `unsupported operand type(s) for +:
     'NoneType' and 'str'` as if the tables could not be read (probe R6)."""
-    (tmp_path / "entities.yml").write_text(ENTITIES)
-    (tmp_path / "ev.yml").write_text(MAPPING)
-    project = load_project(tmp_path)
+    project = _project(tmp_path)
     con = _warehouse(project, 3)
-    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
-                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
-                   select ev_id, amount, _mapping, null, 'l9', _ingested_at, 1, 1, 'kept', [], false
+    _stage(con, """select ev_id, amount, _mapping, null, 'l9', _ingested_at, 1, 1, 'kept', [], false
                    from silver.ev__staged where _source_row_id = 'c1'
                    union all select ev_id, amount, _mapping, 'c2', null, _ingested_at, 1, 2, 'deduped', [], false
                    from silver.ev__staged where _source_row_id = 'c1'""")
@@ -127,9 +134,7 @@ def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_th
     """Decision 0995 (probe R6: a key delivered 400,000 times printed 130 MB and held 1.6 GB): only
     the first `limit` deliveries in the dedupe order are read and listed, the judged one first;
     the rest are counted, and so are the open reject rows of every delivery, listed or not."""
-    (tmp_path / "entities.yml").write_text(ENTITIES)
-    (tmp_path / "ev.yml").write_text(MAPPING)
-    project = load_project(tmp_path)
+    project = _project(tmp_path)
     con = _warehouse(project, 300)
     # a second diverted delivery far down the order (rank 2, row h250): counted, not listed
     con.execute("update silver.ev__staged set _route = 'quarantined', _failed_rules = ['amount_range_min'] "
@@ -186,9 +191,7 @@ def test_the_listed_deliveries_and_the_counts_on_postgres(tmp_path, postgres_dat
     correlated count of open reject rows are the engine's SQL, not DuckDB's alone."""
     import psycopg2
 
-    (tmp_path / "entities.yml").write_text(ENTITIES)
-    (tmp_path / "ev.yml").write_text(MAPPING)
-    project = load_project(tmp_path)
+    project = _project(tmp_path)
     source = _warehouse(project, 40)
     params = postgres_database("explain_limit")
     conn = psycopg2.connect(**params)
@@ -222,9 +225,7 @@ def test_an_entity_without_dedupe_names_no_dedupe_order(tmp_path):
     assert not project.entity("ev").dedupe
     con = _warehouse(project, 3)
     # COLD's row c1 delivered again in an earlier load: that delivery is superseded
-    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
-                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
-                   select ev_id, amount, _mapping, _source_row_id, 'l00', _ingested_at - interval 1 day, 2, 1, 'deduped', [], false
+    _stage(con, """select ev_id, amount, _mapping, _source_row_id, 'l00', _ingested_at - interval 1 day, 2, 1, 'deduped', [], false
                    from silver.ev__staged where _source_row_id = 'c1'""")
     reader = Reader(con, "duckdb")
     explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
@@ -233,9 +234,7 @@ def test_an_entity_without_dedupe_names_no_dedupe_order(tmp_path):
     assert not any("dedupe order" in w for d in explanation.deliveries for w in d.why), [d.why for d in explanation.deliveries]
     assert kept.why[0].startswith("the other deliveries of this key were superseded by a later delivery of their source row")
     # two source rows of one key: the key audit's to stop, said so
-    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
-                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
-                   select ev_id, amount, _mapping, 'c9', 'l0', _ingested_at, 1, 2, 'kept', [], false
+    _stage(con, """select ev_id, amount, _mapping, 'c9', 'l0', _ingested_at, 1, 2, 'kept', [], false
                    from silver.ev__staged where _source_row_id = 'c1' and _load_id = 'l0'""")
     explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
     assert "stops the build (the key audit)" in explanation.deliveries[0].why[0]
@@ -273,13 +272,9 @@ def test_superseded_deliveries_are_listed_in_the_delivery_order_not_by_load_id(t
     """docs/operating.md: the judged delivery first, then in the dedupe order. Three deliveries of
     one source row whose load ids sort the other way round from their delivery order (an outside
     tester saw d01, d06, d10 where the order is d10, d06, d01)."""
-    (tmp_path / "entities.yml").write_text(ENTITIES)
-    (tmp_path / "ev.yml").write_text(MAPPING)
-    project = load_project(tmp_path)
+    project = _project(tmp_path)
     con = _warehouse(project, 3)
-    con.execute("""insert into silver.ev__staged (ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at,
-                   _delivery_rank, _dedupe_rank, _route, _failed_rules, _late)
-                   select ev_id, amount, _mapping, 'c1', l, _ingested_at - interval (r) day, r, null, 'deduped', [], false
+    _stage(con, """select ev_id, amount, _mapping, 'c1', l, _ingested_at - interval (r) day, r, null, 'deduped', [], false
                    from silver.ev__staged, (values ('a-first', 3), ('b-second', 2)) as v(l, r) where _source_row_id = 'c1'""")
     reader = Reader(con, "duckdb")
     for limit in (0, 2):  # read whole, and listed from the staged table in its order
