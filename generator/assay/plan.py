@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ir.model import Entity, Mapping, Project
+from .ir.referential import reach, referential_edges
 from .plan_checks import CHECKS, check_changes, project_check_changes  # noqa: F401 (CHECKS: one of the classes)
 
 RESTATING = "RESTATING"
@@ -157,30 +158,6 @@ def _entity_changes(old: Entity, new: Entity) -> list[Change]:
     return out
 
 
-def _referential_edges(project: Project, dispositions: tuple[str, ...]) -> dict[str, set[str]]:
-    """parent -> children whose referential rule (with one of `dispositions`) reads it."""
-    edges: dict[str, set[str]] = {}
-    for e in project.entities:
-        for r in e.rules_of_kind("referential"):
-            if r.param("on_missing") in dispositions:
-                edges.setdefault(r.param("parent"), set()).add(e.name)
-    return edges
-
-
-def _reach(start: set[str], edges: dict[str, set[str]]) -> set[str]:
-    seen = set(start)
-    frontier = sorted(start)
-    while frontier:
-        nxt = []
-        for parent in frontier:
-            for child in sorted(edges.get(parent, ())):
-                if child not in seen:
-                    seen.add(child)
-                    nxt.append(child)
-        frontier = nxt
-    return seen
-
-
 def parents_first(names: set[str], edges: dict[str, set[str]]) -> tuple[str, ...]:
     """Topological order over `names` (parent before child), ties by name. Where every name left
     waits on another, a cycle is broken at its first member by name (reference 001), and parent
@@ -271,10 +248,10 @@ def plan(old: Project, new: Project) -> Plan:
     # can make a row in the reject table pass as a relaxed rule would, and a backfill reads only
     # what bronze still holds (decision 0999).
     revalued = {c.entity for c in changes if c.kind in REVALUING and c.entity in new_by and new_by[c.entity].has_reject}
-    quarantine_edges = _referential_edges(new, ("quarantine",))
-    replay = _reach(restating | revalued, quarantine_edges)
-    all_edges = _referential_edges(new, ("quarantine", "unknown_member", "flag"))
-    soft_edges = _referential_edges(new, ("unknown_member", "flag"))
+    quarantine_edges = referential_edges(new, ("quarantine",))
+    replay = reach(restating | revalued, quarantine_edges)
+    all_edges = referential_edges(new)
+    soft_edges = referential_edges(new, ("unknown_member", "flag"))
     backfill = {c.entity for c in changes if c.classification == BREAKING and c.entity in new_by}
     if any(c.classification == BREAKING for c in settings):
         backfill |= set(new_by)  # bronze or silver moved: every entity is built anew

@@ -195,7 +195,7 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                            + ", ".join(f"{r['table']}: {r['name']}" for r in failed) + ".")
 
 
-def _rate_rows(kind: str, table: str) -> str:
+def _rate_rows(kind: str, table: str, what: str = "a threshold") -> str:
     """Where the rows a threshold (a rate, or a change since the previous run) counted are: it keeps
     none of its own, the build routed them."""
     if kind == "volume_change":
@@ -204,7 +204,7 @@ def _rate_rows(kind: str, table: str) -> str:
     fired = f"they carry the rule: in {table}__reject when it quarantines, in {table}'s _quality_flags when it flags"
     where = {"quarantine_rate": quarantined, "quarantine_increase": quarantined, "rule_rate": fired,
              "rule_increase": fired, "flag_rate": f"they are the rows of {table} whose _quality_flags is not empty"}[kind]
-    return f"a threshold keeps no rows of its own; {where} (assay report shows examples of each rule)"
+    return f"{what} keeps no rows of its own; {where} (assay report shows examples of each rule)"
 
 
 # How `assay check list` names a result that did not pass without blocking (002's words): the text
@@ -343,8 +343,7 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
                 # an anomaly check judges the measure a threshold of the same kind counts (its id
                 # names the measure: VOLUME_ANOMALY, QUARANTINE_RATE_ANOMALY, <RULE>_ANOMALY)
                 measure = {"VOLUME_ANOMALY": "volume_change", "QUARANTINE_RATE_ANOMALY": "quarantine_rate"}
-                why = _rate_rows(measure.get(str(r["name"]).upper(), "rule_rate"), r["table"]).replace(
-                    "a threshold keeps", "an anomaly check keeps")
+                why = _rate_rows(measure.get(str(r["name"]).upper(), "rule_rate"), r["table"], "an anomaly check")
             elif r["kind"] == AUDIT:
                 why = ("it stopped or set back the table and keeps no rows of its own (a `fail` rule's rows "
                        f"carry the rule in {r['table']}__staged's _failed_rules)")

@@ -26,6 +26,7 @@ def latest_builds(project, reader, environment: Optional[str], outcomes: dict[st
     it failed (`failed_on` the table it failed on). An entity with none is absent: nothing tells
     of a build the mart missed. `at` is ISO 8601 (UTC, `Z`)."""
     from .check_results import CheckResults, moment
+    from ..ir.referential import reach, referential_edges
     from .table_states import failed_latest_run, iso_utc
 
     meta = project.schema("meta")
@@ -42,30 +43,14 @@ def latest_builds(project, reader, environment: Optional[str], outcomes: dict[st
     # not evaluate at all (a plan inside an interval already run evaluates only what changed).
     failed = failed_latest_run(reader, meta, environment)
     if failed is not None:
-        for name in sorted(downstream(project, failed["table"])):
+        names = {e.name for e in project.entities}
+        # the entity it failed on and every child below it (a referential child's staged model
+        # reads its parent, so SQLMesh skipped it)
+        below = reach({failed["table"]}, referential_edges(project)) if failed["table"] in names else set()
+        for name in sorted(below):
             if name not in found or moment(failed["at"]) > moment(found[name]["at"]):
                 found[name] = {"run": failed["run"], "at": failed["at"], "failed_on": failed["table"]}
     return {t: {**b, "at": iso_utc(b["at"])} for t, b in found.items()}
-
-
-def downstream(project, table: str) -> set[str]:
-    """`table`'s entity and every entity whose staged model reads it, transitively (a referential
-    child reads its parent): what a build stopped on `table` skips. Empty for a table that is no
-    entity of the project."""
-    children: dict[str, set[str]] = {}
-    for e in project.entities:
-        for rule in e.rules:
-            if rule.kind == "referential":
-                children.setdefault(str(rule.param("parent")), set()).add(e.name)
-    names = {e.name for e in project.entities}
-    out: set[str] = set()
-    todo = [table] if table in names else []
-    while todo:
-        name = todo.pop()
-        if name not in out:
-            out.add(name)
-            todo.extend(children.get(name, ()))
-    return out
 
 
 def run_starts(reader, meta: str) -> dict[str, Any]:
