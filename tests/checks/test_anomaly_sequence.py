@@ -172,18 +172,18 @@ def test_every_run_is_judged_as_the_detector_judges_it(tmp_path: Path) -> None:
 
 
 def test_a_refused_volume_spike_is_refused_again_while_it_stays_in_bronze(tmp_path: Path) -> None:
-    """`on_breach: fail` on volume: run 25's spike is refused (set back, recorded failed, so not
-    learnt from). Its rows stay in bronze, so run 26 loads them again, with its own: it is
-    measured from run 24, the last run not refused, and refused too, and so on (docs/anomalies.md,
-    "Things to know before choosing `fail`"). Measured from the refused run 25, run 26 would pass
+    """`on_breach: fail` on volume: run 11's spike is refused (set back, recorded failed, so not
+    learnt from). Its rows stay in bronze, so run 12 loads them again, with its own: it is
+    measured from run 10, the last run not refused, and refused too, and so on (docs/anomalies.md,
+    "Things to know before choosing `fail`"). Measured from the refused run 11, run 12 would pass
     with one day's load, and the next build would publish the spike without a word."""
     entities = ENTITIES.replace("metrics: [volume, quarantine_rate], on_breach: warn", "metrics: [volume], on_breach: fail")
     assert entities != ENTITIES
-    history = synthetic.generate(30, 7, weekly=True, events=(Event(VOLUME, 25, "spike", 3.0),), load=400)
+    history = synthetic.generate(16, 7, weekly=True, events=(Event(VOLUME, 11, "spike", 3.0),), load=400)
     con, built = _judged_run_by_run(tmp_path, entities, history, enforcement="required")
     flagged = _agree(con, built, results=("main", "results"))
-    assert [(run, d) for m, run, d in flagged if m == VOLUME] == [(25, "up"), (26, "up"), (27, "up"), (28, "up"), (29, "up")]
+    assert [(run, d) for m, run, d in flagged if m == VOLUME] == [(11, "up"), (12, "up"), (13, "up"), (14, "up"), (15, "up")]
     bronze = {r[8]: r[4] + r[7] for r in history.rows if r[2] == "(entity)"}
-    for k in range(26, 30):  # each measured from run 24, the spike counted again
+    for k in range(12, 16):  # each measured from run 10, the spike counted again
         observed = float(built[(synthetic.run_id(k), VOLUME)][1]["observed"])
-        assert observed == bronze[synthetic.run_id(k)] - bronze[synthetic.run_id(24)], (k, observed)
+        assert observed == bronze[synthetic.run_id(k)] - bronze[synthetic.run_id(10)], (k, observed)
