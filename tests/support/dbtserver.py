@@ -5,6 +5,8 @@ Importing dbt costs about 4 s of CPU (`dbt --version` takes 4.1 s here), paid ag
 `dbt` CLI process; the suites run several hundred dbt commands on 2 cores. One server per test
 process imports dbt once and compiles the macros of dbt, its adapters and assay's package into
 dbt's template cache (about a third of a small build's time when each command did it again),
+then builds assay's example once (`_warm_up`: the serialisation code dbt generates for each of
+its classes on first use, about 1 s of every small build when each child generated it again),
 then forks a fresh child for every command, which runs it with dbt's
 programmatic entry point (`dbtRunner().invoke`: dbt's own CLI, the same click command, flags,
 parsing and adapters, minus the import) and exits. Nothing outlives a command: no connection, no
@@ -12,7 +14,9 @@ adapter state, no dbt-duckdb shared database, exactly as with the CLI (decision 
 earlier form, every command in one long-lived process, was dropped).
 
 The server forks only while it has one thread (it imports dbt, the adapters and the task modules,
-none of which starts a thread, and checks that), so each child starts from a consistent copy.
+none of which starts a thread, and checks that; the warm-up's DuckDB database is closed and its
+adapter dropped, and the server checks that no thread it started is left), so each child starts
+from a consistent copy.
 
 What a command prints (dbt's log and anything the adapter writes to the terminal) is captured at
 the file-descriptor level and returned as stdout; stderr is empty (dbt logs to stdout). The exit
@@ -29,6 +33,7 @@ from __future__ import annotations
 import faulthandler
 import multiprocessing
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -117,19 +122,32 @@ def _command(args: list, cwd: str, env: dict) -> tuple[int, str]:
 
 
 def _wait(pid: int) -> tuple[int, str]:
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGABRT)
-            _, status = os.waitpid(pid, 0)
-            return 2, f"\ndbt timed out after {TIMEOUT:.0f} s (ASSAY_TEST_DBT_TIMEOUT); the stacks above are where it was\n"
-        time.sleep(0.05)
+    if not _ended_in_time(pid):
+        os.kill(pid, signal.SIGABRT)
+        os.waitpid(pid, 0)
+        return 2, f"\ndbt timed out after {TIMEOUT:.0f} s (ASSAY_TEST_DBT_TIMEOUT); the stacks above are where it was\n"
+    _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         return 2, f"\ndbt died of signal {os.WTERMSIG(status)}\n"
     return os.WEXITSTATUS(status), ""
+
+
+def _ended_in_time(pid: int) -> bool:
+    """Whether the child `pid` ends within TIMEOUT: woken when it ends (a pidfd), else by polling."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # before Linux 5.3 or Python 3.9
+        deadline = time.monotonic() + TIMEOUT
+        # WNOWAIT: the child is left to be reaped by the caller, which reads its status
+        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+    try:
+        return bool(select.select([fd], [], [], TIMEOUT)[0])
+    finally:
+        os.close(fd)
 
 
 # Imported once by the server as well, so no child pays for them (about 1 s a command on a loaded
@@ -193,11 +211,134 @@ class _MacroText:
         self.macro_sql = macro_sql
 
 
+def _native_threads() -> int:
+    """The threads of this process the kernel knows, Python's and those a library started (DuckDB's)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:  # no /proc: only Python's threads can be counted
+        return threading.active_count()
+
+
+# The example project every child's first command would otherwise teach dbt again (_warm_up).
+WARM_UP_COMMANDS = (("deps",), ("build",), ("source", "freshness"), ("ls",))
+WARM_UP_PROFILE = """shop:
+  target: dev
+  outputs:
+    dev:
+      type: duckdb
+      path: {path}
+      schema: main
+      threads: 1
+      settings:
+        threads: 1
+"""
+
+
+def _warm_up() -> bool:
+    """Build assay's example once in the server, so every child starts with dbt's lazy work done.
+
+    dbt's artifact and node classes are mashumaro dataclasses: the code that reads and writes each
+    class (the partial-parse file, manifest.json, run_results.json, every node and config) is
+    generated the first time the class is used, and the JSON schema a config is validated against
+    is built on its first validation. A child forked from a server that had never run a command did
+    all of it again for every command: about 0.6 s of a `dbt ls` that takes 0.2 s after it, and
+    1 s of a small `dbt build`'s 2.3 s. None of it depends on the project: it is per class. So the
+    server builds the example project (deps, build, source freshness, ls) once, in a temporary
+    directory, on DuckDB with one thread for dbt and one for DuckDB, and forgets it: the adapter
+    and DuckDB's database are closed and dropped, and `_serve` checks that no thread the build
+    started is left before it forks. A child still reads, parses, renders and runs its own
+    project exactly as dbt's CLI does; it only skips generating the same serialisation code again.
+    A warm-up that fails leaves the children as they were before it (they redo the lazy work);
+    it returns whether every command passed.
+    """
+    import shutil
+
+    from dbt.adapters.factory import reset_adapters
+
+    from dbt.cli.main import dbtRunner
+
+    root = Path(tempfile.mkdtemp(prefix="assay-dbt-warm-up-"))
+    project = root / "shop"
+    old_cwd = os.getcwd()
+    try:
+        # made in a child: its DuckDB connection (and thread) end with it, and the server imports no assay
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                _make_warm_up_project(project)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            raise RuntimeError("the example project could not be made (its error is above)")
+        os.chdir(project)
+        for args in WARM_UP_COMMANDS:
+            with open(os.devnull, "w") as sink:
+                saved = os.dup(1), os.dup(2)
+                os.dup2(sink.fileno(), 1)
+                os.dup2(sink.fileno(), 2)
+                try:
+                    code = _invoke(dbtRunner, [*args, "--project-dir", str(project), "--profiles-dir", str(project)])
+                finally:
+                    os.dup2(saved[0], 1)
+                    os.dup2(saved[1], 2)
+                    os.close(saved[0])
+                    os.close(saved[1])
+            if code != 0:
+                raise RuntimeError(f"dbt {' '.join(args)} exited {code}")
+        return True
+    except Exception as exc:  # the children then do the lazy work themselves, as before
+        print(f"dbt server: the warm-up build did not complete ({exc!r}); each command does dbt's lazy work itself",
+              file=sys.stderr)
+        return False
+    finally:
+        os.chdir(old_cwd)
+        _forget_adapters(reset_adapters)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _make_warm_up_project(project: Path) -> None:
+    """assay's example as `assay demo` makes it, its bronze sample loaded, on the warm-up profile."""
+    from assay.api import generate_dbt_project
+    from assay.cli.init_cmd import init_project
+    from assay.runtime.bronze import load_csv_dir_duckdb
+
+    init_project(project)
+    (project / "profiles.yml").write_text(WARM_UP_PROFILE.format(path=(project / "warehouse.duckdb").as_posix()),
+                                          encoding="utf-8")
+    result = generate_dbt_project(project, project)
+    load_csv_dir_duckdb(project / "warehouse.duckdb", project / "bronze", result.project.schema("bronze"))
+
+
+def _forget_adapters(reset_adapters) -> None:
+    """Close what the warm-up's commands left open: DuckDB's database (and its threads), dbt's adapters."""
+    try:
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    except ImportError:
+        DuckDBConnectionManager = None
+    if DuckDBConnectionManager is not None:
+        env, DuckDBConnectionManager._ENV = DuckDBConnectionManager._ENV, None
+        if env is not None:
+            env.close()
+        # warned once per process: a child must warn again, as its own CLI process would
+        DuckDBConnectionManager._LOGGED_MESSAGES.clear()
+    reset_adapters()
+    import gc
+
+    gc.collect()
+
+
 def _serve(conn) -> None:
     """The server: dbt imported once, then one forked child per command until the pipe closes."""
     import importlib
-    import threading
 
+    # The warm-up's build imports numpy, whose OpenBLAS would start a thread per core here; the
+    # server must hold no thread but its own when it forks, and dbt does no linear algebra.
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     import dbt.cli.main  # noqa: F401 - the import this process exists to pay once
 
     for name in PREIMPORT:
@@ -206,10 +347,17 @@ def _serve(conn) -> None:
         except ImportError:
             pass  # an adapter this environment lacks: its commands fail in the child, as with the CLI
     _compile_macros()
+    threads = _native_threads()
+    if os.environ.get("ASSAY_TEST_DBT_WARM_UP", "1") == "1":
+        _warm_up()
     heap.settle()  # every child inherits the server's objects; its collections skip them (tests/support/heap.py)
     if threading.active_count() != 1:
         raise RuntimeError(f"the dbt server has {threading.active_count()} threads after its imports; "
                            "forking it would copy a half-held lock (drop the import that starts one from PREIMPORT)")
+    if _native_threads() > threads:
+        raise RuntimeError(f"the dbt server's warm-up build left {_native_threads() - threads} thread(s) running "
+                           "(DuckDB's, if its database was not closed); forking it would copy a half-held lock "
+                           "(ASSAY_TEST_DBT_WARM_UP=0 turns the warm-up off)")
 
     while True:
         try:
