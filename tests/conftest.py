@@ -307,19 +307,9 @@ def pytest_collection_modifyitems(config, items):
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)
 
 
-# The test files whose Spark work runs in the worker's shared Spark process (tests/support/spark.py,
-# `shared_warehouse`). The scheduler below sends them to ONE worker as one unit, so the run starts
-# one such JVM, not one per worker, and every file after the first finds its JIT warm. A Spark file
-# missing here still works; it only starts a JVM in the other worker.
-SHARED_SPARK_FILES = frozenset({
-    "tests/integration/test_spark_checks.py", "tests/integration/test_spark_corpus.py",
-    "tests/integration/test_spark_freshness.py", "tests/integration/test_spark_incremental.py",
-    "tests/integration/test_spark_macro_table.py",
-    "tests/integration/test_spark_multiload.py", "tests/integration/test_spark_redact_json_keys.py",
-    "tests/integration/test_spark_stopped_builds.py",
-    "tests/integration/test_spark_type2.py",
-    "tests/security/test_inert_spark.py",
-})
+# The files whose Spark work runs in the worker's shared Spark process are one scheduling unit
+# (tests/support/spark.py, SHARED_SPARK_FILES, which says why).
+from tests.support.spark import SHARED_SPARK_FILES  # noqa: E402
 
 
 # test_init_spark (the example's own Sparks) stays out of that unit: two JVMs side by side on 2

@@ -348,8 +348,7 @@ def _serve(conn) -> None:
             pass  # an adapter this environment lacks: its commands fail in the child, as with the CLI
     _compile_macros()
     threads = _native_threads()
-    if os.environ.get("ASSAY_TEST_DBT_WARM_UP", "1") == "1":
-        _warm_up()
+    warmed = _warm_up() if os.environ.get("ASSAY_TEST_DBT_WARM_UP", "1") == "1" else None
     heap.settle()  # every child inherits the server's objects; its collections skip them (tests/support/heap.py)
     if threading.active_count() != 1:
         raise RuntimeError(f"the dbt server has {threading.active_count()} threads after its imports; "
@@ -359,12 +358,24 @@ def _serve(conn) -> None:
                            "(DuckDB's, if its database was not closed); forking it would copy a half-held lock "
                            "(ASSAY_TEST_DBT_WARM_UP=0 turns the warm-up off)")
 
+    state = {"warmed": warmed, "threads_left": _native_threads() - threads, "adapters_left": _adapters_left()}
     while True:
         try:
             args, cwd, env = conn.recv()
         except EOFError:
             return
-        conn.send(_command(args, cwd, env))
+        conn.send((0, state) if args == STATE_REQUEST else _command(args, cwd, env))
+
+
+def _adapters_left() -> int:
+    """dbt adapters registered in this process, and dbt-duckdb's environment (each would reach every child)."""
+    from dbt.adapters.factory import FACTORY
+
+    try:
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+    except ImportError:
+        return len(FACTORY.adapters)
+    return len(FACTORY.adapters) + (DuckDBConnectionManager._ENV is not None)
 
 
 class _Server:
@@ -389,6 +400,19 @@ _SERVER: list = []  # this process's dbt server, started on first use
 # bytes on one pipe and read the other's answer (an UnpicklingError, seen once in CI). The server
 # runs its commands one after the other anyway.
 _CALLING = threading.Lock()
+
+
+STATE_REQUEST = ["<assay: the server's state>"]  # not a dbt command: the server answers it itself
+
+
+def server_state() -> dict:
+    """This process's dbt server (started if need be), as it forks its children: whether its warm-up
+    passed (None: turned off), and the threads and adapters the warm-up left (both 0, else it
+    refuses to fork)."""
+    with _CALLING:
+        if not _SERVER or not _SERVER[0].proc.is_alive():
+            _SERVER[:] = [_Server()]
+        return _SERVER[0].call(STATE_REQUEST, "", {})[1]
 
 
 def dbt(args: list, cwd: Path, env: dict) -> subprocess.CompletedProcess:

@@ -183,12 +183,39 @@ def close_all() -> None:
         warehouse.close()
 
 
+# The test files whose Spark work runs in the worker's shared Spark process (`shared_warehouse`).
+# The scheduler (tests/conftest.py) sends them to ONE worker as one unit, so the run starts one
+# such JVM, not one per worker, and every file after the first finds its JIT warm. A file that
+# takes the shared Spark and is not listed here would start a second JVM in the other worker
+# (about 15 s of CPU, as tests/lower/test_field_chains_engines.py did until session 39), so
+# `shared_warehouse` refuses a test of an unlisted file.
+SHARED_SPARK_FILES = frozenset({
+    "tests/integration/test_spark_checks.py", "tests/integration/test_spark_corpus.py",
+    "tests/integration/test_spark_freshness.py", "tests/integration/test_spark_incremental.py",
+    "tests/integration/test_spark_macro_table.py",
+    "tests/integration/test_spark_multiload.py", "tests/integration/test_spark_redact_json_keys.py",
+    "tests/integration/test_spark_stopped_builds.py",
+    "tests/integration/test_spark_type2.py",
+    "tests/lower/test_field_chains_engines.py",
+    "tests/security/test_inert_spark.py",
+})
+
 _SHARED: dict = {}  # "warehouse": this test process's SparkWarehouse, "projects": how many it held
+
+
+def _refuse_unlisted_caller() -> None:
+    """A test of a file outside SHARED_SPARK_FILES may not take the shared Spark (see there)."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    path = current.split("::", 1)[0]
+    if path and path not in SHARED_SPARK_FILES:
+        raise RuntimeError(f"{path} takes the shared Spark (tests/support/spark.py, shared_warehouse) but is not in "
+                           "SHARED_SPARK_FILES there: add it, so the run starts one shared JVM, not one per worker")
 
 
 def shared_warehouse() -> "SparkWarehouse":
     """This test process's Spark process, emptied for a new project (started on first use, and
     again when the previous one died or was stopped at a deadline)."""
+    _refuse_unlisted_caller()
     warehouse = _SHARED.get("warehouse")
     if warehouse is None or not warehouse.alive():
         import atexit
