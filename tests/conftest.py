@@ -287,7 +287,7 @@ def pytest_collection_modifyitems(config, items):
     get it here, from their parameter), so `-m "not postgres and not spark and not long"` is the
     fast loop of tests/README.md; a `long` test says what covers it there.
 
-    The suite runs on two workers, one file at a time each (`--dist loadfile`), in collection
+    The suite runs on several workers (scripts/test.sh: three on the 2-core CI machine), one file at a time each (`--dist loadfile`), in collection
     order (`--no-loadscope-reorder` in scripts/test.sh: by default xdist sends the files with the
     most tests first, which put the Spark files, few tests but minutes each, at the end). A Spark
     file costs minutes; run last, the Spark files ran alone while the other worker sat idle.
