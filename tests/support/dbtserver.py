@@ -323,7 +323,10 @@ def _forget_adapters(reset_adapters) -> None:
     if DuckDBConnectionManager is not None:
         env, DuckDBConnectionManager._ENV = DuckDBConnectionManager._ENV, None
         if env is not None:
-            env.close()
+            try:
+                env.close()
+            except Exception as exc:  # a database left open keeps its threads: _serve then refuses to fork
+                print(f"dbt server: the warm-up's DuckDB database did not close ({exc!r})", file=sys.stderr)
         # warned once per process: a child must warn again, as its own CLI process would
         DuckDBConnectionManager._LOGGED_MESSAGES.clear()
     reset_adapters()
@@ -407,8 +410,8 @@ STATE_REQUEST = ["<assay: the server's state>"]  # not a dbt command: the server
 
 def server_state() -> dict:
     """This process's dbt server (started if need be), as it forks its children: whether its warm-up
-    passed (None: turned off), and the threads and adapters the warm-up left (both 0, else it
-    refuses to fork)."""
+    passed (None: turned off), the threads it left (0: the server refuses to fork otherwise) and
+    the adapters and DuckDB environment it left (0: each would reach every child)."""
     with _CALLING:
         if not _SERVER or not _SERVER[0].proc.is_alive():
             _SERVER[:] = [_Server()]
