@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# The files whose Spark work runs in the worker's shared Spark process: one scheduling unit
+# (pytest_xdist_make_scheduler below; tests/support/spark.py says why).
+from tests.support.spark import SHARED_SPARK_FILES
+
 # No tool the tests run may try the network: dbt's and SQLMesh's usage statistics are off (on a
 # machine whose network drops packets, each attempt waits for its own time-out).
 # dbt writes no debug log file (logs/dbt.log): formatting every statement at debug level costs
@@ -307,9 +311,6 @@ def pytest_collection_modifyitems(config, items):
     items[:] = sorted(items, key=lambda item: 0 if item.get_closest_marker("spark") else 1)
 
 
-# The files whose Spark work runs in the worker's shared Spark process are one scheduling unit
-# (tests/support/spark.py, SHARED_SPARK_FILES, which says why).
-from tests.support.spark import SHARED_SPARK_FILES  # noqa: E402
 
 
 # test_init_spark (the example's own Sparks) stays out of that unit: two JVMs side by side on 2

@@ -253,8 +253,6 @@ def _warm_up() -> bool:
     """
     import shutil
 
-    from dbt.adapters.factory import reset_adapters
-
     from dbt.cli.main import dbtRunner
 
     root = Path(tempfile.mkdtemp(prefix="assay-dbt-warm-up-"))
@@ -297,7 +295,7 @@ def _warm_up() -> bool:
         return False
     finally:
         os.chdir(old_cwd)
-        _forget_adapters(reset_adapters)
+        _forget_adapters()
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -314,12 +312,20 @@ def _make_warm_up_project(project: Path) -> None:
     load_csv_dir_duckdb(project / "warehouse.duckdb", project / "bronze", result.project.schema("bronze"))
 
 
-def _forget_adapters(reset_adapters) -> None:
-    """Close what the warm-up's commands left open: DuckDB's database (and its threads), dbt's adapters."""
+def _duckdb_connections():
+    """dbt-duckdb's connection manager, whose class keeps the open database; None without dbt-duckdb."""
     try:
         from dbt.adapters.duckdb.connections import DuckDBConnectionManager
     except ImportError:
-        DuckDBConnectionManager = None
+        return None
+    return DuckDBConnectionManager
+
+
+def _forget_adapters() -> None:
+    """Close what the warm-up's commands left open: DuckDB's database (and its threads), dbt's adapters."""
+    from dbt.adapters.factory import reset_adapters
+
+    DuckDBConnectionManager = _duckdb_connections()
     if DuckDBConnectionManager is not None:
         env, DuckDBConnectionManager._ENV = DuckDBConnectionManager._ENV, None
         if env is not None:
@@ -374,11 +380,8 @@ def _adapters_left() -> int:
     """dbt adapters registered in this process, and dbt-duckdb's environment (each would reach every child)."""
     from dbt.adapters.factory import FACTORY
 
-    try:
-        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
-    except ImportError:
-        return len(FACTORY.adapters)
-    return len(FACTORY.adapters) + (DuckDBConnectionManager._ENV is not None)
+    DuckDBConnectionManager = _duckdb_connections()
+    return len(FACTORY.adapters) + (DuckDBConnectionManager is not None and DuckDBConnectionManager._ENV is not None)
 
 
 class _Server:
