@@ -254,6 +254,22 @@ CASES = [
           ("anomaly_rate_exponent_above", "failure_rate", 7, 9, "1e-05", "0.0", "9e-06", False),
           ("anomaly_rate_no_band", "failure_rate", 3, 3, "0.5", "", "", True),
       ]],
+    # the sentence as `assay checks` says it (assay.checks.anomaly.anomaly_detail): the band
+    # printed shrunk to what it allows at the printed precision, a weekday band names the day, a
+    # shrinking bronze is a loss, one row and one run are singular, the rule's name quoted
+    *[(name, _check("anomaly", [], [], {"metric": metric, "min_history": 3, **({"rule": "it's_ok"} if metric == "failure_rate" else {})}),
+       {"n_rows": 8, "n_evaluated": ev, "n_failing": 1, "n_history": 9, "n_learnt": learnt, "a_observed": obs,
+        "a_median": median, "a_low": low, "a_high": high, "a_season": season, "a_run_date": day}, expected)
+      for name, metric, ev, learnt, obs, median, low, high, season, day, expected in [
+          ("anomaly_volume_weekday_above", "volume", 8, 4, "1.0", "12.5", "-3.7", "0.9999999", "weekday", "2026-02-18", False),
+          ("anomaly_volume_weekday_one_run", "volume", 8, 1, "5.0", "13.5", "2.5", "18.4", "weekday", "2026-02-22 00:00:00", True),
+          ("anomaly_volume_lost_rows", "volume", 8, 5, "-1.0", "40.0", "12.25", "66.75", "all", "2026-02-18", False),
+          ("anomaly_volume_lost_many", "volume", 8, 5, "-120.0", "40.0", "-119.5", "66.75", "all", "", False),
+          ("anomaly_volume_no_median", "volume", 8, 5, "7.0", "", "2.0", "18.0", "weekday", "not a date", True),
+          ("anomaly_rate_one_row_half_even", "quarantine_rate", 1, 6, "0.123450000001", "0.12345", "0.1", "0.2", "all", "2026-02-18", True),
+          ("anomaly_rate_below_deep", "failure_rate", 3, 6, "0.00000012", "0.000000125", "0.0000001201", "0.3", "weekday", "2028-02-29", False),
+          ("anomaly_rate_exponent_band", "failure_rate", 3, 6, "2.5e-07", "1e-07", "1e-07", "3.0000000000000004e-07", "all", "2026-02-18", True),
+      ]],
     # SQL check files (002)
     ("sql_block_clean", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 0, "failing_rows": 0}, True),
     ("sql_block_rows", _check("sql", [], [], {"on_failure": "block"}), {"n_rows": 1, "failing_rows": 1}, False),
@@ -365,8 +381,10 @@ def test_jinja_and_python_verdicts_agree(jinja_verdicts: dict[int, dict], i: int
         # not measured: both sides write the whole sentence, and it is 000's (0106 for time)
         assert jinja["detail"] == python.detail == unmeasured[0], (name, jinja, python)
         assert jinja["measures"]["rows"] == 7
-    elif check["kind"] in ("row_expectation", "null_ceiling"):
-        # integers only: dbt's error message says 000's own sentence
+    elif check["kind"] in ("row_expectation", "null_ceiling", "quarantine_rate", "flag_rate", "rule_rate",
+                           "quarantine_increase", "rule_increase", "volume_change", "anomaly"):
+        # dbt's error message says `assay checks`' own sentence, word for word: integers, or the
+        # engine's decimals read exactly (an anomaly's band rounded as _band_texts rounds it)
         assert jinja["detail"] == python.detail, (name, jinja, python)
     elif check["kind"] in ("value_range", "key_uniqueness", "continuity") and not expected:
         # dbt's error says 000's own sentence: the generator's frame (assay.checks.frames) with the

@@ -22,6 +22,7 @@ import json
 
 import pytest
 
+from tests.support import dbtresults
 from tests.support.dbtproject import make_project
 from tests.support.items import MAPPING, bronze, checks, fill, published, run_id, write_spec
 
@@ -123,6 +124,8 @@ class Anomalies:
         want = "loaded 30 rows since the previous run, above the band [-2, 18] learnt from 4 earlier runs (median 8)"
         assert (results["VOLUME_ANOMALY"]["passed"], results["VOLUME_ANOMALY"]["detail"]) == (False, want)
         assert f"item: VOLUME_ANOMALY: FAILED: {want}" in text
+        # dbt's own error says the same sentence as `assay checks` (one wording, held in Python)
+        assert dbtresults.check_failed(project, "model.assay_it.item")[0] == f"VOLUME_ANOMALY: {want}"
         # run 5's recorded anomaly is left out of the rule's band: 4 runs, not 5
         assert results["NAME_NOT_X_ANOMALY"]["detail"].endswith("learnt from 4 earlier runs (median 0.125)"), results
         assert results["NAME_NOT_X_ANOMALY"]["passed"] is True

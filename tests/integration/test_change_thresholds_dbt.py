@@ -18,6 +18,7 @@ import json
 
 import pytest
 
+from tests.support import dbtresults
 from tests.support.dbtproject import make_project
 from tests.support.items import MAPPING, fill, bronze, checks, published, run_id, write_spec
 
@@ -104,6 +105,8 @@ class Changes:
                 "of this run's 30, the previous rate plus the declared floor of 2 rows")
         assert (results["QUARANTINE_INCREASE"]["passed"], results["QUARANTINE_INCREASE"]["detail"]) == (False, want)
         assert f"item: QUARANTINE_INCREASE: FAILED: {want}" in text
+        # dbt's own error says the same sentence as `assay checks` (one wording, held in Python)
+        assert dbtresults.check_failed(project, "model.assay_it.item")[0].startswith(f"QUARANTINE_INCREASE: {want}")
         assert (results["VOLUME_CHANGE"]["passed"], results["VOLUME_CHANGE"]["detail"]) == (False, (
             f"loaded 30 rows since the previous successful run {run2} (bronze rows 16 -> 46), against 8 rows loaded "
             f"between run {run1} and run {run2}: above both 8 x 3 = 24 (the declared factor) and 8 + 4 = 12 "

@@ -69,85 +69,11 @@
       {%- endif -%}
     {%- endif -%}
   {%- elif kind in ('quarantine_rate', 'flag_rate', 'rule_rate') -%}
-    {#- A rate threshold (decision 0980): failing of evaluated staged rows against the exact decimal
-        max_rate, compared in integers (failing * 10^s <= digits * evaluated); at the limit passes. -#}
-    {%- set evaluated = m['evaluated'] or 0 -%}
-    {%- set failing = m['failing'] or 0 -%}
-    {%- set parts = (b['max_rate'] ~ '').split('.') -%}
-    {%- set frac = parts[1] if parts | length > 1 else '' -%}
-    {%- set judged = evaluated > 0 and evaluated >= (b.get('min_rows') or 0) -%}
-    {%- set ok = not judged or failing * (10 ** (frac | length)) <= ((parts[0] ~ frac) | int) * evaluated -%}
-    {%- set what = ('rule ' ~ b.get('rule') ~ ' fired on') if kind == 'rule_rate' else ('quarantined' if kind == 'quarantine_rate' else 'flagged') -%}
-    {%- set detail = what ~ ' ' ~ failing ~ ' of ' ~ evaluated ~ ' evaluated rows, '
-        ~ (('above' if not ok else 'at or below') if judged else 'not judged against') ~ ' the declared maximum rate of ' ~ b['max_rate'] -%}
+    {{ return(assay._rate_verdict(check, m)) }}
   {%- elif kind in ('quarantine_increase', 'rule_increase', 'volume_change') -%}
-    {#- A change limit (decision 0981): this run's counts against the previous successful run's
-        (and, for volume, the run before it), in integers; at the factor or the floor passes, and
-        with no earlier successful run nothing is judged. Twin of assay.checks.increases. -#}
-    {%- set parts = (b['factor'] ~ '').split('.') -%}
-    {%- set frac = parts[1] if parts | length > 1 else '' -%}
-    {%- set digits = (parts[0] ~ frac) | int -%}
-    {%- set scale = 10 ** (frac | length) -%}
-    {%- set floor = b.get('floor') or 0 -%}
-    {%- set limits = ' the declared factor ' ~ b['factor'] ~ ' and floor of ' ~ floor ~ ' rows' -%}
-    {%- if kind == 'volume_change' -%}
-      {%- set bronze = m['bronze'] or 0 -%}
-      {%- if not m.get('previous_run') or m.get('previous_bronze') is none or not m.get('earlier_run') or m.get('earlier_bronze') is none -%}
-        {%- set ok = true -%}
-        {%- set detail = 'bronze holds ' ~ bronze ~ ' rows; fewer than two earlier successful runs are recorded, so the load is not judged against' ~ limits -%}
-      {%- else -%}
-        {%- set load = bronze - m['previous_bronze'] -%}
-        {%- set previous = m['previous_bronze'] - m['earlier_bronze'] -%}
-        {%- set up = load * scale > digits * previous and load > previous + floor -%}
-        {%- set down = load * digits < previous * scale and load < previous - floor -%}
-        {%- set ok = not up and not down -%}
-        {%- set detail = 'loaded ' ~ load ~ ' rows since run ' ~ m['previous_run'] ~ ', against ' ~ previous ~ ' before it: '
-            ~ ('above both' if up else ('below both' if down else 'within')) ~ limits -%}
-      {%- endif -%}
-    {%- else -%}
-      {%- set failing = m['failing'] or 0 -%}
-      {%- set previous = m.get('previous_failing') -%}
-      {%- set what = ('rule ' ~ b.get('rule') ~ ' fired on ' ~ failing ~ ' rows') if kind == 'rule_increase'
-          else ('quarantined ' ~ failing ~ ' of ' ~ (m['evaluated'] or 0) ~ ' evaluated rows') -%}
-      {%- if not m.get('previous_run') or previous is none -%}
-        {%- set ok = true -%}
-        {%- set detail = what ~ '; no earlier successful run is recorded, so the increase is not judged against' ~ limits -%}
-      {%- elif kind == 'rule_increase' -%}
-        {%- set ok = not (failing * scale > digits * previous and failing > previous + floor) -%}
-        {%- set detail = what ~ ', against ' ~ previous ~ ' in run ' ~ m['previous_run'] ~ ': ' ~ ('not above both' if ok else 'above both') ~ limits -%}
-      {%- else -%}
-        {%- set evaluated = m['evaluated'] or 0 -%}
-        {%- set before = m.get('previous_evaluated') or 0 -%}
-        {%- if evaluated <= 0 or before <= 0 -%}
-          {%- set ok = true -%}
-          {%- set detail = what ~ '; no rows were evaluated in one of the two runs, so the increase is not judged against' ~ limits -%}
-        {%- else -%}
-          {%- set ok = not (failing * before * scale > digits * previous * evaluated
-                            and failing * before - previous * evaluated > floor * before) -%}
-          {%- set detail = what ~ ', against ' ~ previous ~ ' of ' ~ before ~ ' in run ' ~ m['previous_run'] ~ ': '
-              ~ ('not above both' if ok else 'above both') ~ limits -%}
-        {%- endif -%}
-      {%- endif -%}
-    {%- endif -%}
+    {{ return(assay._increase_verdict(check, m)) }}
   {%- elif kind == 'anomaly' -%}
-    {#- Judged at build time against the band the detector learnt from earlier runs (decision 1030):
-        the engine's doubles recorded as text, which read back exactly; an edge passes; fewer
-        eligible earlier runs than min_history, or no value (a first run, no rows), is not judged.
-        Twin of assay.checks.anomaly.anomaly_detail. -#}
-    {%- set what = (b['metric'] if b['metric'] != 'failure_rate' else 'rule ' ~ b.get('rule') ~ ' failure rate') -%}
-    {%- set history = m.get('history') or 0 -%}
-    {%- set needed = b.get('min_history') or 0 -%}
-    {%- if m.get('observed') is none or m.get('low') is none or m.get('high') is none or history < needed -%}
-      {%- set ok = true -%}
-      {%- set detail = what ~ ' not judged: ' ~ history ~ ' eligible earlier runs can be learnt from and ' ~ needed ~ ' are needed' -%}
-    {%- else -%}
-      {%- set observed = m['observed'] | float -%}
-      {%- set low = m['low'] | float -%}
-      {%- set high = m['high'] | float -%}
-      {%- set ok = low <= observed and observed <= high -%}
-      {%- set detail = what ~ ' ' ~ m['observed'] ~ ', ' ~ ('within' if ok else ('above' if observed > high else 'below'))
-          ~ ' the band [' ~ m['low'] ~ ', ' ~ m['high'] ~ '] learnt from ' ~ m.get('learnt_from') ~ ' earlier runs' -%}
-    {%- endif -%}
+    {{ return(assay._anomaly_verdict(check, m)) }}
   {%- else -%}
     {{ exceptions.raise_compiler_error('assay: unknown declared check kind ' ~ kind ~ '; run `assay generate dbt` again.') }}
   {%- endif -%}
