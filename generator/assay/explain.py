@@ -13,11 +13,13 @@ import json
 from decimal import Decimal
 from typing import Any, Callable, Optional
 
-from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, open_rejects_sentence  # noqa: F401 - Delivery is re-exported
+from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence  # noqa: F401 - Delivery is re-exported
+from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
 from .ir.model import Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
 from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
 from .redaction import NOT_JSON, inside
+from .reject_keys import key_values_hold, key_values_narrowing
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 
@@ -56,16 +58,6 @@ def unreadable_path(text: str, path: tuple[str, ...]) -> Optional[str]:
     return None
 
 
-def _text(value: Any) -> Optional[str]:
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, (dt.date, Decimal)):
-        return str(value)
-    return str(value)
-
-
 def typed_key_text(given: str, assay_type: str) -> Optional[str]:
     """A key part as typed on the command line (or shown by the report: `2026-12-05T01:00:00Z`,
     `104.5`), as the text a cast to the key column's type reads the same on every engine; None
@@ -85,16 +77,6 @@ def typed_key_text(given: str, assay_type: str) -> Optional[str]:
     except (ValueError, ArithmeticError):
         return None
     return None
-
-
-def _flags(value: Any) -> list[str]:
-    """`_failed_rules` as a list, whether the engine stored an array or a comma string."""
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return sorted(str(v) for v in value)
-    text = str(value).strip("{}")
-    return sorted(p.strip().strip('"') for p in text.split(",") if p.strip())
 
 
 def delivered_foreign_key(entity: Entity, rule: Rule, mapping: Optional[str], bronze: dict) -> dict[str, tuple[str, Any]]:
@@ -121,9 +103,11 @@ class Explainer:
     """Gathers the rows of one key (or source row) of one entity and explains them."""
 
     def __init__(self, project: Project, entity: Entity, query: Query, columns: Callable[[str], list[str]],
-                 relation: Callable[..., str]):
-        """`query`, `columns` and `relation` (a dotted name, quoted) are a `runtime.warehouse.Reader`'s."""
+                 relation: Callable[..., str], sqlmesh: bool = False):
+        """`query`, `columns` and `relation` (a dotted name, quoted) are a `runtime.warehouse.Reader`'s;
+        `sqlmesh`: the project is a SQLMesh project (its type-2 history catches up a run later)."""
         self.project, self.entity, self.query, self.columns, self.relation = project, entity, query, columns, relation
+        self.sqlmesh = sqlmesh
         silver = project.schema("silver")
         self.staged = relation(silver, f"{entity.name}__staged")
         self.published = relation(silver, entity.name)
@@ -234,15 +218,32 @@ class Explainer:
         found = []
         for source, mapping, srid in sorted(wanted, key=lambda asked: tuple(part or "" for part in asked)):
             for r in by_srid.get((source, mapping, srid), []):
-                row = dict(zip(cols, r))
-                found.append({
-                    "reject_id": row.get("reject_id"), "source_relation": source, "_source_row_id": srid,
-                    "_load_id": row.get("_load_id"), "first_seen": _text(row.get("first_seen")),
-                    "last_seen": _text(row.get("last_seen")), "failed_rules": _flags(row.get("failed_rules")),
-                    "disposition": row.get("disposition"), "resolved_at": _text(row.get("resolved_at")),
-                    "resolution": row.get("resolution"), "last_run_id": row.get("last_run_id"),
-                })
+                found.append(_reject_entry(dict(zip(cols, r)), source, srid))
         return found
+
+    def _dropped_rejects(self, key: Optional[dict[str, str]], source_row_id: Optional[str]) -> list[dict]:
+        """The reject rows of a key (or of a source row) no staged row holds: bronze dropped the
+        deliveries after the build diverted them, and the reject table keeps them. They are what
+        an operator reads before `assay replay`, which re-delivers such rows (decision 0920), so
+        explain finds them by the reject table's own `_source_row_id` or `key_values`."""
+        if not self.entity.has_reject or (key is None and source_row_id is None):
+            return []
+        try:
+            cols = self.columns(self.reject)
+        except Exception:  # never built: nothing was ever diverted
+            return []
+        if source_row_id is not None:
+            where, params = "cast(_source_row_id as varchar) = ?", (source_row_id,)
+        elif "key_values" in cols:
+            where, params = key_values_narrowing(self.entity, key)
+        else:
+            return []
+        rows = [dict(zip(cols, r)) for r in self.query(f"select * from {self.reject} where {where}", params)]
+        if source_row_id is None:
+            rows = [r for r in rows if key_values_hold(self.entity, r.get("key_values"), key)]
+        entries = [_reject_entry(r, r.get("source_relation"), _text(r.get("_source_row_id"))) for r in rows]
+        return sorted(entries, key=lambda e: tuple(str(e[k] or "") for k in (
+            "source_relation", "_source_row_id", "first_seen", "reject_id")))
 
     # ------------------------------------------------------------------ judging in words
     def _rules_for(self, mapping: str) -> list[Rule]:
@@ -429,6 +430,9 @@ class Explainer:
             except Exception:  # a type-2 entity publishes through its snapshot; the staged route says it all
                 in_entity = winner is not None and winner.route == "kept"
         rejects = self._rejects([(d.source_relation, d.mapping, d.source_row_id) for d in deliveries])
+        if not deliveries:
+            rejects = self._dropped_rejects(key if key and all(v is not None for v in key.values()) else None,
+                                            source_row_id)
         if total is not None and source_row_id is not None:
             total += len([r for r in rows if not self._of_key(r, key)])  # the source row's own, of another key
         # a key part classified pii is told as hidden, given on the command line or read from the build
@@ -437,6 +441,8 @@ class Explainer:
         history = self._gone_history(key) if not deliveries and lookup is not None else None
         if history:
             summary.append(self._gone_sentence(history, rejects))
+        elif not deliveries and rejects and not in_entity:
+            summary.append(dropped_sentence(self.entity.name, rejects))
         return Explanation(self.entity.name, dict(shown_key or {}), deliveries, rejects, in_entity, summary, history,
                            total if total is not None else len(deliveries))
 
@@ -513,6 +519,16 @@ class Explainer:
                 "of it and no current one (a key bronze no longer delivers "
                 "has no current version: decision 0415)." + tail)
 
+    def _unpublished_because(self) -> str:
+        """Why a key the last build kept is not in the published table. On SQLMesh a type-2
+        entity's history model is evaluated per interval: a plan inside an interval already run
+        publishes the current rows, and the history versions them at the next `sqlmesh run`
+        (docs/sqlmesh.md), which is no failure."""
+        if self.sqlmesh and self.entity.scd == "type2":
+            return ("its history versions it at the next `sqlmesh run` when the last plan ran inside an interval "
+                    "already run, docs/sqlmesh.md; else the last plan or run was not published")
+        return "the last build was not published"
+
     def _summary(self, key, srid, deliveries, winner, in_entity, rejects, total=None, open_rejects=None) -> list[str]:
         what = (f"{self.entity.name} " + ", ".join(f"{k}={v!r}" for k, v in (key or {}).items())) if key else f"{self.entity.name} source row {srid!r}"
         if not deliveries:
@@ -540,7 +556,7 @@ class Explainer:
         if winner is None:
             return [head, "No delivery is judged: every one was superseded or deduped."]
         if winner.route == "kept":
-            state = "It is in the entity" + (" (published)." if in_entity else ", but the published table does not hold it yet (the last build was not published).")
+            state = "It is in the entity" + (" (published)." if in_entity else f", but the published table does not hold it yet ({self._unpublished_because()}).")
         else:
             state = f"It is not in the entity: its judged delivery {winner.source_row_id} was {ROUTE_WORDS[winner.route]}."
         if late:

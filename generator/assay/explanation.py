@@ -4,8 +4,10 @@ as JSON."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
-from typing import Optional
+from decimal import Decimal
+from typing import Any, Optional
 
 # How many deliveries of one key explain lists unless told otherwise (`--limit`; decision 0995).
 LIMIT = 100
@@ -119,3 +121,49 @@ def open_rejects_sentence(rejects: list[dict], counted: Optional[int] = None) ->
     rows of `rejects`, or `counted` where only some deliveries were listed (decision 0995)."""
     n = counted if counted is not None else len([r for r in rejects if r["resolved_at"] is None])
     return f" {n} open reject {'row' if n == 1 else 'rows'}."
+
+
+def dropped_sentence(entity: str, rejects: list[dict]) -> str:
+    """The second line for a key (or source row) bronze no longer delivers whose reject rows are
+    kept: which source rows were diverted, and that replay re-delivers an open one (decision 0920)."""
+    srids = sorted({str(r["_source_row_id"]) for r in rejects if r.get("_source_row_id") is not None})
+    one = len(srids) == 1
+    opened = any(r["resolved_at"] is None for r in rejects)
+    return (f"It is not in the entity: bronze no longer holds {'its delivery' if one else 'its deliveries'} "
+            f"{', '.join(srids)}, which the reject table keeps"
+            + (f" (`assay replay {entity}` re-delivers an open reject row whose bronze row is gone, when its key "
+               "is free: decision 0920)" if opened else "")
+            + "." + open_rejects_sentence(rejects))
+
+
+def value_text(value: Any) -> Optional[str]:
+    """A value read from the warehouse as explain shows it (an instant with a space, not a `T`)."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (dt.date, Decimal)):
+        return str(value)
+    return str(value)
+
+
+def flag_list(value: Any) -> list[str]:
+    """`_failed_rules` as a list, whether the engine stored an array or a comma string."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return sorted(str(v) for v in value)
+    text = str(value).strip("{}")
+    return sorted(p.strip().strip('"') for p in text.split(",") if p.strip())
+
+
+def reject_entry(row: dict, source: Any, srid: Optional[str]) -> dict:
+    """One reject row as explain tells it: its id, delivery, rules and resolution, never its raw
+    payload or its key values."""
+    return {
+        "reject_id": row.get("reject_id"), "source_relation": source, "_source_row_id": srid,
+        "_load_id": row.get("_load_id"), "first_seen": value_text(row.get("first_seen")),
+        "last_seen": value_text(row.get("last_seen")), "failed_rules": flag_list(row.get("failed_rules")),
+        "disposition": row.get("disposition"), "resolved_at": value_text(row.get("resolved_at")),
+        "resolution": row.get("resolution"), "last_run_id": row.get("last_run_id"),
+    }

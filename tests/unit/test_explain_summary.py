@@ -86,3 +86,13 @@ def test_a_type2_key_not_yet_closed_says_the_next_build_closes_it():
     assert _gone(1, 1, [{"resolved_at": None}]) == (
         "Its history silver.policy holds 1 version of it, 1 still current: no build has run since bronze stopped "
         "delivering it, and the next one closes it (decision 0415). 1 open reject row.")
+
+
+def test_a_kept_key_the_published_table_lacks_is_said_as_the_target_would():
+    """On SQLMesh a plan inside an interval already run publishes a type-2 entity's current rows
+    and leaves its history to the next `sqlmesh run` (docs/sqlmesh.md): no failure, which the
+    sentence must not claim (an outside tester, session 40). dbt and type-1 keep the plain reason."""
+    def because(scd: str, sqlmesh: bool) -> str:
+        return Explainer._unpublished_because(SimpleNamespace(entity=SimpleNamespace(scd=scd), sqlmesh=sqlmesh))
+    assert because("type2", True).startswith("its history versions it at the next `sqlmesh run`")
+    assert because("type2", False) == because("type1", True) == "the last build was not published"

@@ -33,6 +33,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     KEY is one value per key column, in the order of the entity's `key:`.
     """
     from ..api import load_project
+    from ..api_sqlmesh import is_sqlmesh_project
     from ..errors import AssayError, AssayUsageError, WarehouseError
     from ..explain import Explainer
     from ..runtime.operator import open_warehouse
@@ -48,7 +49,8 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
     with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
         ent = wh.project.entity(entity)
-        explainer = Explainer(wh.project, ent, wh.reader.query, wh.reader.columns, wh.reader.relation)
+        explainer = Explainer(wh.project, ent, wh.reader.query, wh.reader.columns, wh.reader.relation,
+                              sqlmesh=is_sqlmesh_project(project_dir))
         try:
             result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id, limit)
         except Exception as exc:
