@@ -289,7 +289,7 @@ class Gatherer:
         from ..runtime.check_results import CheckResults, outcome_of
 
         from ..runtime.check_results import AUDIT, moment, stopped_outcome
-        from ..runtime.table_states import mart_started
+        from ..runtime.table_states import current_results, mart_started
 
         recorded = CheckResults(self._reader(), self.meta, self.environment)
         when = recorded.latest_per_table()
@@ -300,14 +300,11 @@ class Gatherer:
         for x in stops:
             if x["table"] not in when or moment(x["at"]) > moment(when[x["table"]][0]):
                 when[x["table"]] = (x["at"], x["run"])
-        # A build that began after the stop and recorded no check result (an entity whose only
-        # check is a `fail` rule) wrote the quality history: the stop is no longer its latest
-        # build's (probe 33, decision 0957).
-        built = mart_started(self.project, self._reader())
-        stopped_at = {(x["table"], x["run"]): x["at"] for x in stops}
-        for table, (_at, run) in list(when.items()):
-            if (table, run) in stopped_at and table in built and moment(built[table]) > moment(stopped_at[table, run]):
-                del when[table]
+        # A build that began after the results (or the stop) and recorded no check result wrote the
+        # quality history: an entity whose only check is a `fail` rule (probe 33, decision 0957),
+        # or whose checks the spec no longer declares. Those results are no longer its latest
+        # build's, and say nothing of the table now (table_states.current_results).
+        when = current_results(when, mart_started(self.project, self._reader()))
         latest = {table: run for table, (_at, run) in when.items()}
         rows = recorded.rows(("run_id", "table_name", "check_id", "kind", "enforcement", "passed", "check_spec",
                               "measures", "recorded_at", "check_position"))

@@ -95,6 +95,17 @@ def _spec_tables(project, every_entity: bool = False):
     return tables
 
 
+def current_results(recorded: dict[str, tuple], started: dict[str, str]) -> dict[str, tuple]:
+    """{table: (at, run)} of the tables whose latest recorded check results are their latest
+    build's: a table whose newest run in the quality history began after its results were recorded
+    was built since by a build that recorded none, because the spec it ran declares no check of
+    it any more (or only a `fail` rule, which records a result when it stops). Those results, and
+    a set-back or stop of their run, are then an earlier build's (an outside tester, session 40:
+    a table set back, then rebuilt and published with its checks removed, was still "set back")."""
+    return {table: (at, run) for table, (at, run) in recorded.items()
+            if table not in started or not moment(started[table])[0] > moment(at)[0]}
+
+
 def records_check_results(project) -> bool:
     """Whether a build of `project` records a check result of its own: some table has checks (a
     `fail` rule counts, decision 0957). Otherwise only a stop on one of the build's audits does."""
@@ -358,9 +369,10 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
             tables[e.name] = _entity_table(project, e)
     started = mart_started(project, reader)
     recorded = CheckResults(reader, meta, environment).latest_per_table()
+    newest = max(recorded.values())[1] if recorded else None
+    recorded = current_results(recorded, started)
     latest = {table: run for table, (_at, run) in recorded.items()}
     latest_at = {table: at for table, (at, _run) in recorded.items()}
-    newest = max(recorded.values())[1] if recorded else None
     plan_failed = _plan_failure(events, elsewhere, read, environments, newest)
 
     def shown(name: str) -> Optional[bool]:
