@@ -334,3 +334,22 @@ def test_a_json_lookup_that_finds_nothing_prints_an_empty_list_and_exits_1(recor
     assert json.loads(result.stdout) == []
     assert result.stderr.startswith("Error: ") and ("no check results are recorded" in result.stderr
                                                     or "recorded no check nope" in result.stderr)
+
+
+def test_rows_cut_by_the_kept_limit_say_so(tmp_path):
+    """An outside tester (session 40) built with `assay_check_rows_kept: 1`: `check rows` printed the
+    one kept row of three failing and said nothing, as if it were all there was."""
+    project, con = results_warehouse(tmp_path)
+    spec = json.dumps({"columns": ["qty"], "types": ["int"], "bounds": {"min_value": "0", "max_value": "10"},
+                       "orderable": True})
+    con.execute("insert into assay_meta.assay_check_results values "
+                "(?, 'order', 'RANGE', 1, 'value_range', 'required', false, 3, ?, ?, '2026-12-01 10:00:00')",
+                [RUN, spec, json.dumps({"rows": 3, "values": 3, "outside": 3, "first": "11"})])
+    con.execute("insert into assay_meta.assay_check_rows values (?, 'order', 'RANGE', 1, '{\"order_id\": \"O-1\", \"qty\": 11}')",
+                [RUN])
+    con.close()
+    res = invoke("check", "rows", RUN, "range", "--project", str(project))
+    assert res.exit_code == 0 and res.stdout == 'order: RANGE #1: {"order_id": "O-1", "qty": 11}\n', res.output
+    assert "order: RANGE: 1 of the 3 failing rows it found was kept (the build keeps at most `assay_check_rows_kept`" \
+        in res.stderr, res.stderr
+

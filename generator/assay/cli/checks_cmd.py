@@ -335,6 +335,13 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
             click.echo(f"{i['table']}: {i['check_id']} #{i['row_number']}: {exactjson.dumps(i['row'], separators=(', ', ': '))}")
     tables = {i["table"] for i in items}
     for r in results:
+        held = sum(1 for i in kept if i["table"] == r["table"] and i["check_id"] == r["check_id"])
+        if r["table"] in tables and r.get("failing") and held < r["failing"]:
+            # The build keeps at most `assay_check_rows_kept` rows per check: say the list is cut
+            # (an outside tester read 1 row as all there was).
+            click.echo(f"{r['table']}: {r['name']}: {held} of the {plural(r['failing'], 'failing row')} it found "
+                       f"{'was' if held == 1 else 'were'} kept (the build keeps at most `assay_check_rows_kept` rows "
+                       "per check, 100 unless the dbt var says otherwise)", err=True)
         if r["table"] not in tables:
             # Say why there is nothing to show rather than print nothing.
             if r["kind"] in RATE_KINDS + INCREASE_KINDS:
