@@ -98,3 +98,63 @@ def test_assay_validate_refuses_a_check_file_reading_a_host_file(write_spec):
 def test_qualified_quoted_and_nested_calls_are_found(sql, called):
     [(line, message)] = _problems(sql)
     assert line == 1 and f"calls {called}, which" in message
+
+
+# An outside security tester (session 40, decision 1134) read another DuckDB file with
+# `read_duckdb`, wrote host files with `enable_logging`, read settings with `duckdb_settings`,
+# ran SQL hidden in a dollar-quoted string on Spark, and had SQLMesh fill a config variable into a
+# quoted alias. Each of these is refused now, in a check file and in an expression rule alike.
+
+@pytest.mark.parametrize("sql", [
+    "select * from silver.orders cross join some_extension_scan('/work/x') as s",  # no name of the list
+    "select * from silver.orders as o, my_schema.my_table_function(1) as f",
+])
+def test_rows_from_any_function_but_the_pure_ones_are_refused(sql):
+    [(line, message)] = _problems(sql)
+    assert "reads rows from the function" in message and "the functions a FROM may call are" in message, message
+
+
+@pytest.mark.parametrize("sql", [
+    "select * from silver.orders as o cross join range(3) as r(i) where o.amount < r.i",
+    "select * from silver.orders as o, unnest([1, 2]) as u(x) where o.amount = u.x",
+    "select * from silver.orders as o, generate_series(1, 3) as g(x) where o.amount = g.x",
+])
+def test_the_pure_table_functions_stay_allowed(sql):
+    assert _problems(sql) == []
+
+
+@pytest.mark.parametrize("sql, called", [
+    ("select o.* from silver.orders as o cross join read_duckdb('/tmp/other.duckdb', table_name => 'secret') as s", "read_duckdb"),
+    ("select o.* from silver.orders as o cross join duckdb_settings() as s", "duckdb_settings"),
+    ("select o.* from silver.orders as o cross join enable_logging(level => 'info', storage => 'file') as l", "enable_logging"),
+    ("select * from silver.orders where reflect('java.lang.System', 'getenv', 'HOME') = '/root'", "reflect"),
+    ("select * from silver.orders where java_method('java.lang.System', 'getenv', 'HOME') is not null", "java_method"),
+])
+def test_the_functions_the_tester_called_are_refused_once_each(sql, called):
+    [(line, message)] = _problems(sql)
+    assert f"calls {called}, which" in message, message
+
+
+def test_a_dollar_quoted_string_is_refused():
+    """To sqlglot `$a$x\\' or ... $a$` is one literal; written for Spark it ended at `\\'` and the rest
+    ran as SQL (the tester's injected predicate set `order` back)."""
+    sql = "select * from silver.orders where status = $a$x\\' or 1 = 1 or status = $a$"
+    [(line, message)] = _problems(sql)
+    assert "writes a dollar-quoted string" in message and "write it as a '...' literal" in message, message
+
+
+@pytest.mark.parametrize("name", ["tok_@api_token", "gw_@{gateway}", "@this_model", "{% x %}", "{{ 7 * 7 }}", "a{#b"])
+def test_a_name_holding_a_sqlmesh_variable_or_jinja_is_refused(name):
+    [(line, message)] = _problems(f'select o.order_id, o.status as "{name}" from silver.orders as o')
+    assert "SQLMesh substitutes its variables" in message, message
+
+
+def test_an_expression_rule_is_held_to_the_same_rules():
+    from assay.validate.expressions import parse_expression
+
+    for text, said in [("status <> $x${% x %}$x$", "dollar-quoted string"),
+                       ('(status collate "x_@api_token") is not null', "SQLMesh substitutes its variables"),
+                       ("discount <= amount and status <> $x$a\\' or 1 = 1 or $x$", "dollar-quoted string")]:
+        _tree, problems = parse_expression(text)
+        assert any(said in p for p in problems), (text, problems)
+    assert parse_expression("discount <= amount and status <> 'a''b'")[1] == []

@@ -26,7 +26,7 @@ from sqlglot.tokens import TokenType
 
 from ..identifiers import is_identifier
 
-__all__ = ["REFUSED_FUNCTIONS", "RefusedFunction", "refused_calls", "refused_sigils"]
+__all__ = ["REFUSED_FUNCTIONS", "TABLE_FUNCTIONS", "RefusedFunction", "refused_calls", "refused_sigils"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,42 @@ REFUSED_FUNCTIONS: tuple[RefusedFunction, ...] = (
     RefusedFunction("query", "duckdb", _SQL),
     RefusedFunction("query_table", "duckdb", _SQL),
     RefusedFunction("json_execute_serialized_sql", "duckdb", _SQL),
+    # Added in session 40 (an outside security tester): every reader and every catalogue function
+    # of DuckDB by prefix, its logging, profiling and checkpoint calls, Spark's calls into Java,
+    # and PostgreSQL's file, replication and backup functions.
+    RefusedFunction("read_*", "duckdb", _DUCK_FILE + " (read_duckdb opens another database file)"),
+    RefusedFunction("duckdb_*", "duckdb", "reads the engine's catalogue: its settings, secrets, extensions and files"),
+    RefusedFunction("pragma_*", "duckdb", "reads or changes the engine's settings"),
+    RefusedFunction("enable_*", "duckdb", "turns on logging or profiling, which writes files on the machine that runs the build"),
+    RefusedFunction("disable_*", "duckdb", "changes the engine's logging or profiling (a write of state)"),
+    RefusedFunction("truncate_duckdb_logs", "duckdb", "deletes the engine's logs (a write)"),
+    RefusedFunction("checkpoint", "duckdb", "writes the database file"),
+    RefusedFunction("force_checkpoint", "duckdb", "writes the database file"),
+    RefusedFunction("reflect", "spark", "calls a Java method of the engine's JVM (its environment, its files)"),
+    RefusedFunction("try_reflect", "spark", "calls a Java method of the engine's JVM (its environment, its files)"),
+    RefusedFunction("java_method", "spark", "calls a Java method of the engine's JVM (its environment, its files)"),
+    RefusedFunction("pg_file_*", "postgres", "writes, renames or deletes files on the database server"),
+    RefusedFunction("pg_logdir_ls", "postgres", "lists directories on the database server"),
+    RefusedFunction("pg_create_*", "postgres", "creates replication slots or restore points (a write)"),
+    RefusedFunction("pg_drop_replication_slot", "postgres", "drops a replication slot (a write)"),
+    RefusedFunction("pg_copy_*", "postgres", "copies a replication slot (a write)"),
+    RefusedFunction("pg_logical_slot_*", "postgres", "consumes a replication slot's changes (a write)"),
+    RefusedFunction("pg_replication_*", "postgres", "changes replication state (a write)"),
+    RefusedFunction("pg_switch_wal", "postgres", "switches the write-ahead log file (a write)"),
+    RefusedFunction("pg_backup_*", "postgres", "starts or stops a backup (a write)"),
+    RefusedFunction("pg_promote", "postgres", "promotes a standby server"),
+    RefusedFunction("pg_rotate_logfile", "postgres", "rotates the server's log file (a write)"),
+    RefusedFunction("pg_export_snapshot", "postgres", "exports a snapshot to other sessions"),
+    RefusedFunction("pg_import_system_collations", "postgres", "writes the server's catalogue"),
+    RefusedFunction("pg_log_backend_memory_contexts", "postgres", "writes another session's memory to the server log"),
 )
+
+#: The functions a check may read rows from (`FROM f(...)`): they compute rows from their arguments
+#: and read nothing else. Any other function in a FROM is refused, whatever its name: an engine's
+#: table functions are mostly readers of files, catalogues and other databases, and an extension
+#: adds more of them than a list of names can follow (an outside tester found `read_duckdb` and
+#: `enable_logging` missing from the list above).
+TABLE_FUNCTIONS = ("generate_series", "range", "unnest", "json_each", "json_tree", "explode", "posexplode")
 
 
 def _function_names(node: exp.Func) -> list[str]:
@@ -131,13 +166,38 @@ def refused_calls(stmt: exp.Expression, default_line: int,
                     found.append((line, len(found), f"calls {shown}, which {rule.does}; {only}, so remove the call "
                                                     "(docs/checks.md lists the functions that are refused)"))
                     break
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
+            names = [n.lower() for n in _function_names(node.this)]
+            by_name = any(rule.matches(n) for rule in REFUSED_FUNCTIONS for n in names)  # said once, below
+            if not by_name and not any(n in TABLE_FUNCTIONS for n in names):
+                line = _line(node.this, default_line)
+                shown = node.this.name if isinstance(node.this, exp.Anonymous) else names[-1]
+                found.append((line, len(found), f"reads rows from the function {shown}, which may read files, settings or "
+                                                f"other databases; {only}, so read a table of the warehouse (the functions "
+                                                f"a FROM may call are {', '.join(TABLE_FUNCTIONS)})"))
         elif isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and not is_identifier(node.name):
             line = _line(node.this, default_line)
             found.append((line, len(found), f"reads {node.name!r} as a table, which DuckDB takes for a file or URL; "
                                             "name a table of the warehouse instead (load the file into bronze first)"))
+        elif isinstance(node, exp.RawString):
+            # sqlglot writes a dollar-quoted string as a plain literal with its backslashes bare:
+            # Spark reads `\'` there as an escaped quote, the literal ends early and the rest runs as
+            # SQL validation never saw; SQLMesh renders a `{%` inside it as Jinja (session 40)
+            found.append((_line(node, default_line), len(found),
+                          "writes a dollar-quoted string ($$...$$ or $tag$...$tag$), which not every engine reads and "
+                          "which assay cannot carry as data to each of them; write it as a '...' literal (a quote "
+                          "inside doubled: 'it''s')"))
+        elif isinstance(node, exp.Identifier) and any(mark in node.name for mark in _NAME_MARKS):
+            # SQLMesh fills its variables into every name that holds `@`, quoted or not, and reads
+            # `{{`, `{%`, `{#` in a model as Jinja (session 40)
+            found.append((_line(node, default_line), len(found),
+                          f"names {node.name!r}, which holds `@`, `{{{{`, `{{%` or `{{#`: SQLMesh substitutes its variables "
+                          "(`@var`, `@{var}`) inside names and reads the others as Jinja; write a plain name"))
     for line, _, sentence in sorted(found):
         yield line, sentence
 
+
+_NAME_MARKS = ("@", "{{", "{%", "{#")
 
 # Tokens that stand for a value supplied from outside the text: `@name` (SQLMesh's macro sigil,
 # DuckDB's abs), `$1`, `$name`, `?`.
