@@ -53,6 +53,18 @@ def results_warehouse(tmp_path: Path) -> tuple[Path, "duckdb.DuckDBPyConnection"
     return project, con
 
 
+def range_failed(tmp_path: Path, outside: int):
+    """A warehouse whose run RUN recorded RANGE (a required value range over `qty`) failing with
+    `outside` of 3 values outside it, and no kept row; the connection is left open to add rows."""
+    project, con = results_warehouse(tmp_path)
+    spec = json.dumps({"columns": ["qty"], "types": ["int"], "bounds": {"min_value": "0", "max_value": "10"},
+                       "orderable": True})
+    con.execute("insert into assay_meta.assay_check_results values "
+                "(?, 'order', 'RANGE', 1, 'value_range', 'required', false, 3, ?, ?, '2026-12-01 10:00:00')",
+                [RUN, spec, json.dumps({"rows": 3, "values": 3, "outside": outside, "first": "11"})])
+    return project, con
+
+
 @pytest.fixture
 def recorded(tmp_path) -> Path:
     """One run: RANGE failed with two kept rows, ROWS passed, KEY was not evaluated (over budget)."""
@@ -123,12 +135,7 @@ def test_a_failed_check_whose_rows_were_not_kept_says_it_found_some(tmp_path):
     value_range check that found 2 rows outside its range kept none, and `check rows` said `no rows
     were kept for it (a row count, an unreadable table, or a check with no rows to show)`: none of
     which it was. It says how many rows the check found and why none are shown."""
-    project, con = results_warehouse(tmp_path)
-    spec = json.dumps({"columns": ["qty"], "types": ["int"], "bounds": {"min_value": "0", "max_value": "10"},
-                       "orderable": True})
-    con.execute("insert into assay_meta.assay_check_results values "
-                "(?, 'order', 'RANGE', 1, 'value_range', 'required', false, 3, ?, ?, '2026-12-01 10:00:00')",
-                [RUN, spec, json.dumps({"rows": 3, "values": 3, "outside": 2, "first": "11"})])
+    project, con = range_failed(tmp_path, outside=2)
     con.close()
     res = invoke("check", "rows", RUN, "range", "--project", str(project))
     assert res.exit_code == 0 and res.stdout == "", res.output
@@ -339,12 +346,7 @@ def test_a_json_lookup_that_finds_nothing_prints_an_empty_list_and_exits_1(recor
 def test_rows_cut_by_the_kept_limit_say_so(tmp_path):
     """An outside tester (session 40) built with `assay_check_rows_kept: 1`: `check rows` printed the
     one kept row of three failing and said nothing, as if it were all there was."""
-    project, con = results_warehouse(tmp_path)
-    spec = json.dumps({"columns": ["qty"], "types": ["int"], "bounds": {"min_value": "0", "max_value": "10"},
-                       "orderable": True})
-    con.execute("insert into assay_meta.assay_check_results values "
-                "(?, 'order', 'RANGE', 1, 'value_range', 'required', false, 3, ?, ?, '2026-12-01 10:00:00')",
-                [RUN, spec, json.dumps({"rows": 3, "values": 3, "outside": 3, "first": "11"})])
+    project, con = range_failed(tmp_path, outside=3)
     con.execute("insert into assay_meta.assay_check_rows values (?, 'order', 'RANGE', 1, '{\"order_id\": \"O-1\", \"qty\": 11}')",
                 [RUN])
     con.close()
