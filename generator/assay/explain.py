@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence  # noqa: F401 - Delivery is re-exported
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
-from .ir.model import Entity, Project, Rule
+from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
 from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
 from .redaction import NOT_JSON, inside
@@ -333,10 +333,10 @@ class Explainer:
                     "(decision 0014), so only that latest delivery is judged")
         # The spec's order, then the tail that makes it total (decision 0014), each column once.
         order: list[tuple[str, str]] = []
-        for col in [k.column for k in self.entity.dedupe] + ["_source_row_id", "_load_id"]:
+        for col in [k.column for k in self.entity.dedupe] + list(DEDUPE_TAIL):
             if (col, col) not in order:
                 order.append((col, col))
-        w, l = staged[(winner.source_row_id, winner.load_id)], staged[(loser.source_row_id, loser.load_id)]
+        w, l = staged[winner.identity], staged[loser.identity]
         by = winner.source_row_id if winner.source_row_id is not None else "the delivery without a _source_row_id"
         for label, col in order:
             a, b = w.get(col), l.get(col)
@@ -377,7 +377,9 @@ class Explainer:
             rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
         # A delivery without `_source_row_id` or `_load_id` is staged before the ingestion-metadata
         # check stops the build; it is explained as any other (probe R6), NULL sorting first.
-        staged = {(_text(r.get("_source_row_id")), _text(r.get("_load_id"))): r for r in rows}
+        # A delivery is one mapping's row of one load: two mappings may share a source row id and
+        # a load id (decision 1135)
+        staged = {(_text(r.get("_mapping")), _text(r.get("_source_row_id")), _text(r.get("_load_id"))): r for r in rows}
         deliveries = sorted((self._delivery(r) for r in rows),
                             key=lambda d: (d.dedupe_rank, d.superseded, d.delivery_rank, d.source_row_id or "", d.load_id or ""))
         # A late delivery was not ranked (decision 0401): it wins nothing, and speaks for the key only

@@ -48,6 +48,11 @@ class Delivery:
     #: upserting loader that overwrote it): explain must not count it as one bronze holds.
     in_bronze: bool = True
 
+    @property
+    def identity(self) -> tuple:
+        """(mapping, source row id, load id): which staged row it is (decision 1135)."""
+        return (self.mapping, self.source_row_id, self.load_id)
+
     def label(self) -> str:
         row = self.source_row_id if self.source_row_id is not None else "without a _source_row_id"
         # a mapping named apart from its relation (one relation feeding two mappings) is said: each

@@ -92,7 +92,7 @@ def test_every_mapped_field_of_an_opted_in_entity_has_its_coercible_rule(project
 
 def test_dirty_key_dedupes_on_metadata_only_so_no_rule_is_forced_to_fail(projects) -> None:
     key = projects["dirty"].entity("dirty_key")
-    assert [(k.column, k.metadata) for k in key.dedupe] == [("_ingested_at", True), ("_load_id", True), ("_source_row_id", True)]
+    assert [(k.column, k.metadata) for k in key.dedupe] == [("_ingested_at", True), ("_load_id", True), ("_source_row_id", True), ("_mapping", True)]
     assert {r.name: (r.kind, r.disposition, r.implicit) for r in key.rules} == {
         "amount_coercible": ("coercible", "quarantine", True),
         "amount_range_min": ("range", "quarantine", False),

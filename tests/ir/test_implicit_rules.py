@@ -56,7 +56,7 @@ def test_opted_in_entity_gets_coercible_per_mapped_field(write_spec) -> None:
         "value_coercible": ("quarantine", True),
         "code_coercible": ("quarantine", True),
     }
-    assert [(k.column, k.metadata) for k in reading.dedupe] == [("seq", False), ("batch", False), ("_load_id", True), ("_source_row_id", True)]
+    assert [(k.column, k.metadata) for k in reading.dedupe] == [("seq", False), ("batch", False), ("_load_id", True), ("_source_row_id", True), ("_mapping", True)]
 
 
 def test_dedupe_alone_does_not_opt_an_entity_in(write_spec) -> None:

@@ -379,7 +379,7 @@ def test_generated_names_and_dispositions_of_the_item_spec(project):
         "cost_below_price": ("expression", "flag", None, False),
         "qty_small": ("expression", "quarantine", None, False),
     }
-    assert Oracle(project).spec.entity("item").dedupe == ("_ingested_at", "_load_id", "_source_row_id")
+    assert Oracle(project).spec.entity("item").dedupe == ("_ingested_at", "_load_id", "_source_row_id", "_mapping")
 
 
 NAMES_ENTITY = """
@@ -530,7 +530,7 @@ def test_implicit_coercible_is_fail_on_the_dedupe_order_and_quarantine_elsewhere
     }
     from tests.support.oracle import read_spec
 
-    assert read_spec(spec).entity("reading").dedupe == ("seq", "batch", "_load_id", "_source_row_id")
+    assert read_spec(spec).entity("reading").dedupe == ("seq", "batch", "_load_id", "_source_row_id", "_mapping")
 
 
 def test_a_weaker_coercible_on_a_dedupe_column_is_refused(write_spec):

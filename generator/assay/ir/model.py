@@ -15,6 +15,10 @@ from ..spec.transforms import Step
 
 SEVERITY = {"flag": 1, "quarantine": 2, "fail": 3}
 INGESTION_COLUMNS = ("_load_id", "_ingested_at", "_source_row_id")
+#: What ends every dedupe order, in this order, so the winner is a function of the data: the source
+#: row, its delivery, and its mapping (two mappings may share a `_source_row_id` and a `_load_id`;
+#: decisions 0014 and 1135).
+DEDUPE_TAIL = ("_source_row_id", "_load_id", "_mapping")
 # The alias a reject row's `raw` payload reads the whole bronze row by (`to_json(bronze_row)`). A
 # column of that name, in the staged model or in bronze, would be read instead of the row, so
 # validation reserves it as a field name and as a bronze column a mapping names.

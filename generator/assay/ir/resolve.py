@@ -22,6 +22,7 @@ from ..validate.context import joins_quality
 from ..validate.thresholds import REFERENTIAL_DISPOSITION  # one table for validation and resolution
 from ..validate.types import normalize_type
 from .model import (
+    DEDUPE_TAIL,
     INGESTION_COLUMNS,
     Column,
     Coverage,
@@ -129,18 +130,18 @@ def _resolve_entity(name: str, file: str, ent, mapping_docs, relationships: dict
     order_cols: set[str] = set()
     if ent.dedupe is not None:
         keys = [ent.dedupe.field] + list(ent.dedupe.tie_break or [])
-        # The order is total: the source row, then its delivery, settle every remaining tie
-        # (decision 0014: only one delivery per source row competes, but two mappings may
-        # share a `_source_row_id`).
-        for meta in ("_source_row_id", "_load_id"):
+        # The order is total: the source row, then its delivery, then its mapping settle every
+        # remaining tie (decision 0014: only one delivery per source row competes, but two mappings
+        # may share a `_source_row_id` and a `_load_id`: decision 1135).
+        for meta in DEDUPE_TAIL:
             if meta not in keys:
                 keys.append(meta)
         seen = []
         for k in keys:
             if k not in seen:
                 seen.append(k)
-        dedupe = tuple(DedupeKey(k, k in INGESTION_COLUMNS) for k in seen)
-        order_cols = {k for k in seen if k not in INGESTION_COLUMNS}
+        dedupe = tuple(DedupeKey(k, k in DEDUPE_TAIL or k in INGESTION_COLUMNS) for k in seen)
+        order_cols = {k for k in seen if k not in INGESTION_COLUMNS and k not in DEDUPE_TAIL}
 
     authored = {r.name: r for r in ent.quality if r.rule == "expression"}
     names = NameAllocator(authored)

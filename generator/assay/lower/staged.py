@@ -32,7 +32,7 @@ BRONZE_SEEN = "_bronze_rows"
 REPLAY_LOAD_ID = "__replay__"
 # Text columns of an order are compared byte by byte (`byte_order`, decision 0984): the winner is a
 # function of the data, not of a PostgreSQL database's collation.
-TEXT_METADATA = ("_load_id", "_source_row_id")
+TEXT_METADATA = ("_load_id", "_source_row_id", "_mapping")
 
 
 def delivery_order(sp: Spelling) -> str:

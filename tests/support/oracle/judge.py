@@ -236,9 +236,11 @@ class Oracle:
             return ranks
 
         def sort_value(item, column):
-            _m, row, values, _markers, ingested = item
+            m, row, values, _markers, ingested = item
             if column == "_ingested_at":
                 return ingested
+            if column == "_mapping":
+                return m.name
             if column in INGESTION:
                 return row.get(column)
             return values.get(column)

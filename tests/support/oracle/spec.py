@@ -199,11 +199,12 @@ def _entity(name: str, ent: dict, mdocs: list) -> Entity:
     if dedupe_doc:
         if not dedupe_doc.get("tie_break"):
             raise Unsupported(f"refused spec: dedupe of {name} without tie_break")
-        # 001 / DESIGN 3: recency field, each tie_break, _source_row_id, _load_id; repeats add nothing
-        for col in [dedupe_doc["field"], *dedupe_doc["tie_break"], "_source_row_id", "_load_id"]:
+        # 001 / DESIGN 3: recency field, each tie_break, _source_row_id, _load_id, then the mapping
+        # (two feeds may share a source row id and a load id: decision 1135); repeats add nothing
+        for col in [dedupe_doc["field"], *dedupe_doc["tie_break"], "_source_row_id", "_load_id", "_mapping"]:
             if col not in order:
                 order.append(col)
-    order_columns = {c for c in order if c not in INGESTION}
+    order_columns = {c for c in order if c not in INGESTION and c != "_mapping"}
     quarantine_doc = ent.get("quarantine")
     redact_paths = [_path(p) for p in ((quarantine_doc or {}).get("redact") or [])]
     redact = tuple(p[0] for p in redact_paths if len(p) == 1)

@@ -26,7 +26,7 @@ delivered as (
 ),
 
 ranked as (
-    select *, case when _delivery_rank = 1 then row_number() over (partition by _delivery_rank = 1, customer_id, case when customer_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, {{ assay.byte_order("_load_id") }} desc nulls last, {{ assay.byte_order("_source_row_id") }} desc nulls last) end as _dedupe_rank
+    select *, case when _delivery_rank = 1 then row_number() over (partition by _delivery_rank = 1, customer_id, case when customer_id is null then _mapping || '|' || _source_row_id end order by _ingested_at desc nulls last, {{ assay.byte_order("_load_id") }} desc nulls last, {{ assay.byte_order("_source_row_id") }} desc nulls last, {{ assay.byte_order("_mapping") }} desc nulls last) end as _dedupe_rank
     from delivered
 ),
 

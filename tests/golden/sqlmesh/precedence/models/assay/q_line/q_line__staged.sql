@@ -38,7 +38,7 @@ delivered AS (
 ),
 
 ranked AS (
-  SELECT *, CASE WHEN _delivery_rank = 1 THEN ROW_NUMBER() OVER (PARTITION BY _delivery_rank = 1, order_id, line_no, CASE WHEN order_id IS NULL OR line_no IS NULL THEN _mapping || '|' || _source_row_id END ORDER BY _ingested_at DESC NULLS LAST, @assay_byte_order(_load_id) DESC NULLS LAST, @assay_byte_order(_source_row_id) DESC NULLS LAST) END AS _dedupe_rank
+  SELECT *, CASE WHEN _delivery_rank = 1 THEN ROW_NUMBER() OVER (PARTITION BY _delivery_rank = 1, order_id, line_no, CASE WHEN order_id IS NULL OR line_no IS NULL THEN _mapping || '|' || _source_row_id END ORDER BY _ingested_at DESC NULLS LAST, @assay_byte_order(_load_id) DESC NULLS LAST, @assay_byte_order(_source_row_id) DESC NULLS LAST, @assay_byte_order(_mapping) DESC NULLS LAST) END AS _dedupe_rank
   FROM delivered
 ),
 
