@@ -87,6 +87,12 @@ def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
                      "still_quarantined": 0, "deduped": 0}
     lines = data_lines(DataPlan("duckdb", True, "Done. PASS=3", None, {"order": impact}))
     assert lines[-1] == "  replay: would re-deliver 0 rows (0 superseded); nothing for a build after it to judge"
+    # A child re-delivers nothing itself, but the parent's replays bring back rows it still holds in
+    # bronze: the text says what `--json`'s leave_reject says (an outside tester, session 40)
+    impact.replay = {**impact.replay, "leave_reject": {"admitted": 2, "deduped": 0}}
+    lines = data_lines(DataPlan("duckdb", True, "Done. PASS=3", None, {"order": impact}))
+    assert lines[-1] == ("  replay: would re-deliver 0 rows (0 superseded); the build after the replays re-judges rows "
+                         "still in bronze: 2 open rows leave the reject table (2 admitted, 0 deduped)")
 
 
 def test_a_failed_sqlmesh_plan_is_not_measured_and_names_what_stopped_it(order):

@@ -102,19 +102,22 @@ def data_lines(data) -> list[str]:
         if e.replay is not None:
             rp = e.replay
             head = f"  replay: would re-deliver {plural(rp['redelivered'], 'row')} ({rp['superseded']} superseded); "
+            left = rp.get("leave_reject")
+            # every open reject row the build after the replays resolves: the re-delivered ones and
+            # the ones still in bronze whose parent the replays bring back (a child that re-delivers
+            # nothing itself may still gain rows; an outside tester, session 40)
+            n = (left.get("admitted", 0) + left.get("deduped", 0)) if left is not None else 0
+            leaving = (f"{plural(n, 'open row')} {'leaves' if n == 1 else 'leave'} the reject table "
+                       f"({left.get('admitted', 0)} admitted, {left.get('deduped', 0)} deduped)") if left is not None else ""
             if not rp["redelivered"]:
-                # its open reject rows are all in bronze: the next build above re-judged them
-                lines.append(head + "nothing for a build after it to judge")
+                # its own open reject rows are all in bronze: the next build above re-judged them
+                lines.append(head + (f"the build after the replays re-judges rows still in bronze: {leaving}" if n
+                                     else "nothing for a build after it to judge"))
             else:
                 line = (head + f"the build after it brings back {plural(rp.get('brought_back', 0), 'row')}, "
                         f"{rp.get('still_quarantined', 0)} stay quarantined, {rp.get('deduped', 0)} deduped")
-                left = rp.get("leave_reject")
                 if left is not None:
-                    # every open reject row that build resolves, the re-delivered and the ones still in
-                    # bronze whose parent the replays bring back
-                    n = left.get("admitted", 0) + left.get("deduped", 0)
-                    line += (f"; in that build {plural(n, 'open row')} {'leaves' if n == 1 else 'leave'} the reject table "
-                             f"({left.get('admitted', 0)} admitted, {left.get('deduped', 0)} deduped)")
+                    line += f"; in that build {leaving}"
                 lines.append(line)
     if data.replay_build_ok is False:
         lines.append("the build after the replays FAILED")
