@@ -19,7 +19,7 @@ from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
 from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
 from .redaction import NOT_JSON, inside
-from .reject_keys import key_values_hold, key_values_narrowing
+from .reject_keys import key_values_hold, key_values_narrowing, typed_key_text
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
 
@@ -55,27 +55,6 @@ def unreadable_path(text: str, path: tuple[str, ...]) -> Optional[str]:
         if value is None:
             return None
         value = value.get(key)
-    return None
-
-
-def typed_key_text(given: str, assay_type: str) -> Optional[str]:
-    """A key part as typed on the command line (or shown by the report: `2026-12-05T01:00:00Z`,
-    `104.5`), as the text a cast to the key column's type reads the same on every engine; None
-    when it is no value of that type (then it is compared as text, and finds nothing)."""
-    text = given.strip()
-    try:
-        if assay_type == "timestamp":
-            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-            if value.tzinfo is not None:  # timestamps are kept in UTC without a zone (decision 0011)
-                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-            return value.isoformat(sep=" ")
-        if assay_type == "date":
-            return dt.date.fromisoformat(text).isoformat()
-        if assay_type.startswith("decimal"):
-            number = Decimal(text)
-            return format(number, "f") if number.is_finite() else None
-    except (ValueError, ArithmeticError):
-        return None
     return None
 
 
@@ -367,27 +346,42 @@ class Explainer:
         if source_row_id is not None:
             rows = self._staged_rows("cast(_source_row_id as varchar) = ?", (source_row_id,))
             if rows and key is None:
-                key = {k: _text(rows[0].get(k)) for k in self.entity.key}
+                # the key of the source row's latest delivery (a re-send may have changed it, and
+                # two mappings may share the id): never the engine's first row (session 40)
+                latest = min(rows, key=lambda r: (int(r.get("_delivery_rank") or 1), str(r.get("_mapping") or ""),
+                                                  str(r.get("_load_id") or "")))
+                key = {k: _text(latest.get(k)) for k in self.entity.key}
         if key is not None and all(v is not None for v in key.values()):
             where, params = self._key_match(key)
             by_key, total = self._key_rows(where, params, limit)
             if total is not None:
                 open_rejects = self._open_reject_count(where, params)
-            seen = {(r.get("_source_row_id"), r.get("_load_id")) for r in rows} if source_row_id is not None else set()
-            rows = (rows if source_row_id is not None else []) + [r for r in by_key if (r.get("_source_row_id"), r.get("_load_id")) not in seen]
+            seen = {_identity(r) for r in rows} if source_row_id is not None else set()
+            rows = (rows if source_row_id is not None else []) + [r for r in by_key if _identity(r) not in seen]
         # A delivery without `_source_row_id` or `_load_id` is staged before the ingestion-metadata
         # check stops the build; it is explained as any other (probe R6), NULL sorting first.
         # A delivery is one mapping's row of one load: two mappings may share a source row id and
         # a load id (decision 1135)
-        staged = {(_text(r.get("_mapping")), _text(r.get("_source_row_id")), _text(r.get("_load_id"))): r for r in rows}
+        staged = {_identity(r): r for r in rows}
+        # With --source-row-id the source row's deliveries may be of other keys than the one
+        # explained (a re-send that changed it): they are listed, but only the key's own compete
+        other_keys = {_identity(r) for r in rows if key is not None and not self._of_key(r, key)}
         deliveries = sorted((self._delivery(r) for r in rows),
                             key=lambda d: (d.dedupe_rank, d.superseded, d.delivery_rank, d.source_row_id or "", d.load_id or ""))
         # A late delivery was not ranked (decision 0401): it wins nothing, and speaks for the key only
         # when no delivery of it was ranked.
         winner = next((d for d in deliveries if d.dedupe_rank == 1 and not d.superseded and d.route != "deduped"
-                       and not d.late), None)
+                       and not d.late and d.identity not in other_keys), None)
         for d in deliveries:
-            if d.late:
+            if d.identity in other_keys:
+                other = shown_values({k: _text(staged[d.identity].get(k)) for k in self.entity.key}, self.pii_columns)
+                command = ("" if any(k in self.pii_columns for k in self.entity.key) else
+                           f": `assay explain {self.entity.name} {' '.join(str(v) for v in other.values())}` explains it")
+                d.why.append("a delivery of another key (" + ", ".join(f"{k}={v!r}" for k, v in other.items())
+                             + f"), not of the key explained{command}")
+                if d.superseded:
+                    d.why.append("superseded by a later delivery of the same source row (decision 0014)")
+            elif d.late:
                 d.why.append(self._late_reason(d))
             elif d.route == "deduped" and winner is not None:
                 d.why.append(self._dedupe_reason(winner, d, staged))
@@ -398,7 +392,7 @@ class Explainer:
                 d.why.append("superseded by a later delivery of the same source row (decision 0014)")
             else:
                 fired = [v for v in d.verdicts if v["verdict"] == "fired"]
-                judged = len([x for x in deliveries if x.route != "deduped" and not x.late])
+                judged = len([x for x in deliveries if x.route != "deduped" and not x.late and x.identity not in other_keys])
                 if self.entity.dedupe and (judged > 1 or any(x.route == "deduped" for x in deliveries)):
                     d.why.append("won the dedupe: it is the latest delivery of this key under the dedupe order")
                 elif judged > 1:  # no dedupe order: a repeated key is the key audit's to stop
@@ -569,6 +563,11 @@ class Explainer:
         # Always said, 0 included, so every answer has the same parts whether or not the key was ever
         # diverted (`1 open reject row.`, `0 open reject rows.`; docs/operating.md).
         return [head, state + tail]
+
+
+def _identity(row: dict) -> tuple:
+    """(mapping, source row id, load id) of a staged row, as `Delivery.identity` (decision 1135)."""
+    return (row.get("_mapping"), _text(row.get("_source_row_id")), _text(row.get("_load_id")))
 
 
 def _listing_order(cols: list[str]) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Optional
 from .ir.model import Entity
 from .replay import key_text
 
-__all__ = ["comparable", "key_values_narrowing", "key_values_hold"]
+__all__ = ["comparable", "key_values_narrowing", "key_values_hold", "typed_key_text"]
 
 #: Text a JSON writer never escapes, so it appears as it is inside `key_values`.
 _PLAIN = re.compile(r"^[A-Za-z0-9 ._:@-]+$")
@@ -89,3 +89,24 @@ def key_values_hold(entity: Entity, key_values: Any, key: dict[str, str]) -> boo
         if found is None or found != given:
             return False
     return True
+
+
+def typed_key_text(given: str, assay_type: str) -> Optional[str]:
+    """A key part as typed on the command line (or shown by the report: `2026-12-05T01:00:00Z`,
+    `104.5`), as the text a cast to the key column's type reads the same on every engine; None
+    when it is no value of that type (then it is compared as text, and finds nothing)."""
+    text = given.strip()
+    try:
+        if assay_type == "timestamp":
+            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            if value.tzinfo is not None:  # timestamps are kept in UTC without a zone (decision 0011)
+                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return value.isoformat(sep=" ")
+        if assay_type == "date":
+            return dt.date.fromisoformat(text).isoformat()
+        if assay_type.startswith("decimal"):
+            number = Decimal(text)
+            return format(number, "f") if number.is_finite() else None
+    except (ValueError, ArithmeticError):
+        return None
+    return None

@@ -77,3 +77,31 @@ def test_a_tie_across_mappings_is_decided_by_the_mapping(tmp_path, materialized)
     assert out.exit_code == 0, out.output
     loser = next(d for d in json.loads(out.output)["deliveries"] if d["mapping"] == "carrier_a")
     assert any("_mapping 'carrier_b' beats 'carrier_a'" in why for why in loser["why"]), loser["why"]
+
+
+def test_a_source_row_is_explained_by_the_key_of_its_latest_delivery(tmp_path):
+    """`--source-row-id r-1` where both feeds use `r-1` and carrier_a re-sent it under a new key:
+    explain headlined whichever key the engine returned first and judged it by another key's
+    winner, saying a published key "was not published" (an outside tester, session 40)."""
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "entities.yml").write_text(ENTITIES.replace("@materialized@\n", ""))
+    for feed in ("carrier_a", "carrier_b"):
+        (spec / f"{feed}.yml").write_text(MAPPING.replace("@feed@", feed))
+    project = make_project(tmp_path / "project", spec)
+    project.load_bronze([
+        Relation("carrier_a", COLS, [["L-1", "2026-03-01T08:00:00Z", "r-1", "P-021", "in_transit", "2026-03-01T07:00:00Z", "D1"],
+                                     ["L-2", "2026-03-02T08:00:00Z", "r-1", "P-024", "in_transit", "2026-03-02T07:00:00Z", "D1"]]),
+        Relation("carrier_b", COLS, [["L-1", "2026-03-01T08:00:00Z", "r-1", "P-022", "returned", "2026-03-01T07:00:00Z", "D2"]]),
+    ])
+    project.dbt("build", check=True)
+    assert project.query('select parcel_id from silver."parcel" order by 1') == [("P-022",), ("P-024",)]
+    out = CliRunner().invoke(cli, ["explain", "parcel", "--source-row-id", "r-1", "--json", "--project", str(project.path),
+                                   "--spec", str(spec)])
+    assert out.exit_code == 0, out.output
+    found = json.loads(out.output)
+    assert found["key"] == {"parcel_id": "P-024"} and found["in_entity"] is True, found["summary"]
+    assert found["summary"][1] == "It is in the entity (published). 0 open reject rows.", found["summary"]
+    whys = {(d["mapping"], d["load_id"]): d["why"] for d in found["deliveries"]}
+    assert whys[("carrier_b", "L-1")][0].startswith("a delivery of another key (parcel_id='P-022')"), whys
+    assert whys[("carrier_a", "L-1")][1] == "superseded by a later delivery of the same source row (decision 0014)", whys

@@ -203,13 +203,14 @@ def test_deliveries_are_ranked_only_where_bronze_carries_the_ingestion_metadata(
     assert _cte_line(plain, "ranked") == "    select *, case when _delivery_rank = 1 then 1 end as _dedupe_rank"
 
 
-def test_the_dedupe_order_ends_with_the_source_row_then_its_delivery():
+def test_the_dedupe_order_ends_with_the_source_row_then_its_delivery_then_its_mapping():
     project = load_project(KITCHEN_SINK)
     order = {e.name: [k.column for k in e.dedupe] for e in project.entities if e.dedupe}
     assert order == {
-        "product": ["_ingested_at", "_load_id", "_source_row_id"],  # tie_break already names _load_id
-        "sale": ["sold_at", "_load_id", "_source_row_id"],
-        "deduped_only": ["_ingested_at", "_source_row_id", "_load_id"],  # _load_id settles two mappings' ties
+        "product": ["_ingested_at", "_load_id", "_source_row_id", "_mapping"],  # tie_break already names _load_id
+        "sale": ["sold_at", "_load_id", "_source_row_id", "_mapping"],
+        # two mappings may share a source row id and a load id: the mapping settles it (decision 1135)
+        "deduped_only": ["_ingested_at", "_source_row_id", "_load_id", "_mapping"],
     }
 
 
