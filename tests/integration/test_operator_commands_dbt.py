@@ -72,7 +72,7 @@ def _explain(project, spec):
     assert "1. q__lines row ln_04 (load l2, ingested 2026-03-10 00:00:00): kept in the entity" in out
     assert "2. q__lines row ln_02 (load l1, ingested 2026-02-01 11:00:00): deduped" in out
     assert ("lost the dedupe to ln_04: _ingested_at '2026-03-10 00:00:00' beats '2026-02-01 11:00:00' "
-            "(the latest wins; order: _ingested_at, _load_id, _source_row_id, each descending)") in out
+            "(the latest wins; order: _ingested_at, _load_id, _source_row_id, _mapping, each descending)") in out
     assert "rule status_in_set (quarantine): held" in out
     assert "(deduped); first seen 2026-02-01 11:00:00, last seen 2026-02-01 11:00:00 (load l1), failed rules: status_in_set" in out
 
