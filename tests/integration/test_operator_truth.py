@@ -161,6 +161,35 @@ def test_a_manifest_of_another_target_is_not_read_for_this_one(shop):
         profiles.write_text(kept)
 
 
+def test_a_manifest_of_another_target_is_not_read_for_it_under_a_macro_of_the_users_own(shop):
+    """An outside tester (session 40): with the project's own `generate_schema_name` and two targets
+    in one DuckDB file, `--target prod` read dev's tables, and `maintain --target prod` deleted and
+    recorded in them. The schemas cannot be worked out under a user's macro, but the build that
+    wrote the manifest named its target in run_results.json: a manifest of dev is not read for
+    another target (exit 1, saying to run `dbt parse` with it), and still is for dev."""
+    import yaml
+
+    profiles, macro = shop / "profiles.yml", shop / "macros" / "my_schemas.sql"
+    kept = profiles.read_text()
+    doc = yaml.safe_load(kept)
+    profile = next(iter(doc.values()))
+    profile["outputs"]["alt"] = dict(profile["outputs"]["dev"], schema="alt")
+    profiles.write_text(yaml.safe_dump(doc))
+    macro.write_text("{% macro generate_schema_name(custom_schema_name, node) -%}"
+                     "{{ target.schema }}_{{ custom_schema_name }}{%- endmacro %}\n")
+    try:
+        for args in (("table", "get", "order", "--target", "alt"), ("maintain", "--dry-run", "--target", "alt")):
+            code, out = _assay(shop, *args)
+            assert code == 1 and "written for another target" in out and "dbt parse" in out, (args, out)
+            assert "main_silver" not in out, out
+        for args in (("table", "get", "order"), ("table", "get", "order", "--target", "dev")):
+            code, out = _assay(shop, *args)
+            assert (code, out.strip()) == (0, "order: published"), (args, out)
+    finally:
+        profiles.write_text(kept)
+        macro.unlink(missing_ok=True)
+
+
 def test_the_generated_project_parses_without_warnings_about_its_own_files(shop):
     run = dbtserver.in_project(shop, "parse", "--no-partial-parse", check=True)
     # the type-2 snapshot's properties live in the snapshots file only (issue 19)

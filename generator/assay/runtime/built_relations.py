@@ -132,21 +132,39 @@ def _of_target(found: dict[str, str], manifest: Optional[dict], schemas: tuple, 
     relations' database is the target's, and where the naming is known (dbt's default, assay's
     macro) its schemas are the ones the target's build writes. No profile to compare with: the
     manifest is all there is."""
-    from .warehouse import profile_output
+    from .warehouse import profile_target
 
     try:
-        output = profile_output(project_dir, profiles_dir, target)
+        read = profile_target(project_dir, profiles_dir, target)
     except Exception:  # noqa: BLE001 - no readable profile: nothing to compare the manifest with
         return True
-    database = _output_database(output)
+    database = _output_database(read.output)
     built = {str(n["database"]) for n in _own_nodes(manifest) if n.get("database")}
     if database and built and database not in built:
         return False
     try:
         expected = _computed(schemas, project_dir, profiles_dir, target, manifest_path(project_dir))
-    except ProjectError:  # the project's own macro names the schemas: only the database can be compared
-        return True
+    except ProjectError:
+        # The project's own macro names the schemas, so they cannot be worked out. When the build
+        # that wrote the manifest also wrote run_results.json, that names its target: a manifest
+        # of `--target dev` is not read for prod (an outside tester, session 40: `maintain --target
+        # prod` deleted reject rows of dev's tables in the same DuckDB file).
+        written_for = _manifest_target(project_dir, manifest)
+        if written_for is None:
+            return True
+        return (written_for or profile_target(project_dir, profiles_dir, None).target) == read.target
     return all(expected.get(role) == schema for role, schema in found.items())
+
+
+def _manifest_target(project_dir: Path, manifest: Optional[dict]) -> Optional[str]:
+    """The target the invocation that wrote the manifest built (`""`: the profile's default, it
+    named none), read from run_results.json when the same invocation wrote both; None when that
+    cannot be told (`dbt parse` writes no run results, and a later one leaves an older file)."""
+    results = _manifest(Path(project_dir) / "target" / "run_results.json")
+    invocation = ((manifest or {}).get("metadata") or {}).get("invocation_id")
+    if not results or not invocation or (results.get("metadata") or {}).get("invocation_id") != invocation:
+        return None
+    return str((results.get("args") or {}).get("target") or "")
 
 
 def _manifest(path: Path) -> Optional[dict]:
