@@ -124,6 +124,33 @@ def test_a_named_profiles_dir_without_the_profile_is_refused(recorded, tmp_path,
     assert "DBT_PROFILES_DIR" in result.output and str(elsewhere / "profiles.yml") in result.output
 
 
+def test_dbt_profiles_dir_and_dbt_target_are_read_as_dbt_reads_them(recorded, tmp_path, monkeypatch):
+    """An outside tester (session 40): `DBT_PROFILES_DIR=alt dbt build` and `DBT_TARGET=dev dbt build`
+    wrote another warehouse than the one the project's own profiles.yml names first, and every
+    command then read that one and said "never built". dbt reads the variable before the folder it
+    runs in, and DBT_TARGET before the profile's default: so does assay."""
+    import json as _json
+
+    elsewhere = tmp_path / "profiles"
+    elsewhere.mkdir()
+    # the variable's folder names the built warehouse; the project's own profile names an empty one
+    (elsewhere / "profiles.yml").write_text(
+        f"shop:\n  target: dev\n  outputs: {{dev: {{type: duckdb, path: {recorded / 'warehouse.duckdb'}}}}}\n")
+    (recorded / "profiles.yml").write_text(
+        f"shop:\n  target: dev\n  outputs: {{dev: {{type: duckdb, path: {tmp_path / 'missing.duckdb'}}},"
+        f" built: {{type: duckdb, path: {recorded / 'warehouse.duckdb'}}}}}\n")
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(elsewhere))
+    result = invoke("checks", "r-1", "--json", "--project", str(recorded))
+    assert result.exit_code in (0, 2) and _json.loads(result.stdout), result.output
+    # without the variable the project's own profile is read: its default target's file is missing
+    monkeypatch.delenv("DBT_PROFILES_DIR")
+    assert invoke("checks", "r-1", "--project", str(recorded)).exit_code == 1
+    # DBT_TARGET picks the output as --target would
+    monkeypatch.setenv("DBT_TARGET", "built")
+    result = invoke("checks", "r-1", "--json", "--project", str(recorded))
+    assert result.exit_code in (0, 2) and _json.loads(result.stdout), result.output
+
+
 def test_a_grammar_error_does_not_hide_the_other_errors_of_its_entity(tmp_path):
     import shutil
 

@@ -54,20 +54,23 @@ def _read_yaml(path: Path) -> dict:
 
 
 def profile_target(project_dir: Path, profiles_dir: Optional[Path] = None, target: Optional[str] = None) -> ProfileTarget:
-    """Find the project's profile: profiles.yml in --profiles-dir, beside the project, DBT_PROFILES_DIR, ~/.dbt."""
+    """Find the project's profile as dbt does: profiles.yml in --profiles-dir, else DBT_PROFILES_DIR,
+    else beside the project (where dbt runs), else ~/.dbt; the target `--target`, else DBT_TARGET,
+    else the profile's default."""
     project_file = Path(project_dir) / "dbt_project.yml"
     if not project_file.exists():
         raise ProjectError(f"{project_dir} has no dbt_project.yml; point --project at the dbt project whose profile names the warehouse.")
     name = _read_yaml(project_file).get("profile")
     if not isinstance(name, str) or not name:
         raise ProjectError(f"{project_file} names no `profile:`; add the name of the profiles.yml entry that holds the warehouse connection.")
-    # A folder the user named (--profiles-dir, else DBT_PROFILES_DIR when the project holds no
-    # profiles.yml) is the one read, as dbt reads it: a profile found elsewhere instead would be
-    # another warehouse, silently.
+    # A folder the user named (--profiles-dir, else DBT_PROFILES_DIR) is the one read, as dbt reads
+    # it, also when the project holds a profiles.yml of its own: dbt's order puts the variable first,
+    # and reading the project's instead read another warehouse than the build wrote, silently (an
+    # outside tester, session 40).
     env = os.environ.get("DBT_PROFILES_DIR")
     if profiles_dir:
         folders = [profiles_dir]
-    elif env and not (Path(project_dir) / "profiles.yml").exists():
+    elif env:
         folders = [env]
     else:
         folders = [Path(project_dir), Path.home() / ".dbt"]
@@ -84,7 +87,8 @@ def profile_target(project_dir: Path, profiles_dir: Optional[Path] = None, targe
             continue
         prof = profiles[name] if isinstance(profiles[name], dict) else {}
         outputs = prof.get("outputs") if isinstance(prof.get("outputs"), dict) else {}
-        chosen = target or prof.get("target", "dev")
+        # DBT_TARGET as dbt reads it: a build run with it set wrote that target (session 40)
+        chosen = target or os.environ.get("DBT_TARGET") or prof.get("target", "dev")
         if chosen not in outputs or not isinstance(outputs[chosen], dict):
             known = ", ".join(repr(k) for k in outputs) or "none"
             raise WarehouseError(
