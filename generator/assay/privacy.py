@@ -17,6 +17,8 @@ One place decides, so a new command cannot show what the report hides.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Iterable, Mapping
 
 from .ir.model import Entity, Project
@@ -59,6 +61,10 @@ def holds_private(project: Project) -> bool:
 # Where DuckDB, PostgreSQL and Spark quote the value they refused (`invalid input syntax for type
 # date: "..."`, `Could not convert string '...'`).
 QUOTED_HIDDEN = "(a quoted value: not shown)"
+NUMBER_HIDDEN = "(a number: not shown)"
+#: A number standing alone in a message (not part of a name such as INT64); the package's
+#: `_quoted_hidden` holds the same pattern.
+BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?[0-9]+(?:[.][0-9]+)?(?:[eE][-+]?[0-9]+)?(?![A-Za-z0-9_])")
 
 
 def engine_message(text: str) -> str:
@@ -75,4 +81,7 @@ def engine_message(text: str) -> str:
         if first == -1:
             continue
         out = out[:first] + QUOTED_HIDDEN + out[(last + 1 if last > first else len(out)):]
-    return out
+    # Some messages give the value bare (DuckDB: `Type INT64 with value 98765432109 can't be cast`,
+    # `Overflow in multiplication of INT64 (N * M)!`; an outside tester, session 40): every number
+    # standing alone goes too. A type's digits (INT64) are part of its name and stay.
+    return BARE_NUMBER.sub(NUMBER_HIDDEN, out)

@@ -262,6 +262,10 @@ QUOTED_MESSAGES = [
     "Could not convert string 'unclosed SECRET",  # cut short: the rest is hidden
     'column "ssn" of "person": value \'SECRET\' out of range',
     "Binder Error: no quote at all",
+    # values given bare (an outside tester, session 40): numbers go, a type's digits stay
+    "Conversion Error: Type INT64 with value 98765432109 can't be cast to the destination type INT32",
+    "Out of Range Error: Overflow in multiplication of INT64 (3000000000 * -3000000000)!",
+    "Conversion Error: Failed to cast decimal value 123.45 to type INT64",
 ]
 
 
@@ -274,3 +278,6 @@ def test_quoted_hidden_is_privacy_engine_message(message: str) -> None:
     hidden = render_env("duckdb")._quoted_hidden(message)
     assert hidden == engine_message(message)
     assert "SECRET" not in hidden and "LEAK" not in hidden
+    for number in ("98765432109", "3000000000", "123.45"):
+        assert number not in hidden
+    assert "INT64" in hidden or "INT64" not in message

@@ -60,6 +60,16 @@ def _spec(root: Path) -> Path:
     spec.mkdir(parents=True)
     (spec / "entities.yml").write_text(ENTITIES)
     (spec / "people.yml").write_text(MAPPING)
+    checks = spec / "checks" / "silver" / "person"
+    checks.mkdir(parents=True)
+    # An outside tester (session 40). A cast only in the select list: a bare count(*) skipped it,
+    # and keeping the rows then failed uncaught, stopping the node with the name in dbt's message.
+    (checks / "name_as_number.sql").write_text(
+        "/* assay\non_failure: warn\n*/\nselect cast(full_name as integer) as n from silver.person\n")
+    # An error that gives the value bare, no quote around it: `... with value -424250000000000.00 ...`
+    (checks / "pay_scaled.sql").write_text(
+        "/* assay\non_failure: warn\n*/\nselect person_id from silver.person\n"
+        "where cast(salary * 100000000000 as integer) > 0\n")
     return spec
 
 
@@ -109,3 +119,6 @@ def test_no_pii_value_leaves_through_a_checks_detail(tmp_path):
         assert "key (full_name) repeats on 2 of 3 rows, first at ((pii: not shown))" in text
         assert "column 'salary' holds (pii: not shown), below the declared minimum of 0" in text
         assert "column 'person_id'" in text  # a column that is not pii is measured as before
+        # both check files are results, errored, their values hidden (not a crash of the node)
+        assert "silver.person/name_as_number" in text and "silver.person/pay_scaled" in text
+        assert "(a number: not shown)" in text

@@ -14,5 +14,7 @@
       {%- do state.update({'out': out[:first] ~ '(a quoted value: not shown)' ~ rest}) -%}
     {%- endif -%}
   {%- endfor -%}
-  {{ return(state['out']) }}
+  {#- a number standing alone (a value some messages give bare), as privacy.BARE_NUMBER -#}
+  {{ return(modules.re.sub('(?<![A-Za-z0-9_.])[-+]?[0-9]+(?:[.][0-9]+)?(?:[eE][-+]?[0-9]+)?(?![A-Za-z0-9_])',
+                           '(a number: not shown)', state['out'])) }}
 {% endmacro %}
