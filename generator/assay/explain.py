@@ -13,7 +13,7 @@ import json
 from decimal import Decimal
 from typing import Any, Callable, Optional
 
-from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence  # noqa: F401 - Delivery is re-exported
+from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence, spec_changed, unpublished_because  # noqa: F401 - Delivery is re-exported
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
 from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
@@ -258,11 +258,19 @@ class Explainer:
             judged = []
         if judged:
             fired = set(d.failed_rules)
+            built = self._staged_columns()
             for rule in judged:
+                # a rule on a column the build never staged was not judged by it (the spec changed
+                # since): "held" would claim a verdict nobody reached (an outside tester, session 40)
+                unjudged = rule.column is not None and rule.name not in fired and rule.column not in built
                 d.verdicts.append({
                     "rule": rule.name, "disposition": rule.disposition, "kind": rule.kind,
-                    "verdict": "fired" if rule.name in fired else "held",
+                    "verdict": "fired" if rule.name in fired else "not judged by the last build" if unjudged else "held",
                 })
+            known = {r.name for r in self.entity.rules}
+            for name in sorted(fired - known):
+                d.verdicts.append({"rule": name, "disposition": None, "kind": None,
+                                   "verdict": "fired (a rule the spec no longer declares)"})
             m = next((m for m in self.entity.mappings if m.name == mapping), None)
             for rule in judged:
                 if rule.kind == "coercible" and rule.name in fired and m is not None:
@@ -290,6 +298,12 @@ class Explainer:
                         else:
                             d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become {_a(src.target_type)}")
         return d
+
+    def _staged_columns(self) -> frozenset:
+        """The staged relation's columns, lower-cased: the columns the last build judged."""
+        if not hasattr(self, "_built_columns"):
+            self._built_columns = frozenset(c.lower() for c in self.columns(self.staged))
+        return self._built_columns
 
     def _unknown_members(self, d: Delivery) -> list[str]:
         """The foreign keys of a delivery that matched no parent and became '__unknown__', with the
@@ -434,6 +448,9 @@ class Explainer:
         # a key part classified pii is told as hidden, given on the command line or read from the build
         shown_key = shown_values(key, self.pii_columns) if key else key
         summary = self._summary(shown_key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
+        changed = spec_changed(self.entity, self._staged_columns(), deliveries) if deliveries else None
+        if changed:
+            summary.insert(1, changed)
         history = self._gone_history(key) if not deliveries and lookup is not None else None
         if history:
             summary.append(self._gone_sentence(history, rejects))
@@ -515,16 +532,6 @@ class Explainer:
                 "of it and no current one (a key bronze no longer delivers "
                 "has no current version: decision 0415)." + tail)
 
-    def _unpublished_because(self) -> str:
-        """Why a key the last build kept is not in the published table. On SQLMesh a type-2
-        entity's history model is evaluated per interval: a plan inside an interval already run
-        publishes the current rows, and the history versions them at the next `sqlmesh run`
-        (docs/sqlmesh.md), which is no failure."""
-        if self.sqlmesh and self.entity.scd == "type2":
-            return ("its history versions it at the next `sqlmesh run` when the last plan ran inside an interval "
-                    "already run, docs/sqlmesh.md; else the last plan or run was not published")
-        return "the last build was not published"
-
     def _summary(self, key, srid, deliveries, winner, in_entity, rejects, total=None, open_rejects=None) -> list[str]:
         what = (f"{self.entity.name} " + ", ".join(f"{k}={v!r}" for k, v in (key or {}).items())) if key else f"{self.entity.name} source row {srid!r}"
         if not deliveries:
@@ -552,7 +559,7 @@ class Explainer:
         if winner is None:
             return [head, "No delivery is judged: every one was superseded or deduped."]
         if winner.route == "kept":
-            state = "It is in the entity" + (" (published)." if in_entity else f", but the published table does not hold it yet ({self._unpublished_because()}).")
+            state = "It is in the entity" + (" (published)." if in_entity else f", but the published table does not hold it yet ({unpublished_because(self.entity, self.sqlmesh)}).")
         else:
             state = f"It is not in the entity: its judged delivery {winner.source_row_id} was {ROUTE_WORDS[winner.route]}."
         if late:

@@ -172,3 +172,29 @@ def reject_entry(row: dict, source: Any, srid: Optional[str]) -> dict:
         "disposition": row.get("disposition"), "resolved_at": value_text(row.get("resolved_at")),
         "resolution": row.get("resolution"), "last_run_id": row.get("last_run_id"),
     }
+
+
+def spec_changed(entity, staged_columns: frozenset, deliveries: list[Delivery]) -> Optional[str]:
+    """A sentence when the last build ran another version of the spec than the one read: its
+    staged relation (`staged_columns`, lower-cased) lacks a column `entity` declares, or its rows
+    name rules the spec no longer has. Explain reads what the build did; the spec only names things
+    (an outside tester, session 40, read every rule of a renamed field as "held")."""
+    missing = sorted(c.name for c in entity.columns if c.name.lower() not in staged_columns)
+    gone = sorted({r for d in deliveries for r in d.failed_rules} - {r.name for r in entity.rules})
+    if not missing and not gone:
+        return None
+    what = ([f"its staged relation has no column {', '.join(missing)}"] if missing else []) + (
+        [f"it fired {', '.join(gone)}, which the spec no longer declares"] if gone else [])
+    return (f"The last build ran another version of the spec ({'; '.join(what)}): the verdicts below are that "
+            "build's, and a rule it did not run says so; run the build to judge the rows by this spec.")
+
+
+def unpublished_because(entity, sqlmesh: bool) -> str:
+    """Why a key the last build kept is not in the published table. On SQLMesh a type-2 entity's
+    history model is evaluated per interval: a plan inside an interval already run publishes the
+    current rows, and the history versions them at the next `sqlmesh run` (docs/sqlmesh.md),
+    which is no failure (an outside tester, session 40)."""
+    if sqlmesh and entity.scd == "type2":
+        return ("its history versions it at the next `sqlmesh run` when the last plan ran inside an interval "
+                "already run, docs/sqlmesh.md; else the last plan or run was not published")
+    return "the last build was not published"

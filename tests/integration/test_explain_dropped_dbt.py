@@ -31,8 +31,9 @@ def dropped(tmp_path_factory):
     project.dbt("build", check=True)
     assert project.query("select _source_row_id, resolved_at is null from silver.item__reject") == [("l1-2", True)]
 
-    def explain(*args):
+    def explain(*args, spec=spec):
         return CliRunner().invoke(cli, ["explain", "item", *args, "--project", str(project.path), "--spec", str(spec)])
+    explain.root = root
     return explain
 
 
@@ -64,3 +65,19 @@ def test_a_key_found_nowhere_still_exits_1(dropped):
     assert "is not in item's bronze or reject rows" in result.output
     # another key's reject row is not told as this key's (`key_values` is matched part by part)
     assert "l1-2" not in dropped("i").output
+
+
+def test_a_spec_changed_since_the_build_is_said_and_its_new_rules_are_not_called_held(dropped):
+    """An outside tester (session 40) renamed a field after the build and read every rule of the new
+    name as `held`, on a row the build had quarantined under the old one."""
+    (dropped.root / "changed").mkdir(exist_ok=True)
+    changed = write_spec(dropped.root / "changed", fill(ENTITY, thresholds="", expr_limit="", checks="",
+                                                        expr_fail="flag").replace("qty: {type: int}", "amount: {type: int}"),
+                         fill(MAPPING, range_limit="").replace("  qty:\n", "  amount:\n"))
+    found = json.loads(dropped("i1", "--json", spec=changed).output)
+    assert found["summary"][1].startswith("The last build ran another version of the spec (its staged relation has "
+                                          "no column amount)"), found["summary"]
+    verdicts = {v["rule"]: v["verdict"] for d in found["deliveries"] for v in d["verdicts"]}
+    assert verdicts["amount_range_min"] == verdicts["amount_coercible"] == "not judged by the last build", verdicts
+    assert verdicts["name_not_x"] == "held", verdicts
+

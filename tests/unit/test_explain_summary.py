@@ -92,7 +92,9 @@ def test_a_kept_key_the_published_table_lacks_is_said_as_the_target_would():
     """On SQLMesh a plan inside an interval already run publishes a type-2 entity's current rows
     and leaves its history to the next `sqlmesh run` (docs/sqlmesh.md): no failure, which the
     sentence must not claim (an outside tester, session 40). dbt and type-1 keep the plain reason."""
+    from assay.explanation import unpublished_because
+
     def because(scd: str, sqlmesh: bool) -> str:
-        return Explainer._unpublished_because(SimpleNamespace(entity=SimpleNamespace(scd=scd), sqlmesh=sqlmesh))
+        return unpublished_because(SimpleNamespace(scd=scd), sqlmesh)
     assert because("type2", True).startswith("its history versions it at the next `sqlmesh run`")
     assert because("type2", False) == because("type1", True) == "the last build was not published"
