@@ -79,8 +79,22 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
     there are when its views are not in the warehouse (decision 0700), and one naming the
     `tables` ((role, name) the command reads) the environment does not publish: a development
     plan publishes the models it changed only, unless planned with `--include-unmodified`."""
+    from .warehouse import query
+
     name = _sanitize(environment)
+    # Compared in Python, not with LIKE: a `_` or `%` in the schema name would be a wildcard there.
+    prefix = schemas["silver"] + "__"
+    names = [r[0] for r in query(conn, dialect, "select schema_name from information_schema.schemata")]
+    found = sorted({n[len(prefix):] for n in names if n.startswith(prefix)})
+    has_prod = schemas["silver"] in names
+    held = (["prod"] if has_prod else []) + found
     if name == "prod":
+        if not has_prod and found:
+            # only development plans ran: prod read as an empty environment answered "never built"
+            # for tables a plan did build (an outside tester, session 40)
+            raise WarehouseError(f"the warehouse holds no prod environment of this project yet (no schema "
+                                 f"{schemas['silver']}); its environments: {', '.join(held)}. Pass one of them to "
+                                 "--environment, or run `sqlmesh plan` (prod) first.")
         return dict(schemas)
     path = config_file(project_dir)
     config = _load_config(project_dir, path)
@@ -89,17 +103,11 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
         raise WarehouseError(f"{path} puts development environments' views at environment_suffix_target: {target}; assay "
                              "reads environments suffixed on the schema (SQLMesh's default) only. Read prod (leave "
                              "out --environment).")
-    from .warehouse import query
-
     out = {role: (schema + environment_suffix(environment) if role in PUBLISHED_ROLES else schema)
            for role, schema in schemas.items()}
-    # Compared in Python, not with LIKE: a `_` or `%` in the schema name would be a wildcard there.
-    prefix = schemas["silver"] + "__"
-    names = [r[0] for r in query(conn, dialect, "select schema_name from information_schema.schemata")]
-    found = sorted({n[len(prefix):] for n in names if n.startswith(prefix)})
     if name not in found:
         raise WarehouseError(f"the warehouse holds no environment {name!r} of this project (no schema {out['silver']}); "
-                             f"its environments: prod{''.join(', ' + f for f in found)}. Pass one of them to "
+                             f"its environments: {', '.join(held) or 'none yet'}. Pass one of them to "
                              f"--environment, or run `sqlmesh plan {name}` first.")
     wanted = [(out[role], table) for role, table in tables if role in PUBLISHED_ROLES]
     if wanted:
