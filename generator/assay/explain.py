@@ -268,7 +268,7 @@ class Explainer:
                     "verdict": "fired" if rule.name in fired else "not judged by the last build" if unjudged else "held",
                 })
             known = {r.name for r in self.entity.rules}
-            for name in sorted(fired - known):
+            for name in sorted(n for n in fired - known if not n.startswith(("_", "("))):
                 d.verdicts.append({"rule": name, "disposition": None, "kind": None,
                                    "verdict": "fired (a rule the spec no longer declares)"})
             m = next((m for m in self.entity.mappings if m.name == mapping), None)

@@ -98,3 +98,15 @@ def test_a_kept_key_the_published_table_lacks_is_said_as_the_target_would():
         return unpublished_because(SimpleNamespace(scd=scd), sqlmesh)
     assert because("type2", True).startswith("its history versions it at the next `sqlmesh run`")
     assert because("type2", False) == because("type1", True) == "the last build was not published"
+
+
+def test_a_reserved_rule_name_is_no_sign_of_a_changed_spec():
+    """`_late_arrival` (decision 0401) is in a late row's flags but in no spec: it must not make
+    explain say the build ran another spec."""
+    from assay.explanation import spec_changed
+
+    entity = SimpleNamespace(columns=[SimpleNamespace(name="invoice_id")], rules=[SimpleNamespace(name="amount_min")])
+    late = _late("i2-late")
+    assert spec_changed(entity, frozenset({"invoice_id"}), [late]) is None
+    late.failed_rules = ["_late_arrival", "old_rule"]
+    assert "it fired old_rule, which the spec no longer declares" in spec_changed(entity, frozenset({"invoice_id"}), [late])
