@@ -87,6 +87,7 @@ class Explainer:
         `sqlmesh`: the project is a SQLMesh project (its type-2 history catches up a run later)."""
         self.project, self.entity, self.query, self.columns, self.relation = project, entity, query, columns, relation
         self.sqlmesh = sqlmesh
+        self._built_columns: Optional[frozenset] = None  # the staged relation's, read once (`_staged_columns`)
         silver = project.schema("silver")
         self.staged = relation(silver, f"{entity.name}__staged")
         self.published = relation(silver, entity.name)
@@ -301,7 +302,7 @@ class Explainer:
 
     def _staged_columns(self) -> frozenset:
         """The staged relation's columns, lower-cased: the columns the last build judged."""
-        if not hasattr(self, "_built_columns"):
+        if self._built_columns is None:
             self._built_columns = frozenset(c.lower() for c in self.columns(self.staged))
         return self._built_columns
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Optional
 
 from .ir.model import Entity
@@ -33,27 +33,20 @@ def _type_of(entity: Entity, part: str) -> str:
 
 def comparable(value: Any, assay_type: str) -> Optional[str]:
     """One key part, from `key_values` or typed by an operator, as text that is equal exactly when
-    the two are the same value of the column's type; NULL stays None."""
+    the two are the same value of the column's type; NULL stays None. Parsed by `typed_key_text`,
+    the reading explain gives a key typed on the command line, then spelled by replay's `key_text`."""
     if value is None:
         return None
     if assay_type == "string" or isinstance(value, bool):
         return key_text(value)
-    text = value if isinstance(value, (Decimal, int, float)) else str(value).strip()
-    try:
-        if assay_type == "timestamp":
-            moment = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00").replace("z", "+00:00"))
-            if moment.tzinfo is not None:  # kept in UTC without a zone (decision 0011)
-                moment = moment.astimezone(dt.timezone.utc).replace(tzinfo=None)
-            return key_text(moment)
-        if assay_type == "date":
-            return dt.date.fromisoformat(str(text)[:10]).isoformat()
-        if assay_type == "int" or assay_type.startswith("decimal"):
-            return key_text(Decimal(str(text)))
-        if assay_type == "bool" and str(text).lower() in ("true", "false"):
-            return str(text).lower()
-    except (ValueError, InvalidOperation):
-        pass
-    return key_text(text)
+    if assay_type == "bool" and str(value).strip().lower() in ("true", "false"):
+        return str(value).strip().lower()
+    typed_as = "decimal" if assay_type == "int" else assay_type  # an integer is the number it is
+    text = str(value).strip()
+    typed = typed_key_text(text[:10] if typed_as == "date" else text, typed_as)
+    if typed is None:
+        return key_text(value)
+    return key_text(Decimal(typed)) if typed_as.startswith("decimal") else key_text(typed)
 
 
 def key_values_narrowing(entity: Entity, key: dict[str, str]) -> tuple[str, tuple]:

@@ -11,6 +11,7 @@
   {%- set frac = parts[1] if parts | length > 1 else '' -%}
   {%- set digits = (parts[0] ~ frac) | int -%}
   {%- set scale = 10 ** (frac | length) -%}
+  {%- set f = assay._decimal_parts(factor) -%}
   {%- set floor = (b.get('floor') or 0) | int -%}
   {%- set limits = 'the declared factor ' ~ factor ~ ' and floor of ' ~ assay._rows_text(floor) -%}
   {%- set run = m.get('previous_run') -%}
@@ -37,7 +38,6 @@
     {%- set down = load * digits < previous * scale and load < previous - floor -%}
     {%- set against = now ~ ', against ' ~ assay._rows_text(previous) ~ ' loaded between run ' ~ m['earlier_run'] ~ ' and ' ~ run_named -%}
     {%- if up -%}
-      {%- set f = assay._decimal_parts(factor) -%}
       {{ return({'passed': false, 'detail': against ~ ': above both ' ~ previous ~ ' x ' ~ factor ~ ' = '
                  ~ assay._decimal_text({'n': previous * f['n'], 'e': f['e']}) ~ ' (the declared factor) and '
                  ~ previous ~ ' + ' ~ floor ~ ' = ' ~ (previous + floor) ~ ' (the declared floor)'}) }}
@@ -61,7 +61,6 @@
     {%- endif -%}
     {%- set previous = previous | int -%}
     {%- set breach = failing * scale > digits * previous and failing > previous + floor -%}
-    {%- set f = assay._decimal_parts(factor) -%}
     {{ return({'passed': not breach, 'detail': now ~ ', against ' ~ previous ~ ' in the previous successful ' ~ run_named ~ ': '
                ~ ('above both' if breach else 'not above both') ~ ' ' ~ previous ~ ' x ' ~ factor ~ ' = '
                ~ assay._decimal_text({'n': previous * f['n'], 'e': f['e']}) ~ ' (the declared factor) and '
