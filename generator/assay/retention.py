@@ -173,3 +173,17 @@ def maintain(conn, dialect: str, project: Project, now: dt.datetime, dry_run: bo
                 (str(uuid.uuid4()), EXPIRED, run_id, e.table, None, e.why(), e.total, e.cutoff, now),
             )
     return done
+
+
+def unclaimed_rejects(conn, dialect: str, project: Project) -> list[str]:
+    """The reject tables in the silver schema that no entity of `project` quarantines into (an
+    entity renamed or removed since the build, or its quarantine dropped), as `schema.table`.
+
+    `maintain` applies retention by the spec, so it cannot age these; it names them rather than
+    pass over rows the operator may believe are expiring."""
+    silver = project.schema("silver")
+    claimed = {f"{e.name}__reject" for e in project.entities if e.has_reject}
+    cur = conn.cursor()
+    execute(cur, dialect, "select table_name from information_schema.tables where table_schema = ?", (silver,))
+    return sorted(f"{silver}.{name}" for (name,) in cur.fetchall()
+                  if str(name).endswith("__reject") and name not in claimed)

@@ -300,6 +300,35 @@ def test_dbt_test_outcomes_and_messages_that_may_quote_data(tmp_path):
     assert "SQLMesh keeps no per-audit outcome" in _text(render(dict(data, tool=sqlmesh)))
 
 
+def test_dbt_outcomes_of_another_target_are_not_shown(tmp_path):
+    # `dbt build --target dev`, then `assay report` of prod (the profile's default): dev's tests
+    # judged dev's warehouse, so prod's page must not carry them (an outside tester, session 40)
+    project = load_project(EXAMPLE)
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "dbt_project.yml").write_text("name: shop\nprofile: shop\n")
+    (tmp_path / "profiles.yml").write_text(
+        "shop:\n  target: prod\n  outputs:\n    dev: {type: duckdb, path: dev.duckdb}\n"
+        "    prod: {type: duckdb, path: prod.duckdb}\n")
+    (target / "manifest.json").write_text(json.dumps({"nodes": {}}))
+    meta = {"invocation_id": "inv-dev", "generated_at": "2026-12-01T09:00:00Z", "dbt_version": "1.11.0"}
+    (target / "run_results.json").write_text(json.dumps({
+        "metadata": meta, "args": {"which": "build", "target": "dev"},
+        "results": [{"unique_id": "test.shop.not_null_order_amount.1", "status": "fail", "failures": 2,
+                     "message": "Got 2 results, configured to fail if != 0"}]}))
+    (target / "sources.json").write_text(json.dumps({"metadata": meta, "results": [
+        {"unique_id": "source.shop.bronze.raw_orders", "status": "error", "max_loaded_at": None, "snapshotted_at": None}]}))
+    prod = tool_results(project, tmp_path, "dbt")
+    assert not prod["results"] and not prod["freshness"] and prod["invocation"] is None
+    assert prod["note"] == ("target/run_results.json is dbt's last invocation against target 'dev', not 'prod', which "
+                            "this report reads: its tests judged another warehouse, so they are not shown; run "
+                            "`dbt build --target prod` to see this target's.")
+    assert "not_null_order_amount" not in _text(render(dict(_data(), tool=prod)))
+    dev = tool_results(project, tmp_path, "dbt", target="dev")
+    assert [t["name"] for t in dev["results"]] == ["not_null_order_amount"] and dev["note"] is None
+    assert [f["source"] for f in dev["freshness"]] == ["raw_orders"]
+
+
 def test_a_never_built_entity_and_a_table_assay_only_reads():
     data = _data()
     data["entities"] = [dict(_entity("delta", [], None), outcome={"table": "delta", "state": "not_published", "run": None,

@@ -164,7 +164,8 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
                                     "for every build to record them.")
         if run_id is None:
             _nothing_found(as_json,
-                           f"no check results are recorded in the warehouse of {shown(project_dir)} yet; run "
+                           f"no check results are recorded in the warehouse of {_where(project_dir, profiles_dir, target)} "
+                           f"yet; run "
                            f"`{build_command(project_dir)}` (entities with checks record theirs) and then `assay checks`.")
         _nothing_found(as_json, unrecorded_run(run_id, project_dir, profiles_dir, target))
     if run_id is None:
@@ -266,7 +267,8 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
         click.echo(json.dumps(items, indent=2))
         return
     if not items:
-        click.echo("no check results recorded yet")
+        # which warehouse was read: a build of another target or profile is the usual cause
+        click.echo(f"no check results recorded yet in the warehouse of {_where(project_dir, profiles_dir, target)}")
         return
     cols = ["run", "table", "check", "outcome", "rows", "kept", "on_failure", "finished_at"]
     if any("environment" in i for i in items):
@@ -370,3 +372,13 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
 
 
 COMMANDS = (checks_cmd, check_group)
+
+
+def _where(project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> str:
+    """The profile and target (or gateway) read, for a message that found nothing there."""
+    from ..runtime.warehouse import describe
+
+    try:
+        return describe(project_dir, profiles_dir, target)
+    except AssayError:
+        return shown(project_dir)

@@ -45,7 +45,7 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     command that ever deletes a row.
     """
     from ..api import load_project
-    from ..retention import maintain
+    from ..retention import maintain, unclaimed_rejects
     from ..runtime.operator import open_warehouse
 
     now = _parse_now(now_text)
@@ -59,6 +59,12 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
             progress.step(f"{'counting' if dry_run else 'applying'} retention on "
                           f"{plural(len(kept), 'reject table')}")
             done = maintain(wh.conn, wh.dialect, wh.project, now, dry_run=dry_run)
+            unclaimed = unclaimed_rejects(wh.conn, wh.dialect, wh.project)
+    for table in unclaimed:
+        # on stderr: --json's output stays the list of what retention did
+        click.echo(f"{table}: no entity of the spec quarantines into it any more (renamed or removed, or its "
+                   "`quarantine:` dropped since the build), so no retention applies to it and maintain left it as it "
+                   "is; drop it once its rows are no longer needed, or restore the entity.", err=True)
     if as_json:
         click.echo(json.dumps([
             {"entity": e.entity, "table": e.table, "retention": e.retention, "cutoff": e.cutoff.isoformat(),
@@ -68,7 +74,8 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
         return
     verb = "would delete" if dry_run else "deleted"
     if not done:
-        click.echo("no reject tables with a retention were found; nothing to do")
+        click.echo("no reject tables with a retention were found" + (" for the spec's entities" if unclaimed else "")
+                   + "; nothing to do")
     for e in done:
         click.echo(f"{e.table}: {verb} {plural(e.total, 'row')} (retention {e.retention}, cut-off {e.cutoff.isoformat(sep=' ')}: "
                    f"{e.unresolved} unresolved, {e.resolved} resolved)")

@@ -56,7 +56,7 @@ def report_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
             with warehouse_errors(f"cannot read the warehouse of {shown(project_dir)} (run `{build_command(project_dir)}` "
                                   "first)", project_kind(project_dir)):
                 options = (("--target", target) if target else ()) + (("--environment", environment) if environment else ())
-                tool = tool_results(wh.project, project_dir, project_kind(project_dir))
+                tool = tool_results(wh.project, project_dir, project_kind(project_dir), profiles_dir, target)
                 verdicts, runs = report_verdicts(wh)
                 anomalies = summary(verdicts, plural, runs)
                 data = Gatherer(wh.project, reader.query, reader.columns, reader.exists, reader.relation,

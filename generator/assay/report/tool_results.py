@@ -77,20 +77,31 @@ def _node_name(node_id: str, manifest: dict) -> str:
     return node.get("name") or node_id.split(".")[-1]
 
 
-def dbt_results(project: Project, project_dir: Path) -> dict[str, Any]:
+def dbt_results(project: Project, project_dir: Path, profiles_dir: Optional[Path] = None,
+                target: Optional[str] = None) -> dict[str, Any]:
     """What dbt's last invocation in `project_dir` recorded: {"tool": "dbt", "invocation": {...} or
     None, "results": [{name, kind, status, failures, message, entity, attached}], "freshness":
     [...], "note": ...}. Tests are listed whatever their status; models, snapshots and hooks only
-    when they did not succeed."""
+    when they did not succeed. An invocation against another profile target than the one read
+    (`target`, default the profile's own) is not shown: its tests judged another warehouse."""
     from ..runtime.built_relations import manifest_path
+    from ..runtime.dbt import invocation_target
 
-    target = manifest_path(project_dir).parent
-    manifest = _read(target / "manifest.json") or {}
-    runs = _read(target / "run_results.json")
+    artifacts = manifest_path(project_dir).parent
+    manifest = _read(artifacts / "manifest.json") or {}
+    runs = _read(artifacts / "run_results.json")
     out: dict[str, Any] = {"tool": "dbt", "invocation": None, "results": [], "freshness": [], "note": None}
+    other = invocation_target(runs, project_dir, profiles_dir, target) if runs is not None else None
     if runs is None:
-        out["note"] = (f"{target.name}/run_results.json is not there: dbt writes it on every build, run or test; "
+        out["note"] = (f"{artifacts.name}/run_results.json is not there: dbt writes it on every build, run or test; "
                        "run `dbt build` to see dbt's own test outcomes here.")
+    elif other is not None:
+        from ..runtime.warehouse import profile_target
+
+        read = profile_target(project_dir, profiles_dir, target).target  # readable: invocation_target read it
+        out["note"] = (f"{artifacts.name}/run_results.json is dbt's last invocation against target '{other}', not "
+                       f"'{read}', which this report reads: its tests judged another warehouse, so they are not "
+                       f"shown; run `dbt build --target {read}` to see this target's.")
     else:
         meta = runs.get("metadata") or {}
         out["invocation"] = {"command": (runs.get("args") or {}).get("which"), "invocation_id": meta.get("invocation_id"),
@@ -111,8 +122,11 @@ def dbt_results(project: Project, project_dir: Path) -> dict[str, Any]:
                 "attached": _node_name(attached, manifest) if attached else None})
         out["results"].sort(key=lambda t: (STATUS_ORDER.index(t["status"]) if t["status"] in STATUS_ORDER else 0,
                                            t["kind"] != "test", t["entity"] or "~", t["name"]))
-    fresh = _read(target / "sources.json")
-    if fresh is not None:
+    fresh = _read(artifacts / "sources.json")
+    # sources.json names no target; when run_results.json is of the same invocation it says which
+    same = fresh is not None and runs is not None and \
+        (fresh.get("metadata") or {}).get("invocation_id") == (runs.get("metadata") or {}).get("invocation_id")
+    if fresh is not None and not (same and other is not None):
         for r in fresh.get("results") or []:
             uid = str(r.get("unique_id") or "")
             out["freshness"].append({"source": uid.split(".")[-1], "status": r.get("status"),
@@ -122,9 +136,10 @@ def dbt_results(project: Project, project_dir: Path) -> dict[str, Any]:
     return out
 
 
-def tool_results(project: Project, project_dir: Path, kind: str) -> dict[str, Any]:
+def tool_results(project: Project, project_dir: Path, kind: str, profiles_dir: Optional[Path] = None,
+                 target: Optional[str] = None) -> dict[str, Any]:
     """The build tool's own outcomes for the report: dbt's files, or SQLMesh's note (see the module
     docstring)."""
     if kind == "sqlmesh":
         return {"tool": "sqlmesh", "invocation": None, "results": [], "freshness": [], "note": NOT_RECORDED_BY_SQLMESH}
-    return dbt_results(project, project_dir)
+    return dbt_results(project, project_dir, profiles_dir, target)

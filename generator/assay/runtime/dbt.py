@@ -205,7 +205,7 @@ def last_invocation(project_dir: Path, profiles_dir: Optional[Path] = None,
         invocation = str(doc["metadata"]["invocation_id"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not _ran_against(doc, project_dir, profiles_dir, target):
+    if invocation_target(doc, project_dir, profiles_dir, target) is not None:
         return None
     order = ("error", "runtime error", "fail")
     bad = [(str(r.get("unique_id", "")).split(".")[-1], str(r.get("status"))) for r in doc.get("results") or []
@@ -216,16 +216,18 @@ def last_invocation(project_dir: Path, profiles_dir: Optional[Path] = None,
     return LastInvocation(invocation, tuple(bad), str(args.get("which") or ""))
 
 
-def _ran_against(doc: dict, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> bool:
-    """Whether the invocation of run_results.json `doc` used the profile target a command given
-    `target` reads. dbt writes `args.target` only when the invocation named one; otherwise it used
-    the profile's default, as the command does without `--target`. Without a readable profile
-    there is nothing to compare: the invocation is taken as the command's."""
+def invocation_target(doc: dict, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> "str | None":
+    """None when the invocation of run_results.json `doc` used the profile target a command given
+    `target` reads; else the target it used, for the command to say so. dbt writes `args.target`
+    only when the invocation named one; otherwise it used the profile's default, as the command
+    does without `--target`. Without a readable profile there is nothing to compare: the
+    invocation is taken as the command's."""
     from .warehouse import profile_target
 
     args = doc.get("args") if isinstance(doc.get("args"), dict) else {}
     try:
         default = profile_target(project_dir, profiles_dir, None).target
     except Exception:  # noqa: BLE001 - no readable profile: the invocation is all there is
-        return True
-    return (args.get("target") or default) == (target or default)
+        return None
+    used = args.get("target") or default
+    return None if used == (target or default) else str(used)
