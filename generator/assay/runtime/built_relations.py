@@ -167,6 +167,13 @@ def _manifest_target(project_dir: Path, manifest: Optional[dict]) -> Optional[st
     return str((results.get("args") or {}).get("target") or "")
 
 
+# Each role's tables a build always writes, by name, and how a message calls them: a manifest
+# whose nodes of that name sit in another schema than the spec's says the spec moved it.
+_ROLE_NODES = {"silver": lambda name: name.endswith("__staged"), "gold": lambda name: name == "mart_data_quality",
+               "meta": lambda name: name in ("assay_check_results", "assay_events")}
+_ROLE_TABLES = {"silver": "staged tables", "gold": "quality mart", "meta": "check results"}
+
+
 def _manifest(path: Path) -> Optional[dict]:
     """dbt's manifest, or None when there is none (or it cannot be read: then it says nothing)."""
     try:
@@ -208,17 +215,19 @@ def _from_manifest(schemas: tuple, manifest: Optional[dict], path: Path, project
             )
         if into:
             out[role] = into.pop()
-    if "silver" not in out:
-        silver = dict(schemas).get("silver")
+    for role in sorted(set(_ROLE_NODES) - set(out)):
+        spec_schema = dict(schemas).get(role)
         moved = sorted({(node.get("config") or {}).get("schema") for node in _own_nodes(manifest)
-                        if str(node.get("name", "")).endswith("__staged")} - {None, silver})
+                        if _ROLE_NODES[role](str(node.get("name", "")))} - {None, spec_schema})
         if moved:
-            # The spec's silver schema moved since the build (assay.yml): its new schema holds
-            # nothing yet, and an empty answer would read as "never built" (session 36).
+            # The spec's schema moved since the build (assay.yml): its new schema holds nothing
+            # yet, and an empty answer would read as "never built" or "no check results" (silver:
+            # session 36; gold and meta: an outside tester, session 40).
             raise ProjectError(
-                f"{_shown(path)} says the last dbt build wrote the staged tables into `{', '.join(moved)}`, but the spec's "
-                f"silver schema is now `{silver}`, which no build has written yet; run `dbt build` in {_shown(project_dir)} "
-                "(the tables of the old schema stay there, unread: docs/plan.md, `schema_changed`), then run this again."
+                f"{_shown(path)} says the last dbt build wrote the {_ROLE_TABLES[role]} into `{', '.join(moved)}`, but "
+                f"the spec's {role} schema is now `{spec_schema}`, which no build has written yet; run `dbt build` in "
+                f"{_shown(project_dir)} (the tables of the old schema stay there, unread: docs/plan.md, "
+                "`schema_changed`), then run this again."
             )
     # A manifest of another spec (or of a project not generated yet) says nothing about this one.
     return out if "silver" in out else None
