@@ -55,6 +55,11 @@ def built_project(project: Project, project_dir: Path, *, conn=None, dialect: Op
     from .warehouse import SQLMESH, in_environment, project_kind
 
     if project_kind(project_dir) == SQLMESH:
+        if environment is None and conn is not None:
+            # prod, the default, checked as `--environment prod` is: a prod no plan wrote beside
+            # development environments, or a schema the spec moved since the last plan, would read
+            # as "never built" (an outside tester, session 40)
+            return in_environment(project, project_dir, "prod", conn, dialect, whole_environment)
         return in_environment(project, project_dir, environment, conn, dialect, whole_environment) if environment else project
     mapped = dbt_schemas(project, Path(project_dir), profiles_dir, target)
     return dataclasses.replace(project, schemas=tuple((role, mapped.get(role, name)) for role, name in project.schemas))

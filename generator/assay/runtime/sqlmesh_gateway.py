@@ -95,6 +95,7 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
             raise WarehouseError(f"the warehouse holds no prod environment of this project yet (no schema "
                                  f"{schemas['silver']}); its environments: {', '.join(held)}. Pass one of them to "
                                  "--environment, or run `sqlmesh plan` (prod) first.")
+        _moved(schemas, names, tables, conn, dialect)
         return dict(schemas)
     path = config_file(project_dir)
     config = _load_config(project_dir, path)
@@ -123,6 +124,36 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
                 f"publishes only the models it changed. Run `sqlmesh plan {name} --include-unmodified` so that it "
                 "publishes every model, or read prod (leave out --environment).")
     return out
+
+
+def _moved(schemas: dict[str, str], names: list[str], tables: tuple[tuple[str, str], ...], conn, dialect: str) -> None:
+    """An error when a published role's schema (assay.yml's `silver` or `gold`) is not in the
+    warehouse while another schema publishes every table of it this command reads: the spec moved
+    it since the last plan, and the new schema read as "never built" (an outside tester, session
+    40). Every table must be there, so another project's schema that shares a name or two with
+    this spec's is not taken for this one's."""
+    from .warehouse import query
+
+    wanted = {role: {t.lower() for r, t in tables if r == role} for role in PUBLISHED_ROLES}
+    if not any(wanted.values()) or all(schemas.get(role) in names for role in wanted if wanted[role]):
+        return
+    held: dict[str, set[str]] = {}
+    for schema, table in query(conn, dialect, "select table_schema, table_name from information_schema.tables"):
+        held.setdefault(str(schema), set()).add(str(table).lower())
+    for role in PUBLISHED_ROLES:
+        now = schemas.get(role)
+        if not wanted[role] or now in names:
+            continue
+        # SQLMesh's own schemas (`sqlmesh__silver`: physical tables, named apart) and environments'
+        # views (`silver__dev`: beside a prod that holds them too) are not where a plan published prod
+        was = sorted(s for s, t in held.items() if wanted[role] <= t and not s.startswith("sqlmesh")
+                     and not any(s.startswith(o + "__") for o in held if o != s and wanted[role] <= held[o]))
+        if was:
+            raise WarehouseError(
+                f"the spec's {role} schema `{now}` is not in the warehouse, but `{', '.join(was)}` publishes every "
+                f"table of it this command reads: the spec's {role} schema moved (assay.yml) since the last plan. Run "
+                f"`sqlmesh plan` so that it publishes them in `{now}` (the old schema's views stay there, unread), "
+                "then run this again.")
 
 
 def known_environment(project_dir: Path, environment: str, silver: str, conn, dialect: str) -> None:

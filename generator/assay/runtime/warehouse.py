@@ -150,11 +150,14 @@ def in_environment(project, project_dir: Path, environment: Optional[str], conn,
     # the tables the operator commands read in the published schemas (not `__staged`: SQLMesh's
     # staged models are published too, and an environment changes them with their entity)
     tables: list[tuple[str, str]] = []
-    if whole and project.entities:
+    if project.entities:
         tables.append(("gold", MART))
         for e in project.entities:
             tables += [("silver", e.name)] + ([("silver", f"{e.name}__reject")] if e.has_reject else [])
-    mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect, tuple(tables))
+    # prod reads them to tell a schema the spec moved from one never built; another environment
+    # asks for every one only when the command reads them all (`whole`)
+    asked = tuple(tables) if whole or environment == "prod" else ()
+    mapped = environment_schemas(project_dir, environment, dict(project.schemas), conn, dialect, asked)
     return dataclasses.replace(project, schemas=tuple((role, mapped[role]) for role, _ in project.schemas))
 
 
