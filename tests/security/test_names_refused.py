@@ -10,6 +10,7 @@ own file and line, and the project is not generated.
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -149,3 +150,19 @@ def test_assay_validate_prints_each_refusal_on_one_line_with_file_and_line(tmp_p
     assert f"{tmp_path}/spec/entities.yaml:3: SPEC_INVALID: entity name `entity\\u000ab` is not allowed; write lower-case letters, digits and single `_`, starting with a letter." in lines
     # Every line but the summary is one whole diagnostic: no line is the tail of a split name.
     assert all(line.startswith(str(tmp_path)) for line in lines[:-1] if line.strip()), result.output
+
+
+@pytest.mark.parametrize("role", ["silver", "gold", "meta"])
+def test_a_schema_that_is_the_bronze_schema_is_refused(tmp_path, role):
+    """An outside tester (session 41): `silver: bronze` validated, and `dbt build` replaced the
+    bronze table `order` with the entity `order`: the raw rows were gone."""
+    from tests.conftest import BASE_SPEC
+
+    shutil.copytree(BASE_SPEC, tmp_path / "spec")
+    (tmp_path / "assay.yml").write_text(f"specs: spec\nschemas:\n  bronze: raw\n  {role}: RAW\n", encoding="utf-8")
+    result = validate(load_spec(tmp_path), target="dbt")
+    assert [(d.file, d.line, d.code) for d in result.diagnostics] == [("assay.yml", 4, "SPEC_INVALID")]
+    default = {"silver": "silver", "gold": "gold", "meta": "assay_meta"}[role]
+    assert result.diagnostics[0].message == (
+        f"`schemas.{role}` is `RAW`, the bronze schema: the build would write its tables among the raw ones and could "
+        f"replace a bronze table of the same name; write a schema of its own (the default is `{default}`).")

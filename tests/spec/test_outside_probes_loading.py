@@ -128,6 +128,19 @@ def test_aliases_that_repeat_millions_of_values_are_refused_at_once(write_spec) 
                 if d[2] == "SPEC_YAML"]
 
 
+@pytest.mark.parametrize("text, line", [
+    ("spec_version: 1\nentities:\n  thing: &x\n    grain: x\n    key: [id]\n    sub: *x\n", 3),
+    ("spec_version: 1\nentities: &y\n  - *y\n", 2),
+])
+def test_an_alias_inside_its_own_anchor_is_refused_not_a_traceback(write_spec, text, line) -> None:
+    """An outside tester (session 41): `&x {sub: *x}` printed a 3,000-line RecursionError."""
+    assert _found(write_spec, {"rec.yaml": text}) == [
+        ("rec.yaml", line, "SPEC_YAML",
+         "not valid YAML: an alias (`*name`) here repeats a node that holds it, so the value never ends; a spec value "
+         "is finite: write the repeated part out instead of naming its own anchor inside it"),
+    ]
+
+
 def test_a_utf16_file_does_not_echo_as_undeclared_entities(write_spec) -> None:
     """A file saved as UTF-16 is refused once; the entity it declares is not reported again as
     undeclared by the relationship and the mapping that name it."""
@@ -185,3 +198,16 @@ def test_a_folder_that_cannot_be_listed_is_said(write_spec, monkeypatch) -> None
         ("locked", 1, "SPEC_UNREADABLE", "this folder cannot be read (Permission denied), so the spec documents in it are "
          "not; make it readable or move it out of the spec directory."),
     ]
+
+
+def test_a_spec_at_a_dbt_or_sqlmesh_project_root_skips_the_tools_own_files(write_spec) -> None:
+    """An outside tester (session 41): with the default `specs: .` and the spec beside
+    dbt_project.yml, dbt's own files were refused ("this document has no version key; start it
+    with `spec_version: 1`"), so the spec could never pass."""
+    tools = {"dbt_project.yml": "name: shop\nprofile: shop\n", "profiles.yml": "shop:\n  target: dev\n",
+             "packages.yml": "packages: []\n"}
+    assert _found(write_spec, tools) == []
+    assert _found(write_spec, {"config.yaml": "gateways: {}\n", "models/x.sql": "select 1\n"}) == []
+    # elsewhere, a file of such a name is a spec document like any other
+    assert [d[:3] for d in _found(write_spec, {"profiles.yml": "shop:\n  target: dev\n"})] == [
+        ("profiles.yml", 1, "SPEC_GRAMMAR")]

@@ -12,6 +12,14 @@ NOT_SPEC_DIRS = {
     "assay_packages", "audits", "external_models", "bronze",
 }
 SPEC_SUFFIXES = (".yml", ".yaml")
+# The files of a dbt or SQLMesh project in the folder that makes it one (`dbt_project.yml`, or
+# SQLMesh's config beside a `models` folder): with the default `specs: .` and the spec at such a
+# project's root, they were refused as spec documents "with no version key" (session 41).
+TOOL_FILES = (
+    ("dbt_project.yml", {"dbt_project.yml", "profiles.yml", "packages.yml", "dependencies.yml", "selectors.yml",
+                         "package-lock.yml"}),
+    ("models", {"config.yaml", "config.yml", "external_models.yaml", "external_models.yml"}),
+)
 
 
 def is_dir(path: Path) -> bool:
@@ -58,8 +66,10 @@ def spec_yaml_files(spec_root: Path, root: Path, skip: tuple[str, ...], checks_d
         entered.add(real)
         subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in NOT_SPEC_DIRS]
         inside = Path(folder).relative_to(spec_root)
+        tools = set().union(*(names for marker, names in TOOL_FILES if (Path(folder) / marker).exists()))
         for name in files:
             path = Path(folder) / name
-            if Path(name).suffix.lower() in SPEC_SUFFIXES and name not in skip and not is_under(path, checks_dir):
+            if Path(name).suffix.lower() in SPEC_SUFFIXES and name not in skip and name not in tools \
+                    and not is_under(path, checks_dir):
                 found.append((path, (prefix / inside / name).as_posix()))
     return sorted(found), sorted(unreadable)

@@ -53,17 +53,27 @@ MAX_DEPTH = 64
 MAX_ALIAS_EXPANSION = 1_000_000
 
 
-def _expanded(node: yaml.Node, sizes: dict) -> int:
-    """How many values `node` is once every alias in it is written out (memoised per node)."""
+def _expanded(node: yaml.Node, sizes: dict, visiting: set | None = None) -> int:
+    """How many values `node` is once every alias in it is written out (memoised per node). An
+    alias inside the node it names (`&x {sub: *x}`) is a value without end: refused at the node,
+    not answered with a RecursionError (an outside tester, session 41)."""
     known = sizes.get(id(node))
     if known is not None:
         return known
+    visiting = set() if visiting is None else visiting
+    if id(node) in visiting:
+        raise yaml.composer.ComposerError(
+            None, None, "an alias (`*name`) here repeats a node that holds it, so the value never ends; a spec "
+            "value is finite: write the repeated part out instead of naming its own anchor inside it", node.start_mark,
+        )
+    visiting.add(id(node))
     if isinstance(node, yaml.SequenceNode):
-        size = 1 + sum(_expanded(child, sizes) for child in node.value)
+        size = 1 + sum(_expanded(child, sizes, visiting) for child in node.value)
     elif isinstance(node, yaml.MappingNode):
-        size = 1 + sum(_expanded(k, sizes) + _expanded(v, sizes) for k, v in node.value)
+        size = 1 + sum(_expanded(k, sizes, visiting) + _expanded(v, sizes, visiting) for k, v in node.value)
     else:
         size = 1
+    visiting.discard(id(node))
     sizes[id(node)] = size
     return size
 

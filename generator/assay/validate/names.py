@@ -40,6 +40,13 @@ def _check_schemas(ctx: Context) -> None:
         name = getattr(schemas, key)
         if not is_identifier(name):
             ctx.report(SETTINGS_FILE, schemas.line(key) or schemas.line(), f"`schemas.{key}` is {shown(name)}, which is not a schema name; write {IDENTIFIER_RULE}.")
+        elif key != "bronze" and name.lower() == schemas.bronze.lower():
+            # The build writes its tables there: an entity named like a bronze table would replace
+            # the raw rows every rebuild and replay read (an outside tester, session 41).
+            ctx.report(SETTINGS_FILE, schemas.line(key) or schemas.line(),
+                       f"`schemas.{key}` is `{name}`, the bronze schema: the build would write its tables among the "
+                       f"raw ones and could replace a bronze table of the same name; write a schema of its own "
+                       f"(the default is `{type(schemas).model_fields[key].default}`).")
 
 
 def _check_grants(ctx: Context) -> None:
