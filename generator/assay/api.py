@@ -74,14 +74,24 @@ def generate_dbt_project(spec_dir: Path | str, project_dir: Path | str, project:
     Nothing is written when a file assay would write is not assay's (`report.conflicts`) or is
     assay's but was edited by hand (`report.modified`); `force=True` overwrites the edited ones.
     """
+    from .errors import ProjectError
     from .targets.dbt import PACKAGE_DIR
+    from .targets.dbt.naming import node_clashes
 
     # validated for the dbt target: what it cannot build (a referential cycle) is refused here as
     # `assay validate --target dbt` refuses it, not written for dbt to fail on (decision 0954)
     project = project or load_project(spec_dir, target="dbt")
     require_entities(project, spec_dir)
     project_dir = Path(project_dir)
-    report = write_project(project_dir, dbt_files(project), "dbt", project.fingerprint, force=force,
+    files = dbt_files(project)
+    clashes = node_clashes(project_dir, files)
+    if clashes:
+        raise ProjectError(
+            f"{len(clashes)} model or snapshot file{'s' if len(clashes) > 1 else ''} of your own in {project_dir} "
+            f"{'have' if len(clashes) > 1 else 'has'} the name of one assay generates, and dbt refuses two nodes of one "
+            "name; nothing was written. Rename yours (or the entity in the spec) and run `assay generate` again.",
+            details=[f"{mine}: named like the generated {theirs}" for mine, theirs in clashes])
+    report = write_project(project_dir, files, "dbt", project.fingerprint, force=force,
                            schemas=dict(project.schemas))
     changed = False
     if not report.refused:

@@ -516,3 +516,23 @@ def test_maintain_names_a_reject_table_no_entity_claims(separate):
     assert "silver.purchase:" not in said
     text = invoke("maintain", "--dry-run", "--project", str(project))
     assert "no reject tables with a retention were found for the spec's entities; nothing to do" in text.stdout
+
+
+def test_generate_refuses_a_model_of_the_users_named_like_a_generated_one(separate):
+    """An outside tester (session 41): `models/mine/order.sql` beside the spec's `order`; generate
+    wrote, and dbt then refused the project ("dbt found two models with the name")."""
+    spec, project = separate
+    (project / "models" / "mine").mkdir(parents=True)
+    (project / "models" / "mine" / "order.sql").write_text("select 1 as x\n")
+    (project / "models" / "mine" / "mine.sql").write_text("select 1 as x\n")
+    before = _tree(project)
+    result = invoke("generate", "dbt", "--spec", str(spec), "--project", str(project))
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.stderr.split())
+    assert "1 model or snapshot file of your own in" in said and "has the name of one assay generates" in said
+    assert "models/mine/order.sql: named like the generated models/assay/order/order.sql" in said
+    assert _tree(project) == before  # nothing was written
+    # regenerating over assay's own files is no clash
+    (project / "models" / "mine" / "order.sql").unlink()
+    again = invoke("generate", "dbt", "--spec", str(spec), "--project", str(project))
+    assert again.exit_code == 0, again.output

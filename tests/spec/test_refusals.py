@@ -772,8 +772,28 @@ entities:
     },
     [
         ("extra.yaml", 3, "SPEC_INVALID",
-         "entity name `mart_data_quality` is the name of a model assay generates; choose "
-         "another name."),
+         "entity name `mart_data_quality` is the name of a model or table assay generates (assay_check_results, "
+         "assay_check_rows, assay_events, mart_data_quality); choose another name."),
+    ],
+)
+case(
+    # an outside tester (session 41): `dbt parse` then found "two models with the name assay_events"
+    "entity_named_like_the_events_model",
+    {
+        "extra.yaml": spec_doc("""
+entities:
+  assay_events:
+    grain: one row per note
+    key: [id]
+    fields:
+      id: {type: string}
+"""),
+        "mapping_extra.yaml": "mapping_version: 1\nsource: raw_notes\ntarget: assay_events\nkey:\n  id: {from: \"$.id\"}\n",
+    },
+    [
+        ("extra.yaml", 3, "SPEC_INVALID",
+         "entity name `assay_events` is the name of a model or table assay generates (assay_check_results, "
+         "assay_check_rows, assay_events, mart_data_quality); choose another name."),
     ],
 )
 case(

@@ -17,7 +17,9 @@ from .types import SIMPLE_TYPES, TYPE_ADVICE, normalize_type
 NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")  # the identifier rule, lower-case (decision 0900); used with fullmatch
 RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping", BRONZE_ROW_ALIAS)
 RESERVED_TYPE2 = ("valid_from", "valid_to")
-RESERVED_ENTITY_NAMES = ("mart_data_quality",)
+# Models and tables assay generates beside the entities: an entity of the same name would be a
+# second dbt model of that name (dbt refuses the project) or share its table.
+RESERVED_ENTITY_NAMES = ("assay_check_results", "assay_check_rows", "assay_events", "mart_data_quality")
 
 
 # SQL spellings people bring from elsewhere, and the assay type they mean. Floats have no
@@ -51,7 +53,8 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
     if not NAME.fullmatch(name) or name.endswith("__reject") or "__" in name:
         ctx.report(file, ent.line(), f"entity name `{name}` is not allowed; write lower-case letters, digits and single `_`, starting with a letter.")
     if name in RESERVED_ENTITY_NAMES:
-        ctx.report(file, ent.line(), f"entity name `{name}` is the name of a model assay generates; choose another name.")
+        ctx.report(file, ent.line(), f"entity name `{name}` is the name of a model or table assay generates "
+                                  f"({', '.join(RESERVED_ENTITY_NAMES)}); choose another name.")
     # fields
     for col, fld in ent.fields.items():
         line = fld.line() or ent.line("fields")
