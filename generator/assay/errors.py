@@ -86,7 +86,8 @@ class SpecError(AssayError):
                  summary: Optional[str] = None, out: Optional[Sequence[str]] = None):
         self.diagnostics = sorted(diagnostics)
         self.spec_dir = spec_dir
-        n = len(self.diagnostics)
+        # a warning beside the refusals is shown as one (as `assay validate` shows it), not counted
+        n = sum(1 for d in self.diagnostics if getattr(d, "severity", "error") == "error") or len(self.diagnostics)
         summary = summary if summary is not None else (
             f"{n} {'problem' if n == 1 else 'problems'} found in the spec; nothing was changed. "
             "Fix each line above (file:line says where) and run the command again."
@@ -97,7 +98,8 @@ class SpecError(AssayError):
 
     def render(self, d: Diagnostic) -> str:
         """One diagnostic as `file:line: CODE: message`, its file openable from the current directory."""
-        return one_line(f"{openable(self.spec_dir, d.file)}:{d.line}: {d.code}: {d.message}")
+        warning = "warning: " if getattr(d, "severity", "error") == "warning" else ""
+        return one_line(f"{openable(self.spec_dir, d.file)}:{d.line}: {warning}{d.code}: {d.message}")
 
     def __str__(self) -> str:
         return "\n".join(d.render() for d in self.diagnostics)
