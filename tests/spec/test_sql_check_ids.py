@@ -41,3 +41,22 @@ def test_ids_that_differ_from_every_other_check_compile(write_spec):
     assert project is not None, diagnostics
     [orders] = [e for e in project.entities if e.name == "orders"]
     assert [c.reported_id for c in orders.sql_checks] == ["BIG_AMOUNT"]
+
+
+def test_a_first_line_that_looks_like_a_header_is_warned_about(write_spec):
+    """An outside tester (session 41): `/* ASSAY` or `/* assay:` on line 1 with `on_failure: warn`
+    was read as a comment, and the check ran as `block` without a word."""
+    body = "on_failure: warn\n*/\n" + CHECK
+    from assay.spec.loader import load_spec
+    from assay.validate import validate
+
+    result = validate(load_spec(write_spec({
+        **entity(DECLARED), "checks/silver/orders/upper.sql": "/* ASSAY\n" + body,
+        "checks/silver/orders/colon.sql": "/* assay:\n" + body, "checks/silver/orders/right.sql": "/* assay\n" + body})))
+    assert result.ok
+    diagnostics = sorted(result.diagnostics)
+    said = [(d.file, d.line, d.code, d.severity) for d in diagnostics]
+    assert said == [("checks/silver/orders/colon.sql", 1, "SQL_CHECK_INVALID", "warning"),
+                    ("checks/silver/orders/upper.sql", 1, "SQL_CHECK_INVALID", "warning")], said
+    assert ("opens line 1 with `/* ASSAY`, which is not a header: a header's first line is `/* assay` alone, in lower "
+            "case. This block is ordinary SQL and the check takes `on_failure: block`") in diagnostics[1].message

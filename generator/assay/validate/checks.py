@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..errors import Diagnostic
 from ..spec.yamlload import locate
 from .context import Context
@@ -56,7 +58,16 @@ def check_sql_files(ctx: Context) -> list:
         if check is None:
             continue
         stray = _stray_header_line(text) if check.header_line_count == 0 else 0
-        if stray:
+        if check.header_line_count == 0 and _near_header(text):
+            # `/* ASSAY` or `/* assay:` on line 1: meant as the header, read as a comment, so its
+            # settings silently gave way to the default (an outside tester, session 41)
+            ctx.out.append(Diagnostic(
+                rel_path, 1,
+                f"check `{check.name}` opens line 1 with {_shown_line(text)}, which is not a header: a header's "
+                f"first line is `/* assay` alone, in lower case. This block is ordinary SQL and the check takes "
+                f"`on_failure: {check.on_failure}`; write `/* assay` on line 1 for its settings to apply.",
+                "SQL_CHECK_INVALID", severity="warning"))
+        elif stray:
             # 002: only a block opening the first line is a header; this one is ordinary SQL, so a
             # `warn` or `keep` written in it would silently be the default instead
             ctx.out.append(Diagnostic(
@@ -134,6 +145,24 @@ def _refuse_waiting_on_each_other(ctx: Context, parsed: list) -> None:
                            "as built in the same run, so each would wait for the other. Keep the join in one of "
                            "these checks only.",
                            "SQL_CHECK_INVALID")
+
+
+_NEAR_HEADER = re.compile(r"/\*[ \t]*assay\b.*", re.IGNORECASE)
+
+
+def _near_header(text: str) -> bool:
+    """Whether the first line looks like a header's opening without being one (`/* ASSAY`,
+    `/* assay:`, `/* assay on_failure: warn */`)."""
+    from ..checks.sqlfile import opens_header
+
+    first = text.replace("\r\n", "\n").split("\n", 1)[0].strip()
+    return bool(_NEAR_HEADER.fullmatch(first)) and not opens_header(first)
+
+
+def _shown_line(text: str) -> str:
+    """The file's first line as a message quotes it."""
+    first = text.replace("\r\n", "\n").split("\n", 1)[0].strip()
+    return f"`{first[:40]}`" + ("..." if len(first) > 40 else "")
 
 
 def _stray_header_line(text: str) -> int:
