@@ -372,3 +372,14 @@ def test_keep_is_allowed_on_tables_and_read_only_tables(materialization):
 def test_block_and_warn_are_allowed_everywhere():
     assert refuse_keep(_check("x", on_failure="block"), "view") is None
     assert refuse_keep(_check("x", on_failure="warn"), "incremental") is None
+
+
+@pytest.mark.parametrize("sql, said", [
+    ("SELECT * FROM station_temperatures WHERE air_temp_c >", "(line 1, column 54): `>` is missing an operand;"),
+    ("SELECT * FROM station_temperatures ORDER BY", "`order by` is missing an operand;"),
+])
+def test_a_parse_error_is_said_without_sqlglot_class_names(sql, said):
+    # an outside tester (session 41): "Required keyword: 'expression' missing for <class
+    # 'sqlglot.expressions.core.GT'>"; expression rules already said it in the author's terms
+    p = only(sql)
+    assert said in p.message and "<class" not in p.message, p.message

@@ -1213,7 +1213,7 @@ case(
     [
         ("entity_orders.yaml", 15, "SPEC_INVALID",
          "expression rule `amount_check` of entity `orders`: `status = 'open` is not a SQL "
-         "expression (an unclosed quote or a character SQL does not allow); write one boolean "
+         "expression (an unclosed quote or comment, or a character SQL does not allow); write one boolean "
          "expression such as `discount <= unit_price * quantity`."),
     ],
 )
@@ -1749,7 +1749,7 @@ case(
     [
         ("checks/silver/orders/negative.sql", 4, "SQL_CHECK_INVALID",
          "check silver.orders/negative holds 2 statements; a check is exactly one SELECT, so "
-         "remove everything from line 4 on or move it to a check file of its own"),
+         "remove everything from line 4, column 30 on or move it to a check file of its own"),
     ],
 )
 case(

@@ -54,6 +54,7 @@ from sqlglot.tokens import TokenType
 
 from assay.checks import Problem
 from assay.checks.sqlguard import refused_calls, refused_sigils
+from assay.parse_problem import parse_position, parse_problem
 from assay.spec.yamlload import NUL_PROBLEM
 
 __all__ = [
@@ -87,7 +88,6 @@ PARSE_DIALECTS: tuple[Optional[str], ...] = ("duckdb", "postgres", None)
 TOOL_NAME = "assay"
 
 _HEADER_OPEN_RE = re.compile(r"/\*[ \t]*" + TOOL_NAME + r"[ \t]*\r?")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 _WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter,
            exp.Command, exp.Into)
 
@@ -287,7 +287,7 @@ def _parse_sql(masked: str):
 
 
 def _statement_starts(masked: str, dialect: Optional[str]):
-    """Token groups split on semicolons: [(first_line, tokens)] and the trailing semicolons."""
+    """Where each statement starts, [(line, column)], and the trailing semicolons."""
     try:
         tokens = sqlglot.tokenize(masked, read=dialect)
     except Exception:  # noqa: BLE001
@@ -298,22 +298,10 @@ def _statement_starts(masked: str, dialect: Optional[str]):
             groups.append([])
         else:
             groups[-1].append(tok)
-    starts = [g[0].line for g in groups if g]
+    starts = [(g[0].line, g[0].col - len(g[0].text) + 1) for g in groups if g]
     last_real = max((t.end for t in tokens if t.token_type != TokenType.SEMICOLON), default=-1)
     trailing = [t for t in tokens if t.token_type == TokenType.SEMICOLON and t.start > last_real]
     return starts, trailing
-
-
-def _error_text(err: Exception) -> tuple[str, Optional[int], Optional[int]]:
-    errors = getattr(err, "errors", None)
-    if errors:
-        first = errors[0]
-        desc = str(first.get("description") or "").split(" but got <Token")[0]
-        return _ANSI_RE.sub("", desc).strip(), first.get("line"), first.get("col")
-    text = _ANSI_RE.sub("", str(err)).splitlines()[0] if str(err) else type(err).__name__
-    if isinstance(err, TokenError):
-        return "an unterminated quote or comment, or a character SQL does not use", None, None
-    return text, None, None
 
 
 def _table_references(stmt: exp.Expression) -> list[tuple[str, str]]:
@@ -411,21 +399,23 @@ def parse_check_file(
     else:
         statements, dialect, error = _parse_sql(masked)
         if statements is None:
-            desc, line, col = _error_text(error)  # type: ignore[arg-type]
+            desc, (line, col) = parse_problem(error), parse_position(error)  # type: ignore[arg-type]
             where = f" (line {line}, column {col})" if line else ""
             out.add(f"{label}: the SQL does not parse{where}: {desc}; write one SELECT that "
                     "returns the rows that are wrong", line or first_sql_line)
         else:
             starts, trailing = _statement_starts(masked, dialect)
             if starts:
-                first_sql_line = starts[0]
+                first_sql_line = starts[0][0]
             if not statements:
                 out.add(f"{label} holds only comments; a check is one SELECT that returns the "
                         "rows that are wrong", first_sql_line)
             elif len(statements) > 1:
-                line = starts[1] if len(starts) > 1 else first_sql_line
+                line, col = starts[1] if len(starts) > 1 else (first_sql_line, 0)
+                # on the first statement's own line, the line alone would say to remove the check too
+                at = f"line {line}, column {col}" if col and line == starts[0][0] else f"line {line}"
                 out.add(f"{label} holds {len(statements)} statements; a check is exactly one "
-                        f"SELECT, so remove everything from line {line} on or move it to a "
+                        f"SELECT, so remove everything from {at} on or move it to a "
                         "check file of its own", line)
             else:
                 stmt = statements[0]

@@ -8,6 +8,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..checks.sqlguard import refused_calls, refused_sigils
+from ..parse_problem import parse_problem
 
 _NOT_BOOLEAN = (exp.Literal, exp.Column, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Concat, exp.DPipe)
 
@@ -17,7 +18,7 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     try:
         statements = sqlglot.parse(text, read="duckdb")
     except sqlglot.errors.SqlglotError as exc:  # ParseError, and TokenError for an unclosed quote
-        return None, [f"`{text}` is not a SQL expression ({_parse_problem(exc)}); write one boolean expression such as `discount <= unit_price * quantity`."]
+        return None, [f"`{text}` is not a SQL expression ({parse_problem(exc)}); write one boolean expression such as `discount <= unit_price * quantity`."]
     statements = [s for s in statements if s is not None]
     if len(statements) != 1:
         return None, [f"`{text}` holds {len(statements)} statements; write one boolean expression."]
@@ -61,20 +62,6 @@ def unknown_functions(tree: exp.Expression) -> list[str]:
         out.append(f"calls `{name}`, a function sqlglot does not know, so assay writes it as it is and cannot "
                    f"spell it for each engine: the build stops on an engine that has no `{name}`.{hint}")
     return out
-
-
-def _parse_problem(exc: Exception) -> str:
-    """sqlglot's complaint in the author's terms, without its class names."""
-    errors = getattr(exc, "errors", None) or []
-    if not errors:
-        return "an unclosed quote or a character SQL does not allow" if isinstance(exc, sqlglot.errors.TokenError) else "it does not parse"
-    first = errors[0]
-    near = first.get("highlight") or ""
-    if first.get("description", "").startswith("Required keyword"):
-        return f"`{near}` is missing an operand" if near else "an operand is missing"
-    description = first.get("description") or "it does not parse"
-    description = description[:1].lower() + description[1:]
-    return f"{description} near `{near}`" if near else description
 
 
 def referenced_columns(tree: exp.Expression) -> list[str]:
