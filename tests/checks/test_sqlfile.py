@@ -375,8 +375,8 @@ def test_block_and_warn_are_allowed_everywhere():
 
 
 @pytest.mark.parametrize("sql, said", [
-    ("SELECT * FROM station_temperatures WHERE air_temp_c >", "(line 1, column 54): `>` is missing an operand;"),
-    ("SELECT * FROM station_temperatures ORDER BY", "`order by` is missing an operand;"),
+    ("SELECT * FROM station_temperatures WHERE air_temp_c >", "(line 1, column 53): `>` is missing an operand;"),
+    ("SELECT * FROM station_temperatures ORDER BY", "`ORDER BY` is missing an operand;"),
 ])
 def test_a_parse_error_is_said_without_sqlglot_class_names(sql, said):
     # an outside tester (session 41): "Required keyword: 'expression' missing for <class
