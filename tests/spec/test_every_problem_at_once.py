@@ -72,6 +72,20 @@ case("required_maybe", entity(("order_id: {type: string, required: true}", "orde
     ("entity_orders.yaml", 7, "SPEC_GRAMMAR", ("fields.order_id.required is `maybe`", "write `true` or `false`")),
     TIE_BREAK_PROBLEM,
 ])
+# an outside tester (session 41): a field type that does not read dropped the whole entity, and
+# with it every other problem of the entity and of its mappings
+for written, said in (("{type: 5}", "fields.status.type is `5`, not a type name"),
+                      ("{type: [int]}", "fields.status.type is a list"),
+                      ("{type: null}", "fields.status.type is empty, not a type name"),
+                      ("{required: true}", "fields.status has no `type`")):
+    case(f"field_{written}", entity(("status: {type: string}", f"status: {written}"), NO_TIE_BREAK), [
+        ("entity_orders.yaml", 10, "SPEC_GRAMMAR", (said,)),
+        TIE_BREAK_PROBLEM,
+    ])
+case("field_written_as_a_list", entity(("status: {type: string}", "status: [1]"), NO_TIE_BREAK), [
+    ("entity_orders.yaml", 10, "SPEC_GRAMMAR", ("fields.status is a list, not a mapping",)),
+    TIE_BREAK_PROBLEM,
+])
 case("keep_first", entity(("keep: latest_by", "keep: first"), ("retention: 90d}", "retention: 90d, redact: [email]}")), [
     ("entity_orders.yaml", 12, "SPEC_GRAMMAR", ("dedupe.keep is `first`", "write `latest_by`")),
     ("entity_orders.yaml", 13, "SPEC_INVALID", ("redact path `email`", "is not a path")),

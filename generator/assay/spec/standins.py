@@ -22,6 +22,10 @@ DROP = object()  # the key is left out: its default (None, or an empty list) is 
 # An entity key with no name that reads (`key: 7`, `key: []`): a name no field can have, which the
 # checks that compare with the key skip (`key_unread`), so the rest of the entity is still judged.
 UNREAD_KEY = "<key not read>"
+# A field type that does not read (`type: 5`, `type: [int]`, missing): no type at all, which the
+# entity's check does not refuse again (the grammar problem is said) and which every check of a
+# type reads as unknown, as it reads a misspelt one; left out, the field dropped its whole entity.
+UNREAD_TYPE = "<type not read>"
 OWN_COLUMN = object()  # `$.<the mapped column's own name>`: a path that parses and that no check reads
 _DEDUPE = {"keep": "latest_by", "field": "_ingested_at", "tie_break": ["_load_id"]}  # ingestion columns: no check reads them
 _FIELD_RULES = ("CoercibleRule", "NotNullRule", "RangeRule", "LengthRule", "PatternRule", "InEnumRule",
@@ -31,6 +35,7 @@ _FIELD_RULES = ("CoercibleRule", "NotNullRule", "RangeRule", "LengthRule", "Patt
 STANDINS: dict[tuple[str, str], Any] = {
     # an entity field: `required: false` asks nothing of a mapping; the others are descriptive
     ("EntityField", "required"): False,
+    ("EntityField", "type"): UNREAD_TYPE,
     ("EntityField", "classification"): DROP,
     ("EntityField", "description"): DROP,
     ("EntityField", "assert"): DROP,
@@ -115,6 +120,8 @@ def repair_value(model: type[BaseModel], body: Any, loc: tuple, err: dict) -> bo
     standin = STANDINS.get((owner, key))
     if here in SHORTHANDS and isinstance(value, str) and kind in ("model_type", "model_attributes_type"):
         return _put(parent, key, {SHORTHANDS[here]: value})
+    if here == "EntityField" and kind in ("model_type", "model_attributes_type") and not isinstance(value, (dict, str)):
+        return _put(parent, key, {"type": UNREAD_TYPE})  # `amount: [1]`: a field, its type unread
     if kind == "list_type" and key in parent and (standin is None or value is None or isinstance(value, str)):
         return _wrap(parent, key)
     if kind == "dict_type" and one_key_maps(value):

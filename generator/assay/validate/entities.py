@@ -6,7 +6,7 @@ import re
 
 from ..errors import Diagnostic
 from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
-from ..spec.standins import key_unread
+from ..spec.standins import UNREAD_TYPE, key_unread
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
 from .expressions import parse_expression, qualified_columns, referenced_columns, unknown_functions
@@ -62,7 +62,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             ctx.report(file, line, f"field `{col}` of {where} uses a name assay reserves for its own columns ({_reserved_list(ent.scd)}); rename the field.")
         elif not NAME.fullmatch(col):
             ctx.report(file, line, f"field `{col}` of {where} is not a column name; write lower-case letters, digits and `_`, starting with a letter.")
-        if normalize_type(fld.type) is None:
+        if normalize_type(fld.type) is None and fld.type != UNREAD_TYPE:
             ctx.report(
                 file,
                 fld.line("type"),
