@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import re
 
-# Letters, digits and `_`, not starting with a digit, at most 63 characters.
-IDENTIFIER_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+# PostgreSQL's limit on a name's length: a longer one is cut there and names another relation.
+MAX_IDENTIFIER = 63
+# Letters, digits and `_`, not starting with a digit, at most MAX_IDENTIFIER characters.
+IDENTIFIER_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,%d}" % (MAX_IDENTIFIER - 1))
 
 # What a name may hold, as refusals say it ("...; write {IDENTIFIER_RULE}.").
 IDENTIFIER_RULE = "ASCII letters, digits and `_`, starting with a letter or `_`, at most 63 characters"

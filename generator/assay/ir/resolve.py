@@ -39,6 +39,7 @@ from .model import (
     TableDecl,
 )
 from .naming import NameAllocator, base_name
+from .lengths import too_long
 
 
 def fingerprint(loaded: LoadedSpec) -> str:
@@ -306,6 +307,7 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
         check_budgets=_check_budgets(loaded, entity_names | {t.name for t in tables}, out),
         snapshot_clock=loaded.settings.dbt.snapshot_clock,
     )
+    out.extend(too_long(project))
     if out:
         return None, sorted(out)
     return project, []

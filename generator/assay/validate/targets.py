@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
 from ..errors import Diagnostic
-from ..identifiers import is_identifier
+from ..identifiers import MAX_IDENTIFIER, is_identifier
 from ..lower.spelling import is_simple
 from ..spec.loader import SETTINGS_FILE
 from .context import Context, joins_quality
@@ -97,6 +97,27 @@ def _unquoted_names(ctx: Context, _declared: dict, _sql: list):
             yield file, m.line("source"), f"bronze relation `{m.source}`"
 
 
+# SQLMesh names a model's physical table `<schema>__<model>__<fingerprint>` in `sqlmesh__<schema>`;
+# the fingerprint is a 32-bit number, up to 10 digits.
+_FINGERPRINT_DIGITS = 10
+
+
+def _long_physical_names(ctx: Context, _declared: dict, _sql: list):
+    """Entities whose longest SQLMesh physical table name passes PostgreSQL's limit (an outside
+    tester, session 41: a 45-character entity planned into `silver__<entity>__staged__<n>`, 73)."""
+    schemas = ctx.loaded.settings.schemas
+    for name, (file, ent) in sorted(ctx.entities.items()):
+        models = [(schemas.silver, name), (schemas.silver, f"{name}__staged"), (schemas.gold, f"mart_data_quality__{name}")]
+        if joins_quality(ent, ctx.mappings_of(name)):
+            models.append((schemas.silver, f"{name}__reject"))
+        schema, model = max(models, key=lambda m: len(m[0]) + len(m[1]))
+        longest = len(schema) + 2 + len(model) + 2 + _FINGERPRINT_DIGITS
+        if longest > MAX_IDENTIFIER:
+            yield file, ent.line(), (f"entity `{name}` (SQLMesh's physical table of `{schema}.{model}` is "
+                                     f"`{schema}__{model}__<fingerprint>`, up to {longest} characters; at most "
+                                     f"{len(name) - (longest - MAX_IDENTIFIER)} for the entity's name here)")
+
+
 def _duckdb_only_formats(ctx: Context, _declared: dict, _sql: list):
     """`parse_ts`/`parse_date` formats with a strftime directive only DuckDB's strptime knows: off
     DuckDB the packages parse the portable directives alone, and refuse the rest at compile time."""
@@ -139,6 +160,13 @@ LIMITS: tuple[Limit, ...] = (
         "is written unquoted in SQLMesh models, where an upper-case letter is folded to lower case on "
         "PostgreSQL and a reserved word does not parse (decision 0900)",
         "write lower-case letters, digits and `_`, not a SQL keyword, to generate for SQLMesh, or generate for dbt",
+    ),
+    Limit(
+        "sqlmesh",
+        _long_physical_names,
+        f"passes the {MAX_IDENTIFIER} characters PostgreSQL allows in a name, so the plan stops on it",
+        "shorten the entity's name (or the schema's) to generate for SQLMesh on PostgreSQL, or generate for dbt",
+        dialects=("postgres",),
     ),
     Limit(
         "sqlmesh",
