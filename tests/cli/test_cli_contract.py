@@ -353,7 +353,9 @@ def test_without_a_spec_only_the_schema_the_build_recorded_is_read(recorded):
     assert listed.exit_code == 0 and "FORGED" not in listed.stdout and len(json.loads(listed.stdout)) == 2
     (recorded / "target" / "manifest.json").unlink()
     refused = invoke("checks", "--json", "--project", str(recorded))
-    assert refused.exit_code == 1 and refused.stdout == ""
+    # with --json, the refusal is JSON on stdout (session 41), its sentence on stderr as well
+    assert refused.exit_code == 1 and json.loads(refused.stdout)["ok"] is False
+    assert "pass --spec with the directory holding assay.yml" in json.loads(refused.stdout)["error"]
     assert "pass --spec with the directory holding assay.yml" in refused.stderr and "FORGED" not in refused.output
     (recorded / ".assay").mkdir()
     (recorded / ".assay" / "manifest.json").write_text(json.dumps({"files": {}, "schemas": {"meta": "assay_meta"}}))
@@ -536,3 +538,19 @@ def test_generate_refuses_a_model_of_the_users_named_like_a_generated_one(separa
     (project / "models" / "mine" / "order.sql").unlink()
     again = invoke("generate", "dbt", "--spec", str(spec), "--project", str(project))
     assert again.exit_code == 0, again.output
+
+
+def test_a_refusal_under_json_is_json(separate, tmp_path):
+    """An outside tester (session 41): `generate dbt --json` on a broken spec printed plain
+    `file:line: CODE:` lines on stdout, and `table get --json` only an `Error:` on stderr."""
+    spec, project = separate
+    entities = spec / "spec" / "entities.yml"
+    entities.write_text(entities.read_text().replace("tier: {type: int}", "tier: {type: integer}"))
+    result = invoke("generate", "dbt", "--json", "--spec", str(spec), "--project", str(project))
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False and doc["exit_code"] == 1 and doc["error"].startswith("1 problem found in the spec")
+    assert [(p["file"], p["code"]) for p in doc["problems"]] == [("spec/entities.yml", "SPEC_INVALID")]
+    assert "Did you mean `int`?" in doc["problems"][0]["message"]
+    unknown = invoke("table", "get", "nosuch", "--json", "--project", str(project))
+    assert unknown.exit_code in (1, 3) and json.loads(unknown.stdout)["ok"] is False, unknown.output

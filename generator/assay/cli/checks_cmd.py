@@ -120,9 +120,7 @@ def _nothing_found(as_json: bool, why: str) -> NoReturn:
     the shape of a result that found nothing), then exit 1 with `why` on stderr. Every lookup of a
     recorded run or check ends here, so `assay checks` and `assay check rows` answer alike (decision
     0973; a usage error, exit 3, prints nothing on stdout)."""
-    if as_json:
-        click.echo("[]")
-    raise AssayError(why)
+    raise AssayError(why, out=["[]"] if as_json else [])
 
 
 @click.command("checks")

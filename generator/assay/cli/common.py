@@ -9,6 +9,8 @@ holding `assay.yml`.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 import sys
@@ -18,7 +20,7 @@ from typing import Callable, Optional, TextIO
 import click
 
 from ..artifacts import MANIFEST, recorded_spec_dir
-from ..errors import AssayUsageError, ProjectError
+from ..errors import EXIT_PROBLEM, EXIT_USAGE, AssayError, AssayUsageError, ProjectError
 
 SETTINGS = "assay.yml"
 DBT_PROJECT = "dbt_project.yml"
@@ -63,8 +65,35 @@ def spec_option(help_text: Optional[str] = None) -> Callable:
 
 
 def json_option(help_text: str = "Print the result as JSON.") -> Callable:
-    """`--json`: machine-readable output on stdout."""
-    return click.option("--json", "as_json", is_flag=True, help=help_text)
+    """`--json`: machine-readable output on stdout, also when the command refuses: a refusal (exit 1
+    or 3) prints `{"ok": false, "exit_code", "error", "details", "problems"}` there, the message
+    staying on stderr, so a script never parses a plain `file:line:` line as JSON (an outside
+    tester, session 41). A command that printed its own JSON keeps it."""
+
+    def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def run(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except AssayError as exc:
+                if kwargs.get("as_json") and exc.exit_code in (EXIT_PROBLEM, EXIT_USAGE) and not _is_json(exc.out):
+                    exc.out = [json.dumps(_refusal(exc), indent=2, sort_keys=True)]
+                raise
+
+        return click.option("--json", "as_json", is_flag=True, help=help_text)(run)
+
+    return decorate
+
+
+def _is_json(lines) -> bool:
+    return bool(lines) and str(lines[0]).lstrip().startswith(("{", "["))
+
+
+def _refusal(exc: AssayError) -> dict:
+    problems = [d.as_dict() for d in getattr(exc, "diagnostics", ())]
+    errors = [p for p in problems if p["severity"] == "error"]
+    return {"ok": False, "exit_code": exc.exit_code, "error": exc.message or None, "details": list(exc.details),
+            "problems": errors, "warnings": [p for p in problems if p["severity"] != "error"]}
 
 
 def plural(n: int, noun: str, many: Optional[str] = None) -> str:

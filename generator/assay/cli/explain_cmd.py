@@ -55,18 +55,16 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
             result = explainer.explain(dict(zip(ent.key, key)) if key else None, source_row_id, limit)
         except Exception as exc:
             raise WarehouseError(f"cannot read {entity}'s tables in the warehouse: {exc}; run `{build_command(project_dir)}` first") from None
-    if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True, default=str))
-    else:
-        for line in result.render():
-            click.echo(line)
+    shown_result = [json.dumps(result.as_dict(), indent=2, sort_keys=True, default=str)] if as_json else result.render()
     if not result.deliveries and not result.rejects and not result.history:
         # Nothing of it was found (not even a type-2 key's closed versions): a script must not read
-        # that as an answer (exit 1).
+        # that as an answer (exit 1). The explanation is printed all the same, as the error's output.
         what = f"--source-row-id {source_row_id}" if source_row_id is not None else "the key " + ", ".join(key)
         raise AssayError(f"{what} is not in {entity}'s bronze or reject rows; assay explain {entity} takes "
                          f"{', '.join(ent.key)} as delivered after its transforms (the values `assay report` and "
-                         "the entity table show), or --source-row-id with a bronze _source_row_id.")
+                         "the entity table show), or --source-row-id with a bronze _source_row_id.", out=shown_result)
+    for line in shown_result:
+        click.echo(line)
 
 
 COMMANDS = (explain_cmd,)
