@@ -334,3 +334,13 @@ def test_every_problem_at_once(write_spec, case: Case) -> None:
 def test_case_ids_are_unique() -> None:
     ids = [c.id for c in CASES]
     assert len(ids) == len(set(ids))
+
+
+def test_an_entity_declared_twice_judges_the_fuller_declaration(write_spec):
+    """An outside tester (session 41): a three-line copy of an entity in a file that sorts first was
+    the one judged; the real declaration was dropped and a dozen echoes told the user to declare
+    fields that were declared."""
+    stub = "spec_version: 1\nentities:\n  orders:\n    grain: a stub\n    key: [order_id]\n    fields:\n      order_id: {type: string}\n"
+    _project, diagnostics, _loaded = compile_spec(write_spec({"a_stub.yaml": stub}))
+    assert [(d.file, d.line, d.code) for d in diagnostics] == [("a_stub.yaml", 3, "SPEC_INVALID")]
+    assert "declared again in entity_orders.yaml (which declares more fields" in diagnostics[0].message

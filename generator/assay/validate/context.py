@@ -55,7 +55,15 @@ def build_context(loaded: LoadedSpec) -> Context:
         ctx.docs.append((file, doc))
         for name, ent in doc.entities.items():
             if name in ctx.entities:
-                first = ctx.entities[name][0]
+                first, kept = ctx.entities[name]
+                if len(ent.fields) > len(kept.fields):
+                    # the fuller declaration is judged (a stub copy in a file sorting first left the
+                    # real one unjudged and every mapping into it read as mapping undeclared fields,
+                    # an outside tester, session 41); the refusal stands at the other
+                    ctx.entities[name] = (file, ent)
+                    ctx.report(first, kept.line() or 1, f"entity `{name}` is declared again in {file} (which declares "
+                               f"more fields, so assay judges that one); give one of them another name, or delete the copy.")
+                    continue
                 ctx.report(file, ent.line() or doc.line("entities"), f"entity `{name}` is declared again (first in {first}); give one of them another name.")
                 continue
             ctx.entities[name] = (file, ent)
