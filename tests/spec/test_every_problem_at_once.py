@@ -344,3 +344,21 @@ def test_an_entity_declared_twice_judges_the_fuller_declaration(write_spec):
     _project, diagnostics, _loaded = compile_spec(write_spec({"a_stub.yaml": stub}))
     assert [(d.file, d.line, d.code) for d in diagnostics] == [("a_stub.yaml", 3, "SPEC_INVALID")]
     assert "declared again in entity_orders.yaml (which declares more fields" in diagnostics[0].message
+
+
+def test_a_misspelt_entities_key_is_judged_as_the_key_it_suggests(write_spec):
+    """An outside tester (session 41): `entites:` left every mapping into its entities to echo
+    "mapping targets `orders`, which is not a declared entity", with no advice."""
+    text = ORDERS_ENTITY.lstrip("\n").replace("entities:", "entites:").replace("key: [order_id]", "key: [order_idx]")
+    _project, diagnostics, _loaded = compile_spec(write_spec({"entity_orders.yaml": text}))
+    said = [(d.file, d.line, d.code) for d in diagnostics]
+    assert said == [("entity_orders.yaml", 2, "SPEC_GRAMMAR"), ("entity_orders.yaml", 5, "SPEC_INVALID")], diagnostics
+    assert "Did you mean `entities`?" in diagnostics[0].message and "order_idx" in diagnostics[1].message
+
+
+def test_a_list_item_entity_in_a_file_that_does_not_parse_is_no_echo(write_spec):
+    # `  - orders:` among mapping keys: YAML refuses the file; the entity it names is not "undeclared"
+    text = ORDERS_ENTITY.lstrip("\n").replace("  orders:\n    grain", "  - orders:\n    grain").replace(
+        "entities:\n", "entities:\n  other:\n    grain: x\n", 1)
+    _project, diagnostics, _loaded = compile_spec(write_spec({"entity_orders.yaml": text}))
+    assert [d.code for d in diagnostics] == ["SPEC_YAML"], diagnostics

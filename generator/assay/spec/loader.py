@@ -246,7 +246,7 @@ def _remember_unparsed(loaded: LoadedSpec, text: str) -> None:
             if width == 0:
                 break
             indent = width if indent is None else indent
-            name = re.match(r"^\s*([A-Za-z0-9_]+)\s*:", body)
+            name = re.match(r"^\s*(?:-\s+)?([A-Za-z0-9_]+)\s*:", body)  # `- order:` too
             if width == indent and name:
                 loaded.known_entities.add(name.group(1))
 

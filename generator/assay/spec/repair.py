@@ -34,6 +34,17 @@ def salvage(loaded: LoadedSpec, model, raw: LineDict):
     if model is not EntityDocument:
         return None
     entities = raw.get("entities")
+    if entities is None:
+        # `entites:` (refused as an unknown key, with its suggestion) is judged as the `entities:`
+        # it suggests, as a misspelt rule kind is; otherwise every mapping into its entities
+        # echoed "not a declared entity" (an outside tester, session 41)
+        near = difflib.get_close_matches("entities", [str(k) for k in raw], n=1, cutoff=0.8)
+        entities = raw.get(near[0]) if near else None
+        if near:
+            renamed = LineDict({("entities" if k == near[0] else k): v for k, v in raw.items()})
+            renamed.line = raw.line
+            renamed.key_lines = {("entities" if k == near[0] else k): v for k, v in raw.key_lines.items()}
+            raw = renamed
     if one_key_maps(entities):  # `- orders: {...}`: reported as a list, judged as the mapping meant
         entities = merged(entities)
     for item in raw.get("relationships") if isinstance(raw.get("relationships"), list) else ():
