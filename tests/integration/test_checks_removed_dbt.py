@@ -62,3 +62,8 @@ def test_a_set_back_table_rebuilt_without_its_checks_is_published(tmp_path):
     # the removed check's failure is an earlier build's: it neither sets the level nor is counted
     assert (line["state"], line["level"], line["checks"]) == ("published", "ok", 0), line
     assert not any("QTY_MAX" in r for r in line["reasons"]), line
+    # `assay checks` names dbt's last build, and why it recorded nothing: the spec declares no check
+    # now, not "only `fail` rules" (an outside tester, session 41)
+    checks = cli_in("checks")
+    said = " ".join(checks.output.split())
+    assert checks.exit_code == 1 and "passed and recorded no check results: the spec declares no check" in said, said

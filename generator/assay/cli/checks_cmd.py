@@ -98,6 +98,37 @@ def _latest_label(found: str, project_dir: Path, profiles_dir: Optional[Path], t
     return " (the latest)"
 
 
+def _why_none(project) -> str:
+    """Why a build of `project` recorded no check result, as a sentence part."""
+    if project is not None and not records_check_results(project):
+        return "the spec declares no check (no `checks:`, SQL check file, threshold or `fail` rule)"
+    if project is not None and not records_every_build(project):
+        return ("the spec's only checks are `fail` rules and the build's own audits, which record a result only "
+                "when one stops a build, and none did")
+    return "it built no table that records checks"
+
+
+def _superseded(found: str, project, recorded, project_dir: Path, profiles_dir: Optional[Path],
+                target: Optional[str]) -> Optional[str]:
+    """Why `found`, the latest run that recorded results, is not the latest build, or None: every
+    table it recorded results for was built since (a newer run in the quality history) by a build
+    that recorded none, because the spec no longer declares its checks (an outside tester, session
+    41: on SQLMesh `assay checks` kept printing a removed check's old failure "(the latest)", exit 2,
+    every day; the rule is table_states.current_results, decision 1133)."""
+    from ..runtime.built_relations import built_project
+    from ..runtime.table_states import current_results, mart_started
+
+    of_found = {t: v for t, v in recorded.latest_per_table().items() if v[1] == found}
+    if not of_found:
+        return None
+    built = built_project(project, project_dir, profiles_dir=profiles_dir, target=target)
+    if current_results(of_found, mart_started(built, recorded.reader)):
+        return None
+    return (f"every table run {found} recorded check results for ({', '.join(sorted(of_found))}) was built since by a "
+            f"run that recorded none: {_why_none(project)}. So no run's results describe the tables now; run {found}'s "
+            f"are those of an earlier spec (`assay checks {short_run_id(found)}` prints them).")
+
+
 def _no_newer_clean_build(found: str, project, project_dir: Path, profiles_dir: Optional[Path],
                           target: Optional[str], as_json: bool) -> None:
     """The latest run is dbt's last build when that build passed and recorded nothing: an older
@@ -107,9 +138,7 @@ def _no_newer_clean_build(found: str, project, project_dir: Path, profiles_dir: 
     last = _dbt_stopped_run(project_dir, profiles_dir, target)
     if last is None or not last.built or last.not_ok or last.invocation_id == found:
         return
-    why = ("the spec's only checks are `fail` rules and the build's own audits, which record a result only when "
-           "one stops a build, and none did" if project is not None and not records_every_build(project)
-           else "it built no table that records checks")
+    why = _why_none(project)
     _nothing_found(as_json, f"run {last.invocation_id} (dbt's last build, the latest) passed and recorded no check "
                             f"results: {why}. The latest run that recorded results is {found} (`assay checks "
                             f"{short_run_id(found)}` prints them).")
@@ -150,6 +179,8 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         found = recorded.find_run(run_id)
         results = recorded.of_run(found) if found is not None else []
         env = recorded.environment_of(found) if found is not None else None
+        superseded = (_superseded(found, project, recorded, project_dir, profiles_dir, target)
+                      if run_id is None and found is not None and project is not None and environment is None else None)
     if found is None:
         if run_id is None and project is not None and not records_check_results(project):
             _nothing_found(as_json, "no check results are recorded: the spec declares no table check (`checks:` or a "
@@ -168,6 +199,8 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
         _nothing_found(as_json, unrecorded_run(run_id, project_dir, profiles_dir, target))
     if run_id is None:
         _no_newer_clean_build(found, project, project_dir, profiles_dir, target, as_json)
+        if superseded:
+            _nothing_found(as_json, superseded)
     if run_id != found or (env is not None and env != (environment or "prod")):
         # Say which run this is: the caller gave none, or only the start of its id; and, on
         # SQLMesh, the environment a run of another one than the read one was for (0936).
