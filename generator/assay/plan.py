@@ -259,3 +259,21 @@ def plan(old: Project, new: Project) -> Plan:
     for parent in replay:
         backfill |= soft_edges.get(parent, set())
     return Plan(tuple(changes), parents_first(replay, all_edges), tuple(sorted(backfill)))
+
+
+def history_columns(old: Project, new: Project) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """(entity, columns whose type changed, columns no longer fields) of each type-2 entity of both
+    specs: its history is kept, never rebuilt, so a changed or dropped column is a change to stored
+    versions (decision 1139), which each target applies its own way."""
+    old_by = {e.name: e for e in old.entities}
+    out = []
+    for e in new.entities:
+        before = old_by.get(e.name)
+        if e.scd != "type2" or before is None or before.scd != "type2":
+            continue
+        now = {c.name: c.type for c in e.columns}
+        retyped = tuple(c.name for c in before.columns if c.name in now and now[c.name] != c.type)
+        dropped = tuple(c.name for c in before.columns if c.name not in now)
+        if retyped or dropped:
+            out.append((e.name, retyped, dropped))
+    return out

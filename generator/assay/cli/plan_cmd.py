@@ -52,12 +52,16 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
         with Progress("plan", 3 + replays + (1 if replays else 0), quiet=as_json) as progress:
             data = plan_data(new_project, new_dir, project_dir, result, profiles_dir=profiles_dir, target=target,
                              execution_time=execution_time, step=progress.step)
+    notes = history_notes(load_project(old_dir), new_project, project_dir)
     if as_json:
         out = result.as_dict()
+        out["notes"] = notes
         if data is not None:
             out["data"] = data.as_dict()
         click.echo(json.dumps(out, indent=2, sort_keys=True))
         return
+    for note in notes:
+        click.echo("note: " + note, err=True)
     if not result.changes:
         click.echo("no changes")
     for c in result.changes:
@@ -125,3 +129,33 @@ def data_lines(data) -> list[str]:
 
 
 COMMANDS = (plan_cmd,)
+
+
+def history_notes(old, new, project_dir: Path) -> list[str]:
+    """What a type-2 entity's kept history does with a column whose type changed or that is no longer
+    a field (decision 1139; an outside tester, session 41: SQLMesh's plan refused the change with a
+    step no document named, and on dbt a rename left the old column behind)."""
+    from ..plan import history_columns
+    from ..runtime.warehouse import SQLMESH, project_kind
+
+    sqlmesh = project_kind(project_dir) == SQLMESH
+    out = []
+    for entity, retyped, dropped in history_columns(old, new):
+        changed = ", ".join(retyped + dropped)
+        if sqlmesh:
+            out.append(f"{entity} is type 2, and SQLMesh keeps its history forward-only: the next `sqlmesh plan` "
+                       f"refuses to change or drop its column{'s' if len(retyped + dropped) > 1 else ''} {changed} "
+                       f"(\"destructive change to forward-only model\"). `sqlmesh plan --allow-destructive-model "
+                       f"{new.schema('silver')}.{entity}` drops the stored values of {'those columns' if len(retyped + dropped) > 1 else 'that column'} "
+                       "from every version; to keep them, migrate the history table yourself first (docs/sqlmesh.md, "
+                       "\"Changing a type-2 entity\").")
+            continue
+        if retyped:
+            out.append(f"{entity} is type 2: the next build alters its history's column{'s' if len(retyped) > 1 else ''} "
+                       f"{', '.join(retyped)} to the new type before versioning (a stored value the new type cannot "
+                       "hold stops the build: HISTORY_TYPE_CHANGED).")
+        if dropped:
+            out.append(f"{entity} is type 2: its history keeps the column{'s' if len(dropped) > 1 else ''} "
+                       f"{', '.join(dropped)}, NULL in the versions the next builds open; and a field added or renamed "
+                       "opens a new version of every key at the next build (its value was not recorded before).")
+    return out

@@ -158,7 +158,8 @@ class SqlmeshSteps:
 
     def _could_not_run(self, exc: BaseException) -> None:
         """Stop `plan --data`: the next plan failed otherwise than on an audit, so it predicts nothing."""
-        first = str(exc).splitlines()[0]
+        # the first line that says something: SQLMesh's destructive-change error opens with a blank one
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         raise ProjectError(f"the next plan could not run (`sqlmesh plan` in a copy of the project with the "
                            f"new spec): {engine_message(first) if self._private else first}") from None
 

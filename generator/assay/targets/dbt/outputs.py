@@ -164,9 +164,17 @@ def _history_config(entity: Entity, project: Project, **extra) -> dict:
         # bronze) has no current version: the stale clean one is closed (decision 0415)
         hard_deletes="'invalidate'",
         grants=_grants(entity),
-        pre_hook=snapshot_gate(entity, project),
+        # the stored columns take the spec's types first, so versions compare in them (decision
+        # 1139: a type change on a type-2 field), then the kept gate
+        pre_hook="[" + _history_types_hook(entity) + ", " + snapshot_gate(entity, project) + "]",
         post_hook=history_kept_hook(entity, project) if keeps_history(entity) else None,
     )
+
+
+def _history_types_hook(entity: Entity) -> str:
+    """The pre-hook (a Jinja string literal) that alters a type-2 history's columns to the types of
+    the kept rows it versions (dbt_package/macros/materializations/align_history_types.sql)."""
+    return jstr("{{ assay.align_history_types(this, ref(" + jstr(current_name(entity)) + ")) }}")
 
 
 def snapshot_sql(entity: Entity, project: Project, header: str) -> str:
