@@ -362,3 +362,38 @@ def test_a_list_item_entity_in_a_file_that_does_not_parse_is_no_echo(write_spec)
         "entities:\n", "entities:\n  other:\n    grain: x\n", 1)
     _project, diagnostics, _loaded = compile_spec(write_spec({"entity_orders.yaml": text}))
     assert [d.code for d in diagnostics] == ["SPEC_YAML"], diagnostics
+
+
+# An outside tester (session 41): a number where text is asked for, a one-item list for one text
+# and a version written as text each dropped their whole mapping, check or document.
+def test_a_version_written_as_text_keeps_its_document_judged(write_spec):
+    text = ORDERS_ENTITY.lstrip("\n").replace("spec_version: 1", 'spec_version: "1"').replace(
+        "key: [order_id]", "key: [order_idx]")
+    _project, diagnostics, _loaded = compile_spec(write_spec({"entity_orders.yaml": text}))
+    assert [(d.file, d.line, d.code) for d in diagnostics] == [
+        ("entity_orders.yaml", 1, "SPEC_GRAMMAR"), ("entity_orders.yaml", 5, "SPEC_INVALID")], diagnostics
+
+
+def test_a_one_item_list_for_a_mapping_target_is_judged_as_its_item(write_spec):
+    files = mapping(("target: orders", "target: [orders]"), ("key:\n", "key:\n  nope: {from: \"$.x\"}\n"))
+    _project, diagnostics, _loaded = compile_spec(write_spec(files))
+    said = [(d.line, d.code) for d in diagnostics]
+    assert said[0] == (3, "SPEC_GRAMMAR") and len(said) == 2 and "no mapping feeds" not in str(diagnostics), diagnostics
+    assert "`nope`" in diagnostics[1].message
+
+
+def test_an_unquoted_reconcile_tolerance_keeps_the_check_judged(write_spec):
+    extra = ("reconcile:\n  - {name: totals, left: \"sum(orders.amountx) by customer_id\", right: \"customer.tierx\", "
+             "tolerance: 0.01, on_fail: flag}\n")
+    files = entity(NO_TIE_BREAK)
+    files["entity_orders.yaml"] += extra
+    _project, diagnostics, _loaded = compile_spec(write_spec(files))
+    messages = [d.message for d in diagnostics]
+    assert any("tolerance is `0.01`, not text" in m for m in messages), messages
+    assert any("`orders.amountx`" in m for m in messages), messages
+
+
+def test_a_broken_grain_hides_no_other_table_of_a_tables_document(write_spec):
+    doc = ("tables_version: 1\ntables:\n  bronze.raw_orders:\n    grain: 5\n  raw_items:\n    grain: [id]\n")
+    _project, diagnostics, _loaded = compile_spec(write_spec({"tables.yaml": doc}))
+    assert [(d.line, d.code) for d in diagnostics] == [(4, "SPEC_GRAMMAR"), (5, "SPEC_INVALID")], diagnostics

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from .grammar_errors import _fields_of, guessed_kind
 from .loader import LoadedSpec
-from .models import EntityDocument, MappingDocument
+from .models import EntityDocument, MappingDocument, TablesDocument
 from .standins import merged, one_key_maps, repair_value
 from .yamlload import LineDict, LineList, locate
 
@@ -28,7 +28,8 @@ def salvage(loaded: LoadedSpec, model, raw: LineDict):
     project behind "not a declared entity" echoes. The lines of the document are those of the
     repaired copy, whose lists no longer hold the items left out.
     """
-    if model is MappingDocument:
+    if model in (MappingDocument, TablesDocument):
+        # a tables document too: one table's broken grain hid every other table's problems
         body = _repaired(model, raw)
         return None if body is None else (model.model_validate(body), body)
     if model is not EntityDocument:
@@ -57,6 +58,7 @@ def salvage(loaded: LoadedSpec, model, raw: LineDict):
 
     trimmed = LineDict(raw)
     trimmed.line, trimmed.key_lines = raw.line, dict(raw.key_lines)
+    trimmed["spec_version"] = 1  # `spec_version: "1"` is said; the document is still judged
     good = LineDict()
     good.line = getattr(entities, "line", raw.line)
     good.key_lines = dict(getattr(entities, "key_lines", {}))

@@ -72,6 +72,7 @@ STANDINS: dict[tuple[str, str], Any] = {
     ("Relationship", "cardinality"): "one_to_many",
     ("Coverage", "min"): 1,
     # a mapping
+    ("MappingDocument", "mapping_version"): 1,  # `"1"` or `1.0`: said, and the document still judged
     ("MappingDocument", "name"): DROP,
     ("MappingDocument", "description"): DROP,
     ("MappingDocument", "freshness"): DROP,
@@ -120,6 +121,15 @@ def repair_value(model: type[BaseModel], body: Any, loc: tuple, err: dict) -> bo
     standin = STANDINS.get((owner, key))
     if here in SHORTHANDS and isinstance(value, str) and kind in ("model_type", "model_attributes_type"):
         return _put(parent, key, {SHORTHANDS[here]: value})
+    if kind == "string_type" and key in parent and standin is None:
+        # a number where text is asked for (`tolerance: 0.01`, `source: 5`) is judged as the text it
+        # reads as, and a one-item list (`target: [order]`) as its item: the grammar problem is
+        # said, and what the text then means is judged as if quoted (an outside tester, session 41)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return _put(parent, key, str(value))
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], (str, int, float)) \
+                and not isinstance(value[0], bool):
+            return _put(parent, key, str(value[0]))
     if here == "EntityField" and kind in ("model_type", "model_attributes_type") and not isinstance(value, (dict, str)):
         return _put(parent, key, {"type": UNREAD_TYPE})  # `amount: [1]`: a field, its type unread
     if kind == "list_type" and key in parent and (standin is None or value is None or isinstance(value, str)):
