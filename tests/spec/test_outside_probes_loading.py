@@ -211,3 +211,10 @@ def test_a_spec_at_a_dbt_or_sqlmesh_project_root_skips_the_tools_own_files(write
     # elsewhere, a file of such a name is a spec document like any other
     assert [d[:3] for d in _found(write_spec, {"profiles.yml": "shop:\n  target: dev\n"})] == [
         ("profiles.yml", 1, "SPEC_GRAMMAR")]
+
+
+def test_a_very_long_value_is_cut_where_a_message_quotes_it(write_spec) -> None:
+    """An outside tester (session 41): a 100,000-character value made one 100,126-character line."""
+    found = _found(write_spec, _customer("tier: {type: int}", "tier: {type: int, classification: " + "x" * 100_000 + "}"))
+    assert [f[:3] for f in found] == [("entity_customer.yaml", 8, "SPEC_GRAMMAR")]
+    assert "`" + "x" * 80 + "...` (100,000 characters)" in found[0][3] and len(found[0][3]) < 300

@@ -138,12 +138,20 @@ def _tags(text: str) -> list[str]:
     return [t.strip().strip("'") for t in str(text).split(",") if t.strip()]
 
 
+# A value quoted back longer than this is cut: a 100,000-character value made a 100,126-character
+# message line (an outside tester, session 41); the file and line say where the rest is.
+SHOWN_CHARACTERS = 80
+
+
 def _show(value: Any) -> str:
     if value is None:
         return "empty"
     if isinstance(value, (list, dict)):
         return "a list" if isinstance(value, list) else "a mapping"
-    return f"`{value}`"
+    text = str(value)
+    if len(text) > SHOWN_CHARACTERS:
+        return f"`{text[:SHOWN_CHARACTERS]}...` ({len(text):,} characters)"
+    return f"`{text}`"
 
 
 # Keys whose absence or misuse has one well-known cause, and the sentence that names it.

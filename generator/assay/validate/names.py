@@ -21,6 +21,8 @@ SCHEMA_KEYS = ("bronze", "silver", "gold", "meta")
 def shown(name) -> str:
     """A refused name as a message quotes it: in backticks, or as a JSON string when it holds
     a backtick or a character that does not print (a newline would split the message)."""
+    if isinstance(name, str) and len(name) > 80:
+        return f"{shown(name[:80])} (the first 80 of {len(name):,} characters)"
     if isinstance(name, str) and name.isprintable() and "`" not in name:
         return f"`{name}`"
     return json.dumps(name, ensure_ascii=False) if isinstance(name, str) else repr(name)
