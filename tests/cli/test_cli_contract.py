@@ -554,3 +554,15 @@ def test_a_refusal_under_json_is_json(separate, tmp_path):
     assert "Did you mean `int`?" in doc["problems"][0]["message"]
     unknown = invoke("table", "get", "nosuch", "--json", "--project", str(project))
     assert unknown.exit_code in (1, 3) and json.loads(unknown.stdout)["ok"] is False, unknown.output
+
+
+def test_a_project_holding_assay_yml_is_its_own_spec_for_every_command(tmp_path):
+    """An outside tester (session 41): in a project never generated whose folder holds assay.yml,
+    `table list` and `checks` said to pass --spec, where `validate` found the spec there."""
+    project = tmp_path / "proj"
+    shutil.copytree(EXAMPLE, project)
+    write_dbt_skeleton(project, "shop", duckdb_profile("shop", str(project / "warehouse.duckdb")))
+    duckdb.connect(str(project / "warehouse.duckdb")).close()
+    for args in (["table", "list"], ["checks"]):
+        result = invoke(*args, "--project", str(project))
+        assert "has no spec recorded" not in result.output and "pass --spec" not in result.output, (args, result.output)

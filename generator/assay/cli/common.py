@@ -199,10 +199,14 @@ def known_entities(project, wanted: "list[str]", spec_dir: Path) -> None:
 
 
 def optional_spec(spec_dir: Optional[Path], project_dir: Path) -> Optional[Path]:
-    """`--spec` or the recorded spec, for commands that work without one (`assay checks`)."""
+    """`--spec`, the recorded spec, or the project itself when it holds assay.yml (as `validate`
+    finds it: an outside tester, session 41, was told to pass --spec there), for commands that
+    work without one (`assay checks`)."""
     if spec_dir is not None:
         return check_spec_dir(spec_dir, given=True)
     recorded = recorded_spec_dir(Path(project_dir))
+    if recorded is None and (Path(project_dir) / SETTINGS).is_file():
+        return Path(os.path.normpath(project_dir))
     return recorded if recorded is not None and recorded.is_dir() else None
 
 
