@@ -352,6 +352,23 @@ def test_rows_cut_by_the_kept_limit_say_so(tmp_path):
     con.close()
     res = invoke("check", "rows", RUN, "range", "--project", str(project))
     assert res.exit_code == 0 and res.stdout == 'order: RANGE #1: {"order_id": "O-1", "qty": 11}\n', res.output
-    assert "order: RANGE: 1 of the 3 failing rows it found was kept (the build keeps at most `assay_check_rows_kept`" \
-        in res.stderr, res.stderr
+    assert "order: RANGE: 1 of the 3 failing rows it found was kept (a build keeps at most 100 rows per check; on dbt " \
+        "the var `assay_check_rows_kept` sets another number)" in res.stderr, res.stderr
+
+
+def test_a_sql_check_whose_rows_were_all_kept_says_nothing_of_a_cut(tmp_path):
+    """An outside tester (session 41): a SQL check file's two kept rows were printed, then "0 of the
+    2 failing rows it found were kept": the kept rows name the check by its path, the result by its id."""
+    project, con = results_warehouse(tmp_path)
+    con.execute("insert into assay_meta.assay_check_results values "
+                "(?, 'order', 'silver.order/paid_orders', 1002, 'sql', 'warn', true, 2, ?, ?, '2026-12-01 10:00:00')",
+                [RUN, json.dumps({"bounds": {"on_failure": "warn"}, "columns": [], "types": []}),
+                 json.dumps({"failing_rows": 2, "rows": 2})])
+    for n, order in ((1, "O-1"), (2, "O-2")):
+        con.execute("insert into assay_meta.assay_check_rows values (?, 'order', 'silver.order/paid_orders', ?, ?)",
+                    [RUN, n, json.dumps({"order_id": order})])
+    con.close()
+    res = invoke("check", "rows", RUN, "silver.order/paid_orders", "--project", str(project))
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 2, res.output
+    assert "were kept" not in res.stderr and "was kept" not in res.stderr, res.stderr
 
