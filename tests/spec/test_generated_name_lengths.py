@@ -45,7 +45,7 @@ def test_rule_columns_that_pass_63_characters_are_refused(write_spec):
     found = _errors(write_spec, files)
     said = sorted(f[3].split("`")[1] for f in found)
     assert said == [f"{field}_coercible", f"{field}_range_max", f"{field}_range_min"], found
-    assert all("over the 63 characters PostgreSQL allows" in f[3] and "at most 59 characters" in f[3] for f in found)
+    assert all("over the 63 characters PostgreSQL allows" in f[3] and "at most 59 characters" in f[3] for f in found), found
 
 
 def test_sqlmesh_physical_names_on_postgres(write_spec):

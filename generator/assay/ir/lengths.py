@@ -41,18 +41,17 @@ def too_long(project: Project) -> list[Diagnostic]:
                                   f"entity `{e.name}` names a relation `{longest}` of {len(longest)} characters, over the "
                                   f"{MAX_IDENTIFIER} PostgreSQL allows (it would cut the name and read another relation); "
                                   f"shorten the entity's name to at most {room} characters."))
-        for c in e.columns:
-            if len(MARKER_PREFIX + c.name) > MAX_IDENTIFIER:
-                out.append(Diagnostic(e.loc.file or e.file, e.loc.line or 1,
-                                      f"field `{c.name}` of entity `{e.name}` names its coercion marker column "
-                                      f"`{MARKER_PREFIX}{c.name}`, over the {MAX_IDENTIFIER} characters PostgreSQL allows; "
-                                      f"shorten the field's name to at most {MAX_IDENTIFIER - len(MARKER_PREFIX)} characters."))
-        for r in e.rules:
-            if len(RULE_PREFIX + r.name) > MAX_IDENTIFIER:
-                out.append(Diagnostic(r.loc.file or e.file, r.loc.line or e.loc.line or 1,
-                                      f"rule `{r.name}` of entity `{e.name}` names its column `{RULE_PREFIX}{r.name}`, over "
-                                      f"the {MAX_IDENTIFIER} characters PostgreSQL allows (two such names cut to one "
-                                      f"would be one column); keep the rule's name to at most "
-                                      f"{MAX_IDENTIFIER - len(RULE_PREFIX)} characters: shorten the field's name, or name "
-                                      "the rule yourself where its kind takes a `name:`."))
+        # the staged relation's columns named after a field (its coercion marker) or a rule
+        named = [(MARKER_PREFIX, c.name, f"field `{c.name}`", "its coercion marker column", e.loc,
+                  "shorten the field's name") for c in e.columns]
+        named += [(RULE_PREFIX, r.name, f"rule `{r.name}`", "its column", r.loc if r.loc.line else e.loc,
+                   "shorten the field's name, or name the rule yourself where its kind takes a `name:`")
+                  for r in e.rules]
+        for prefix, name, subject, what, loc, remedy in named:
+            if len(prefix + name) > MAX_IDENTIFIER:
+                out.append(Diagnostic(loc.file or e.file, loc.line or 1,
+                                      f"{subject} of entity `{e.name}` names {what} `{prefix}{name}`, over the "
+                                      f"{MAX_IDENTIFIER} characters PostgreSQL allows (two such names cut to one would "
+                                      f"be one column); keep the name to at most {MAX_IDENTIFIER - len(prefix)} "
+                                      f"characters: {remedy}."))
     return out
