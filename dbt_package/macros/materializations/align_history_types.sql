@@ -12,6 +12,10 @@
   change a column's type in place (Spark parquet) stops the node and says so.
 #}
 {% macro align_history_types(history, current) -%}
+  {{ return(adapter.dispatch('align_history_types', 'assay')(history, current)) }}
+{%- endmacro %}
+
+{% macro default__align_history_types(history, current) -%}
   {%- if not execute -%}{{ return('') }}{%- endif -%}
   {%- set stored = load_relation(history) -%}
   {%- if stored is none -%}{{ return('') }}{%- endif -%}
@@ -29,45 +33,9 @@
             ~ wanted.data_type ~ ' cannot hold. The history keeps what it recorded: convert or clear those values '
             ~ '(then alter the column to ' ~ wanted.data_type ~ '), or give the field a type that holds them, and build again.') }}
       {%- endif -%}
-      {%- do run_query(adapter.dispatch('alter_history_column', 'assay')(stored, c.name, wanted.data_type)) -%}
+      {%- do run_query(assay._alter_history_column(stored, c.name, wanted.data_type)) -%}
       {{ log('assay: ' ~ stored ~ '.' ~ c.name ~ ' is now ' ~ wanted.data_type ~ ' (was ' ~ c.data_type ~ '), as the spec gives it', info=True) }}
     {%- endif -%}
   {%- endfor -%}
   {{ return('') }}
-{%- endmacro %}
-
-{#- How many stored versions hold a value of `column` the new type cannot read. -#}
-{% macro _unreadable_history_values(relation, column, data_type) -%}
-  {{ return(adapter.dispatch('_unreadable_history_values', 'assay')(relation, column, data_type)) }}
-{%- endmacro %}
-
-{% macro default___unreadable_history_values(relation, column, data_type) -%}
-  {{ return('select count(*) from ' ~ relation ~ ' where ' ~ adapter.quote(column) ~ ' is not null and try_cast('
-            ~ adapter.quote(column) ~ ' as ' ~ data_type ~ ') is null') }}
-{%- endmacro %}
-
-{% macro postgres___unreadable_history_values(relation, column, data_type) -%}
-  {%- set value = 'cast(' ~ adapter.quote(column) ~ ' as text)' -%}
-  {%- if assay._postgres_version_num() >= 160000 -%}
-    {%- set readable = 'pg_input_is_valid(' ~ value ~ ", '" ~ data_type ~ "')" -%}
-  {%- else -%}
-    {%- set readable = assay._postgres_udf_schema() ~ '.assay_input_is_valid(' ~ value ~ ", '" ~ data_type ~ "')" -%}
-  {%- endif -%}
-  {{ return('select count(*) from ' ~ relation ~ ' where ' ~ adapter.quote(column) ~ ' is not null and not ' ~ readable) }}
-{%- endmacro %}
-
-{#- The statement that changes the stored column's type, its values converted. -#}
-{% macro default__alter_history_column(relation, column, data_type) -%}
-  {{ exceptions.raise_compiler_error('HISTORY_TYPE_CHANGED: ' ~ relation ~ '.' ~ column ~ ' has another type than the spec '
-      ~ 'gives it now (' ~ data_type ~ '), and ' ~ target.type ~ ' cannot change a stored column\'s type in place: '
-      ~ 'rebuild the history with the column converted, or give the field its former type.') }}
-{%- endmacro %}
-
-{% macro duckdb__alter_history_column(relation, column, data_type) -%}
-  {{ return('alter table ' ~ relation ~ ' alter column ' ~ adapter.quote(column) ~ ' set data type ' ~ data_type) }}
-{%- endmacro %}
-
-{% macro postgres__alter_history_column(relation, column, data_type) -%}
-  {{ return('alter table ' ~ relation ~ ' alter column ' ~ adapter.quote(column) ~ ' type ' ~ data_type
-            ~ ' using ' ~ adapter.quote(column) ~ '::' ~ data_type) }}
 {%- endmacro %}
