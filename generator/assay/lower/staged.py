@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..ir.model import Entity, Mapping, Project
+from ..privacy import pii_columns
 from .fields import lower_field
 from .rules import rule_column
 from .spelling import Spelling, Sql
@@ -78,10 +79,13 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
                                else sp.cast(null, "timestamp", False))
     cols = [sp.sql("{} as {}", value, name) for name, value in lineage.items()]
     markers = []
+    private = pii_columns(entity)
     for column in entity.columns:
         src = mapping.source_for(column.name)
         if src is None:
             value, marker = sp.cast(null, column.type, False), None
+        elif not entity.opted_in and column.name in private:
+            value, marker = private_read(sp, entity, column.name, column.type, src)
         else:
             value, marker = lower_field(sp, src, "b", entity.opted_in)
         cols.append(sp.sql("{} as {}", value, sp.ident(column.name)))
@@ -90,6 +94,21 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
     filtered = bronze_filter(lineage) if bronze_filter else ""
     src = source or sp.bronze(mapping.source)
     return sp.sql("{i}select\n{i}{i}{body}\n{i}from {src} as b{filtered}", i=i, body=body, src=src, filtered=filtered)
+
+
+def private_read(sp: Spelling, entity: Entity, column: str, assay_type: str, src) -> tuple[str, Optional[str]]:
+    """A `pii` field of an entity that is not opted in: read as an opted-in one reads it (a value that
+    does not cast is NULL and its marker TRUE), then a value that did not cast stops the build, as
+    the engine's own cast would, but with assay's sentence: the engine's names the value it refused,
+    which dbt and SQLMesh then print (decision 1136, its "Not done"; decision 1140). The sentence is
+    cast to the field's type only where the marker is TRUE, so nothing else is ever evaluated."""
+    value, marker = lower_field(sp, src, "b", True)
+    if marker is None:
+        return value, None
+    said = sp.string(f"assay: a value of {entity.name}.{column} (a pii field, not shown) is no {assay_type}; with "
+                     f"`quarantine:` on the entity such a row goes to its reject table instead of stopping the build")
+    refusal = sp.cast(sp.sql("case when {} then {} end", marker, said), assay_type, False)
+    return sp.sql("coalesce({}, {})", value, refusal), marker
 
 
 def delivery_rank(sp: Spelling, entity: Entity) -> str:
