@@ -83,10 +83,12 @@ def _spelled(expr_text: str) -> str:
 
 
 def _mapping_sig(m: Mapping) -> tuple:
-    """What a mapping does to the entity's values: its source and each field's path, transforms and
-    type, by column. Not where it is written (file, line, field order: a comment or a moved field
-    changes no value) nor its freshness or unmapped list (decision 0955)."""
-    return (m.name, m.source, tuple(sorted((f.column, f.path, f.steps, f.target_type, f.is_key) for f in m.fields)))
+    """What a mapping does to the entity's values: its source and each field's path and transforms,
+    by column. Not where it is written (file, line, field order: a comment or a moved field changes
+    no value) nor its freshness or unmapped list (decision 0955), nor the field's type, which is the
+    entity's (`fields_changed` says it; an outside tester, session 41, read `mappings_changed` for
+    mapping files that had not changed)."""
+    return (m.name, m.source, tuple(sorted((f.column, f.path, f.steps, f.is_key) for f in m.fields)))
 
 
 def _declaration_sig(m: Mapping) -> tuple:

@@ -264,3 +264,13 @@ def test_a_mapping_file_renamed_changes_no_rule_name(tmp_path):
     (new / "z_crm.yaml").rename(new / "a_crm.yaml")
     (new / "mapping_customer.yaml").rename(new / "z_customer.yaml")
     assert plan(before, load_project(new)).changes == ()
+
+
+def test_a_field_type_changed_is_a_field_change_not_a_mapping_change(tmp_path):
+    """An outside tester (session 41): a field's type changed in the entity, the mapping files
+    untouched, and the plan also said `mappings_changed`. The replay is the same (both revalue)."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/entities.yml", '      discount: {type: "decimal(12,2)"}', '      discount: {type: "decimal(14,2)"}')
+    p = plan(load_project(EXAMPLE), load_project(new))
+    assert [(c.entity, c.kind) for c in p.changes] == [("order", "fields_changed")], p.changes
+    assert "order" in p.replay_scope
