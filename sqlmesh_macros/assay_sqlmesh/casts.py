@@ -60,6 +60,21 @@ TRUE_WORDS = f"^{BOOL_SPACE}(true|t|yes|y|on|1){BOOL_SPACE}$"
 FALSE_WORDS = f"^{BOOL_SPACE}(false|f|no|n|off|0){BOOL_SPACE}$"
 
 
+def plain_decimal_sql(value: str) -> str:
+    """Decimal text with an exponent written out without it (`5e-4` is `0.0005`), for DuckDB, whose
+    cast of exponent text rounds by the mantissa's first digit wherever it falls (`5e-4` became 0.01
+    in `decimal(6,2)`, where PostgreSQL and Spark give 0.00; decision 1141). The dbt package writes
+    the same expression (macros/types/_plain_decimal_text.sql); the primitive table holds the cases."""
+    sign = f"regexp_extract({value}, '^\\s*([+-]?)', 1)"
+    mantissa = f"regexp_extract({value}, '^\\s*[+-]?([0-9]*[.]?[0-9]*)', 1)"
+    digits = f"replace({mantissa}, '.', '')"
+    point = (f"(case when strpos({mantissa}, '.') > 0 then strpos({mantissa}, '.') - 1 else length({mantissa}) end"
+             f" + cast(regexp_extract({value}, '[eE]([+-]?[0-9]+)', 1) as integer))")
+    return (f"case when regexp_matches({value}, '[eE]') then {sign} || case when {point} <= 0 then '0.' || repeat('0', -"
+            f"{point}) || {digits} when {point} >= length({digits}) then {digits} || repeat('0', {point} - length("
+            f"{digits})) else left({digits}, {point}) || '.' || substr({digits}, {point} + 1) end else {value} end")
+
+
 def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: int | None = None) -> str:
     """SQL text of the guarded cast of `value_sql` (already text) to `assay_type`.
 
@@ -100,6 +115,9 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
         cast = template.replace("{type_literal}", type_literal).replace("{type}", tname).replace("{value}", trimmed)
     elif kind == "decimal":
         guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)
+        if dialect == "duckdb":
+            cast = template.replace("{type_literal}", type_literal).replace("{type}", tname).replace(
+                "{value}", plain_decimal_sql(value_sql))
     elif kind == "variant":  # the escape of U+0000, which jsonb refuses (decision 1123, amended in session 33)
         guard = "NOT " + regex_match_sql(value_sql, JSON_NUL_ESCAPE, dialect)
     else:

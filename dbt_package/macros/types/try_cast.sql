@@ -6,6 +6,14 @@
   {{ return(assay._guarded_cast(expr, assay_type, 'TRY_CAST({value} AS {type})')) }}
 {%- endmacro %}
 
+{#- DuckDB reads decimal text with an exponent written out first (assay._plain_decimal_text). -#}
+{% macro duckdb__try_cast(expr, assay_type) -%}
+  {%- if assay._parse_type(assay_type).kind == 'decimal' -%}
+    {{ return(assay._guarded_cast(expr, assay_type, 'TRY_CAST(' ~ assay._plain_decimal_text('{value}') ~ ' AS {type})')) }}
+  {%- endif -%}
+  {{ return(assay.default__try_cast(expr, assay_type)) }}
+{%- endmacro %}
+
 {#- No TRY_CAST keyword: guard the engine's own input parser, so the accept set is the
     engine's and not a regex approximation of it. 15 lacks pg_input_is_valid and uses the
     function that install_functions() creates. -#}
