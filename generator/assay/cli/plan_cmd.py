@@ -43,7 +43,8 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
     old_dir = check_spec_dir(old, given=True)
     new_dir = resolve_spec(new if new is not None else spec_dir, project_dir)
     new_project = load_project(new_dir)
-    result = plan(load_project(old_dir), new_project)
+    old_project = load_project(old_dir)
+    result = plan(old_project, new_project)
     data = None
     if with_data:
         from ..plandata import plan_data
@@ -52,7 +53,7 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
         with Progress("plan", 3 + replays + (1 if replays else 0), quiet=as_json) as progress:
             data = plan_data(new_project, new_dir, project_dir, result, profiles_dir=profiles_dir, target=target,
                              execution_time=execution_time, step=progress.step)
-    notes = history_notes(load_project(old_dir), new_project, project_dir)
+    notes = history_notes(old_project, new_project, project_dir)
     if as_json:
         out = result.as_dict()
         out["notes"] = notes

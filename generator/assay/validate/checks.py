@@ -155,13 +155,17 @@ def _near_header(text: str) -> bool:
     `/* assay:`, `/* assay on_failure: warn */`)."""
     from ..checks.sqlfile import opens_header
 
-    first = text.replace("\r\n", "\n").split("\n", 1)[0].strip()
+    first = _first_line(text)
     return bool(_NEAR_HEADER.fullmatch(first)) and not opens_header(first)
+
+
+def _first_line(text: str) -> str:
+    return text.replace("\r\n", "\n").split("\n", 1)[0].strip()
 
 
 def _shown_line(text: str) -> str:
     """The file's first line as a message quotes it."""
-    first = text.replace("\r\n", "\n").split("\n", 1)[0].strip()
+    first = _first_line(text)
     return f"`{first[:40]}`" + ("..." if len(first) > 40 else "")
 
 
