@@ -1425,6 +1425,44 @@ relationships:
          "`_`, starting with a letter."),
     ],
 )
+# A name that does not read still names its item: the item's other problems are said, and what
+# names it by the folded name finds it (an outside tester, session 41: each hid its whole item).
+case(
+    "unread_names_keep_their_items",
+    {"extra.yaml": spec_doc("""
+relationships:
+  - {name: Order Lines, from: orderz, to: customer, via: {customer_id: customer_id}}
+coverage:
+  - {name: Every Customer, relationship: nope_rel, on_fail: fial}
+  - {relationship: order_lines, on_fail: flag}
+reconcile:
+  - {name: "Totals!", left: "sum(nope.amount) by order_id", right: "orders.amount", tolerance: "abc", on_fail: fail}
+""")},
+    [
+        ('extra.yaml', 3, 'SPEC_INVALID', 'relationship `order_lines` from `orderz`, which is not a declared entity. Did you mean `orders`?'),
+        ('extra.yaml', 3, 'SPEC_GRAMMAR', 'relationships[0].name is `Order Lines`; a name is lower-case letters, digits and `_`, starting with a letter.'),
+        ('extra.yaml', 5, 'SPEC_INVALID', 'coverage check `every_customer` names relationship `nope_rel`, which is not declared. Declare it under `relationships:` or name one that is.'),
+        ('extra.yaml', 5, 'SPEC_INVALID', 'coverage check `every_customer` says `on_fail: fial`; write one of `flag`, `fail`.'),
+        ('extra.yaml', 5, 'SPEC_GRAMMAR', 'coverage[0].name is `Every Customer`; a name is lower-case letters, digits and `_`, starting with a letter.'),
+        ('extra.yaml', 6, 'SPEC_GRAMMAR', 'coverage[1] has no `name`; write `name:` there, it is required.'),
+        ('extra.yaml', 8, 'SPEC_INVALID', '`left` of reconcile check `totals` reads entity `nope`, which is not declared.'),
+        ('extra.yaml', 8, 'SPEC_INVALID', "`tolerance` of reconcile check `totals` is `abc`; write a non-negative decimal in quotes such as `'0.01'`, so it stays exact."),
+        ('extra.yaml', 8, 'SPEC_GRAMMAR', 'reconcile[0].name is `Totals!`; a name is lower-case letters, digits and `_`, starting with a letter.'),
+    ],
+)
+case(
+    "mapping_without_key_still_judged",
+    {"mapping_orders.yaml": orders_mapping('  status: {from: "$.status", transform: [lowerr]}').replace(
+        'key:\n  order_id: {from: "$.id"}\n', "")},
+    [
+        ("mapping_orders.yaml", 1, "SPEC_GRAMMAR", "the document has no `key`; write `key:` there, it is required."),
+        ("mapping_orders.yaml", 5, "SPEC_INVALID",
+         "transform 1 of `status` in mapping `raw_orders` into `orders`: `lowerr` is not a transform. Did you mean "
+         "`lower`? Transforms are `abs`, `coalesce`, `concat`, `divide`, `enum_map`, `lower`, `multiply`, `nullif`, "
+         "`parse_date`, `parse_ts`, `regex_extract`, `round`, `split_part`, `strip_prefix`, `strip_suffix`, "
+         "`to_bool`, `to_decimal`, `to_int`, `to_string`, `to_utc`, `trim`, `upper`."),
+    ],
+)
 case(
     "entity_declared_twice",
     {

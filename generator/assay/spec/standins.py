@@ -79,9 +79,27 @@ STANDINS: dict[tuple[str, str], Any] = {
     # a field's path (missing, or not text): the bronze column of the field's own name. Left out,
     # the field would be unmapped and its entity's key or `required:` would echo it (session 29)
     ("FieldMapping", "from"): OWN_COLUMN,
+    # a mapping's key: one entry no entity key has (`key_unread`), so the rest of the mapping is
+    # judged; left out, the whole mapping went and its other problems with it (session 41)
+    ("MappingDocument", "key"): {UNREAD_KEY: {"from": "$._source_row_id"}},
     # the ingestion metadata every quarantine and dedupe needs: left out, that would be the echo
     ("MappingDocument", "unmapped"): ["$._load_id", "$._ingested_at", "$._source_row_id"],
 }
+
+# The nodes whose required `name:` is a stand-in of its own when it does not read (`folded_name`).
+NAMED = frozenset({"Relationship", "Coverage", "Reconcile", "ExpressionRule"})
+
+
+def folded_name(value: Any, line: int) -> str:
+    """The name a broken `name:` is judged under: its text folded to the name grammar (`Order
+    Customer` -> `order_customer`, so what refers to it by the folded name still finds it), or,
+    for no text at all, one named after its line."""
+    text = re.sub(r"[^a-z0-9_]+", "_", str(value).lower()).strip("_") if isinstance(value, (str, int)) \
+        and not isinstance(value, bool) else ""
+    if not text:
+        return f"unnamed_line_{line or 0}"
+    return text if text[0].isalpha() else f"n_{text}"
+
 
 # Lists of values that stand alone: an item that does not parse is left out, the others are judged.
 ITEM_LISTS = frozenset({
@@ -119,6 +137,12 @@ def repair_value(model: type[BaseModel], body: Any, loc: tuple, err: dict) -> bo
     value = parent.get(key)
     here = _name(model_at(model, loc[:cut]))
     standin = STANDINS.get((owner, key))
+    if key == "name" and owner in NAMED and standin is None:
+        # A name that does not read still names its check, rule or relationship: left out, the
+        # whole item went with it, hiding its other problems, and a rule naming a relationship
+        # `Order Customer` was told the relationship is not declared (an outside tester, session 41).
+        return _put(parent, key, folded_name(value, parent.line_of(key) if isinstance(parent, LineDict) and key in parent
+                                             else getattr(parent, "line", 0)))
     if here in SHORTHANDS and isinstance(value, str) and kind in ("model_type", "model_attributes_type"):
         return _put(parent, key, {SHORTHANDS[here]: value})
     if kind == "string_type" and key in parent and standin is None:

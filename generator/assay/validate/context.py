@@ -51,6 +51,7 @@ def joins_quality(ent: Entity, mapping_docs) -> bool:
 
 def build_context(loaded: LoadedSpec) -> Context:
     ctx = Context(loaded=loaded)
+    unread = {(d.file, d.line) for d in loaded.diagnostics if d.code == "SPEC_GRAMMAR"}
     for file, doc, _raw in loaded.entity_docs:
         ctx.docs.append((file, doc))
         for name, ent in doc.entities.items():
@@ -68,6 +69,14 @@ def build_context(loaded: LoadedSpec) -> Context:
                 continue
             ctx.entities[name] = (file, ent)
         for rel in doc.relationships:
+            # A name that did not read (said by the grammar) and folds to one taken is not a second
+            # problem: the one whose name reads is judged (spec/standins.py, `folded_name`).
+            if rel.name in ctx.relationships and (file, rel.line("name")) in unread:
+                continue
+            first = ctx.relationships.get(rel.name)
+            if first and (first[0], first[1].line("name")) in unread:
+                ctx.relationships[rel.name] = (file, rel)
+                continue
             if rel.name in ctx.relationships:
                 ctx.report(file, rel.line("name"), f"relationship `{rel.name}` is declared twice; relationship names are unique across the project: rename one, or delete the copy.")
                 continue

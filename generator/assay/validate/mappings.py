@@ -8,6 +8,7 @@ from typing import Optional
 from ..duration import Duration
 from ..errors import Diagnostic
 from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
+from ..spec.standins import key_unread
 from ..spec.transforms import output_type, parse_step
 from ..identifiers import IDENTIFIER_RULE, is_identifier
 from ..redaction import intersects
@@ -55,7 +56,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
     _check_source(ctx, file, m, where)
     # key entries; an entity key naming undeclared columns is refused on the entity, and
     # comparing a mapping against it would only echo that refusal.
-    key_ok = all(k in ent.fields for k in ent.key)
+    key_ok = all(k in ent.fields for k in ent.key) and not key_unread(m.key)
     for col in m.key if key_ok else ():
         if col not in ent.key:
             ctx.report(file, m.key[col].line() or m.line("key"), f"{where} maps `{col}` under `key:`, and the key of `{m.target}` is ({', '.join(ent.key)}); move it to `fields:` or fix the entity key.")
