@@ -69,10 +69,15 @@ def scoped(sp: Spelling, rule: Rule, predicate: str, before_dedupe: bool = False
     """Field rules judge their own mapping's rows; losers of the dedupe and superseded deliveries
     (no `_dedupe_rank`) are never judged. A rule `before_dedupe` judges every latest delivery,
     losers included (decision 0018)."""
+    return "(" + sp.join("and", judged_rows(sp, rule, before_dedupe) + [predicate]) + ")"
+
+
+def judged_rows(sp: Spelling, rule: Rule, before_dedupe: bool = False) -> list[str]:
+    """The conditions (ANDed) that hold on exactly the rows ``rule`` judges (see `scoped`)."""
     conds = ["_delivery_rank = 1" if before_dedupe else "_dedupe_rank = 1"]
     if rule.mapping is not None:
         conds.append(f"_mapping = {sp.string(rule.mapping)}")
-    return "(" + sp.join("and", conds + [predicate]) + ")"
+    return conds
 
 
 def judges_the_dedupe(rule: Rule, dedupe_columns: frozenset) -> bool:

@@ -42,7 +42,7 @@ probed as (
 judged as (
     select
         order_id,
-        {{ assay.unknown_member("customer_id", "_probe__order_of_customer") }} as customer_id,
+        {{ assay.unknown_member("customer_id", "case when _dedupe_rank = 1 then _probe__order_of_customer else true end") }} as customer_id,
         ordered_at,
         status,
         amount,
