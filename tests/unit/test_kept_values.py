@@ -118,7 +118,7 @@ def project(tmp_path_factory):
 
 
 def test_the_entity_tables_columns_and_types(project):
-    from assay.lower.check_rows import LINEAGE_TYPES
+    from assay.ir.model import LINEAGE_TYPES
     from assay.lower.staged import LINEAGE
 
     assert tuple(name for name, _ in LINEAGE_TYPES) == tuple(LINEAGE)  # one list of lineage columns

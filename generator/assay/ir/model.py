@@ -15,6 +15,11 @@ from ..spec.transforms import Step
 
 SEVERITY = {"flag": 1, "quarantine": 2, "fail": 3}
 INGESTION_COLUMNS = ("_load_id", "_ingested_at", "_source_row_id")
+#: The assay type of the columns every entity table has beside its fields (lower/staged.LINEAGE,
+#: in its order: tests/unit/test_kept_values.py holds the two lists equal); an expression rule
+#: reads them as these types too.
+LINEAGE_TYPES = (("_mapping", "string"), ("_source_row_id", "string"), ("_load_id", "string"),
+                 ("_ingested_at", "timestamp"))
 #: What ends every dedupe order, in this order, so the winner is a function of the data: the source
 #: row, its delivery, and its mapping (two mappings may share a `_source_row_id` and a `_load_id`;
 #: decisions 0014 and 1135).

@@ -38,7 +38,7 @@ from sqlglot import exp
 from sqlglot.lineage import lineage
 from sqlglot.optimizer.qualify import qualify
 
-from ..ir.model import Entity, Project
+from ..ir.model import LINEAGE_TYPES, Entity, Project
 
 _Known = TypeVar("_Known")  # what is known of a relation: a Relation, or its columns' types
 
@@ -224,12 +224,10 @@ def sql_check_redaction(check, project: Project, entity: Optional[Entity] = None
 
 # ---------------------------------------------------------------------------- the kept rows' types
 
-#: The assay type of the columns every entity table has beside its fields (staged.LINEAGE, in its
-#: order: tests/unit/test_kept_values.py holds the two lists equal), and of
-#: the validity columns of a type-2 entity as either target names them (dbt's snapshot, SQLMesh's
-#: SCD model); the flags are an engine's array or text, which every engine's JSON spells alike.
-LINEAGE_TYPES = (("_mapping", "string"), ("_source_row_id", "string"), ("_load_id", "string"),
-                 ("_ingested_at", "timestamp"))
+#: The assay type of the columns every entity table has beside its fields is `LINEAGE_TYPES`
+#: (ir/model.py); these are the flags' and the validity columns' of a type-2 entity as either target
+#: names them (dbt's snapshot, SQLMesh's SCD model); the flags are an engine's array or text, which
+#: every engine's JSON spells alike.
 FLAG_TYPES = (("_quality_ok", "bool"),)
 TYPE2_TYPES = (("valid_from", "timestamp"), ("valid_to", "timestamp"), ("dbt_valid_from", "timestamp"),
                ("dbt_valid_to", "timestamp"), ("dbt_updated_at", "timestamp"))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 from ..errors import Diagnostic
-from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
+from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS, LINEAGE_TYPES
 from ..spec.standins import UNREAD_TYPE, key_unread
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
-from .expressions import parse_expression, qualified_columns, referenced_columns, unknown_functions
+from .expressions import parse_expression, qualified_columns, referenced_columns, type_mismatches, unknown_functions
 from ..redaction import normalized
 from .mappings import parse_path
 from .types import SIMPLE_TYPES, TYPE_ADVICE, normalize_type
@@ -124,6 +124,12 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
                 for col in referenced_columns(tree):
                     if col not in ent.fields and col not in INGESTION_COLUMNS:
                         ctx.report(file, rule.line("expr"), f"{what} reads column `{col}`, which {where} does not declare.{did_you_mean(col, ent.fields)}")
+                types = {**dict(LINEAGE_TYPES), **{c: normalize_type(f.type) or "" for c, f in ent.fields.items()}}
+                for sentence in type_mismatches(tree, types) if not problems else ():
+                    ctx.report(file, rule.line("expr"), f"{what}: `{rule.expr}` {sentence}: the engines judge that "
+                               "differently or refuse it; compare values of one kind (a quoted text with a text field, a "
+                               "bare number with a number field, a date as 'YYYY-MM-DD'), or declare the field with "
+                               "the type its values have.")
         else:
             _check_referential(ctx, file, name, ent, rule, rline)
     # grants / owner are free text; nothing to refuse beyond grammar.

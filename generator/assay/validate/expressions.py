@@ -70,3 +70,104 @@ def referenced_columns(tree: exp.Expression) -> list[str]:
 
 def qualified_columns(tree: exp.Expression) -> list[str]:
     return sorted({c.sql() for c in tree.find_all(exp.Column) if c.table})
+
+
+# The classes of value an expression compares, by the field's declared type; a class missing here
+# (variant) is not judged.
+_CLASS = {"string": "text", "int": "number", "bool": "boolean", "date": "date", "timestamp": "timestamp"}
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod)
+_BOOLEAN_TEXT = {"true", "false", "t", "f"}
+
+
+def value_class(assay_type: str) -> Optional[str]:
+    """The class of value a field of `assay_type` holds in an expression (None: not judged)."""
+    return "number" if assay_type.startswith("decimal") else _CLASS.get(assay_type)
+
+
+def _operand(node: exp.Expression, classes: dict) -> Optional[tuple[str, str, Optional[str]]]:
+    """(class, how the sentence names it, literal text or None) of a column or a literal; None
+    for anything else (a call, a cast, an expression: not judged)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return "number", f"the number `{node.sql()}`", None
+    if isinstance(node, exp.Column) and not node.table and node.name in classes:
+        cls = classes[node.name]
+        return cls, f"{cls} `{node.name}`", None
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return "literal text", f"the text '{node.this}'", node.this
+        return "number", f"the number `{node.this}`", None
+    if isinstance(node, exp.Boolean):
+        return "boolean", f"`{node.sql()}`", None
+    return None
+
+
+def _reads_as(text: str, cls: str) -> bool:
+    """Whether every engine reads a quoted literal as a value of `cls` (PostgreSQL and DuckDB coerce
+    an untyped literal to the column's type; text that is no such value stops the build)."""
+    import datetime as _dt
+    from decimal import Decimal, InvalidOperation
+
+    t = text.strip()
+    try:
+        if cls == "number":
+            Decimal(t)
+            return t.lower() not in ("nan", "inf", "-inf", "infinity", "-infinity")
+        if cls == "date":
+            _dt.date.fromisoformat(t)
+            return True
+        if cls == "timestamp":
+            _dt.datetime.fromisoformat(t)
+            return True
+    except (ValueError, InvalidOperation):
+        return False
+    if cls == "boolean":
+        return t.lower() in _BOOLEAN_TEXT
+    return True
+
+
+def _pair_problem(a: tuple, b: tuple) -> Optional[str]:
+    (ca, na, _ta), (cb, nb, tb) = a, b
+    if ca == "literal text" and cb == "literal text":
+        return None
+    if cb == "literal text":
+        if ca == "text" or _reads_as(tb, ca):
+            return None
+        return f"compares {na} with {nb} (no {ca})"
+    if ca == "literal text":
+        return _pair_problem(b, a)
+    if ca == cb or {ca, cb} <= {"date", "timestamp"}:
+        return None
+    return f"compares {na} with {nb}"
+
+
+def type_mismatches(tree: exp.Expression, types: dict[str, str]) -> list[str]:
+    """Sentences for each comparison or arithmetic the engines disagree on or refuse: a text field
+    compared with a number (DuckDB casts the text and stops on the first value that is no number,
+    PostgreSQL refuses the query, Spark compares as numbers), a number, date or timestamp field
+    compared with a quoted literal that is no such value, fields of two classes compared, and
+    arithmetic on text. `types` maps each column the expression may read to its assay type."""
+    classes = {c: cls for c, t in types.items() if (cls := value_class(t))}
+    out: list[str] = []
+    for node in tree.find_all(*_COMPARISONS, exp.In, exp.Between, *_ARITHMETIC):
+        this = _operand(node.this, classes)
+        if isinstance(node, exp.In):
+            others = node.expressions
+        elif isinstance(node, exp.Between):
+            others = [node.args.get("low"), node.args.get("high")]
+        else:
+            others = [node.expression]
+        for other in others:
+            that = _operand(other, classes) if other is not None else None
+            if isinstance(node, _ARITHMETIC):
+                for side in (this, that):
+                    if side and side[0] in ("text", "literal text"):
+                        out.append(f"does arithmetic (`{node.sql()}`) on {side[1]}")
+                continue
+            if this and that:
+                problem = _pair_problem(this, that)
+                if problem:
+                    out.append(problem)
+    return sorted(set(out))
