@@ -397,3 +397,18 @@ def test_a_broken_grain_hides_no_other_table_of_a_tables_document(write_spec):
     doc = ("tables_version: 1\ntables:\n  bronze.raw_orders:\n    grain: 5\n  raw_items:\n    grain: [id]\n")
     _project, diagnostics, _loaded = compile_spec(write_spec({"tables.yaml": doc}))
     assert [(d.line, d.code) for d in diagnostics] == [(4, "SPEC_GRAMMAR"), (5, "SPEC_INVALID")], diagnostics
+
+
+def test_a_budget_naming_no_table_is_said_with_the_other_problems(write_spec):
+    # it was a resolution-stage check: said only once every other problem was fixed
+    spec = write_spec({
+        "assay.yml": "name: shop\nchecks:\n  budgets:\n    ordrs: {scan_budget_bytes: 1000}\n",
+    })
+    path = spec / "entity_orders.yaml"
+    path.write_text(path.read_text().replace("key: [order_id]", "key: [order_idd]"))
+    project, diags, _ = compile_spec(spec)
+    assert project is None
+    said = [(d.file, d.code) for d in diags]
+    assert ("assay.yml", "SPEC_SETTINGS") in said and ("entity_orders.yaml", "SPEC_INVALID") in said, diags
+    budget = next(d for d in diags if d.file == "assay.yml")
+    assert budget.line == 4 and "checks.budgets names `ordrs`, which is no entity or declared table" in budget.message

@@ -61,3 +61,4 @@ def test_refused_at_the_rule_with_what_to_write(write_spec):
         "engines judge that differently or refuse it; compare values of one kind (a quoted text with a text field, "
         "a bare number with a number field, a date as 'YYYY-MM-DD'), or declare the field with the type its values "
         "have.")]
+

@@ -304,7 +304,7 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
         fingerprint=fingerprint(loaded),
         skipped=tuple(sorted(loaded.skipped)),
         check_budget=(loaded.settings.checks.scan_budget_bytes, loaded.settings.checks.time_budget_seconds),
-        check_budgets=_check_budgets(loaded, entity_names | {t.name for t in tables}, out),
+        check_budgets=_check_budgets(loaded),
         snapshot_clock=loaded.settings.dbt.snapshot_clock,
     )
     out.extend(too_long(project))
@@ -313,20 +313,12 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
     return project, []
 
 
-def _check_budgets(loaded: LoadedSpec, known: set, out: list) -> tuple[tuple[str, int, int], ...]:
-    """`checks.budgets` of assay.yml: each table's own budget, its unstated half the project's."""
+def _check_budgets(loaded: LoadedSpec) -> tuple[tuple[str, int, int], ...]:
+    """`checks.budgets` of assay.yml: each table's own budget, its unstated half the project's
+    (validation refused a budget naming no entity or table: `validate/checks.check_budget_names`)."""
     checks = loaded.settings.checks
-    budgets = []
-    for name, b in sorted(checks.budgets.items()):
-        if name not in known:
-            out.append(Diagnostic(
-                "assay.yml", b.line() or checks.line("budgets") or 1,
-                f"checks.budgets names `{name}`, which is no entity or declared table of the spec; write the name of "
-                f"one ({', '.join(sorted(known)) or 'the spec declares none'}), or remove the entry.", "SPEC_SETTINGS"))
-            continue
-        budgets.append((name, b.scan_budget_bytes or checks.scan_budget_bytes,
-                        b.time_budget_seconds or checks.time_budget_seconds))
-    return tuple(budgets)
+    return tuple((name, b.scan_budget_bytes or checks.scan_budget_bytes, b.time_budget_seconds or checks.time_budget_seconds)
+                 for name, b in sorted(checks.budgets.items()))
 
 
 def compile_spec(root, target: Optional[str] = None, dialect: Optional[str] = None) -> tuple[Optional[Project], list[Diagnostic], LoadedSpec]:

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..errors import Diagnostic
 from ..spec.loader import LoadedSpec
-from .checks import check_declared, check_sql_files
+from .checks import check_budget_names, check_declared, check_sql_files
 from .context import build_context
 from .dispositions import check_retention, check_type2_keys
 from .entities import check_entities
@@ -62,6 +62,7 @@ def validate(loaded: LoadedSpec, target: Optional[str] = None, dialect: Optional
     check_type2_keys(ctx)
     check_incremental(ctx)
     declared = check_declared(ctx)
+    check_budget_names(ctx)
     check_thresholds(ctx)
     sql_checks = check_sql_files(ctx)
     if target is not None:

@@ -21,6 +21,19 @@ def declared_checks_of(ctx: Context, file: str, owner: str, raw, columns, grain,
     return tuple(checks)
 
 
+def check_budget_names(ctx: Context) -> None:
+    """Each `checks.budgets` entry of assay.yml names an entity or a declared table (judged with
+    the rest of the spec, not after it: a resolution-stage check ran only on an otherwise clean spec)."""
+    checks = ctx.loaded.settings.checks
+    known = set(ctx.entities) | set(ctx.loaded.known_entities) | {
+        t for _f, doc, _r in ctx.loaded.table_docs for t in doc.tables}
+    for name, b in sorted(checks.budgets.items()):
+        if name not in known:
+            ctx.report("assay.yml", b.line() or checks.line("budgets") or 1,
+                       f"checks.budgets names `{name}`, which is no entity or declared table of the spec; write the name of "
+                       f"one ({', '.join(sorted(known)) or 'the spec declares none'}), or remove the entry.", "SPEC_SETTINGS")
+
+
 def check_declared(ctx: Context) -> dict:
     """All declared checks, by owner (entity name or schema.table)."""
     found: dict = {}
