@@ -566,3 +566,22 @@ def test_a_project_holding_assay_yml_is_its_own_spec_for_every_command(tmp_path)
     for args in (["table", "list"], ["checks"]):
         result = invoke(*args, "--project", str(project))
         assert "has no spec recorded" not in result.output and "pass --spec" not in result.output, (args, result.output)
+
+
+def test_plan_with_both_specs_broken_says_both(tmp_path):
+    # it said only the new spec's problems, and the old spec's came after they were fixed
+    old, new = tmp_path / "old", tmp_path / "new"
+    for spec in (old, new):
+        shutil.copytree(EXAMPLE, spec)
+        entities = spec / "spec" / "entities.yml"
+        entities.write_text(entities.read_text().replace("key: [order_id]", "key: [order_idd]", 1))
+    customers = old / "spec" / "customers.yml"
+    customers.write_text(customers.read_text().replace("key:", "kee:", 1))
+    result = invoke("plan", str(old), "--spec", str(new))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == f"the new spec ({new}):"
+    assert f"the old spec ({old}):" in result.stdout.splitlines()
+    assert f"{old}/spec/customers.yml:" in result.stdout and f"{new}/spec/entities.yml:" in result.stdout
+    assert "problems found in the two specs" in result.stderr
+    as_json = json.loads(invoke("plan", str(old), "--spec", str(new), "--json").stdout)
+    assert {Path(p["file"]).parent.parent for p in as_json["problems"]} == {old, new}

@@ -32,7 +32,6 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
     """Compare OLD_SPEC (the spec as deployed, e.g. a checkout of the last release) with the project's
     spec: what changed, what to replay, what to backfill; with --data, how many rows the next build
     would newly quarantine, flag or fail, take out of the reject table, and bring back by replay."""
-    from ..api import load_project
     from ..plan import plan
 
     if new is not None and spec_dir is not None:
@@ -42,8 +41,7 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
                               "`assay plan --data` reads; add --data.")
     old_dir = check_spec_dir(old, given=True)
     new_dir = resolve_spec(new if new is not None else spec_dir, project_dir)
-    new_project = load_project(new_dir)
-    old_project = load_project(old_dir)
+    new_project, old_project = _load_both(new_dir, old_dir)
     result = plan(old_project, new_project)
     data = None
     if with_data:
@@ -72,6 +70,34 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
     if data is not None:
         for line in data_lines(data):
             click.echo(line)
+
+
+def _load_both(new_dir: Path, old_dir: Path):
+    """Both specs' projects; when both are broken, one refusal with every problem of each, the old
+    spec's after the new one's (it said only the new one's, and the old one's came after its fix)."""
+    from dataclasses import replace
+
+    from ..api import load_project
+    from ..errors import SpecError, openable
+
+    problems = []
+    projects = []
+    for which, spec in (("the new spec", new_dir), ("the old spec", old_dir)):
+        try:
+            projects.append(load_project(spec))
+        except SpecError as exc:
+            problems.append((which, spec, exc))
+    if len(problems) == 1:
+        raise problems[0][2]
+    if problems:
+        out = [line for which, spec, exc in problems for line in [f"{which} ({spec}):", *exc.out]]
+        n = sum(len(exc.diagnostics) for _w, _s, exc in problems)
+        # each problem names its file as it opens from here: two specs hold files of one name
+        diagnostics = [replace(d, file=openable(exc.spec_dir, d.file)) for _w, _s, exc in problems for d in exc.diagnostics]
+        raise SpecError(diagnostics, out=out, summary=(
+            f"{n} problems found in the two specs; nothing was changed. Fix each line above (file:line says where) "
+            "and run the command again."))
+    return projects[0], projects[1]
 
 
 def data_lines(data) -> list[str]:
