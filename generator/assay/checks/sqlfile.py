@@ -53,6 +53,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from assay.checks import Problem
+from assay.checks.check_dialect import other_readings
 from assay.checks.sqlguard import refused_calls, refused_sigils
 from assay.parse_problem import parse_position, parse_problem
 from assay.spec.yamlload import NUL_PROBLEM
@@ -419,8 +420,10 @@ def parse_check_file(
                         "check file of its own", line)
             else:
                 stmt = statements[0]
-                _check_statement(stmt, label, namespace, table, first_sql_line, out,
-                                 split is not None)
+                for reading in [stmt, *other_readings(masked, stmt)]:  # as each engine reads it
+                    judged = _Problems(out.path)
+                    _check_statement(reading, label, namespace, table, first_sql_line, judged, split is not None)
+                    out.items += [p for p in judged.items if p not in out.items]
                 for at, sentence in refused_sigils(masked, stmt, 1, dialect):
                     out.add(f"{label} {sentence}", at)
             chars = list(masked)

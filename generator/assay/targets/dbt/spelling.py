@@ -86,12 +86,12 @@ def _marked(tree, prefix: str, kind, text_of) -> dict[str, str]:
     return marked
 
 
-def escaped_literals(tree) -> dict[str, str]:
+def escaped_literals(tree, prefix: str = "assay_escaped_literal") -> dict[str, str]:
     """Every string literal of `tree` that holds a backslash, marked (`_marked`): sqlglot's
     PostgreSQL spelling keeps a backslash bare, which Spark reads as an escape: `'a\\'' or ...'`
     would end the literal early there and run its rest as SQL. The caller writes each value through
     `assay.string_literal`, which escapes it for the engine (decision 0972)."""
-    return _marked(tree, "assay_escaped_literal", exp.Literal,
+    return _marked(tree, prefix, exp.Literal,
                    lambda node: node.this if node.is_string and "\\" in node.this else None)
 
 

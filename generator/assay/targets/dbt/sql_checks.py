@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-import sqlglot
 from sqlglot import exp
 
+from ...checks.check_dialect import DBT_SPELLINGS, read_for
 from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
@@ -33,10 +33,10 @@ def sqlchecks_macro_name(entity: Entity) -> str:
     return audits_macro_name(entity).replace("assay_audits__", "assay_sqlchecks__")
 
 
-# The spellings a check's SQL is written back in: DuckDB's for DuckDB (the grammar it was read
-# with, so `* EXCLUDE (c)`, `{'a': x}` or `json_object('k', x)` stay as written), PostgreSQL's for
-# every other adapter. One text when they agree (decision 0964).
-SPELLINGS = ("duckdb", "postgres")
+# The spellings a check's SQL is written back in, each read with its own engine's grammar
+# (checks/check_dialect.py): DuckDB's for DuckDB, PostgreSQL's for every other adapter. One text
+# when they agree (decision 0964).
+SPELLINGS = DBT_SPELLINGS
 
 
 def _against_candidate(check, schema: str) -> tuple[dict[str, str], str, str, dict[str, str]]:
@@ -44,16 +44,25 @@ def _against_candidate(check, schema: str) -> tuple[dict[str, str], str, str, di
     macro fills in, the markers of the candidate and of its alias, and the literals holding a
     backslash, by their markers."""
     candidate, own_alias = (unused_marker(m, check.sql) for m in (PLACEHOLDER, ALIAS_PLACEHOLDER))
-    tree = sqlglot.parse_one(check.sql, read="duckdb")
-    escaped = escaped_literals(tree)
-    for table in list(tree.find_all(exp.Table)):
-        own = table.name == check.table and (not table.db or table.db == check.namespace or table.db == schema)
-        if own:
-            alias = table.args.get("alias")
-            new = exp.to_table(candidate)
-            new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(own_alias)))
-            table.replace(new)
-    return {d: tree.sql(dialect=d) for d in SPELLINGS}, candidate, own_alias, escaped
+    spelled, escaped = {}, {}
+    for dialect in SPELLINGS:
+        tree = read_for(check.sql, dialect)
+        marked = tree.copy()
+        marks = escaped_literals(marked)
+        if all(escaped.get(k, v) == v for k, v in marks.items()):
+            tree = marked  # the same markers as the other spelling: one text where they agree
+        else:
+            marks = escaped_literals(tree, f"assay_escaped_literal_{dialect}")
+        escaped.update(marks)
+        for table in list(tree.find_all(exp.Table)):
+            own = table.name == check.table and (not table.db or table.db == check.namespace or table.db == schema)
+            if own:
+                alias = table.args.get("alias")
+                new = exp.to_table(candidate)
+                new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(own_alias)))
+                table.replace(new)
+        spelled[dialect] = tree.sql(dialect=dialect)
+    return spelled, candidate, own_alias, escaped
 
 
 def _jinja_sql(sql: str, table: str, candidate: str = PLACEHOLDER, own_alias: str = ALIAS_PLACEHOLDER,

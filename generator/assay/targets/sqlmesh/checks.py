@@ -24,9 +24,9 @@ import json
 import re
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
+from ...checks.check_dialect import read_for
 from ...checks.declared import DeclaredCheck
 from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
@@ -64,7 +64,7 @@ def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str
     SQLMesh has just written, unless told), keeping the alias it was read under; other tables are
     read as they are."""
     placeholder = unused_marker("assay_this_model_placeholder", check.sql)
-    tree = sqlglot.parse_one(check.sql, read="duckdb")
+    tree = read_for(check.sql, dialect)
     for table in list(tree.find_all(exp.Table)):
         if table.name == check.table and (not table.db or table.db in (check.namespace, schema)):
             alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(check.table, quoted=True))
