@@ -87,7 +87,7 @@ def test_an_earlier_anomaly_is_listed_and_the_command_exits_0(tmp_path):
     assert {k: spike[k] for k in ("entity", "measure", "rule", "run_id", "run_date", "run_started_at", "direction",
                                   "latest", "failed_run", "season", "learnt_from")} == {
         "entity": "orders", "measure": "volume", "rule": None, "run_id": "run-0030", "run_date": "2026-02-04",
-        "run_started_at": "2026-02-04T06:00:00", "direction": "up", "latest": False, "failed_run": False,
+        "run_started_at": "2026-02-04T06:00:00Z", "direction": "up", "latest": False, "failed_run": False,
         "season": "weekday", "learnt_from": 4}
     low, high = spike["band"]
     assert low < spike["median"] < high < spike["observed"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..runtime.table_states import iso_utc  # with `Z`, as the report spells the same run
 from .detect import Verdict, detect, iso
 from .method import METHOD, QUARANTINE_RATE, VOLUME
 
@@ -93,7 +94,7 @@ def as_record(v: Verdict, latest: bool) -> dict:
     measure, rule = measure_of(v)
     return {
         "entity": v.entity, "measure": measure, "rule": rule, "run_id": v.run_id, "run_date": iso(v.run_date),
-        "run_started_at": iso(v.run_started_at), "observed": v.observed, "band": [v.low, v.high], "median": v.median,
+        "run_started_at": iso_utc(v.run_started_at), "observed": v.observed, "band": [v.low, v.high], "median": v.median,
         "learnt_from": v.learnt_from, "season": v.season, "direction": v.direction, "failed_run": v.failed,
         "latest": latest,
     }
