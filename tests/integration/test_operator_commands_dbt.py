@@ -355,7 +355,7 @@ def _anomalies(project, spec):
     assert volume[0] == ("run-0044", "up", False)
     assert set(volume[1:]) == {(r, "down", r == latest) for r in real}
     spike = doc["anomalies"][0]
-    assert (spike["run_date"], spike["run_started_at"], spike["season"]) == ("2026-02-18", "2026-02-18T06:00:00", "weekday")
+    assert (spike["run_date"], spike["run_started_at"], spike["season"]) == ("2026-02-18", "2026-02-18T06:00:00Z", "weekday")
     assert spike["band"][0] < spike["median"] < spike["band"][1] < spike["observed"] and spike["learnt_from"] == 6
     assert {a["entity"] for a in doc["anomalies"]} == {"q_line"}
     assert "the latest run is anomalous: q_line volume down." in out

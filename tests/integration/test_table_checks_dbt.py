@@ -115,6 +115,15 @@ on_failure: warn
 */
 select * from bronze.raw_orders where cast(amount as decimal(12, 2)) < 0
 """
+# A check file of the model that opted into write-audit-publish: its result and the model's
+# events are recorded under `marts.order_amounts`, as the tables document names it (they were
+# recorded as `marts__order_amounts`, which `assay table get` did not read; an outside tester).
+BIG_AMOUNTS = """\
+/* assay
+on_failure: warn
+*/
+select * from marts.order_amounts where amount > 900
+"""
 # The user's own models: a plain table checked by its check task, and one that opted into
 # write-audit-publish through assay's materialization (docs/checks.md), with a reader.
 CUSTOMER_TOTALS = """\
@@ -155,6 +164,8 @@ def _spec(root: Path) -> Path:
     (spec / "checks" / "bronze" / "raw_orders" / "no_test_customers.sql").write_text(NO_TEST_CUSTOMERS)
     (spec / "checks" / "bronze" / "raw_orders" / "no_blank_amounts.sql").write_text(NO_BLANK_AMOUNTS)
     (spec / "checks" / "bronze" / "raw_orders" / "amounts_numeric.sql").write_text(AMOUNTS_NUMERIC)
+    (spec / "checks" / "marts" / "order_amounts").mkdir(parents=True)
+    (spec / "checks" / "marts" / "order_amounts" / "big_amounts.sql").write_text(BIG_AMOUNTS)
     return spec
 
 
@@ -205,6 +216,8 @@ def builds(tmp_path_factory, engine) -> dict:
             obs["rows"] = _cli("check", "rows", run_id, "IDS_PRESENT", "--project", str(project.path), "--json")
         if label == "bad_model":
             obs["candidate"] = sorted(project.query('select order_id, amount from marts."order_amounts__assay_candidate"'))
+            obs["table_get"] = _cli("table", "get", "marts.order_amounts", "--project", str(project.path),
+                                    "--spec", str(root / "spec"), "--json")
         out[label] = obs
     out["list"] = _cli("check", "list", "--project", str(project.path), "--json")
     return out
@@ -282,7 +295,7 @@ def test_a_clean_source_builds_everything(builds):
         # checked by its check task, after the model was built
         ("marts.customer_totals", "ONE_PER_CUSTOMER"),
         # checked once, on the candidate of its own write-audit-publish (the task leaves it)
-        ("marts.order_amounts", "AMOUNT_IN_RANGE"),
+        ("marts.order_amounts", "AMOUNT_IN_RANGE"), ("marts.order_amounts", "marts.order_amounts/big_amounts"),
     }
     assert b["amounts"] == [("o1", Decimal("10.00")), ("o2", Decimal("20.50")), ("o3", Decimal("7.25"))]
     assert "assay: the checks of marts.order_amounts ran in its own write-audit-publish step" in b["log"]
@@ -307,7 +320,11 @@ def test_an_opted_in_user_model_is_set_back(builds):
     assert b["amounts"] == builds["good"]["amounts"]
     assert ("o7", Decimal("5000.00")) in b["candidate"]
     assert b["recorded"][("marts.order_amounts", "AMOUNT_IN_RANGE")] == ("required", False)
+    assert b["recorded"][("marts.order_amounts", "marts.order_amounts/big_amounts")] == ("warn", True)  # warned
     assert b["recorded"][("bronze.raw_orders", "IDS_PRESENT")] == ("required", True)
+    assert ("TABLE_ROLLED_BACK", "marts.order_amounts", "AMOUNT_IN_RANGE") in b["events"], b["events"]
+    got = json.loads(b["table_get"].stdout)
+    assert b["table_get"].exit_code == 2 and got["state"] == "set_back", b["table_get"].output
 
 
 def test_check_list_shows_tables_assay_only_reads(builds):

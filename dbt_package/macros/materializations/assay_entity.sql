@@ -66,7 +66,12 @@
   {%- do failures.extend(assay._run_declared_checks(candidate, config.get('assay_audits'), key_proven)) -%}
   {#- SQL check files (002): block sets back, warn and keep publish; all recorded. -#}
   {%- set meta_schema = config.get('assay_meta_schema') -%}
-  {%- set entity = config.get('assay_audits', '') | replace('assay_audits__', '') -%}
+  {#- The name results and events are recorded under: the entity, or for a model of the user's own
+      built here (decision 0524) its `<schema>.<table>` as the tables document names it, which
+      `assay table get` and `assay checks` read (it was recorded as `<schema>__<table>`). -#}
+  {%- set named_as = config.get('assay_audits', '') | replace('assay_audits__', 'assay_table_name__') -%}
+  {%- set name_of = context.get(named_as) or context.get('default__' ~ named_as) -%}
+  {%- set entity = name_of() if name_of is not none else config.get('assay_audits', '') | replace('assay_audits__', '') -%}
   {%- set report = {'kept': [], 'failed': [], 'outcomes': {}} -%}
   {#- Engines that catch an error only in Python count the SQL checks first (decision 0511); dbt lets
       only a materialization submit Python, so the statement is here. -#}
@@ -76,7 +81,7 @@
     {% call statement('assay_sql_check_probe', language='python') -%}{{ probe['code'] }}{%- endcall %}
     {%- do report.update({'outcomes': assay._sql_check_outcomes()}) -%}
   {% endif %}
-  {%- do failures.extend(assay._run_sql_checks(candidate, config.get('assay_audits'), meta_schema, none, report)) -%}
+  {%- do failures.extend(assay._run_sql_checks(candidate, config.get('assay_audits'), meta_schema, entity, report)) -%}
   {%- set events = assay._check_failed_events(entity, failures, report) -%}
   {% if failures | length > 0 %}
     {# Keep the candidate: its rows are the evidence of what failed. A mark stays as it is (decision 0513). #}

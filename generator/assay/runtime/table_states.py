@@ -243,7 +243,11 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
 
     if not built:
         # 002: a table the project only reads is never set back or kept by it; its checks run in
-        # a check task before its readers (decision 0520).
+        # a check task before its readers (decision 0520). Unless a model of the project's own
+        # builds it with assay's write-audit-publish (decision 0524): its latest build set back
+        # (a first one left unpublished) is said so, as an entity's is.
+        if back is not None and back[0] == "TABLE_ROLLED_BACK" and back[1] == latest_run:
+            return state("set_back" if present else "not_published", back)
         return state("published" if present else "not_published",
                      why=READ_ONLY if present else f"{READ_ONLY}; the table does not exist")
     if mark is not None and mark[0] == "TABLE_KEPT":

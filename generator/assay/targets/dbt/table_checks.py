@@ -258,6 +258,12 @@ def table_checks_macros(table: TableDecl, project: Project, header: str) -> str:
         "  {{ return(" + relation_call(table, project) + ") }}",
         "{% endmacro %}",
         "",
+        f"{{#- The name {table.name}'s results and events are recorded under when a model of the project's own",
+        "    builds it with assay's write-audit-publish (materialized='assay_entity'). -#}",
+        f"{{% macro default__{audits.replace('assay_audits__', 'assay_table_name__')}() %}}",
+        "  {{ return(" + jstr(table.name) + ") }}",
+        "{% endmacro %}",
+        "",
     ]
     redact = redacted_bronze_columns(table, project)
     if redact:
