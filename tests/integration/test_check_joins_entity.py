@@ -112,6 +112,33 @@ def test_dbt_a_check_joining_another_entity_reads_it_as_built_in_the_first_build
     assert _orphan(project.path) == (EXPECTED, [{"alpha_id": "A2", "beta_id": "B2"}])
 
 
+NO_B9 = """/* assay
+on_failure: block
+*/
+select * from silver.beta where beta_id = 'B9'
+"""
+
+
+def test_dbt_an_entity_skipped_for_the_entity_its_check_joins_is_said_set_back(tmp_path):
+    # beta's blocking check fails, so dbt skips alpha, whose check joins beta: alpha keeps its
+    # previous rows, and `table get alpha` said `published` (an outside tester, session 42)
+    from tests.support.dbtproject import make_project
+
+    spec = _spec(tmp_path)
+    (spec / "checks" / "silver" / "beta" / "no_b9.sql").write_text(NO_B9, encoding="utf-8")
+    project = make_project(tmp_path / "proj", spec)
+    project.load_bronze(BRONZE)
+    assert project.dbt("build").returncode == 0
+    alpha, beta = BRONZE
+    project.load_bronze([Relation(alpha.name, alpha.columns, alpha.rows + [["l2", "2026-03-02T00:00:00Z", "a3", "A3", "B1"]]),
+                         Relation(beta.name, beta.columns, beta.rows + [["l2", "2026-03-02T00:00:00Z", "b9", "B9"]])])
+    assert project.dbt("build").returncode != 0
+    assert sorted(project.query("select alpha_id from silver.alpha")) == [("A1",), ("A2",)]
+    got = CliRunner().invoke(cli, ["table", "get", "alpha", "--json", "--project", str(project.path), "--spec", str(spec)])
+    state = json.loads(got.stdout)
+    assert got.exit_code == 2 and (state["state"], state["why"], state.get("upstream")) == ("set_back", "upstream_failed", "beta"), got.output
+
+
 def test_sqlmesh_a_check_joining_another_entity_reads_it_as_built_in_the_first_plan(tmp_path):
     from tests.support.sqlmeshproject import make_project
 
@@ -122,3 +149,24 @@ def test_sqlmesh_a_check_joining_another_entity_reads_it_as_built_in_the_first_p
     finally:
         project.close()  # the CLI opens the DuckDB file itself
     assert _orphan(project.path) == (EXPECTED, [{"alpha_id": "A2", "beta_id": "B2"}])
+
+
+def test_sqlmesh_an_entity_skipped_for_the_entity_its_check_joins_is_said_set_back(tmp_path):
+    from tests.support.sqlmeshproject import make_project
+
+    spec = _spec(tmp_path)
+    (spec / "checks" / "silver" / "beta" / "no_b9.sql").write_text(NO_B9, encoding="utf-8")
+    project = make_project(tmp_path / "proj", spec)
+    try:
+        project.load_bronze(BRONZE)
+        project.plan()
+        alpha, beta = BRONZE
+        project.load_bronze([Relation(alpha.name, alpha.columns, alpha.rows + [["l2", "2026-03-02T00:00:00Z", "a3", "A3", "B1"]]),
+                             Relation(beta.name, beta.columns, beta.rows + [["l2", "2026-03-02T00:00:00Z", "b9", "B9"]])])
+        assert not project.run()  # beta's blocking check fails; SQLMesh skips alpha, which depends on it
+    finally:
+        project.close()
+    got = CliRunner().invoke(cli, ["table", "get", "alpha", "--json", "--project", str(project.path), "--spec", str(spec)])
+    state = json.loads(got.stdout)
+    assert got.exit_code == 2 and (state["state"], state["why"], state.get("upstream")) == ("set_back", "upstream_failed", "beta"), got.output
+

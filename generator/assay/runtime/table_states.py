@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..lower.check_reads import check_dependencies
 from .check_results import EVENTS_TABLE, PROD, SQLMESH_RUN_PREFIXES, CheckResults, moment, run_environment_starts, run_environments
 
 # A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
@@ -403,7 +404,7 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
 
 def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[str, Any]) -> None:
     """SQLMesh skips every model downstream of one whose blocking audit failed, and records nothing
-    for them: an entity that reads (through a referential rule) an entity a SQLMesh build left
+    for them: an entity that reads (through a referential rule, or a SQL check file that joins it) an entity a SQLMesh build left
     set back, published failing or not published, and that recorded no build of its own since
     (`built_at`: its latest recorded check results, else its newest run in the quality history),
     was not evaluated by that build, so readers see its previous version. It is set back with why
@@ -420,7 +421,10 @@ def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[st
             s = by_name.get(e.name)
             if s is None or s["state"] != "published" or not s["built_by_project"]:
                 continue
-            parents = sorted({r.param("parent") for r in e.rules_of_kind("referential")} & failed)
+            # the entities it reads: its referential parents and those its SQL check files join,
+            # which its model depends on (decision 0974)
+            parents = sorted(({r.param("parent") for r in e.rules_of_kind("referential")}
+                              | set(check_dependencies(e, project))) & failed)
             stops = [by_name[p] for p in parents
                      if e.name not in built_at or moment(built_at[e.name]) < moment(by_name[p]["since"])]
             if not stops:
