@@ -585,3 +585,16 @@ def test_plan_with_both_specs_broken_says_both(tmp_path):
     assert "problems found in the two specs" in result.stderr
     as_json = json.loads(invoke("plan", str(old), "--spec", str(new), "--json").stdout)
     assert {Path(p["file"]).parent.parent for p in as_json["problems"]} == {old, new}
+
+
+def test_checks_outside_a_project_says_so_first(tmp_path):
+    # it said to pass --spec, which then failed on the missing dbt_project.yml (an outside tester)
+    project = tmp_path / "shop"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text("name: shop\nprofile: shop\n")
+    inside = invoke("checks", cwd=project / "models")
+    assert inside.exit_code == 1
+    assert ". is not a dbt or SQLMesh project" in inside.stderr and f"{project} is one." in inside.stderr
+    elsewhere = invoke("checks", cwd=tmp_path)
+    assert elsewhere.exit_code == 1 and "is not a dbt or SQLMesh project" in elsewhere.stderr
+    assert "is one" not in elsewhere.stderr

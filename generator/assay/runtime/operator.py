@@ -111,8 +111,18 @@ def results_meta(project_dir: Path, project: Optional[Project] = None, *, profil
     if found is not None:
         return found
     from ..artifacts import MANIFEST
+    from .sqlmesh_gateway import config_file
     from .warehouse import SQLMESH, project_kind
 
+    here = Path(project_dir).resolve()
+    if not (here / "dbt_project.yml").exists() and config_file(here) is None:
+        # not a project at all (a subdirectory of one, or elsewhere): saying so first, since passing
+        # --spec, the advice below, then fails on the missing dbt_project.yml (an outside tester)
+        above = next((d for d in here.parents if (d / "dbt_project.yml").exists() or config_file(d) is not None), None)
+        raise ProjectError(
+            f"{shown(project_dir)} is not a dbt or SQLMesh project (it has no dbt_project.yml, config.yaml or "
+            "config.py); run the command in the project `assay generate` wrote, or pass --project with it"
+            + (f": {shown(above)} is one." if above is not None else "."))
     record = MANIFEST if project_kind(project_dir) == SQLMESH else f"{shown(manifest_path(Path(project_dir)))} nor {MANIFEST}"
     raise ProjectError(
         f"assay cannot tell where the build of {shown(project_dir)} wrote its check results: no spec is recorded "
