@@ -72,6 +72,8 @@ def _rule_sig(rule) -> tuple:
     if rule.kind == "expression":
         # The expression as the generator spells it: spacing and line breaks are no change.
         params = tuple((k, _spelled(v) if k == "expr" else v) for k, v in params)
+    if rule.kind == "referential":
+        params = tuple((k, v) for k, v in params if k != "on_missing")  # its disposition (`_said`)
     return (rule.kind, rule.column, rule.mapping, params)
 
 
@@ -119,19 +121,25 @@ def _metadata_changes(old: Entity, new: Entity) -> list[str]:
     return changed
 
 
+def _said(rule) -> str:
+    """A rule's disposition as the spec says it: a referential rule's `on_missing` (its
+    `unknown_member` flags too, but also rewrites the key: `flag` hid that change)."""
+    return rule.param("on_missing") if rule.kind == "referential" else rule.disposition
+
+
 def _entity_changes(old: Entity, new: Entity) -> list[Change]:
     out: list[Change] = []
     name = new.name
     old_rules = {r.name: r for r in old.rules}
     new_rules = {r.name: r for r in new.rules}
     for rname in sorted(set(new_rules) - set(old_rules)):
-        out.append(Change(name, "rule_added", f"{rname} ({new_rules[rname].disposition})", RESTATING))
+        out.append(Change(name, "rule_added", f"{rname} ({_said(new_rules[rname])})", RESTATING))
     for rname in sorted(set(old_rules) - set(new_rules)):
-        out.append(Change(name, "rule_removed", f"{rname} ({old_rules[rname].disposition})", RESTATING))
+        out.append(Change(name, "rule_removed", f"{rname} ({_said(old_rules[rname])})", RESTATING))
     for rname in sorted(set(old_rules) & set(new_rules)):
         o, n = old_rules[rname], new_rules[rname]
-        if o.disposition != n.disposition:
-            out.append(Change(name, "disposition_changed", f"{rname}: {o.disposition} -> {n.disposition}", RESTATING))
+        if _said(o) != _said(n):
+            out.append(Change(name, "disposition_changed", f"{rname}: {_said(o)} -> {_said(n)}", RESTATING))
         if _rule_sig(o) != _rule_sig(n):
             out.append(Change(name, "rule_changed", rname, RESTATING))
     if old.dedupe != new.dedupe:

@@ -33,6 +33,18 @@ def test_no_change_is_an_empty_plan():
     assert p.changes == () and p.replay_scope == () and p.backfill_scope == ()
 
 
+def test_an_on_missing_change_is_said_as_written(tmp_path):
+    # `unknown_member -> quarantine` read `flag -> quarantine`, and `unknown_member -> flag` (which
+    # stops the key rewrite) only `rule_changed` (an outside tester, session 42)
+    old = "{rule: referential, via: order_of_customer, on_missing: unknown_member}"
+    for to in ("quarantine", "flag"):
+        new = _copy(tmp_path, to)
+        _edit(new, "spec/entities.yml", old, old.replace("unknown_member", to))
+        p = plan(load_project(EXAMPLE), load_project(new))
+        assert [(c.entity, c.kind, c.detail, c.classification) for c in p.changes] == [
+            ("order", "disposition_changed", f"order_of_customer_referential: unknown_member -> {to}", RESTATING)]
+
+
 def test_relaxing_a_disposition_restates_and_reaches_soft_children(tmp_path):
     new = _copy(tmp_path, "new")
     # customer.tier range: quarantine -> flag frees rows sitting in the reject table
