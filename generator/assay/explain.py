@@ -557,8 +557,9 @@ class Explainer:
                           f"{', '.join(d.source_row_id for d in late)} arrived late (older than the ledger's watermark), "
                           f"{'was' if one else 'were'} not ranked or judged, and {'was' if one else 'were'} quarantined "
                           "as _late_arrival." + tail]
-        if winner is None:
-            return [head, "No delivery is judged: every one was superseded or deduped."]
+        if winner is None:  # its open reject rows said too (a changed-key re-send leaves one open)
+            where = ", and the published table still holds it." if in_entity else ", so it is not in the entity."
+            return [head, "No delivery is judged: every one was superseded or deduped" + where + tail]
         if winner.route == "kept":
             state = "It is in the entity" + (" (published)." if in_entity else f", but the published table does not hold it yet ({unpublished_because(self.entity, self.sqlmesh)}).")
         else:

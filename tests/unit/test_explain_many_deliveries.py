@@ -281,3 +281,19 @@ def test_superseded_deliveries_are_listed_in_the_delivery_order_not_by_load_id(t
         explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain(
             {"ev_id": "COLD"}, limit=limit)
         assert [d.load_id for d in explanation.deliveries][:3 if limit == 0 else 2] == ["l0", "b-second", "a-first"][:3 if limit == 0 else 2]
+
+
+def test_a_key_whose_only_delivery_was_superseded_says_its_open_rejects(tmp_path):
+    """A source row re-sent with another key leaves the old key a superseded delivery and, when it
+    had been quarantined, an open reject row: the answer's second line said neither that the key is
+    not in the entity nor its open reject rows (an outside tester, session 42)."""
+    project = _project(tmp_path)
+    con = _warehouse(project, 3)
+    mapping = project.entity("ev").mappings[0].name
+    _stage(con, f"""select 'GONE', -5.00, '{mapping}', 'g1', 'l0', timestamp '2025-12-30', 2, null, 'deduped', [], false""")
+    con.execute(f"""insert into silver.ev__reject values ('jg1', 'raw_ev', '{mapping}', 'g1', 'l0', timestamp '2025-12-30',
+                    timestamp '2025-12-30', ['amount_range_min'], 'quarantine', null, null, 'run1')""")
+    reader = Reader(con, "duckdb")
+    explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "GONE"})
+    assert explanation.summary[1] == ("No delivery is judged: every one was superseded or deduped, so it is not in the entity. "
+                                      "1 open reject row."), explanation.summary
