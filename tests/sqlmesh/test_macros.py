@@ -19,8 +19,9 @@ from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 from sqlmesh.core.macros import MacroEvaluator
 
 import assay_sqlmesh
+from assay.lower.mart import COLUMNS
 from assay_sqlmesh import AssayMacroError, render_sql
-from assay_sqlmesh import audits, casts, flags, json_text, temporal, text
+from assay_sqlmesh import audits, casts, flags, json_text, stopped_counts, temporal, text
 
 DIALECTS = ("bigquery", "databricks", "duckdb", "postgres", "redshift", "snowflake", "spark", "trino")
 
@@ -40,7 +41,7 @@ def value(con, call: str):
     return con.execute(sql).fetchone()[0]
 
 
-@pytest.mark.parametrize("module", [casts, text, temporal, json_text, flags, audits], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [casts, text, temporal, json_text, flags, audits, stopped_counts], ids=lambda m: m.__name__)
 def test_docstring_examples_run(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0
@@ -355,6 +356,9 @@ def test_every_macro_renders_valid_sql_for_every_engine(dialect):
         sqlglot.parse_one(sql, read=dialect)  # raises on SQL the engine's dialect cannot read
     for query in QUERIES:
         sqlglot.parse_one(render_sql(query, dialect), read=dialect)
+    # the mart view's pre-statement (decision 1143): a table of the mart's columns, typed for the engine
+    created = sqlglot.parse_one(render_sql("@assay_mart_table('assay_meta.assay_stopped_counts')", dialect), read=dialect)
+    assert [c.name for c in created.this.expressions] == list(COLUMNS)
 
 
 def test_type_names_follow_the_engine():

@@ -9,6 +9,7 @@ the entity's list of mart rows. A target adds only its block (dbt config, SQLMes
 from __future__ import annotations
 
 from ..ir.model import Entity, Project
+from .audits import BronzeAudits, StagedAudit
 from .spelling import Spelling, Sql
 from .staged import LATE_RULE, deduped, diverted
 
@@ -23,7 +24,7 @@ def mart_rules(e: Entity) -> list[tuple[str | None, str, str]]:
     return rows
 
 
-def _aggregate(sp: Spelling, e: Entity) -> str:
+def _aggregate(sp: Spelling, e: Entity, staged: str | None = None) -> str:
     """`agg__<entity>`: the entity's counts in one row. The staged relation is grouped first by
     route, evaluation and the failed rules' list, which few distinct values share, and each count
     sums the groups it takes: a rule's test then runs once per group, not once per staged row
@@ -43,7 +44,7 @@ def _aggregate(sp: Spelling, e: Entity) -> str:
     groups = "\n".join([
         sp.sql("{}from (", i),
         sp.sql("{}select _route, {} as _evaluated, _failed_rules, count(*) as _n", i * 2, evaluated),
-        sp.sql("{}from {}", i * 2, sp.staged(e)),
+        sp.sql("{}from {}", i * 2, staged or sp.staged(e)),
         sp.sql("{}group by _route, {}, _failed_rules", i * 2, evaluated),
         sp.sql("{}) as g", i),
     ])
@@ -56,6 +57,22 @@ ENTITY_ROW = "(entity)"  # the rule and disposition of an entity's own accountin
 #: names them, so a part cannot shift a column under a reader).
 COLUMNS = ("entity", "mapping", "rule", "disposition", "rows_evaluated", "rows_failed", "rows_quarantined",
            "rows_deduped", "run_id", "run_date", "run_started_at")
+#: Their assay types, as the query casts them (a table that holds mart rows outside the mart's
+#: own model is created with these, so a union with the mart's parts keeps every column's type).
+COLUMN_TYPES = ("string", "string", "string", "string", "int", "int", "int", "int", "string", "date", "timestamp")
+
+
+def counts_recorded_when_stopped(audit: StagedAudit | BronzeAudits) -> bool:
+    """Whether an entity whose build this staged audit stops still has its counts of the run
+    recorded (decisions 0413, 1143). A repeated key among the rows about to be kept is judged
+    once the rows are judged (dbt judges it on the entity's candidate after its staged relation
+    was built, sets the table back, and its on-run-end hook records the run): the counts are
+    recorded. A `fail` rule stops the staged relation itself, as a bronze relation's
+    ingestion-metadata audit does: its rows were not judged to publish, nothing is recorded (dbt
+    skips the entity and its hook leaves it out; checked by real builds).
+    A target whose staged relation carries the key audit (SQLMesh) records the counts itself when
+    the key alone stops the build."""
+    return isinstance(audit, StagedAudit) and audit.key
 
 
 def _rules(sp: Spelling, e: Entity) -> str:
@@ -97,12 +114,15 @@ def _rows(sp: Spelling, e: Entity) -> str:
     )
 
 
-def mart_query(sp: Spelling, project: Project, entities: tuple[Entity, ...] | None = None) -> str:
+def mart_query(sp: Spelling, project: Project, entities: tuple[Entity, ...] | None = None,
+               staged: str | None = None) -> str:
     """The mart's query text, from `with` to the final `from counts`: of every entity of the
-    project, or of `entities` only (dbt's rows of one entity, decision 0942)."""
+    project, or of `entities` only (dbt's rows of one entity, decision 0942). `staged` names the
+    relation the staged rows are read from instead of each entity's staged relation (one entity:
+    SQLMesh's staged model reading its own table, decision 1143)."""
     i = sp.indent
     entities = project.entities if entities is None else entities
-    ctes = [c for e in entities for c in (_aggregate(sp, e), _rules(sp, e))]
+    ctes = [c for e in entities for c in (_aggregate(sp, e, staged), _rules(sp, e))]
     selects = [_rows(sp, e) for e in entities]
     run = sp.call("run_timestamp")
     return "\n".join(

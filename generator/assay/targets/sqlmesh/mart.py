@@ -9,6 +9,13 @@ staged model. A part is skipped exactly when its own entity was not judged, as d
 on-run-end hook records (decision 0942). The view holds no data, so it needs no evaluation in a
 run that skips it: the parts it reads are forward-only tables that every version shares.
 
+One stop still skips a part although its entity was judged: the staged model's key audit (a
+repeated key among the rows about to be kept, decision 0921), which dbt judges after the staged
+table is built, recording the run. The staged model's last post-statement then writes the
+entity's rows of the build, the part's own query over the staged table, into a plain table the
+view reads too (`naming.stopped_counts`, decision 1143); the view's pre-statement creates it, since
+a view over a missing table cannot be created.
+
 The parts are INCREMENTAL_UNMANAGED: every evaluation appends one accounting row for the entity
 and one row per rule, and SQLMesh never rebuilds them (unmanaged models are forward-only), so
 history survives rule changes. Only rows_failed is a fact about a rule; the other counts
@@ -42,7 +49,8 @@ def mart_part_sql(project: Project, entity: Entity, low: SqlmeshSpelling, header
 
 
 def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
-    """The mart's file text: a view over every entity's part, its columns named."""
+    """The mart's file text: a view over every entity's part and the counts of stopped builds,
+    its columns named."""
     block = model_block(
         name=naming.mart(project),
         kind="VIEW",
@@ -52,8 +60,47 @@ def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
         grain="(run_id, entity, rule, mapping)",
     )
     columns = ", ".join(COLUMNS)
+    stopped = naming.stopped_counts(project)
+    # SQLMesh runs these before it creates the view: the table it reads beside the parts exists
+    pre = [f"CREATE SCHEMA IF NOT EXISTS {project.schema('meta')};",
+           f"@assay_mart_table({low.string(stopped)});"]
     selects = [low.sql("select {} from {}", columns, naming.mart_part(project, e)) for e in project.entities]
-    return "\n".join([header, block, "", low.sql("\nunion all\n").join(selects) + ";", ""])
+    selects.append(low.sql("select {} from {}", columns, stopped))
+    return "\n".join([header, block, "", *pre, "", low.sql("\nunion all\n").join(selects) + ";", ""])
+
+
+def stopped_counts_recorder(entity: Entity, project: Project, low: SqlmeshSpelling,
+                            stops: list[tuple[str, bool]]) -> str | None:
+    """The staged model's post-statement that records the entity's mart rows of a build its key
+    audit is about to stop alone (decision 1143), or None when no stop of the staged model records
+    (an entity with `dedupe:` has no key audit there). ``stops`` are the staged model's blocking
+    audits as (query over ``@this_model``, whether its stop records; assay.lower.mart decides):
+    it records when a recording stop's query returns a row and no other stop's does, the build the
+    part misses and dbt records."""
+    recording = [q for q, records in stops if records]
+    silent = [q for q, records in stops if not records]
+    if not recording:
+        return None
+
+    def any_row(queries: list[str]) -> str:
+        return low.sql("\nunion all\n").join(low.sql("select 1 as stop from ({}) as s{}", q, n)
+                                              for n, q in enumerate(queries, 1))
+
+    rows = mart_query(low, project, (entity,), staged="@this_model").strip()
+    lines = ["@assay_record_stopped_counts(",
+             f"{INDENT}table_name := {low.string(entity.name)},",
+             f"{INDENT}counts := {low.string(naming.stopped_counts(project))},",
+             f"{INDENT}only_if := ({any_row(recording)}),"]
+    if silent:
+        lines.append(f"{INDENT}unless := (\n{_indent(any_row(silent), INDENT * 2)}\n{INDENT}),")
+    lines += [f"{INDENT}rows := (", _indent(rows, INDENT * 2), f"{INDENT})", ")"]
+    return "\n".join(lines)
+
+
+def _indent(text: str, by: str) -> str:
+    """Each line of `text` indented by `by`, blank lines left blank. Only for the queries above,
+    whose literals (entity, mapping and rule names) never span lines."""
+    return "\n".join(by + line if line else line for line in text.split("\n"))
 
 
 def _strs(items) -> str:

@@ -48,6 +48,13 @@ def mart(project: Project) -> str:
     return f"{project.schema('gold')}.mart_data_quality"
 
 
+def stopped_counts(project: Project) -> str:
+    """The plain table the staged models write the counts of a build their key audit stops into,
+    read by the mart's view beside the parts (decision 1143). In the meta schema, with assay's
+    other plain tables: no entity's part can take its name."""
+    return f"{project.schema('meta')}.assay_stopped_counts"
+
+
 def mart_part(project: Project, entity: Entity) -> str:
     """The table an entity's runs append their mart rows to (decision 0969)."""
     return f"{mart(project)}__{entity.name}"

@@ -8,8 +8,13 @@ MODEL (
   grain (run_id, entity, rule, mapping)
 );
 
+CREATE SCHEMA IF NOT EXISTS assay_meta;
+@assay_mart_table('assay_meta.assay_stopped_counts');
+
 SELECT entity, mapping, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped, run_id, run_date, run_started_at FROM gold.mart_data_quality__q_code
 UNION ALL
 SELECT entity, mapping, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped, run_id, run_date, run_started_at FROM gold.mart_data_quality__q_dup
 UNION ALL
-SELECT entity, mapping, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped, run_id, run_date, run_started_at FROM gold.mart_data_quality__q_line;
+SELECT entity, mapping, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped, run_id, run_date, run_started_at FROM gold.mart_data_quality__q_line
+UNION ALL
+SELECT entity, mapping, rule, disposition, rows_evaluated, rows_failed, rows_quarantined, rows_deduped, run_id, run_date, run_started_at FROM assay_meta.assay_stopped_counts;

@@ -106,3 +106,64 @@ FROM judged;
   rules := ('code_fail_unique'),
   flags_column := _failed_rules
 );
+
+@assay_record_stopped_counts(
+  table_name := 'q_code',
+  counts := 'assay_meta.assay_stopped_counts',
+  only_if := (SELECT 1 AS stop FROM (@assay_key_uniqueness_violations(@this_model, (code_id), TRUE)) AS s1),
+  unless := (
+    SELECT 1 AS stop FROM (@assay_ingestion_metadata_violations(bronze.q__codes, @this_model, ('q__codes'))) AS s1
+    UNION ALL
+    SELECT 1 AS stop FROM (@assay_fail_rule_violations(@this_model, 'code_fail_unique', _failed_rules)) AS s2
+  ),
+  rows := (
+    WITH agg__q_code AS (
+      SELECT
+        SUM(CASE WHEN _evaluated = 1 THEN _n ELSE 0 END) AS rows_evaluated,
+        SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN _n ELSE 0 END) AS rows_quarantined,
+        SUM(CASE WHEN _route = 'deduped' THEN _n ELSE 0 END) AS rows_deduped,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_coercible') THEN _n ELSE 0 END) AS f__code_fail_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_fail_unique') THEN _n ELSE 0 END) AS f__code_fail_unique,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_coercible') THEN _n ELSE 0 END) AS f__code_flag_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_flag_unique') THEN _n ELSE 0 END) AS f__code_flag_unique,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_id_coercible') THEN _n ELSE 0 END) AS f__code_id_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_coercible') THEN _n ELSE 0 END) AS f__code_quar_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_quar_unique') THEN _n ELSE 0 END) AS f__code_quar_unique
+      FROM (
+        SELECT _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+        FROM @this_model
+        GROUP BY _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END, _failed_rules
+      ) AS g
+    ),
+
+    rules__q_code AS (
+      SELECT @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_fail_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_fail_unique', 'string') AS rule, @assay_cast('fail', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_flag_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_flag_unique', 'string') AS rule, @assay_cast('flag', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_quar_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__codes', 'string') AS mapping, @assay_cast('code_quar_unique', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+    ),
+
+    counts AS (
+      SELECT @assay_cast('q_code', 'string') AS entity, r.mapping, r.rule, r.disposition, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_evaluated, 0) else 0 end, 'int') AS rows_evaluated, @assay_cast(case r.rule when 'code_fail_coercible' then COALESCE(a.f__code_fail_coercible, 0) when 'code_fail_unique' then COALESCE(a.f__code_fail_unique, 0) when 'code_flag_coercible' then COALESCE(a.f__code_flag_coercible, 0) when 'code_flag_unique' then COALESCE(a.f__code_flag_unique, 0) when 'code_id_coercible' then COALESCE(a.f__code_id_coercible, 0) when 'code_quar_coercible' then COALESCE(a.f__code_quar_coercible, 0) when 'code_quar_unique' then COALESCE(a.f__code_quar_unique, 0) else 0 end, 'int') AS rows_failed, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_quarantined, 0) else 0 end, 'int') AS rows_quarantined, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_deduped, 0) else 0 end, 'int') AS rows_deduped
+      FROM agg__q_code a cross JOIN rules__q_code r
+    )
+
+    SELECT
+      counts.*,
+      @assay_run_id() AS run_id,
+      @assay_cast(@assay_run_timestamp(), 'date') AS run_date,
+      @assay_run_timestamp() AS run_started_at
+    FROM counts
+  )
+);

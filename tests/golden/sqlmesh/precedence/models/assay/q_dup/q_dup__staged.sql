@@ -98,3 +98,55 @@ FROM judged;
   rules := ('note_coercible'),
   flags_column := _failed_rules
 );
+
+@assay_record_stopped_counts(
+  table_name := 'q_dup',
+  counts := 'assay_meta.assay_stopped_counts',
+  only_if := (SELECT 1 AS stop FROM (@assay_key_uniqueness_violations(@this_model, (group_id), TRUE)) AS s1),
+  unless := (
+    SELECT 1 AS stop FROM (@assay_ingestion_metadata_violations(bronze.q__dups, @this_model, ('q__dups'))) AS s1
+    UNION ALL
+    SELECT 1 AS stop FROM (@assay_fail_rule_violations(@this_model, 'note_coercible', _failed_rules)) AS s2
+  ),
+  rows := (
+    WITH agg__q_dup AS (
+      SELECT
+        SUM(CASE WHEN _evaluated = 1 THEN _n ELSE 0 END) AS rows_evaluated,
+        SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN _n ELSE 0 END) AS rows_quarantined,
+        SUM(CASE WHEN _route = 'deduped' THEN _n ELSE 0 END) AS rows_deduped,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'group_id_coercible') THEN _n ELSE 0 END) AS f__group_id_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'note_coercible') THEN _n ELSE 0 END) AS f__note_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN _n ELSE 0 END) AS f__status_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN _n ELSE 0 END) AS f__status_in_set
+      FROM (
+        SELECT _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+        FROM @this_model
+        GROUP BY _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END, _failed_rules
+      ) AS g
+    ),
+
+    rules__q_dup AS (
+      SELECT @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('group_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('note_coercible', 'string') AS rule, @assay_cast('fail', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('status_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__dups', 'string') AS mapping, @assay_cast('status_in_set', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+    ),
+
+    counts AS (
+      SELECT @assay_cast('q_dup', 'string') AS entity, r.mapping, r.rule, r.disposition, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_evaluated, 0) else 0 end, 'int') AS rows_evaluated, @assay_cast(case r.rule when 'group_id_coercible' then COALESCE(a.f__group_id_coercible, 0) when 'note_coercible' then COALESCE(a.f__note_coercible, 0) when 'status_coercible' then COALESCE(a.f__status_coercible, 0) when 'status_in_set' then COALESCE(a.f__status_in_set, 0) else 0 end, 'int') AS rows_failed, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_quarantined, 0) else 0 end, 'int') AS rows_quarantined, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_deduped, 0) else 0 end, 'int') AS rows_deduped
+      FROM agg__q_dup a cross JOIN rules__q_dup r
+    )
+
+    SELECT
+      counts.*,
+      @assay_run_id() AS run_id,
+      @assay_cast(@assay_run_timestamp(), 'date') AS run_date,
+      @assay_run_timestamp() AS run_started_at
+    FROM counts
+  )
+);
