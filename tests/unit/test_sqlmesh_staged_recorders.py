@@ -28,9 +28,11 @@ def test_an_entity_without_dedupe_records_from_its_staged_model_when_a_kept_key_
     staged = _staged(_files(tmp_path, dedupe=False), "reading")
     assert staged.count("@assay_record_declared_checks(") == 1
     assert staged.count("@assay_record_sql_check(") == 2  # few_b, no_station_z
-    # every recorder is guarded by the staged key audit's own query ...
-    assert staged.count("only_if := (") == 3
-    assert staged.count("@assay_key_uniqueness_violations(@this_model, (reading_id), TRUE)") == 3
+    # every recorder is guarded by the staged key audit's own query (and so is the recorder of
+    # the build's counts, decision 1143) ...
+    assert staged.count("@assay_record_stopped_counts(") == 1
+    assert staged.count("only_if := (") == 4
+    assert staged.count("@assay_key_uniqueness_violations(@this_model, (reading_id), TRUE)") == 4
     # ... and measures the rows about to be kept, not the staged table itself
     assert staged.count("WHERE _route = 'kept'") >= 3 and ") AS assay_kept" in staged
 
