@@ -34,10 +34,14 @@ entities:
       full_name: {type: string, classification: pii}
       salary: {type: "decimal(12,2)", classification: pii}
       city: {type: string}
+      born: {type: date, classification: pii}
     checks:
       - {check_id: name_unique, kind: key_uniqueness, enforcement: required, columns: [full_name]}
       - {check_id: salary_sane, kind: value_range, enforcement: advisory, columns: [salary], min_value: "0", max_value: "100000"}
       - {check_id: city_known, kind: value_range, enforcement: advisory, columns: [person_id], min_value: "0", max_value: "1"}
+      # the widest gap between two birth dates is a difference of two hidden values (session 42)
+      - {check_id: born_gapless, kind: continuity, enforcement: advisory, columns: [born], max_gap_seconds: 86400}
+      - {check_id: born_loose, kind: continuity, enforcement: advisory, columns: [born], max_gap_seconds: 999999999}
 """
 MAPPING = """\
 mapping_version: 1
@@ -49,10 +53,13 @@ fields:
   full_name: {from: "$.name"}
   salary: {from: "$.pay", transform: [{to_decimal: [12, 2]}]}
   city: {from: "$.city"}
+  born: {from: "$.born", transform: [{parse_date: ISO8601}]}
 """
-SECRETS = ("Ann Lee", "-4242")
-PEOPLE = Relation("raw_people", ["id", "name", "pay", "city"],
-                  [["P1", "Ann Lee", "-4242.50", "Oslo"], ["P2", "Ann Lee", "5000", "Bergen"], ["P3", "Bo Kim", "6000", "Oslo"]])
+# the names, the salary, the birth dates, and the widest gap between them (44 days in seconds)
+SECRETS = ("Ann Lee", "-4242", "1911-11-11", "1911-12-25", "3801600", "44 days")
+PEOPLE = Relation("raw_people", ["id", "name", "pay", "city", "born"],
+                  [["P1", "Ann Lee", "-4242.50", "Oslo", "1911-11-11"], ["P2", "Ann Lee", "5000", "Bergen", "1911-12-25"],
+                   ["P3", "Bo Kim", "6000", "Oslo", "1911-12-25"]])
 
 
 def _spec(root: Path) -> Path:
@@ -119,6 +126,9 @@ def test_no_pii_value_leaves_through_a_checks_detail(tmp_path):
         assert "key (full_name) repeats on 2 of 3 rows, first at ((pii: not shown))" in text
         assert "column 'salary' holds (pii: not shown), below the declared minimum of 0" in text
         assert "column 'person_id'" in text  # a column that is not pii is measured as before
+        assert ("column 'born' gaps from (pii: not shown) to (pii: not shown) by (pii: not shown), above the "
+                "declared ceiling of 86400") in text
+        assert "column 'born' never gaps by more than the declared ceiling of 999999999 across 2 distinct values" in text
         # both check files are results, errored, their values hidden (not a crash of the node)
         assert "silver.person/name_as_number" in text and "silver.person/pay_scaled" in text
         assert "(a number: not shown)" in text

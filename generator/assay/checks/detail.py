@@ -365,6 +365,17 @@ def continuity_gap_sentence(column: str, gap_from: str, gap_to: str, gap: str, m
             f"above the declared ceiling of {max_gap_seconds}, {_DOMAINS[domain]}")
 
 
+def continuity_hidden_detail(column: str, max_gap_seconds: int, *, domain: str, distinct_values: int,
+                             over: bool) -> Verdict:
+    """``continuity`` over a pii column: whether a gap exceeds the ceiling, with neither the gap
+    (a difference of two values) nor its ends shown (decision 0937)."""
+    if over:
+        return Verdict(False, continuity_gap_sentence(column, HIDDEN, HIDDEN, HIDDEN, max_gap_seconds, domain))
+    return Verdict(True, f"column {_quote(column)} never gaps by more than the declared ceiling of {max_gap_seconds} "
+                         f"across {_values(distinct_values, 'distinct')} (pii: the gaps are not shown), "
+                         f"{_DOMAINS[domain]}")
+
+
 def continuity_unmeasurable_detail(column: str, max_gap_seconds: int) -> Verdict:
     """A continuity check over a column with no distance between values (text, booleans)."""
     return Verdict(

@@ -16,9 +16,11 @@ from typing import Any, Mapping, Optional, Union
 
 from .anomaly import ANOMALY_KIND, anomaly_detail
 from .increases import INCREASE_KINDS, increase_detail
+from ..privacy import HIDDEN
 from .detail import (
     Verdict,
     continuity_detail,
+    continuity_hidden_detail,
     continuity_unmeasurable_detail,
     key_uniqueness_detail,
     null_ceiling_detail,
@@ -138,6 +140,9 @@ def verdict_of(kind: str, spec: Mapping[str, Any], measures: Mapping[str, Any]) 
         if domain is None:
             return continuity_unmeasurable_detail(columns[0], ceiling)
         distinct = int(measures.get("distinct") or 0)
+        if distinct > 1 and measures.get("gap") == HIDDEN:  # over a pii column (decision 0937)
+            return continuity_hidden_detail(columns[0], ceiling, domain=domain, distinct_values=distinct,
+                                            over=bool(int(measures.get("over") or 0)))
         gap = _gap(measures, spec) if distinct > 1 else None
         if gap is None:
             return continuity_detail(columns[0], ceiling, domain=domain, distinct_values=distinct,

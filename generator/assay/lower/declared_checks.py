@@ -306,15 +306,22 @@ def measure_check(check: DeclaredCheck, n: int, entity: Entity, q: MeasuringQuer
                 ")",
             ]))
             q.joins.append(sp.sql("left join assay_c{n} as c{n} on c{n}.assay_rn = 1", n=n))
+            # Over a pii column the gap is a difference of two values never shown: it is judged
+            # here (`over`) and shown as the marker, as its ends are (decision 0937).
+            gap_text = q.value(f"c{n}.{p}gap", True) if hidden else q.text(f"c{n}.{p}gap")
             q.outer += [
                 (f"c{n}.{p}gap", f"{p}gap"),
-                (q.text(f"c{n}.{p}gap"), f"{p}gap_text"),
+                (gap_text, f"{p}gap_text"),
                 (f"c{n}.{p}from", f"{p}from"),
                 (f"c{n}.{p}to", f"{p}to"),
                 # no pair to measure: one distinct value when there is a smallest, else none
                 (sp.sql("coalesce(c{n}.{p}distinct, case when m.{p}only is null then 0 else 1 end)", n=n, p=p), f"{p}distinct"),
             ]
             desc["counts"]["distinct"] = f"{p}distinct"
+            if hidden:
+                ceiling = int(check.max_gap_seconds) * GAP_SCALE[domain]
+                q.outer.append((sp.sql("case when c{}.{}gap > {} then 1 else 0 end", n, p, ceiling), f"{p}over"))
+                desc["counts"]["over"] = f"{p}over"
             desc["gap"] = f"{p}gap"
             desc["texts"].update(only=f"{p}only", gap=f"{p}gap_text", **{"from": f"{p}from", "to": f"{p}to"})
     return desc
