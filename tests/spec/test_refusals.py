@@ -1463,6 +1463,18 @@ case(
          "`to_bool`, `to_decimal`, `to_int`, `to_string`, `to_utc`, `trim`, `upper`."),
     ],
 )
+# An entity's own relation in a tables document was checked as a table assay only reads: its
+# pii fields were measured and kept with their values (an outside tester, session 42).
+case(
+    "tables_document_names_an_entity_relation",
+    {"tables.yaml": "tables_version: 1\ntables:\n  silver.orders__staged:\n    grain: [order_id]\n"},
+    [
+        ("tables.yaml", 3, "SPEC_INVALID",
+         "table `silver.orders__staged` is entity `orders`'s own (assay builds it), not a table assay only reads; "
+         "declare its checks under `checks:` of entity `orders`, where its pii fields are measured without their "
+         "values, and remove it from the tables document."),
+    ],
+)
 case(
     "entity_declared_twice",
     {

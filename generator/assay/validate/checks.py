@@ -44,10 +44,32 @@ def check_declared(ctx: Context) -> dict:
         for tname, table in doc.tables.items():
             if tname.count(".") != 1:
                 ctx.report(file, table.line() or doc.line("tables"), f"table `{tname}` is not `<schema>.<table>`; name the schema, e.g. `bronze.orders`.")
+            owner = _entity_owning(ctx, tname)
+            if owner is not None:
+                # a table assay builds is judged as its entity's: checked as a table assay only
+                # reads, its pii fields were measured and kept with their values (an outside tester)
+                ctx.report(file, table.line() or doc.line("tables"),
+                           f"table `{tname}` is entity `{owner}`'s own (assay builds it), not a table assay only reads; "
+                           f"declare its checks under `checks:` of entity `{owner}`, where its pii fields are measured "
+                           "without their values, and remove it from the tables document.")
+                continue
             if table.checks is not None:
                 cols = set(table.columns) if table.columns is not None else None
                 found[tname] = declared_checks_of(ctx, file, tname, table.checks, cols, list(table.grain), table.line("checks"))
     return found
+
+
+def _entity_owning(ctx: Context, table: str):
+    """The entity whose relation `<silver>.<table>` is (the entity, its staged, reject, current or
+    loads relation), or None."""
+    from ..ir.lengths import RELATION_SUFFIXES
+
+    schema, _, name = table.partition(".")
+    if schema != ctx.loaded.settings.schemas.silver:
+        return None
+    suffixes = [""] + [suffix for suffix, _has in RELATION_SUFFIXES]
+    return next((e for e in sorted(set(ctx.entities) | set(ctx.loaded.known_entities))
+                 for suffix in suffixes if name == e + suffix), None)
 
 
 def check_sql_files(ctx: Context) -> list:
