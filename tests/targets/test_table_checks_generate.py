@@ -173,11 +173,13 @@ CHECKS = (
 
 
 class _Meta:
+    entities = ()  # no entity reads the table: no column of it is hidden
+
     def budget_of(self, table):
         return (64 * 1024**3, 900)
 
     def schema(self, role):
-        return {"meta": "assay_meta"}[role]
+        return {"meta": "assay_meta", "bronze": "bronze"}[role]
 
 
 def _env():
@@ -327,3 +329,22 @@ def test_relation_assay_types_reads_each_engines_type_names(reported, expected):
         module.default__relation_assay_types("rel")
     # listed as the relation spells it, and folded to lower case as Postgres folds an unquoted name
     assert got.value.value == {"Amount": expected, "amount": expected}
+
+
+def test_a_bronze_column_a_pii_field_reads_is_measured_as_the_marker(tmp_path):
+    # a bronze table's declared checks printed a pii field's bronze value (`first at
+    # ('CANARY-SSN-4711')`) and a redacted column's: measured as the marker now (an outside tester)
+    from assay.privacy import HIDDEN
+
+    spec = shutil.copytree(EXAMPLE, tmp_path / "spec")
+    (spec / "spec" / "tables.yml").write_text(
+        "tables_version: 1\ntables:\n  bronze.raw_customers:\n    columns: [email, phone, country]\n    checks:\n"
+        "      - {check_id: email_unique, kind: key_uniqueness, enforcement: advisory, columns: [email]}\n"
+        "      - {check_id: phone_unique, kind: key_uniqueness, enforcement: advisory, columns: [phone]}\n"
+        "      - {check_id: country_unique, kind: key_uniqueness, enforcement: advisory, columns: [country]}\n")
+    project = load_project(spec)
+    macro = declared_table_macro(next(t for t in project.tables if t.name == "bronze.raw_customers"), project)
+    marker = f"'{HIDDEN}'"
+    keys = {name: part for name, part in re.findall(r"case when (\w+) is null then null else ('[^']*') end", macro)}
+    assert keys.get("email") == marker and keys.get("phone") == marker, macro  # pii, and redacted
+    assert "country" not in keys  # a column no entity hides is measured as before

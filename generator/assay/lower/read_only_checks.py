@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any, Optional
 
 from ..checks.declared import DeclaredCheck
+from ..privacy import PII
 from .declared_checks import MeasuringQuery, failing_rows_query, measure_check
 from .spelling import Spelling
 
@@ -27,10 +28,14 @@ class _Typed:
     """What the measuring functions read of an entity, for a table whose column types are the
     ones given (a column not given reads as text)."""
 
-    def __init__(self, types: Optional[dict[str, str]] = None):
+    def __init__(self, types: Optional[dict[str, str]] = None, hidden: frozenset = frozenset()):
         self.name = ""
         self.sql_checks = ()
-        self.columns = ()  # no field of a read-only table is classified: every value is measured
+        # A read-only table's columns are not classified, but a bronze column a `pii` field is read
+        # from, or one an entity redacts, is measured as the marker (privacy.py; an outside tester
+        # saw them in the measures of a bronze table's checks, session 42).
+        self.columns = tuple(SimpleNamespace(name=c, type=(types or {}).get(c, "string"), classification=PII)
+                             for c in sorted(hidden))
         self._types = types or {}
 
     def column(self, name: str):
@@ -47,15 +52,17 @@ class Variant:
     descriptor: dict[str, Any]
 
 
-def measuring_variants(check: DeclaredCheck, n: int, sp: Spelling, relation: str) -> list[Variant]:
+def measuring_variants(check: DeclaredCheck, n: int, sp: Spelling, relation: str,
+                       hidden: frozenset = frozenset()) -> list[Variant]:
     """The measuring of check number ``n`` over ``relation`` for each runtime type class of its
     first column, classes with the same SQL and descriptor grouped, in :data:`RUNTIME_TYPES`
-    order. A check with no column, or whose SQL does not depend on the type, has one variant."""
+    order. A check with no column, or whose SQL does not depend on the type, has one variant.
+    The values of the columns in ``hidden`` are measured as the marker (privacy.py)."""
     variants: list[Variant] = []
     column = check.columns[0] if check.columns else None
     for t in RUNTIME_TYPES if column else ("string",):
         q = MeasuringQuery(sp, relation)
-        typed = _Typed({column: t} if column else {})
+        typed = _Typed({column: t} if column else {}, hidden)
         desc = measure_check(check, n, typed, q)
         desc = {**desc, "types": None, "rows_sql": failing_rows_query(check, typed, sp, relation)}
         same = next((v for v in variants if (v.query.base, v.query.ctes, v.query.joins, v.query.outer, v.descriptor)

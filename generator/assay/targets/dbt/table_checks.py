@@ -181,7 +181,8 @@ def declared_table_macro(table: TableDecl, project: Project) -> str:
     if not table.declared_checks:
         return ""
     name = audits_name(table).replace("assay_audits__", "assay_declared__")
-    groups = [measuring_variants(c, n, SP, CANDIDATE) for n, c in enumerate(table.declared_checks, 1)]
+    hidden = frozenset(redacted_bronze_columns(table, project)) if is_bronze(table, project) else frozenset()
+    groups = [measuring_variants(c, n, SP, CANDIDATE, hidden) for n, c in enumerate(table.declared_checks, 1)]
     # A declared column the relation lacks reads as text here; the measuring query then cannot be
     # run, and the package records every check of the table errored with 000's
     # DECLARED_CHECK_UNREADABLE (decision 0531), as for an entity's candidate.
