@@ -17,7 +17,7 @@ TYPES = {"status": "string", "amount": "decimal(12,2)", "qty": "int", "born": "d
 
 ACCEPTED = [
     "status = '5'", "amount > '1.5'", "amount >= 0", "-5 < qty", "qty * amount > 0", "born > '2025-01-01'",
-    "seen <= '2025-01-01T10:00:00Z'", "born < seen", "ok = 'true'", "status || 'x' = 'y'",
+    "seen <= '2025-01-01T10:00:00Z'", "born > '2025-01-01 00:00:00'", "born < seen", "ok = 'true'", "status || 'x' = 'y'",
     "length(status) > 5", "doc = 5", "CASE WHEN qty IN (1, 2) THEN amount > 0 ELSE COALESCE(amount, 0) >= 0 OR ok END",
     "cast(status as int) > 5", "_ingested_at > '2025-01-01'", "qty between 1 and 10", "status in ('a', 'b')",
 ]

@@ -115,10 +115,7 @@ def _reads_as(text: str, cls: str) -> bool:
         if cls == "number":
             Decimal(t)
             return t.lower() not in ("nan", "inf", "-inf", "infinity", "-infinity")
-        if cls == "date":
-            _dt.date.fromisoformat(t)
-            return True
-        if cls == "timestamp":
+        if cls in ("date", "timestamp"):  # a date compared with a timestamp's text is read as one too
             _dt.datetime.fromisoformat(t)
             return True
     except (ValueError, InvalidOperation):
