@@ -51,3 +51,11 @@ def check_dependencies(entity: Entity, project: Project) -> tuple[str, ...]:
     silver = project.schema("silver")
     names = [e.name for e in project.entities]
     return tuple(sorted({n for c in entity.sql_checks for n in entities_read(c.sql, c.namespace, c.table, silver, names)}))
+
+
+def upstream_entities(entity: Entity, project: Project) -> tuple[str, ...]:
+    """Sorted names of the other entities `entity`'s models read and so wait for: its referential
+    parents and the entities its SQL check files join (decision 0974). When one is not written,
+    dbt and SQLMesh skip `entity` too, and it is set back with why `upstream_failed` (0940, 0963)."""
+    parents = {r.param("parent") for r in entity.rules_of_kind("referential")}
+    return tuple(sorted((parents | set(check_dependencies(entity, project))) - {entity.name}))

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..lower.check_reads import check_dependencies
+from ..lower.check_reads import upstream_entities
 from .check_results import EVENTS_TABLE, PROD, SQLMESH_RUN_PREFIXES, CheckResults, moment, run_environment_starts, run_environments
 
 # A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
@@ -421,10 +421,7 @@ def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[st
             s = by_name.get(e.name)
             if s is None or s["state"] != "published" or not s["built_by_project"]:
                 continue
-            # the entities it reads: its referential parents and those its SQL check files join,
-            # which its model depends on (decision 0974)
-            parents = sorted(({r.param("parent") for r in e.rules_of_kind("referential")}
-                              | set(check_dependencies(e, project))) & failed)
+            parents = sorted(set(upstream_entities(e, project)) & failed)  # referential parents, check joins
             stops = [by_name[p] for p in parents
                      if e.name not in built_at or moment(built_at[e.name]) < moment(by_name[p]["since"])]
             if not stops:

@@ -6,10 +6,10 @@ import yaml
 
 from ...duration import Duration
 from ...ir.model import Entity, Project
-from ...lower.check_reads import check_dependencies
+from ...lower.check_reads import upstream_entities
 from ...lower.audits import INGESTION_CHECK, bronze_audits, reading_entities, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
-from .kept import parents_read, test_gate
+from .kept import test_gate
 from .naming import current_name, ingestion_test_name, model_name, reject_name, staged_name
 from .spelling import inert, jstr
 
@@ -46,18 +46,15 @@ def stops_config(project: Project, entities: list[Entity], check: str, order: in
 
 
 def upstream_meta(entity: Entity, project: Project) -> dict:
-    """The meta of an entity's published node that names the entities it reads (its referential
-    parents, through the node the child's staged model refs: the parent table, or a type-2
-    parent's snapshot; and the entities its SQL check files join). When one of them fails or is skipped, dbt skips this entity; the package's
+    """The meta of an entity's published node that names the entities it reads
+    (`lower.check_reads.upstream_entities`: its referential parents and the entities its SQL check
+    files join), each through the node its models ref. When one of them fails or is skipped, dbt
+    skips this entity; the package's
     on-run-end hook (`assay.record_stopped_builds`) then records TABLE_BUILD_FAILED
     `upstream_failed: <parent>` for it (decision 0940). `assay_meta_schema`, on every entity, is
     where the hook records such a skip, and the skip for an error of the entity's own staged, reject
     or current model (`node_errored: <model>`)."""
-    upstream = [{"table": p.name, "node": model_name(p)} for p in parents_read(entity, project) if p.name != entity.name]
-    # and the entities its SQL check files join, which its model refs (decision 0974): dbt skips it
-    # for them too, and it read as published (an outside tester, session 42)
-    upstream += [{"table": name, "node": model_name(project.entity(name))} for name in check_dependencies(entity, project)
-                 if name not in {u["table"] for u in upstream}]
+    upstream = [{"table": name, "node": model_name(project.entity(name))} for name in upstream_entities(entity, project)]
     return {**({"assay_upstream": upstream} if upstream else {}), "assay_meta_schema": project.schema("meta")}
 
 
