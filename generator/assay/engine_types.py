@@ -38,3 +38,26 @@ def decimal_name(dialect: str, precision: int, scale: int, inherits: dict[str, s
     while d is not None and d not in DECIMAL_NAMES:
         d = (inherits or {}).get(d)
     return f"{DECIMAL_NAMES[d or 'default']}({precision}, {scale})"
+
+
+# The SQL types an authored expression may cast to (sqlglot's names), as assay types.
+_AUTHORED_TYPES = {
+    "TINYINT": "int", "SMALLINT": "int", "INT": "int", "BIGINT": "int",
+    "VARCHAR": "string", "TEXT": "string", "CHAR": "string", "NVARCHAR": "string", "NCHAR": "string",
+    "BOOLEAN": "bool", "DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMPNTZ": "timestamp", "DATETIME": "timestamp",
+    "JSON": "variant",
+}
+
+
+def assay_type_of(datatype) -> str | None:
+    """The assay type a cast of an authored expression names (a sqlglot `DataType`), or None when
+    assay has no portable cast to it (a float, a zoned timestamp, a decimal without its precision).
+    Every integer width reads as assay's `int` (64 bits): the question an expression asks of a
+    text is whether it holds an integer, the same on every engine."""
+    name = datatype.this.name
+    if name == "DECIMAL":
+        params = [p.this for p in datatype.expressions]
+        if len(params) == 2 and all(getattr(p, "is_int", False) for p in params):
+            return f"decimal({int(params[0].this)},{int(params[1].this)})"
+        return None
+    return _AUTHORED_TYPES.get(name)

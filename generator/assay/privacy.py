@@ -67,14 +67,11 @@ NUMBER_HIDDEN = "(a number: not shown)"
 BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-+]?[0-9]+(?:[.][0-9]+)?(?:[eE][-+]?[0-9]+)?(?![A-Za-z0-9_])")
 
 
-def engine_message(text: str) -> str:
-    """An engine's (or dbt's) error message as assay prints or records it for a spec that
-    `holds_private`: everything from the first to the last quote of each kind replaced, since it
-    may hold a value of a pii field or of a redacted path the build refused. A value may itself
-    hold quotes (`x'SECRET'y`) or line breaks, so quoted runs are not matched pairwise, and a quote
-    left unclosed hides the rest of the text (an outside tester, session 37, read both). Pass the
-    whole message, not its lines one by one. Names the engine quotes go too; the kind of error and
-    where it happened stay."""
+def quoted_hidden(text: str) -> str:
+    """`text` with everything from the first to the last quote of each kind replaced, and every
+    number standing alone. A value may itself hold quotes (`x'SECRET'y`) or line breaks, so quoted
+    runs are not matched pairwise, and a quote left unclosed hides the rest of the text (an outside
+    tester, session 37, read both). A type's digits (INT64) are part of its name and stay."""
     out = text
     for quote in ("'", '"'):
         first, last = out.find(quote), out.rfind(quote)
@@ -82,6 +79,36 @@ def engine_message(text: str) -> str:
             continue
         out = out[:first] + QUOTED_HIDDEN + out[(last + 1 if last > first else len(out)):]
     # Some messages give the value bare (DuckDB: `Type INT64 with value 98765432109 can't be cast`,
-    # `Overflow in multiplication of INT64 (N * M)!`; an outside tester, session 40): every number
-    # standing alone goes too. A type's digits (INT64) are part of its name and stay.
+    # `Overflow in multiplication of INT64 (N * M)!`; an outside tester, session 40).
     return BARE_NUMBER.sub(NUMBER_HIDDEN, out)
+
+
+#: Spark's error class, which opens its messages (`[CAST_INVALID_INPUT] The value ...`).
+_SPARK_CLASS = re.compile(r"\[([A-Z][A-Z0-9_.]*)\]")
+MESSAGE_WITHHELD = "the rest of the engine's message is withheld: it may give a pii or redacted value"
+
+
+def engine_message(text: str) -> str:
+    """An engine's error message as assay prints or records it for a spec that `holds_private`:
+    only the kind of error, which is the engine's own words before the value (DuckDB's `Invalid
+    Input Error`, PostgreSQL's `invalid input syntax for type integer`, Spark's error class), and a
+    sentence saying the rest is withheld (decision 1145). Engines give a refused value quoted, bare
+    (`Invalid Input Error: <the value>` of DuckDB's `error()`, a regex built from a value) or on a
+    line of its own under a caret, so no scrub of the text can be sure; what comes before the first
+    colon of the first line is fixed text. A message without a colon is kept with its quoted runs
+    and bare numbers hidden (PostgreSQL's `division by zero`, `column "x" does not exist`)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return text
+    first = lines[0]
+    spark = _SPARK_CLASS.match(first)
+    if spark:
+        head, cut = spark.group(1), True
+    elif ":" in first:
+        head, cut = first[:first.index(":")].strip(), True
+    else:
+        head, cut = first, len(lines) > 1
+    head = quoted_hidden(head)
+    if not cut:
+        return head
+    return f"{head} ({MESSAGE_WITHHELD})" if head else MESSAGE_WITHHELD[0].upper() + MESSAGE_WITHHELD[1:]

@@ -34,7 +34,7 @@ from sqlglot import exp
 from sqlmesh import macro
 from sqlmesh.core.dialect import parse_one as parse_sqlmesh
 
-from ._core import dialect_of, lit, literal_text, parse_one, pick, type_name
+from ._core import AssayMacroError, dialect_of, lit, literal_text, parse_one, pick, type_name
 from .temporal import utc_now_sql
 from .build_events import (  # noqa: F401 (macros of this module)
     assay_record_conservation_stop,
@@ -43,6 +43,7 @@ from .build_events import (  # noqa: F401 (macros of this module)
     record_blocked_build,
 )
 from .check_rows import keep_rows, keeps_rows, redacted
+from .json_text import row_json_sql
 
 RESULT_COLUMNS = (
     "run_id",
@@ -513,6 +514,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     True
     """
     from assay.checks.recorded import verdict_of
+    from assay.checks.sqlfile import count_sql
 
     adapter = _adapter(evaluator)
     if adapter is None or not _holds(evaluator, adapter, only_if):
@@ -521,18 +523,21 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
     relation = _string(results)
     outcome = _string(on_failure)
     check_sql = _expanded(evaluator, query, d, resolve=True)
-    count_sql = f"SELECT COUNT(*) FROM ({check_sql}) AS assay_check"
-    counted, error = _try_fetchone(adapter, count_sql, d, read_only=True)
+    try:
+        whole_row = row_json_sql("assay_check", [], d)
+    except AssayMacroError:  # an engine without a whole-row JSON counts the rows alone
+        whole_row = "*"
+    counted, error = _try_fetchone(adapter, count_sql(check_sql, whole_row), d, read_only=True)
     spec = {"columns": [], "types": [], "bounds": {"on_failure": outcome}, "domain": None, "gap_scale": None, "orderable": None}
     if error is None:
         n = int(counted[0])
         measures: dict = {"rows": n, "failing_rows": n}
     else:
         # Errored: its row count is unknown, recorded as 0 beside the engine's message (as on dbt).
-        from assay.privacy import engine_message as quoted_hidden
+        from assay.privacy import engine_message as withheld
 
         n = 0
-        measures = {"rows": 0, "failing_rows": None, "error": quoted_hidden(error) if _true(private) else error}
+        measures = {"rows": 0, "failing_rows": None, "error": withheld(error) if _true(private) else error}
     verdict = verdict_of("sql", spec, measures)
     run_id = str(getattr(adapter, "correlation_id", None))
     row = (run_id, _string(table_name), _string(check_name), int(_string(position)), "sql", outcome, bool(verdict.passed), n,

@@ -184,6 +184,7 @@ def test_count_sql_shape():
         "WHERE air_temp_c NOT BETWEEN -90 AND 60\n) AS assay_check"
     )
     assert count_sql("SELECT 1;") == "SELECT COUNT(*) FROM (\nSELECT 1\n) AS assay_check"
+    assert count_sql("SELECT 1", "j") == "SELECT COUNT(j) FROM (\nSELECT 1\n) AS assay_check"
 
 
 def test_windows_line_endings_and_bom():

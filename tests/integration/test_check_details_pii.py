@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from assay.api import generate_dbt_project
 from assay.api_sqlmesh import generate_sqlmesh_project
 from assay.cli.main import cli
+from assay.privacy import MESSAGE_WITHHELD
 from tests.support.corpus import Relation
 
 pytestmark = pytest.mark.slow
@@ -77,6 +78,10 @@ def _spec(root: Path) -> Path:
     (checks / "pay_scaled.sql").write_text(
         "/* assay\non_failure: warn\n*/\nselect person_id from silver.person\n"
         "where cast(salary * 100000000000 as integer) > 0\n")
+    # An error that gives the value with nothing around it (an outside tester, session 42): DuckDB's
+    # `error()` says `Invalid Input Error: Ann Lee`; only the kind of error is kept (decision 1145).
+    (checks / "name_raised.sql").write_text(
+        "/* assay\non_failure: warn\n*/\nselect city, error(full_name) as x from silver.person where city = 'Oslo'\n")
     return spec
 
 
@@ -131,4 +136,6 @@ def test_no_pii_value_leaves_through_a_checks_detail(tmp_path):
         assert "column 'born' never gaps by more than the declared ceiling of 999999999 across 2 distinct values" in text
         # both check files are results, errored, their values hidden (not a crash of the node)
         assert "silver.person/name_as_number" in text and "silver.person/pay_scaled" in text
-        assert "(a number: not shown)" in text
+        # counted as the rows are kept, on both targets: the select list's error is the count's
+        assert f"silver.person/name_raised: errored: Invalid Input Error ({MESSAGE_WITHHELD})" in text
+        assert f"silver.person/name_as_number: errored: Conversion Error ({MESSAGE_WITHHELD})" in text

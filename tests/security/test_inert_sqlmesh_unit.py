@@ -7,6 +7,7 @@ import jinja2
 import pytest
 import sqlglot
 
+from assay.lower.authored import authored
 from assay.targets.sqlmesh import jinja_safe
 from assay.targets.sqlmesh.spelling import SqlmeshSpelling
 from assay_sqlmesh._core import string_arg
@@ -29,7 +30,7 @@ def test_a_literal_parses_as_jinja_text_and_folds_back(text, dialect):
 def test_an_authored_expression_keeps_its_values_and_loses_its_openers(text):
     """An expression rule's literal and comment: the literal's value is unchanged, no opener is left."""
     quoted = "'" + text.replace("'", "''") + "'"
-    sql = SqlmeshSpelling("duckdb").authored(f"c <> {quoted} /* {text.replace('*/', '')} */")
+    sql = authored(SqlmeshSpelling("duckdb"), f"c <> {quoted} /* {text.replace('*/', '')} */")
     ENV.parse(sql)
     literal = sqlglot.parse_one(sql, read="duckdb").expression
     assert string_arg(literal, "a text") == text

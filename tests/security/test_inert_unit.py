@@ -8,6 +8,7 @@ import random
 import jinja2
 import pytest
 
+from assay.lower.authored import authored
 from assay.targets.dbt.spelling import inert, jexpr, jinja_blocks, sql_str
 from assay.targets.header import printable_name
 
@@ -80,7 +81,7 @@ def test_a_backslash_literal_of_authored_sql_goes_through_the_package(value):
     from assay.targets.dbt.sql_checks import _against_candidate
 
     quoted = "'" + value.replace("'", "''") + "'"
-    assert DbtSpelling().authored(f"c <> {quoted}") == "c <> " + sql_str(value)
+    assert authored(DbtSpelling(), f"c <> {quoted}") == "c <> " + sql_str(value)
     check = SimpleNamespace(sql=f"select * from silver.thing where c <> {quoted}", table="thing", namespace="silver")
     spelled, _candidate, _alias, escaped = _against_candidate(check, "silver")
     assert list(escaped.values()) == [value] and not any("\\" in sql for sql in spelled.values())

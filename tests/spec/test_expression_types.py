@@ -62,3 +62,19 @@ def test_refused_at_the_rule_with_what_to_write(write_spec):
         "a bare number with a number field, a date as 'YYYY-MM-DD'), or declare the field with the type its values "
         "have.")]
 
+
+
+@pytest.mark.parametrize(("text", "named"), [("try_cast(status as double) > 1", "DOUBLE"),
+                                             ("try_cast(status as timestamptz) is null", "TIMESTAMPTZ")])
+def test_a_try_cast_to_a_type_assay_cannot_try_everywhere_is_refused(text, named):
+    """assay spells a try-cast per engine to its own types only; sqlglot wrote any other as a plain
+    CAST on PostgreSQL, which raised on the value the rule judges (decision 1146)."""
+    _tree, problems = parse_expression(text)
+    assert problems == [f"`{text}` tries a cast to {named}, which not every engine can try; write try_cast to int, "
+                        "decimal(p,s), varchar, boolean, date, timestamp or json."]
+
+
+@pytest.mark.parametrize("text", ["try_cast(status as int) > 1", "try_cast(status as decimal(5,2)) > 1",
+                                  "try_cast(status as date) is null", "status::timestamp is null"])
+def test_a_try_cast_to_an_assay_type_passes(text):
+    assert parse_expression(text)[1] == []

@@ -1,8 +1,8 @@
-{#- An engine's error message without what it quotes, for a spec with pii fields or redactions:
-    everything from the first to the last quote of each kind, since it may hold a value the check
-    read (DuckDB: `Could not convert string '...'`). A value may itself hold quotes or line
-    breaks, so runs are not matched pairwise, and a quote left unclosed hides the rest. The
-    generator's privacy.engine_message, the same rule (tests/dbt_package/test_macro_render.py). -#}
+{#- Text without what it quotes: everything from the first to the last quote of each kind, and
+    every number standing alone (`_engine_message` keeps the kind of an error so). A value may
+    itself hold quotes or line breaks, so runs are not matched pairwise, and a quote left unclosed
+    hides the rest. The generator's privacy.quoted_hidden, the same rule
+    (tests/dbt_package/test_macro_render.py). -#}
 {% macro _quoted_hidden(text) %}
   {%- set state = {'out': text} -%}
   {%- for quote in ["'", '"'] -%}

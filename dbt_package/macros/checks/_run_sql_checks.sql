@@ -28,8 +28,8 @@
     {#- Counted already where the engine can only catch an error in Python (_sql_check_probe). -#}
     {%- set counted = report['outcomes'][count_sql] if report is not none and count_sql in report.get('outcomes', {}) else assay._try_count(count_sql) -%}
     {%- if counted['error'] is not none and check.get('private') -%}
-      {#- a spec with pii fields or redactions: the engine may quote a value the check read -#}
-      {%- set counted = {'n': counted['n'], 'error': assay._quoted_hidden(counted['error'])} -%}
+      {#- a spec with pii fields or redactions: the engine may give a value the check read -#}
+      {%- set counted = {'n': counted['n'], 'error': assay._engine_message(counted['error'])} -%}
     {%- endif -%}
     {%- set n = counted['n'] -%}
     {%- set spec = {'check_id': check['name'], 'position': 1000 + loop.index, 'kind': 'sql', 'enforcement': check['on_failure'],

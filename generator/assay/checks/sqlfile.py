@@ -2,7 +2,7 @@
 
 One file is one check of one table. The check is exactly one SELECT that returns the rows that
 are wrong: it passes when it returns none. Its count is
-``SELECT COUNT(*) FROM (<check>) AS assay_check`` (:func:`count_sql`).
+``SELECT COUNT(<the row as JSON>) FROM (<check>) AS assay_check`` (:func:`count_sql`).
 
 A file may open with a header block::
 
@@ -527,14 +527,19 @@ def check_table_limits(checks: Iterable[SqlCheck]) -> list[Problem]:
     return problems
 
 
-def count_sql(check: Union[SqlCheck, str]) -> str:
-    """The count query of a check: ``SELECT COUNT(*) FROM (<check>) AS assay_check``.
+def count_sql(check: Union[SqlCheck, str], whole_row: str = "*") -> str:
+    """The count query of a check: ``SELECT COUNT(<whole_row>) FROM (<check>) AS assay_check``.
 
-    The check's SQL sits on lines of its own, so a trailing ``--`` comment cannot swallow the
-    closing parenthesis. Zero is ``passed``; more is ``failed`` (block, keep) or ``warned``.
+    `whole_row` is the engine's JSON of the row ``assay_check`` (the dbt package's `row_json`, the
+    SQLMesh macros' `row_json_sql`), so the engine computes every column the check returns, as
+    keeping its rows does: an engine skips a column a bare ``count(*)`` does not read, and a check
+    whose select list fails on a row was counted, then failed where its rows were kept (decision
+    1136). The dbt package's `_sql_check_count_sql` writes the same query. The check's SQL sits on
+    lines of its own, so a trailing ``--`` comment cannot swallow the closing parenthesis. Zero is
+    ``passed``; more is ``failed`` (block, keep) or ``warned``.
     """
     sql = check.sql if isinstance(check, SqlCheck) else check.strip().rstrip(";").rstrip()
-    return f"SELECT COUNT(*) FROM (\n{sql}\n) AS assay_check"
+    return f"SELECT COUNT({whole_row}) FROM (\n{sql}\n) AS assay_check"
 
 
 _INCREMENTAL = ("incremental", "snapshot", "scd_type_2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..ir.model import Rule
+from .authored import authored
 from .spelling import Raw, Spelling, Sql
 
 
@@ -15,8 +16,9 @@ def typed_literal(sp: Spelling, value: str, column_type: str) -> str:
     return sp.cast(sp.string(value), column_type, False)
 
 
-def violation(sp: Spelling, rule: Rule, column_type: str | None) -> str:
-    """The violation predicate of a rule over the judged row; fires only when SQL TRUE."""
+def violation(sp: Spelling, rule: Rule, column_type: str | None, private: frozenset = frozenset(), owner: str = "") -> str:
+    """The violation predicate of a rule over the judged row; fires only when SQL TRUE. `private`:
+    the pii columns of the entity (`owner`) an expression rule may cast (lower/authored.py)."""
     v = sp.ident(rule.column) if rule.column else ""
     k = rule.kind
     if k == "coercible":
@@ -58,7 +60,9 @@ def violation(sp: Spelling, rule: Rule, column_type: str | None) -> str:
     if k == "charset":
         return sp.call("charset_violates", Sql(v), Raw(sp.charset_ranges(rule.param("ranges"))), rule.param("mode"))
     if k == "expression":
-        return sp.sql("not ({})", sp.authored(rule.param("expr")))
+        refusal = (f"assay: expression rule {rule.name} of {owner} could not cast a value of a pii field (not shown); "
+                   "with try_cast the rule judges such a value instead of stopping the build")
+        return sp.sql("not ({})", authored(sp, rule.param("expr"), private, refusal))
     if k == "referential":
         present = sp.join("and", (sp.sql("{} is not null", sp.ident(c)) for c, _p in rule.param("columns")))
         return sp.sql("({} and _probe__{} is null)", present, rule.param("relationship"))
@@ -87,7 +91,9 @@ def judges_the_dedupe(rule: Rule, dedupe_columns: frozenset) -> bool:
     return rule.kind == "coercible" and rule.column in dedupe_columns
 
 
-def rule_column(sp: Spelling, rule: Rule, column_type: str | None, dedupe_columns: frozenset = frozenset()) -> str:
+def rule_column(sp: Spelling, rule: Rule, column_type: str | None, dedupe_columns: frozenset = frozenset(),
+                private: frozenset = frozenset(), owner: str = "") -> str:
     """The `_r__<rule>` column: the scoped violation, FALSE when unknown."""
     before = judges_the_dedupe(rule, dedupe_columns)
-    return sp.sql("coalesce({}, false) as _r__{}", scoped(sp, rule, violation(sp, rule, column_type), before), rule.name)
+    judged = violation(sp, rule, column_type, private, owner)
+    return sp.sql("coalesce({}, false) as _r__{}", scoped(sp, rule, judged, before), rule.name)

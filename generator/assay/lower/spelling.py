@@ -17,7 +17,6 @@ import re
 import string
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
 
 from ..ir.model import BRONZE_ROW_ALIAS
@@ -182,14 +181,6 @@ class Spelling:
         raise NotImplementedError
 
     # -- authored expressions --------------------------------------------------------------
-    def authored(self, expr_text: str) -> str:
-        """An authored expression, parsed by sqlglot and re-spelled in `expression_dialect`."""
-        tree = sqlglot.parse_one(expr_text, read="duckdb")
-        for col in tree.find_all(exp.Column):
-            if not is_simple(col.name):
-                col.set("this", exp.to_identifier(col.name, quoted=True))
-        return self.write_authored(tree)
-
     def write_authored(self, tree: exp.Expression) -> str:
         """The text of a parsed authored expression (a target may first rewrite its literals)."""
         return tree.sql(dialect=self.expression_dialect)

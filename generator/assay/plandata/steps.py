@@ -82,9 +82,7 @@ class DbtSteps:
 
         run = run_dbt_step(path, *args, run=self._dbt)
         if not run.ok and not run.checks_failed():
-            lines = run.error_lines(12)
-            if self._private:
-                lines = engine_message("\n".join(lines)).split("\n")  # a value may span lines
+            lines = run.private_error_lines(12) if self._private else run.error_lines(12)
             raise ProjectError(f"the next build could not run (`dbt {' '.join(args)}` in a copy of the project with the new "
                                "spec): " + " | ".join(lines))
         return run

@@ -18,6 +18,9 @@ from ..errors import ProjectError
 # dbt prefixes every log line with a clock; an error shown to a user reads better without it.
 _CLOCK = re.compile(r"^\d\d:\d\d:\d\d\s{1,2}")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: dbt's own lines of a failed run, which name nodes and files, never a value.
+_DBT_OWN_LINE = re.compile(r"Completed with [0-9]+ error|Encountered an error|(Failure|Warning|Error) in [a-z]+ |"
+                           r"[A-Za-z]+ (Error|Warning) in [a-z]+ |compiled code at |Done\.")
 # A node whose own materialization refused to publish: a blocking check failed (dbt_package's
 # assay_entity raises this), which is an outcome of the data, not a broken project.
 CHECK_FAILED = "CHECK_FAILED"
@@ -94,6 +97,27 @@ class DbtRun:
         if not lines:
             lines = [x for x in out if x.strip()][-10:]
         return lines[:limit] + ([f"... ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
+
+    def private_error_lines(self, limit: int = 40) -> list[str]:
+        """`error_lines` for a spec with pii fields or redactions: dbt's own lines, which name the
+        nodes and files (`Failure in model x (models/x.sql)`, `compiled code at ...`), and of the
+        engine's message only its kind (privacy.engine_message): the engine may give a refused
+        value anywhere in the rest, its excerpt of the query included."""
+        from ..privacy import engine_message
+
+        kept: list[str] = []
+        engine: list[str] = []
+        for line in self.error_lines(limit):
+            if _DBT_OWN_LINE.match(line.strip()):
+                if engine:
+                    kept.append("  " + engine_message("\n".join(engine)))
+                    engine = []
+                kept.append(line)
+            else:
+                engine.append(line)
+        if engine:
+            kept.append("  " + engine_message("\n".join(engine)))
+        return kept
 
     def freshness_lines(self) -> list[str]:
         """The per-source result lines of `dbt source freshness`, without clocks."""

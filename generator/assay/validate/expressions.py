@@ -8,6 +8,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..checks.sqlguard import refused_calls, refused_sigils
+from ..engine_types import assay_type_of
 from ..parse_problem import parse_problem
 
 _NOT_BOOLEAN = (exp.Literal, exp.Column, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Concat, exp.DPipe)
@@ -39,6 +40,12 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
         problems.append(f"`{text}` holds a struct or map literal (`{{...}}`, DuckDB's syntax), which no column of a row "
                         "is compared with on every engine; write a comparison of the entity's columns with scalar values.")
     problems += [f"`{text}` {sentence}." for _line, sentence in refused_sigils(text, tree, 1)]
+    # assay spells a try-cast per engine only to its own types; sqlglot writes any other as a plain
+    # CAST where the engine has no try-cast (PostgreSQL), which raises on the value (decision 1146).
+    for node in tree.find_all(exp.TryCast):
+        if assay_type_of(node.to) is None:
+            problems.append(f"`{text}` tries a cast to {node.to.sql(dialect='duckdb')}, which not every engine can try; "
+                            "write try_cast to int, decimal(p,s), varchar, boolean, date, timestamp or json.")
     if isinstance(tree, _NOT_BOOLEAN):
         problems.append(f"`{text}` is not a boolean expression; write a comparison or a test such as `amount >= 0` or `code IS NOT NULL`.")
     return tree, problems

@@ -1,0 +1,61 @@
+"""An expression rule's SQL as the judged row evaluates it: the author's text, with its casts
+spelled by assay where the engine's own would be wrong (decision 1146).
+
+- `try_cast(x as T)`: assay's try-cast per engine. sqlglot writes PostgreSQL's spelling for dbt
+  and for a PostgreSQL SQLMesh project, where a try-cast does not exist, as a plain CAST: the rule
+  stopped the build on the value it was written to judge.
+- `cast(x as T)` over a `pii` field: the engine's message for a value that does not cast gives the
+  value, and dbt and SQLMesh print it. The value is cast as a try-cast, and where that fails assay's
+  own sentence is cast instead, so the build stops on the same rows with no value in its message
+  (decision 1140's way for fields).
+
+Every other cast, and a cast to a type assay has no portable cast to, is written as authored.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+
+from ..engine_types import assay_type_of
+from ..identifiers import unused_marker
+from .spelling import Spelling, is_simple
+
+
+def authored(sp: Spelling, text: str, private: frozenset = frozenset(), refusal: str = "") -> str:
+    """`text` (an expression rule, DuckDB's grammar) spelled for `sp`'s target. `private`: the
+    entity's pii columns; `refusal`: the sentence a failed cast of one of them stops the build with."""
+    return _spelled(sp, sqlglot.parse_one(text, read="duckdb"), private, refusal)
+
+
+def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: str) -> str:
+    for col in tree.find_all(exp.Column):
+        if not is_simple(col.name):
+            col.set("this", exp.to_identifier(col.name, quoted=True))
+    marker = unused_marker("assay_cast", tree.sql())
+    casts: dict[str, str] = {}
+
+    def lift(node: exp.Expression) -> exp.Expression:
+        if not isinstance(node, exp.Cast):
+            return node
+        assay_type = assay_type_of(node.to)
+        safe = isinstance(node, exp.TryCast)
+        reads_private = any(c.name in private for c in node.this.find_all(exp.Column))
+        if assay_type is None or not (safe or reads_private):
+            return node
+        operand = _spelled(sp, node.this.copy(), private, refusal)
+        tried = sp.cast(operand, assay_type, True)
+        if not safe:
+            said = sp.sql("case when {x} is not null and {t} is null then {s} end", x=operand, t=tried, s=sp.string(refusal))
+            tried = sp.sql("coalesce({}, {})", tried, sp.cast(said, assay_type, False))
+        name = f"{marker}_{len(casts)}_"
+        casts[name] = f"({tried})"
+        return exp.column(name)
+
+    # transform visits a node before its children and never the children of a node it replaced:
+    # the operand of a lifted cast is spelled above, its own casts with it.
+    tree = tree.transform(lift, copy=False)
+    out = sp.write_authored(tree)
+    for name, text in casts.items():
+        out = out.replace(name, text)
+    return out
