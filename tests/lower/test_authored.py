@@ -82,3 +82,30 @@ def test_other_casts_are_written_as_authored(target):
     expr = _expr(target, "duckdb", "cast(v as int) > 0 and cast(ssn as double) > 0")
     assert "try_cast" not in expr.lower()
     assert SAID not in expr
+
+
+# decision 1147: a search is a search and a whole-value match a whole-value match on every engine
+# (dbt's PostgreSQL spelling `v ~ 'o'` is a whole-value match on DuckDB; REGEXP_FULL_MATCH is
+# DuckDB's alone)
+WORDS = ["Rome", "Oslo", "abc", "x.y", None]
+MATCHED = [
+    ("regexp_matches(v, 'o')", [True, True, False, False, None]),
+    ("v ~ '[A-Z][a-z]+'", [True, True, False, False, None]),
+    ("regexp_full_match(v, 'o')", [False, False, False, False, None]),
+    ("not regexp_matches(v, '\\.')", [True, True, True, False, None]),
+    ("v ~ 'a|Oslo'", [False, True, False, False, None]),
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("text", "want"), MATCHED)
+def test_a_regex_call_judges_alike_on_duckdb(target, text, want):
+    assert _run(duckdb.connect(), "duckdb", _expr(target, "duckdb", text), WORDS) == want
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_regex_call_judges_alike_on_postgres(postgres_server, target):
+    with postgres_cursor(postgres_server, "UTC") as cur:
+        for text, want in MATCHED:
+            assert _run(cur, "postgres", _expr(target, "postgres", text), WORDS) == want, text

@@ -78,3 +78,24 @@ def test_a_try_cast_to_a_type_assay_cannot_try_everywhere_is_refused(text, named
                                   "try_cast(status as date) is null", "status::timestamp is null"])
 def test_a_try_cast_to_an_assay_type_passes(text):
     assert parse_expression(text)[1] == []
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("regexp_matches(status, 'a(b)')", "a capturing group at position 2 is refused"),
+    ("regexp_matches(status, 'x', 'i')", "with options, which not every engine keeps"),
+    ("regexp_matches(status, status)", "with a pattern that is not a quoted literal"),
+    ("regexp_extract(status, 'x', 1) = 'y'", "which the engines do not judge alike"),
+    ("regexp_replace(status, 'x', 'y') = 'z'", "which the engines do not judge alike"),
+    ("status similar to 'x'", "which the engines do not judge alike"),
+])
+def test_a_regex_call_the_engines_judge_apart_is_refused(text, said):
+    """decision 1147: RE2, POSIX and Java regexes agree only on the portable subset; sqlglot drops a
+    match's options; PostgreSQL has no regexp_extract, Spark's regexp_replace replaces every match."""
+    problems = parse_expression(text)[1]
+    assert len(problems) == 1 and said in problems[0], problems
+
+
+@pytest.mark.parametrize("text", ["regexp_matches(status, '[0-9]+')", "status ~ '^a|b$'", "regexp_full_match(status, 'x')",
+                                  "not regexp_matches(status, '\\\\d{3}')"])
+def test_a_portable_regex_call_passes(text):
+    assert parse_expression(text)[1] == []

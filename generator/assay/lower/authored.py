@@ -10,6 +10,12 @@ spelled by assay where the engine's own would be wrong (decision 1146).
   (decision 1140's way for fields).
 
 Every other cast, and a cast to a type assay has no portable cast to, is written as authored.
+
+- `regexp_matches(x, 'p')` (a search) and `x ~ 'p'` / `regexp_full_match` (the whole value):
+  assay's `regex_matches`, the `pattern` rule's. sqlglot's PostgreSQL spelling of the search is
+  `x ~ 'p'`, which DuckDB reads as a whole-value match, so dbt on DuckDB judged `regexp_matches(city,
+  'o')` false for `Rome`; and the whole-value match became REGEXP_FULL_MATCH, which PostgreSQL and
+  Spark lack (decision 1147). Validation keeps the pattern a literal of the portable subset.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ import sqlglot
 from sqlglot import exp
 
 from ..engine_types import assay_type_of
+from ..validate.expressions import REGEX_MATCHES
 from ..identifiers import unused_marker
-from .spelling import Spelling, is_simple
+from .spelling import Spelling, Sql, is_simple
 
 
 def authored(sp: Spelling, text: str, private: frozenset = frozenset(), refusal: str = "") -> str:
@@ -33,9 +40,11 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
         if not is_simple(col.name):
             col.set("this", exp.to_identifier(col.name, quoted=True))
     marker = unused_marker("assay_cast", tree.sql())
-    casts: dict[str, str] = {}
+    lifted: dict[str, str] = {}
 
     def lift(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, REGEX_MATCHES):
+            return _regex(node)
         if not isinstance(node, exp.Cast):
             return node
         assay_type = assay_type_of(node.to)
@@ -48,14 +57,24 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
         if not safe:
             said = sp.sql("case when {x} is not null and {t} is null then {s} end", x=operand, t=tried, s=sp.string(refusal))
             tried = sp.sql("coalesce({}, {})", tried, sp.cast(said, assay_type, False))
-        name = f"{marker}_{len(casts)}_"
-        casts[name] = f"({tried})"
+        name = f"{marker}_{len(lifted)}_"
+        lifted[name] = f"({tried})"
+        return exp.column(name)
+
+    def _regex(node: exp.Expression) -> exp.Expression:
+        pattern = node.expression
+        if not (isinstance(pattern, exp.Literal) and pattern.is_string) or node.args.get("flag") is not None:
+            return node  # refused by validation
+        whole = isinstance(node, exp.RegexpFullMatch)
+        operand = _spelled(sp, node.this.copy(), private, refusal)
+        name = f"{marker}_{len(lifted)}_"
+        lifted[name] = sp.call("regex_matches", Sql(operand), f"^(?:{pattern.this})$" if whole else pattern.this)
         return exp.column(name)
 
     # transform visits a node before its children and never the children of a node it replaced:
     # the operand of a lifted cast is spelled above, its own casts with it.
     tree = tree.transform(lift, copy=False)
     out = sp.write_authored(tree)
-    for name, text in casts.items():
+    for name, text in lifted.items():
         out = out.replace(name, text)
     return out

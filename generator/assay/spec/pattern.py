@@ -180,11 +180,12 @@ def _repetition_problems(text: str, branches: list[_Branch], product: int,
 # --------------------------------------------------------------------------- entry point
 
 
-def check_pattern(regex: str) -> list[str]:
+def check_pattern(regex: str, anchored: bool = True) -> list[str]:
     """Refusals of ``regex`` against the portable subset; ``[]`` when it is accepted.
 
     Each item is one sentence naming the construct and its 1-based position in the pattern
-    and saying what to write instead.
+    and saying what to write instead. ``anchored=False`` (a regex call of an expression rule,
+    which searches by its own choice) leaves out the rule that every branch is anchored.
 
     >>> check_pattern("^[0-9]{5}$")
     []
@@ -207,7 +208,8 @@ def check_pattern(regex: str) -> list[str]:
     except _Stop:
         return [msg for _, msg in sorted(parser.problems, key=lambda pm: pm[0])]
     problems = list(parser.problems)
-    problems.extend(_anchor_problems(regex, branches))
+    if anchored:
+        problems.extend(_anchor_problems(regex, branches))
     _repetition_problems(regex, branches, 1, problems)
     problems.sort(key=lambda pm: pm[0])
     return [msg for _, msg in problems]

@@ -40,6 +40,7 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
         problems.append(f"`{text}` holds a struct or map literal (`{{...}}`, DuckDB's syntax), which no column of a row "
                         "is compared with on every engine; write a comparison of the entity's columns with scalar values.")
     problems += [f"`{text}` {sentence}." for _line, sentence in refused_sigils(text, tree, 1)]
+    problems += [f"`{text}` {sentence}" for sentence in regex_problems(tree)]
     # assay spells a try-cast per engine only to its own types; sqlglot writes any other as a plain
     # CAST where the engine has no try-cast (PostgreSQL), which raises on the value (decision 1146).
     for node in tree.find_all(exp.TryCast):
@@ -49,6 +50,40 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     if isinstance(tree, _NOT_BOOLEAN):
         problems.append(f"`{text}` is not a boolean expression; write a comparison or a test such as `amount >= 0` or `code IS NOT NULL`.")
     return tree, problems
+
+
+#: The regex calls assay spells per engine (lower/authored.py): DuckDB's `regexp_matches` (a
+#: search) and `~` / `regexp_full_match` (a whole-value match).
+REGEX_MATCHES = (exp.RegexpLike, exp.RegexpFullMatch)
+#: Regex calls the engines do not agree on: PostgreSQL has no regexp_extract, Spark's
+#: regexp_replace replaces every match where DuckDB's and PostgreSQL's replace the first, and
+#: DuckDB's SIMILAR TO is a regex where PostgreSQL's is SQL's own wildcard syntax.
+_REGEX_DIVERGENT = (exp.RegexpCount, exp.RegexpExtract, exp.RegexpExtractAll, exp.RegexpILike, exp.RegexpInstr,
+                    exp.RegexpReplace, exp.RegexpSplit, exp.SimilarTo, exp.Glob)
+
+
+def regex_problems(tree: exp.Expression) -> list[str]:
+    """Sentences for the regex calls of an expression that would not judge alike on every engine
+    (decision 1147). A match's pattern is a literal in the portable subset a `pattern` rule
+    speaks (RE2, POSIX and Java regexes disagree beyond it), without flags, which sqlglot drops."""
+    out = []
+    for node in tree.find_all(*_REGEX_DIVERGENT):
+        out.append(f"calls {node.sql(dialect='duckdb')}, which the engines do not judge alike; test a value with "
+                   "`regexp_matches(column, 'regex')` (a search) or `column ~ 'regex'` (the whole value), or write "
+                   "a `pattern` rule.")
+    for node in tree.find_all(*REGEX_MATCHES):
+        pattern = node.expression
+        if node.args.get("flag") is not None:
+            out.append(f"calls {node.sql(dialect='duckdb')} with options, which not every engine keeps; write "
+                       "the pattern alone (for a case-insensitive match, compare `lower(column)`).")
+        elif not (isinstance(pattern, exp.Literal) and pattern.is_string):
+            out.append(f"calls {node.sql(dialect='duckdb')} with a pattern that is not a quoted literal; a "
+                       "pattern built from values cannot be checked to mean the same on every engine.")
+        else:
+            from ..spec.pattern import check_pattern
+
+            out += [f"calls {node.sql(dialect='duckdb')}: {sentence}" for sentence in check_pattern(pattern.this, anchored=False)]
+    return out
 
 
 def unknown_functions(tree: exp.Expression) -> list[str]:
