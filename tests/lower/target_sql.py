@@ -21,7 +21,7 @@ TARGETS = ("dbt", "sqlmesh")
 def spelled(target: str, engine: str, lowered: Callable[[Spelling], str]) -> str:
     """`lowered(spelling)` for `target`, rendered into plain SQL for `engine`."""
     if target == "dbt":
-        return jinja2.Environment().from_string(lowered(DbtSpelling())).render(assay=render_env(engine))
+        return jinja2.Environment().from_string(lowered(DbtSpelling())).render(assay=render_env(engine), target={"type": engine})
     return render_sql(lowered(SqlmeshSpelling(engine)), engine)
 
 

@@ -120,6 +120,9 @@ class _Plain(Spelling):
     def model(self, entity):
         return f"silver.{entity.name}"
 
+    def engine_sql(self, write):
+        return write("duckdb")
+
 
 def test_a_new_target_needs_only_a_spelling():
     project, diags, _ = compile_spec(KITCHEN_SINK)

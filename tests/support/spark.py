@@ -196,7 +196,7 @@ SHARED_SPARK_FILES = frozenset({
     "tests/integration/test_spark_multiload.py", "tests/integration/test_spark_redact_json_keys.py",
     "tests/integration/test_spark_stopped_builds.py",
     "tests/integration/test_spark_type2.py",
-    "tests/lower/test_field_chains_engines.py",
+    "tests/lower/test_authored.py", "tests/lower/test_field_chains_engines.py",
     "tests/security/test_inert_spark.py",
 })
 

@@ -20,6 +20,8 @@ Every other cast, and a cast to a type assay has no portable cast to, is written
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 import sqlglot
 from sqlglot import exp
 
@@ -29,13 +31,54 @@ from ..identifiers import unused_marker
 from .spelling import Spelling, Sql, is_simple
 
 
-def authored(sp: Spelling, text: str, private: frozenset = frozenset(), refusal: str = "") -> str:
-    """`text` (an expression rule, DuckDB's grammar) spelled for `sp`'s target. `private`: the
-    entity's pii columns; `refusal`: the sentence a failed cast of one of them stops the build with."""
-    return _spelled(sp, sqlglot.parse_one(text, read="duckdb"), private, refusal)
+def authored(sp: Spelling, text: str, private: frozenset = frozenset(), refusal: str = "",
+             types: Optional[Mapping[str, str]] = None) -> str:
+    """`text` (an expression rule, DuckDB's grammar) spelled for `sp`'s target, in the grammar of
+    each engine that runs it (`engine_sql`: dbt's one project picks its engine's text when it
+    renders; a text every engine reads alike is written once). `private`: the entity's pii
+    columns; `refusal`: the sentence a failed cast of one of them stops the build with; `types`:
+    the assay type of each column (a text ordering is ordered by code point, below)."""
+    tree = sqlglot.parse_one(text, read="duckdb")
+    return sp.engine_sql(lambda dialect: _spelled(sp, _ordered_by_code_point(tree.copy(), types or {}, dialect),
+                                                  private, refusal, dialect))
 
 
-def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: str) -> str:
+#: Text functions whose result orders as text (an operand `_ordered_by_code_point` collates).
+_TEXT_CALLS = (exp.Upper, exp.Lower, exp.Trim, exp.Substring, exp.DPipe, exp.Concat, exp.Left, exp.Right,
+               exp.Initcap, exp.Pad)
+#: The dialects whose text comparisons follow the database's collation (an ICU `en-US` database
+#: orders `B` after `a`); DuckDB and Spark order text by code point.
+_COLLATED = ("postgres", "redshift")
+
+
+def _ordered_by_code_point(tree: exp.Expression, types: Mapping[str, str], dialect: str) -> exp.Expression:
+    """On PostgreSQL, a `<`, `<=`, `>`, `>=` or BETWEEN of text orders by code point (`COLLATE
+    "C"`), as on DuckDB and Spark: `note < 'b'` kept `á` and quarantined `B` on a database whose
+    collation is ICU's `en-US` (an outside tester, session 43), and the reverse on DuckDB. Text is
+    a `string` column or a text function of anything; a literal orders as what it is compared with."""
+    if dialect not in _COLLATED:
+        return tree
+
+    def is_text(node: exp.Expression) -> bool:
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Column) and not node.table:
+            return types.get(node.name) == "string"
+        return isinstance(node, _TEXT_CALLS)
+
+    def collated(node: exp.Expression) -> exp.Expression:
+        return exp.Collate(this=node.copy(), expression=exp.to_identifier("C", quoted=True))
+
+    for node in list(tree.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)):
+        operands = [node.this] + ([node.args["low"], node.args["high"]] if isinstance(node, exp.Between) else [node.expression])
+        texts = [o for o in operands if is_text(o)]
+        if texts and all(is_text(o) or (isinstance(o, exp.Literal) and o.is_string) for o in operands):
+            # one collated operand decides the comparison's collation
+            texts[0].replace(collated(texts[0]))
+    return tree
+
+
+def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: str, dialect: str) -> str:
     for col in tree.find_all(exp.Column):
         if not is_simple(col.name):
             col.set("this", exp.to_identifier(col.name, quoted=True))
@@ -52,7 +95,7 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
         reads_private = any(c.name in private for c in node.this.find_all(exp.Column))
         if assay_type is None or not (safe or reads_private):
             return node
-        operand = _spelled(sp, node.this.copy(), private, refusal)
+        operand = _spelled(sp, node.this.copy(), private, refusal, dialect)
         tried = sp.cast(operand, assay_type, True)
         if not safe:
             said = sp.sql("case when {x} is not null and {t} is null then {s} end", x=operand, t=tried, s=sp.string(refusal))
@@ -66,7 +109,7 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
         if not (isinstance(pattern, exp.Literal) and pattern.is_string) or node.args.get("flag") is not None:
             return node  # refused by validation
         whole = isinstance(node, exp.RegexpFullMatch)
-        operand = _spelled(sp, node.this.copy(), private, refusal)
+        operand = _spelled(sp, node.this.copy(), private, refusal, dialect)
         name = f"{marker}_{len(lifted)}_"
         lifted[name] = sp.call("regex_matches", Sql(operand), f"^(?:{pattern.this})$" if whole else pattern.this)
         return exp.column(name)
@@ -74,7 +117,7 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
     # transform visits a node before its children and never the children of a node it replaced:
     # the operand of a lifted cast is spelled above, its own casts with it.
     tree = tree.transform(lift, copy=False)
-    out = sp.write_authored(tree)
+    out = sp.write_authored(tree, dialect)
     for name, text in lifted.items():
         out = out.replace(name, text)
     return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ..ir.model import Rule
+from ..ir.model import LINEAGE_TYPES, Entity, Rule
+from ..privacy import pii_columns
 from .authored import authored
 from .spelling import Raw, Spelling, Sql
 
@@ -16,9 +17,9 @@ def typed_literal(sp: Spelling, value: str, column_type: str) -> str:
     return sp.cast(sp.string(value), column_type, False)
 
 
-def violation(sp: Spelling, rule: Rule, column_type: str | None, private: frozenset = frozenset(), owner: str = "") -> str:
-    """The violation predicate of a rule over the judged row; fires only when SQL TRUE. `private`:
-    the pii columns of the entity (`owner`) an expression rule may cast (lower/authored.py)."""
+def violation(sp: Spelling, rule: Rule, column_type: str | None, entity: Entity | None = None) -> str:
+    """The violation predicate of a rule over the judged row; fires only when SQL TRUE. `entity`:
+    whose columns (their types, which are pii) an expression rule reads (lower/authored.py)."""
     v = sp.ident(rule.column) if rule.column else ""
     k = rule.kind
     if k == "coercible":
@@ -60,9 +61,13 @@ def violation(sp: Spelling, rule: Rule, column_type: str | None, private: frozen
     if k == "charset":
         return sp.call("charset_violates", Sql(v), Raw(sp.charset_ranges(rule.param("ranges"))), rule.param("mode"))
     if k == "expression":
+        private, types, owner = frozenset(), {}, ""
+        if entity is not None:
+            types = {**dict(LINEAGE_TYPES), **{c.name: c.type for c in entity.columns}}
+            private, owner = pii_columns(entity), entity.name
         refusal = (f"assay: expression rule {rule.name} of {owner} could not cast a value of a pii field (not shown); "
                    "with try_cast the rule judges such a value instead of stopping the build")
-        return sp.sql("not ({})", authored(sp, rule.param("expr"), private, refusal))
+        return sp.sql("not ({})", authored(sp, rule.param("expr"), private, refusal, types))
     if k == "referential":
         present = sp.join("and", (sp.sql("{} is not null", sp.ident(c)) for c, _p in rule.param("columns")))
         return sp.sql("({} and _probe__{} is null)", present, rule.param("relationship"))
@@ -92,8 +97,8 @@ def judges_the_dedupe(rule: Rule, dedupe_columns: frozenset) -> bool:
 
 
 def rule_column(sp: Spelling, rule: Rule, column_type: str | None, dedupe_columns: frozenset = frozenset(),
-                private: frozenset = frozenset(), owner: str = "") -> str:
+                entity: Entity | None = None) -> str:
     """The `_r__<rule>` column: the scoped violation, FALSE when unknown."""
     before = judges_the_dedupe(rule, dedupe_columns)
-    judged = violation(sp, rule, column_type, private, owner)
+    judged = violation(sp, rule, column_type, entity)
     return sp.sql("coalesce({}, false) as _r__{}", scoped(sp, rule, judged, before), rule.name)

@@ -60,7 +60,6 @@ class Spelling:
     keyword_case = "lower"  # "lower" or "upper"
     indent = "    "
     # The dialect authored expressions (expression rules) are re-spelled in.
-    expression_dialect = "postgres"
     # The column that is NULL on a type-2 parent's current version.
     valid_to_column = "valid_to"
     # The alias of the bronze row a reject's raw payload is read from: one no column the spec
@@ -181,6 +180,7 @@ class Spelling:
         raise NotImplementedError
 
     # -- authored expressions --------------------------------------------------------------
-    def write_authored(self, tree: exp.Expression) -> str:
-        """The text of a parsed authored expression (a target may first rewrite its literals)."""
-        return tree.sql(dialect=self.expression_dialect)
+    def write_authored(self, tree: exp.Expression, dialect: str) -> str:
+        """The text of a parsed authored expression in `dialect` (a target may first rewrite its
+        literals). Called once per dialect `engine_sql` asks for."""
+        return tree.sql(dialect=dialect)

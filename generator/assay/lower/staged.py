@@ -194,8 +194,7 @@ def judged_columns(sp: Spelling, entity: Entity) -> list[str]:
     out += [*LINEAGE, *RANKS]
     out += [f"_c__{c.name}" for c in entity.columns]
     dedupe_columns = frozenset(k.column for k in entity.dedupe if not k.metadata)
-    private = pii_columns(entity)
-    out += [rule_column(sp, r, types.get(r.column or ""), dedupe_columns, private, entity.name) for r in entity.rules]
+    out += [rule_column(sp, r, types.get(r.column or ""), dedupe_columns, entity) for r in entity.rules]
     return out
 
 

@@ -13,6 +13,7 @@ import json
 import re
 
 from sqlglot import exp
+from sqlglot.errors import ErrorLevel
 
 from ...identifiers import unused_marker
 from ...lower.spelling import Raw, Spelling, Sql, is_simple
@@ -165,7 +166,6 @@ class DbtSpelling(Spelling):
 
     keyword_case = "lower"
     indent = "    "
-    expression_dialect = "postgres"
     valid_to_column = "dbt_valid_to"  # what a dbt snapshot writes
 
     def ident(self, name: str) -> str:
@@ -174,13 +174,14 @@ class DbtSpelling(Spelling):
     def string(self, value: str) -> str:
         return sql_str(value)
 
-    def write_authored(self, tree) -> str:
+    def write_authored(self, tree, dialect: str) -> str:
         """An authored expression; its string literals are spec text, so the whole is made inert
         (sqlglot writes `{` nowhere else: names are validated identifiers), and a literal holding
         a backslash is written by `sql_str`, as every other value is (`escaped_literals`)."""
+        tree = tree.copy()  # written once per dialect: the markers replace nodes in place
         escaped = escaped_literals(tree)
         quoted = quoted_columns(tree)
-        out = inert(tree.sql(dialect=self.expression_dialect))
+        out = inert(tree.sql(dialect=dialect, unsupported_level=ErrorLevel.IGNORE))
         for name, value in escaped.items():
             out = out.replace(name, sql_str(value))
         for name, column in quoted.items():
@@ -256,11 +257,19 @@ class DbtSpelling(Spelling):
 
     def engine_sql(self, write) -> str:
         # One generated project runs on every adapter: the text is chosen when dbt renders it,
-        # by dbt's adapter name, one branch per engine of the table; another adapter is refused
+        # by dbt's adapter name, one branch per text (adapters whose engines read the same text
+        # share it, and a text every engine reads is written alone); another adapter is refused
         # with the reason rather than handed another engine's SQL.
+        texts: dict[str, list[str]] = {}
+        for adapter, dialect in sorted(ADAPTER_DIALECTS.items()):
+            texts.setdefault(write(dialect), []).append(adapter)
+        if len(texts) == 1:
+            return next(iter(texts))
         branches = []
-        for n, (adapter, dialect) in enumerate(sorted(ADAPTER_DIALECTS.items())):
-            branches.append(("{% if " if n == 0 else "{% elif ") + f"target.type == {jstr(adapter)} %}}\n" + write(dialect))
+        for n, (text, adapters) in enumerate(texts.items()):
+            test = (f"target.type == {jstr(adapters[0])}" if len(adapters) == 1
+                    else f"target.type in ({', '.join(jstr(a) for a in adapters)})")
+            branches.append(("{% if " if n == 0 else "{% elif ") + test + " %}\n" + text)
         names = ", ".join(sorted(ADAPTER_DIALECTS))
         refuse = ("{{ exceptions.raise_compiler_error('assay writes this query for the adapters " + names
                   + "; target type ' ~ target.type ~ ' has none') }}")

@@ -27,7 +27,6 @@ class SqlmeshSpelling(Spelling):
 
     def __init__(self, dialect: str = "duckdb", project: Optional[Project] = None) -> None:
         self.dialect = dialect
-        self.expression_dialect = dialect
         self.project = project
 
     # -- names and literals -------------------------------------------------------------
@@ -45,8 +44,8 @@ class SqlmeshSpelling(Spelling):
         property only so; its Jinja scan covers the query and statements, not the properties."""
         return exp.Literal.string(str(value)).sql(dialect=self.dialect)
 
-    def write_authored(self, tree: exp.Expression) -> str:
-        return jinja_safe.tree(tree).sql(dialect=self.expression_dialect)
+    def write_authored(self, tree: exp.Expression, dialect: str) -> str:
+        return jinja_safe.tree(tree).sql(dialect=dialect)
 
     def lit(self, value) -> str:
         """A SQL literal: booleans and numbers bare, anything else a string escaped for the dialect."""
