@@ -32,6 +32,14 @@ CHAINS = {
         ("2024-07-02T03:04:05", (T(2024, 7, 2, 1, 4, 5), False)),  # summer, UTC+2
         ("2024-01-02T03:04:05Z", (T(2024, 1, 2, 3, 4, 5), False)),  # says its instant
         ("2024-01-02 03:04:05+05:00", (T(2024, 1, 1, 22, 4, 5), False)),
+        # decision 1149 (an outside tester, session 43): `UTC` names the instant too (it was moved by
+        # the zone), spaces around an offset are trimmed, and an offset with seconds is no instant
+        # assay reads (PostgreSQL dropped it, Spark applied it)
+        ("2024-01-02 03:04:05 UTC", (T(2024, 1, 2, 3, 4, 5), False)),
+        (" 2024-01-02 03:04:05+05:00 ", (T(2024, 1, 1, 22, 4, 5), False)),
+        ("2024-01-02 03:04:05+01:00:30", (None, True)),
+        ("2024-01-02 03:04:05 utc", (T(2024, 1, 2, 3, 4, 5), False)),
+        ("2024-01-02 03:04:05z", (None, True)),
         ("garbage", (None, True)),
         ("", (None, True)),
         ("2024-02-30 01:00:00", (None, True)),

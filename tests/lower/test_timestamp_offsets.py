@@ -33,6 +33,22 @@ CASES = [
     ("2026-01-05 05:30:00 +02:00", None),  # PostgreSQL's did
     ("2026-02-30 05:30:00+01", None),
     ("not a time", None),
+    # decision 1149 (an outside tester, session 43): a zone assay does not read is no instant on any
+    # engine (PostgreSQL kept the wall clock of each, DuckDB refused them, Spark applied some);
+    # `Z` and `UTC` name UTC; spaces around the text are trimmed
+    ("2026-03-01 10:00:00+01:00:00", None),
+    ("2026-03-01 10:00:00-0", None),
+    ("2026-03-01 10:00:00+1", None),
+    ("2026-03-01 10:00:00 UTC+01:00", None),
+    ("2026-03-01 10:00:00Z+01:00", None),
+    ("2026-03-01 10:00:00 UTC-5", None),
+    ("2026-03-01 10:00 PM", None),
+    ("2026-03-01 10:00:00 Z", T(2026, 3, 1, 10, 0)),
+    ("2026-03-01 10:00:00 UTC", T(2026, 3, 1, 10, 0)),
+    ("2026-03-01T10:00:00.5UTC", T(2026, 3, 1, 10, 0, 0, 500000)),
+    ("2026-03-01T10:00:00+01:00 ", T(2026, 3, 1, 9, 0)),
+    (" 2026-03-01T10:00:00-07", T(2026, 3, 1, 17, 0)),
+    ("2026-03-01 10:00:00 ", T(2026, 3, 1, 10, 0)),
     (None, None),
 ]
 ZONE = "America/Los_Angeles"
@@ -83,3 +99,7 @@ def test_off_an_opted_in_entity_an_iso_offset_is_converted_too(target):
     assert [r[1] for r in conn.fetchall()] == [want for _, _, want in good]
     with pytest.raises(duckdb.ConversionException):
         conn.execute(f"select {expr} from (values ('not a time')) as t(v)").fetchall()
+    # a zone assay does not read stops the build with assay's sentence (decision 1149)
+    for text in ("2026-03-01 10:00:00+01:00:00", "2026-03-01 10:00:00 +0530"):
+        with pytest.raises(duckdb.ConversionException, match="assay: a timestamp's zone after its time"):
+            conn.execute(f"select {expr} from (values ('{text}')) as t(v)").fetchall()

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from ..ir.model import FieldSource
 from ..spec.transforms import Step, is_numeric
+from .instants import text_to_instant
 from .spelling import Spelling, Sql
 
 # The type of an arithmetic result, which no field type equals: it forces the final cast
@@ -67,11 +68,10 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
         return sp.call(n, Sql(text), str(a[0])), out_type
     if n == "to_utc" and current in (None, "string"):
         # Text is read as a timestamp first, by the guarded cast (its marker: the transform table's
-        # `casts`); text that names its own offset or `Z` is that instant, not a wall clock of the
-        # zone (decision 0967): read as ISO 8601, as a `timestamp` field reads it (0998).
+        # `casts`); text that names its own zone (an offset, `Z`, `UTC`) is that instant, not a wall
+        # clock of the zone (decisions 0967, 1149), read as a `timestamp` field reads it.
         local = sp.call("to_utc", Sql(sp.cast(text, "timestamp", safe)), str(a[0]))
-        return sp.sql("case when {} then {} else {} end", sp.call("regex_matches", Sql(text), EXPLICIT_ZONE),
-                      sp.call("parse_ts", Sql(text), "ISO8601"), local), out_type
+        return text_to_instant(sp, text, safe, local), out_type
     if n == "to_utc":
         return sp.call("to_utc", Sql(expr), str(a[0])), out_type
     if n == "enum_map":
@@ -126,26 +126,10 @@ def json_path_read(sp: Spelling, doc: str, keys, safe: bool) -> tuple[str, str |
     return sp.sql("case when {} then {} end", readable, read), marker
 
 
-# A UTC offset right after a time of day (`05:30:00-07`, `05:30+05:30`, `05:30:00.5 +0530`): a plain
-# cast to `timestamp` keeps the wall-clock time and drops it on DuckDB and PostgreSQL (decision 0998).
-_CLOCK_END, _OFFSET = ":[0-9]{2}([.][0-9]*)?[ ]*", "[+-][0-9]{2}(:?[0-9]{2})?"
-UTC_OFFSET = _CLOCK_END + _OFFSET + "[ ]*$"
-# The same, or a `Z`: text that says which instant it is, whatever zone `to_utc` names (0967).
-EXPLICIT_ZONE = _CLOCK_END + "(" + _OFFSET + "|[Zz])[ ]*$"
-
-
 def text_to_timestamp(sp: Spelling, text: str, safe: bool) -> str:
-    """Text to a `timestamp` field's value (decision 0998). Text that carries a UTC offset after its
-    time is read as ISO 8601 (`parse_ts: ISO8601`) and converted to UTC, so no engine keeps the
-    wall-clock time of another zone; an offset ISO 8601 does not spell (`+0530`, a space before
-    it) is then a coercion failure on an opted-in entity. Other text keeps the engine's cast (`Z`
-    and zone-less text are UTC already). Off an opted-in entity (`safe` false) an offset the
-    ISO 8601 reading refuses is left to the engine's own cast."""
-    instant = sp.call("parse_ts", Sql(text), "ISO8601")
-    cast = sp.cast(text, "timestamp", safe)
-    if not safe:
-        instant = sp.sql("coalesce({}, {})", instant, cast)
-    return sp.sql("case when {} then {} else {} end", sp.call("regex_matches", Sql(text), UTC_OFFSET), instant, cast)
+    """Text to a `timestamp` field's value: the instant its zone names, or its wall clock when it
+    names none (lower/instants.py)."""
+    return text_to_instant(sp, text, safe)
 
 
 def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple[str, str | None]:
