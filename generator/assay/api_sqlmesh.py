@@ -73,6 +73,21 @@ def records_environment(project_dir: Path | str) -> bool:
     return False
 
 
+def environment_meta(project_dir: Path | str) -> Optional[str]:
+    """The meta schema the config's `@assay_record_environment('<schema>')` records into, or None
+    when the config names none (or builds it in Python, config.py, where no literal can be read)."""
+    import re
+
+    for name in CONFIG_FILES:
+        path = Path(project_dir) / name
+        if path.exists():
+            found = re.search(r"@assay_record_environment\(\s*'([^']*)'\s*\)",
+                              path.read_text(encoding="utf-8", errors="replace"))
+            if found:
+                return found.group(1)
+    return None
+
+
 def duckdb_config(database: str = "warehouse.duckdb", dialect: str = "duckdb", meta_schema: str = "assay_meta") -> str:
     """A minimal SQLMesh config.yaml for a local DuckDB warehouse (tests, demos)."""
     return (

@@ -598,3 +598,18 @@ def test_checks_outside_a_project_says_so_first(tmp_path):
     elsewhere = invoke("checks", cwd=tmp_path)
     assert elsewhere.exit_code == 1 and "is not a dbt or SQLMesh project" in elsewhere.stderr
     assert "is one" not in elsewhere.stderr
+
+
+@pytest.mark.parametrize("command", [["explain", "trip", "T1"], ["report", "--json"], ["anomalies"]])
+def test_a_command_in_a_projects_subdirectory_says_so_not_reads_it_as_a_spec(tmp_path, command):
+    # An outside tester (session 43): in a dbt project's models/, `explain`, `report` and `anomalies`
+    # read assay's generated YAML as the spec and said "4 problems found in the spec", to be fixed
+    # in generated files; `checks` said where the project is.
+    project = tmp_path / "shop"
+    (project / "models" / "assay").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text("name: shop\nprofile: shop\n")
+    (project / "models" / "assay" / "sources.yml").write_text("version: 2\nsources: []\n")
+    inside = invoke(*command, cwd=project / "models")
+    assert inside.exit_code == 1, inside.output
+    assert ". is not a dbt or SQLMesh project" in inside.stderr and f"{project} is one." in inside.stderr
+    assert "SPEC_GRAMMAR" not in inside.output

@@ -401,3 +401,53 @@ def test_an_entity_sqlmesh_skipped_below_a_failed_parent_is_set_back_naming_it(s
                 "passed, row_count, check_spec, measures, '2026-12-03 10:00:01' from assay_meta.assay_check_results", [RUN3])
     con.close()
     assert shop_line(table(project, spec, "list").stdout) == "shop: published"
+
+
+def test_an_entity_without_checks_sqlmesh_skipped_below_a_failed_parent_is_listed(setup):
+    """An outside tester (session 43): `vehicle` has no checks of its own; SQLMesh skipped it below
+    a parent whose `fail` rule stopped the run. dbt lists it set back (its hook records the skip);
+    on SQLMesh `table list` left it out and `table get vehicle` said it has no checks (exit 3)."""
+    project, spec = setup
+    (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
+    (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
+    (spec / "checks" / "silver" / "shop" / "no_nowhere.sql").unlink()
+    failed_plan(project, plans=(PLAN1, RUN2))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create table silver.shop (shop_id varchar)")  # PLAN1 built and published shop
+    con.execute("create table silver.plain (plain_id varchar)")
+    con.execute("update assay_meta.assay_events set run_id = ? where table_name = 'plain'", [RUN2])
+    con.execute("update assay_meta.assay_events set occurred_at = '2026-12-02 10:00:02' where table_name = 'plain'")
+    con.close()
+    _mart_run(project, PLAN1, "2026-12-01 10:00:00")  # the plan that built shop
+    listed = table(project, spec, "list").stdout
+    assert shop_line(listed) == (
+        f"shop: set back by the latest build (run {RUN2}): it was not written because its upstream entity plain did not "
+        "pass check ENOUGH_PLAIN; the previous version is still published"), listed
+    res = table(project, spec, "get", "shop")
+    assert res.exit_code == 2, res.output
+
+
+def test_a_table_published_failing_that_a_later_run_skipped_names_both_runs(setup):
+    """An outside tester (session 43): run 2 failed `shop`'s blocking check, evaluated in place;
+    run 3 failed `plain` and skipped `shop`. `table list` said `published although the latest build
+    (run 2) did not pass`: run 2 is not the latest build, and the latest did not write shop."""
+    project, spec = setup
+    (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
+    (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
+    failed_plan(project, plans=(PLAN1, RUN2, RUN3))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create table silver.shop (shop_id varchar)")
+    con.execute("create table silver.plain (plain_id varchar)")
+    con.execute("update assay_meta.assay_events set run_id = ?, occurred_at = '2026-12-03 10:00:02' "
+                "where table_name = 'plain'", [RUN3])
+    con.execute("insert into assay_meta.assay_check_results select ?, table_name, check_id, check_position, kind, enforcement, "
+                "false, 1, check_spec, '{\"rows\": 1, \"failing_rows\": 1}', '2026-12-02 10:00:01' "
+                "from assay_meta.assay_check_results where table_name = 'shop'", [RUN2])
+    for kind, why in (("CHECK_FAILED", "returned 1 row"), ("TABLE_BUILD_FAILED", "wrote sqlmesh__silver.silver__shop__9")):
+        con.execute("insert into assay_meta.assay_events values (?, ?, ?, 'shop', 'silver.shop/no_nowhere', ?, null, null, "
+                    "'2026-12-02 10:00:02')", [f"s-{kind}", kind, RUN2, why])
+    con.close()
+    assert shop_line(table(project, spec, "list").stdout) == (
+        f"shop: published although the build of run {RUN2} did not pass check silver.shop/no_nowhere: SQLMesh evaluated it "
+        f"in place, so readers see the rows that failed; the latest build (run {RUN3}) did not write it because its "
+        "upstream entity plain did not pass check ENOUGH_PLAIN")

@@ -78,3 +78,58 @@ def test_the_default_environment_is_checked_as_prod_is(tmp_path: Path):
         built_project(project, tmp_path, conn=_warehouse("silver__dev", "gold__dev"), dialect="duckdb")
     assert "holds no prod environment of this project yet" in str(exc.value)
     assert built_project(project, tmp_path, conn=_warehouse(), dialect="duckdb").schemas == project.schemas
+
+
+def _config(project: Path, meta: str) -> Path:
+    (project / "config.yaml").write_text(f"before_all:\n  - \"@assay_record_environment('{meta}')\"\n"
+                                         "model_defaults:\n  dialect: duckdb\n")
+    return project
+
+
+META = {"silver": "silver", "gold": "gold", "meta": "fleet_meta2"}
+
+
+def test_a_config_recording_into_another_meta_schema_is_said(tmp_path: Path):
+    """An outside tester (session 43): `meta:` renamed in assay.yml and the project regenerated;
+    the config's before_all still recorded into the old schema, so every plan wrote its results and
+    events where the commands no longer read, and `assay checks` said "no check results recorded"."""
+    from assay.errors import ProjectError
+
+    conn = _published(_warehouse(), "silver", "order")
+    with pytest.raises(ProjectError) as exc:
+        environment_schemas(_config(tmp_path, "fleet_meta"), "prod", META, conn, "duckdb")
+    assert ("records each plan's environment into `fleet_meta` (its before_all), but the spec's meta schema is "
+            "`fleet_meta2`") in str(exc.value)
+    assert "@assay_record_environment('fleet_meta2')" in str(exc.value)
+
+
+def test_a_meta_schema_no_plan_recorded_into_beside_a_built_prod_is_said(tmp_path: Path):
+    """The config moved too, but no plan ran since: the new meta schema holds nothing."""
+    from assay.errors import ProjectError
+
+    conn = _published(_warehouse(), "silver", "order")
+    conn.execute("create schema fleet_meta")
+    conn.execute("create table fleet_meta.assay_events (x int)")  # the last plan's records, in the old schema
+    with pytest.raises(ProjectError) as exc:
+        environment_schemas(_config(tmp_path, "fleet_meta2"), "prod", META, conn, "duckdb")
+    assert "the spec's meta schema `fleet_meta2` holds no record of any plan: the meta schema moved" in str(exc.value)
+    # once a plan recorded into it, prod is read there
+    conn.execute("create schema fleet_meta2")
+    conn.execute("create table fleet_meta2.assay_events (x int)")
+    assert environment_schemas(tmp_path, "prod", META, conn, "duckdb") == META
+    # and a project no plan has built yet is not said to have moved anything
+    assert environment_schemas(tmp_path, "prod", META, _warehouse(), "duckdb") == META
+
+
+def test_generate_says_when_the_config_records_into_another_meta_schema(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    spec = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "composite"
+    project = tmp_path / "sm"
+    project.mkdir()
+    _config(project, "not_the_meta")
+    res = CliRunner().invoke(cli, ["generate", "sqlmesh", "--spec", str(spec), "--project", str(project)])
+    assert res.exit_code == 0, res.output
+    assert "the config's before_all records each plan's environment into `not_the_meta`, but the spec's meta schema is" in res.output

@@ -175,6 +175,13 @@ def resolve_spec(spec_dir: Optional[Path], project_dir: Path) -> Path:
         # a project keeping its spec in spec/ (what explain, report and maintain assumed before
         # the spec was recorded)
         return check_spec_dir(project_dir / "spec", given=False)
+    from ..runtime.operator import not_a_project
+
+    outside = not_a_project(project_dir, inside_one=True)
+    if outside is not None:
+        # a subdirectory of a project (its models/): its generated YAML is no spec, and reading it
+        # as one told the user to fix assay's own files (an outside tester, session 43)
+        raise outside
     return check_spec_dir(project_dir, given=False)
 
 

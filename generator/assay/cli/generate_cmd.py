@@ -155,7 +155,8 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool, as_json: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
     from ..api import target_warnings
-    from ..api_sqlmesh import environment_statement, generate_sqlmesh_project, is_sqlmesh_project, records_environment
+    from ..api_sqlmesh import (environment_meta, environment_statement, generate_sqlmesh_project, is_sqlmesh_project,
+                               records_environment)
     from ..errors import openable
 
     if not is_sqlmesh_project(project_dir):
@@ -178,6 +179,13 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
     for d in [] if as_json else skipped:
         click.echo(f"{openable(spec, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     p = result.project
+    recorded_into = environment_meta(project_dir)
+    if not as_json and recorded_into is not None and recorded_into != p.schema("meta"):
+        # The plans would record their environments where the spec no longer reads them, and the
+        # check results of a development plan would read as prod's (an outside tester, session 43).
+        click.echo(f"note: the config's before_all records each plan's environment into `{recorded_into}`, but the "
+                   f"spec's meta schema is `{p.schema('meta')}`; write \"{environment_statement(p.schema('meta'))}\" "
+                   "there before your next `sqlmesh plan`", err=True)
     if not as_json and not records_environment(project_dir):
         # Without it a failed plan of a development environment reads as prod's (decision 0936).
         click.echo(f"note: the config does not record which environment a plan is for; add "

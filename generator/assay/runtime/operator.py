@@ -72,7 +72,7 @@ def open_results(project_dir: Path, project: Optional[Project] = None, *, profil
     A driver error inside the block is a WarehouseError naming the warehouse; any other error is
     not dressed up as one."""
     from .check_results import CheckResults
-    from .warehouse import Reader, connect, describe, project_kind, warehouse_errors
+    from .warehouse import SQLMESH, Reader, connect, describe, project_kind, warehouse_errors
 
     from .warehouse import check_environment
 
@@ -85,9 +85,20 @@ def open_results(project_dir: Path, project: Optional[Project] = None, *, profil
             if environment is not None:
                 # an environment the warehouse does not hold is refused, as every other command refuses it
                 _known_environment(project_dir, project, environment, conn, dialect)
+            if project_kind(project_dir) == SQLMESH:
+                _meta_recorded(project_dir, project, meta, conn, dialect)
             yield CheckResults(Reader(conn, dialect), meta, environment)
     finally:
         conn.close()
+
+
+def _meta_recorded(project_dir: Path, project: Optional[Project], meta: str, conn, dialect: str) -> None:
+    from ..artifacts import recorded_schemas
+    from .sqlmesh_gateway import meta_recorded
+
+    silver = project.schema("silver") if project is not None else (recorded_schemas(Path(project_dir)) or {}).get("silver")
+    if silver:
+        meta_recorded(project_dir, {"silver": silver, "meta": meta}, conn, dialect)
 
 
 def _known_environment(project_dir: Path, project: Optional[Project], environment: str, conn, dialect: str) -> None:
@@ -97,6 +108,25 @@ def _known_environment(project_dir: Path, project: Optional[Project], environmen
     silver = project.schema("silver") if project is not None else (recorded_schemas(Path(project_dir)) or {}).get("silver")
     if silver:
         known_environment(project_dir, environment, silver, conn, dialect)
+
+
+def not_a_project(project_dir: Path, inside_one: bool = False):
+    """A ProjectError saying `project_dir` is no dbt or SQLMesh project (and naming the one above it,
+    when it is inside one), or None when it is one (with `inside_one`: also when none is above it)."""
+    from ..errors import ProjectError
+    from .built_relations import _shown as shown
+    from .sqlmesh_gateway import config_file
+
+    here = Path(project_dir).resolve()
+    if (here / "dbt_project.yml").exists() or config_file(here) is not None:
+        return None
+    above = next((d for d in here.parents if (d / "dbt_project.yml").exists() or config_file(d) is not None), None)
+    if inside_one and above is None:
+        return None
+    return ProjectError(
+        f"{shown(project_dir)} is not a dbt or SQLMesh project (it has no dbt_project.yml, config.yaml or "
+        "config.py); run the command in the project `assay generate` wrote, or pass --project with it"
+        + (f": {shown(above)} is one." if above is not None else "."))
 
 
 def results_meta(project_dir: Path, project: Optional[Project] = None, *, profiles_dir: Optional[Path] = None,
@@ -114,15 +144,11 @@ def results_meta(project_dir: Path, project: Optional[Project] = None, *, profil
     from .sqlmesh_gateway import config_file
     from .warehouse import SQLMESH, project_kind
 
-    here = Path(project_dir).resolve()
-    if not (here / "dbt_project.yml").exists() and config_file(here) is None:
+    outside = not_a_project(project_dir)
+    if outside is not None:
         # not a project at all (a subdirectory of one, or elsewhere): saying so first, since passing
         # --spec, the advice below, then fails on the missing dbt_project.yml (an outside tester)
-        above = next((d for d in here.parents if (d / "dbt_project.yml").exists() or config_file(d) is not None), None)
-        raise ProjectError(
-            f"{shown(project_dir)} is not a dbt or SQLMesh project (it has no dbt_project.yml, config.yaml or "
-            "config.py); run the command in the project `assay generate` wrote, or pass --project with it"
-            + (f": {shown(above)} is one." if above is not None else "."))
+        raise outside
     record = MANIFEST if project_kind(project_dir) == SQLMESH else f"{shown(manifest_path(Path(project_dir)))} nor {MANIFEST}"
     raise ProjectError(
         f"assay cannot tell where the build of {shown(project_dir)} wrote its check results: no spec is recorded "

@@ -96,6 +96,8 @@ def environment_schemas(project_dir: Path, environment: str, schemas: dict[str, 
                                  f"{schemas['silver']}); its environments: {', '.join(held)}. Pass one of them to "
                                  "--environment, or run `sqlmesh plan` (prod) first.")
         _moved(schemas, names, tables, conn, dialect)
+        if "meta" in schemas:
+            meta_recorded(project_dir, schemas, conn, dialect)
         return dict(schemas)
     path = config_file(project_dir)
     config = _load_config(project_dir, path)
@@ -154,6 +156,34 @@ def _moved(schemas: dict[str, str], names: list[str], tables: tuple[tuple[str, s
                 f"table of it this command reads: the spec's {role} schema moved (assay.yml) since the last plan. Run "
                 f"`sqlmesh plan` so that it publishes them in `{now}` (the old schema's views stay there, unread), "
                 "then run this again.")
+
+
+def meta_recorded(project_dir: Path, schemas: dict[str, str], conn, dialect: str) -> None:
+    """An error when the plans record their check results and events where the spec's meta schema
+    is not: the config's `@assay_record_environment` names another schema, or prod is built and the
+    meta schema holds no plan's record at all (the spec moved it since the last plan). Either way
+    the commands would read an empty schema as "no results" (an outside tester, session 43; dbt
+    reads where its manifest says the build wrote them)."""
+    from ..api_sqlmesh import environment_meta
+    from ..errors import ProjectError
+    from .warehouse import query
+
+    meta = schemas["meta"]
+    said = environment_meta(project_dir)
+    if said is None:
+        return
+    if said != meta:
+        raise ProjectError(
+            f"{config_file(project_dir)} records each plan's environment into `{said}` (its before_all), but the spec's "
+            f"meta schema is `{meta}`: plans record their check results and events where the spec does not read them. "
+            f"Write \"@assay_record_environment('{meta}')\" there, run `sqlmesh plan`, then run this again.")
+    held = {(str(r[0]), str(r[1]).lower()) for r in query(
+        conn, dialect, "select table_schema, table_name from information_schema.tables")}
+    if any(schema == schemas["silver"] for schema, _t in held) and (meta, "assay_events") not in held:
+        raise ProjectError(
+            f"prod is built (schema `{schemas['silver']}`), but the spec's meta schema `{meta}` holds no record of any "
+            "plan: the meta schema moved (assay.yml) since the last plan, and the check results and events are in "
+            f"the old one, unread. Run `sqlmesh plan` so that it records into `{meta}`, then run this again.")
 
 
 def known_environment(project_dir: Path, environment: str, silver: str, conn, dialect: str) -> None:

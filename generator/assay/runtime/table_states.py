@@ -351,7 +351,10 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
     `environment`: the SQLMesh environment read (None: prod). A run recorded as planned for
     another environment is not this environment's build (decision 0936): neither its failure nor
     its check results decide the state read here."""
-    tables = _spec_tables(project, every_entity)
+    # Every entity is judged: one without checks that SQLMesh skipped for a failed parent is listed
+    # too, set back, as dbt lists it from the event its hook records (an outside tester, session 43).
+    with_checks = set(_spec_tables(project, every_entity))
+    tables = _spec_tables(project, True)
     meta = project.schema("meta")
     read = environment or PROD
     environments = run_environment_starts(reader, meta)
@@ -364,14 +367,15 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
             continue
         (rolled if ev[0] in FAILED_BUILDS else mark)[ev[2]] = ev
     for name, ev in mark.items():
-        if ev[0] == "TABLE_KEPT" and name not in tables:
-            tables[name] = (project.schema("silver"), name, True)
+        if ev[0] == "TABLE_KEPT" and name not in with_checks:
+            tables.setdefault(name, (project.schema("silver"), name, True))
+            with_checks.add(name)
     for e in project.entities:
         # An entity without checks of its own is still stopped or set back by the checks every
         # build runs (a `fail` rule, INGESTION_METADATA, CONSERVATION, KEY_UNIQUE) or skipped for
         # its parent: once a build says so, it is a table with checks (decision 0957).
-        if e.name in rolled and e.name not in tables:
-            tables[e.name] = _entity_table(project, e)
+        if e.name in rolled:
+            with_checks.add(e.name)
     started = mart_started(project, reader)
     recorded = CheckResults(reader, meta, environment).latest_per_table()
     newest = max(recorded.values())[1] if recorded else None
@@ -398,19 +402,22 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
             s.update(_upstream_cause(events, ev))  # dbt skipped it for an entity it reads (decision 0940)
         elif s["state"] in ("set_back", "not_published") and _errored_node(ev) is not None and s["run"] == ev[1]:
             s.update(why=NODE_ERRORED, node=_errored_node(ev))  # one of its own models errored
-    _skipped_by_sqlmesh(project, states, {**started, **latest_at})
+    skipped = _skipped_by_sqlmesh(project, states, {**started, **latest_at})
+    states = [s for s in states if s["table"] in with_checks or s["table"] in skipped]
     return _unchanged_in_environment(project, reader, states, environment, every_entity)
 
 
-def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[str, Any]) -> None:
+def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[str, Any]) -> set[str]:
     """SQLMesh skips every model downstream of one whose blocking audit failed, and records nothing
     for them: an entity that reads (through a referential rule, or a SQL check file that joins it) an entity a SQLMesh build left
     set back, published failing or not published, and that recorded no build of its own since
     (`built_at`: its latest recorded check results, else its newest run in the quality history),
     was not evaluated by that build, so readers see its previous version. It is set back with why
     `upstream_failed`, naming that entity and the check that failed there, as dbt records the same
-    skip (decisions 0940, 0963). Followed through chains of readers, parents first."""
+    skip (decisions 0940, 0963). Followed through chains of readers, parents first. Returns the
+    entities it set back."""
     by_name = {s["table"]: s for s in states}
+    skipped: set[str] = set()
     failed = {name for name, s in by_name.items()
               if s["state"] in ("set_back", "published_failing", "not_published") and s.get("why") != PLAN_FAILED
               and str(s["run"] or "").startswith(SQLMESH_RUN_PREFIXES)}
@@ -419,7 +426,8 @@ def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[st
         changed = False
         for e in project.entities:
             s = by_name.get(e.name)
-            if s is None or s["state"] != "published" or not s["built_by_project"]:
+            if s is None or s["state"] not in ("published", "published_failing") or not s["built_by_project"] \
+                    or s.get("skipped_in"):
                 continue
             parents = sorted(set(upstream_entities(e, project)) & failed)  # referential parents, check joins
             stops = [by_name[p] for p in parents
@@ -428,10 +436,18 @@ def _skipped_by_sqlmesh(project, states: list[dict[str, Any]], built_at: dict[st
                 continue
             parent = stops[0]
             check_table = parent["check_table"] if parent.get("why") == UPSTREAM_FAILED else parent["table"]
-            s.update({"state": "set_back", "run": parent["run"], "check": parent["check"], "why": UPSTREAM_FAILED,
-                      "since": parent["since"], "upstream": parent["table"], "check_table": check_table})
+            skip = {"run": parent["run"], "check": parent["check"], "why": UPSTREAM_FAILED, "since": parent["since"],
+                    "upstream": parent["table"], "check_table": check_table}
+            if s["state"] == "published_failing":
+                # an earlier build published it failing, in place: readers still see those rows, and
+                # the latest build, which skipped it, is not the one that failed it (session 43)
+                s["skipped_in"] = skip
+            else:
+                s.update({"state": "set_back", **skip})
+                skipped.add(e.name)
             failed.add(e.name)
             changed = True
+    return skipped
 
 
 def _unchanged_in_environment(project, reader, states: list[dict[str, Any]], environment: Optional[str],
@@ -514,6 +530,14 @@ def event_line(ev: dict[str, Any], environment: Optional[str] = None) -> str:
     return f"  {ev['at']}  {ev['event']}  run {ev['run']}{where}{check}{why}"
 
 
+def _upstream_because(t: dict[str, Any]) -> str:
+    """Why a build skipped a table for an upstream entity (`upstream`, `check`, `check_table`)."""
+    return f"because its upstream entity {t['upstream']} " + (
+        "failed in that run (dbt's log says why)" if not t.get("check")
+        else f"did not pass check {t['check']}" if t.get("check_table") == t["upstream"]
+        else f"was not written ({t['check_table']} did not pass check {t['check']})")
+
+
 def line(t: dict[str, Any]) -> str:
     if t.get("unchanged_in"):
         # the environment read has no view of it: it reads prod's table, whose state this is
@@ -523,10 +547,7 @@ def line(t: dict[str, Any]) -> str:
     if t["state"] == "kept":
         return f"{t['table']}: kept since run {t['run']}: check {t['check']} failed"
     if t.get("why") == UPSTREAM_FAILED and t["state"] in ("set_back", "not_published"):
-        because = f"because its upstream entity {t['upstream']} " + (
-            "failed in that run (dbt's log says why)" if not t.get("check")
-            else f"did not pass check {t['check']}" if t.get("check_table") == t["upstream"]
-            else f"was not written ({t['check_table']} did not pass check {t['check']})")
+        because = _upstream_because(t)
         if t["state"] == "set_back":
             return (f"{t['table']}: set back by the latest build (run {t['run']}): it was not written {because}; "
                     "the previous version is still published")
@@ -540,6 +561,11 @@ def line(t: dict[str, Any]) -> str:
     if t["state"] == "set_back":
         return (f"{t['table']}: set back by the latest build (run {t['run']}): check {t['check']} did not pass; "
                 "the previous version is still published")
+    if t["state"] == "published_failing" and t.get("skipped_in"):
+        because = _upstream_because(t["skipped_in"])
+        return (f"{t['table']}: published although the build of run {t['run']} did not pass check {t['check']}: SQLMesh "
+                f"evaluated it in place, so readers see the rows that failed; the latest build (run "
+                f"{t['skipped_in']['run']}) did not write it {because}")
     if t["state"] == "published_failing":
         return (f"{t['table']}: published although the latest build (run {t['run']}) did not pass check {t['check']}: "
                 "SQLMesh evaluated it in place, so readers see the rows that failed")
