@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence, spec_changed, unpublished_because  # noqa: F401 - Delivery is re-exported
+from .explain_builds import gone_history, gone_sentence, unjudged_loads
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
 from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
@@ -452,9 +453,12 @@ class Explainer:
         changed = spec_changed(self.entity, self._staged_columns(), deliveries) if deliveries else None
         if changed:
             summary.insert(1, changed)
-        history = self._gone_history(key) if not deliveries and lookup is not None else None
+        unjudged = unjudged_loads(self)
+        if unjudged:
+            summary.insert(1, unjudged)
+        history = gone_history(self, key) if not deliveries and lookup is not None else None
         if history:
-            summary.append(self._gone_sentence(history, rejects))
+            summary.append(gone_sentence(self, history, rejects))
         elif not deliveries and rejects and not in_entity:
             summary.append(dropped_sentence(self.entity.name, rejects))
         return Explanation(self.entity.name, dict(shown_key or {}), deliveries, rejects, in_entity, summary, history,
@@ -506,32 +510,6 @@ class Explainer:
             return None
         names = {c.lower() for c in self.columns(self.published)}
         return next((c for c in ("dbt_valid_to", "valid_to") if c in names), None)
-
-    def _gone_history(self, key: dict) -> Optional[dict]:
-        """The versions of a type-2 `key` that bronze no longer delivers (decision 0968): the history
-        still holds them, closed by the build that stopped seeing the key (0415). None when the
-        entity keeps no history or holds no version of the key."""
-        where, params = self._key_match(key)
-        try:
-            closing = self._closing_column()
-            if closing is None:
-                return None
-            n, current = self.query(f"select count(*), count(*) - count({self.relation(closing)}) "
-                                    f"from {self.published} where {where}", params)[0]
-        except Exception:  # no history published yet: nothing of the key to tell beyond bronze's silence
-            return None
-        return {"versions": int(n), "current": int(current or 0)} if n else None
-
-    def _gone_sentence(self, history: dict, rejects: list[dict]) -> str:
-        n, current = history["versions"], history["current"]
-        versions = f"{n} {'version' if n == 1 else 'versions'}"  # "1 version"; closed: "1 closed version"
-        tail = open_rejects_sentence(rejects)
-        if current:
-            return (f"Its history {self.published_name} holds {versions} of it, {current} still current: no build has run "
-                    "since bronze stopped delivering it, and the next one closes it (decision 0415)." + tail)
-        return (f"It is not in the entity: its history {self.published_name} holds {versions.replace(' ', ' closed ', 1)} "
-                "of it and no current one (a key bronze no longer delivers "
-                "has no current version: decision 0415)." + tail)
 
     def _summary(self, key, srid, deliveries, winner, in_entity, rejects, total=None, open_rejects=None) -> list[str]:
         what = (f"{self.entity.name} " + ", ".join(f"{k}={v!r}" for k, v in (key or {}).items())) if key else f"{self.entity.name} source row {srid!r}"

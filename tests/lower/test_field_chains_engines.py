@@ -13,6 +13,7 @@ target spells them on DuckDB and PostgreSQL 18.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import duckdb
 import pytest
@@ -44,6 +45,19 @@ CHAINS = {
         ("", (None, True)),
         ("2024-02-30 01:00:00", (None, True)),
         (None, (None, False)),
+    ]),
+    # decision 1150 (an outside tester, session 43): the quotient to 9 places on every engine; DuckDB's
+    # was a DOUBLE (0.33333333333333330000), PostgreSQL's a numeric (0.33333333333333333333)
+    "divide_into_decimal": ([{"divide": 3}], "decimal(38,20)", [
+        ("1", (Decimal("0.33333333300000000000"), False)),
+        ("10", (Decimal("3.33333333300000000000"), False)),
+        ("-2", (Decimal("-0.66666666700000000000"), False)),
+        ("x", (None, True)),
+    ]),
+    "divide_past_the_quotients_digits": ([{"divide": "0.001"}], "decimal(38,0)", [
+        ("12", (Decimal("12000"), False)),
+        ("123456789", (Decimal("123456789000"), False)),
+        ("999999999999999999999999999", (None, True)),  # 30 integer digits: no decimal(38,9) holds them
     ]),
     "divide_into_int": ([{"divide": 4}], "int", [
         ("8", (2, False)),

@@ -161,7 +161,8 @@ def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_th
     # the reject rows listed are the listed deliveries'; the count is every delivery's
     assert [r["_source_row_id"] for r in explanation.rejects] == ["h0"]
     # bronze is read for the listed deliveries only, by their source row ids
-    bronze_reads = [params for sql, params in asked if "bronze" in sql and "raw_ev" in sql]
+    # (beside the one query asking which loads bronze holds that the build did not judge)
+    bronze_reads = [params for sql, params in asked if "bronze" in sql and "raw_ev" in sql and "distinct" not in sql]
     assert len(bronze_reads) == 1 and len(bronze_reads[0]) == 10
     lines = explanation.render()
     assert "... and 291 more deliveries of this key, not listed (`--limit 0` lists every one; the reject rows below are " \
@@ -297,3 +298,19 @@ def test_a_key_whose_only_delivery_was_superseded_says_its_open_rejects(tmp_path
     explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "GONE"})
     assert explanation.summary[1] == ("No delivery is judged: every one was superseded or deduped, so it is not in the entity. "
                                       "1 open reject row."), explanation.summary
+
+
+def test_loads_the_last_build_did_not_judge_are_said(tmp_path):
+    """An outside tester (session 43): a build skipped the entity (its parent's `fail` rule stopped
+    it) after a load re-delivered a key; explain said `1 delivery in bronze` of a key bronze held
+    twice, from the staged table of the build before, without saying so."""
+    project = _project(tmp_path)
+    con = _warehouse(project, 3)
+    reader = Reader(con, "duckdb")
+    said = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
+    assert not any("did not judge" in line for line in said.summary)
+    con.execute("insert into bronze.raw_ev values ('l9', '2026-01-02T00:00:00Z', 'c1', 'COLD', '2.00')")
+    said = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
+    assert said.summary[1] == (
+        "Bronze holds 1 load (l9) that the last build of ev did not judge (it ran before it, or a build since did not "
+        "write the entity): what follows is as of that build; the next build judges them.")

@@ -72,7 +72,9 @@ def test_deliveries_bronze_no_longer_holds_are_not_counted_as_in_bronze():
 
 def _gone(versions: int, current: int, rejects: list[dict]) -> str:
     me = SimpleNamespace(published_name="silver.policy")
-    return Explainer._gone_sentence(me, {"versions": versions, "current": current}, rejects)
+    from assay.explain_builds import gone_sentence
+
+    return gone_sentence(me, {"versions": versions, "current": current}, rejects)
 
 
 def test_a_type2_key_that_left_the_feed_names_its_closed_versions():

@@ -51,7 +51,8 @@ TRANSFORMS: dict[str, TransformSpec] = {
         TransformSpec("coalesce", "literal", "same", doc="replace NULL by a literal"),
         TransformSpec("nullif", "literal", "same", doc="a sentinel value becomes NULL"),
         TransformSpec("multiply", "number", "numeric", doc="multiply by a number"),
-        TransformSpec("divide", "number", "numeric", doc="divide by a non-zero number"),
+        TransformSpec("divide", "number", "numeric", casts=True,
+                      doc="divide by a non-zero number; the quotient to 9 decimal places"),
         TransformSpec("round", "int", "numeric", doc="round to a number of digits"),
         TransformSpec("abs", None, "numeric", doc="absolute value"),
     )

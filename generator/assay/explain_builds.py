@@ -1,0 +1,62 @@
+"""What `assay explain` says of the entity's builds beside a key's own rows: loads bronze holds that
+the last build did not judge, and the history of a key bronze no longer delivers. `ex` is the
+`explain.Explainer` asking (its reader, relations and entity)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .explanation import open_rejects_sentence
+
+
+def unjudged_loads(ex) -> Optional[str]:
+    """A sentence when bronze holds loads the staged relation does not: the entity's last build
+    ran before them (or a build since skipped or stopped it), so every count here is as of that
+    build, not of bronze now (an outside tester, session 43, read `1 delivery in bronze` of a key
+    bronze held twice). An incremental entity's staged rows are the new loads only: not asked."""
+    if not ex.entity.has_ingestion_metadata or ex.entity.materialized == "incremental":
+        return None
+    loads = " union ".join(f"select distinct cast(_load_id as varchar) as l from {ex.relation(ex.bronze, source)}"
+                           for source in sorted(set(ex.sources.values())))
+    try:
+        rows = ex.query(f"select l from ({loads}) as b where l is not null and l not in "
+                        f"(select cast(_load_id as varchar) from {ex.staged} where _load_id is not null) "
+                        "order by l", ())
+    except Exception:  # noqa: BLE001 - bronze unreadable here: the rest of the answer still stands
+        return None
+    if not rows:
+        return None
+    names = [str(r[0]) for r in rows]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f"Bronze holds {len(names)} {'load' if len(names) == 1 else 'loads'} ({shown}) that the last build of "
+            f"{ex.entity.name} did not judge (it ran before {'it' if len(names) == 1 else 'them'}, or a build since "
+            "did not write the entity): what follows is as of that build; the next build judges them.")
+
+
+def gone_history(ex, key: dict) -> Optional[dict]:
+    """The versions of a type-2 `key` that bronze no longer delivers (decision 0968): the history
+    still holds them, closed by the build that stopped seeing the key (0415). None when the
+    entity keeps no history or holds no version of the key."""
+    where, params = ex._key_match(key)
+    try:
+        closing = ex._closing_column()
+        if closing is None:
+            return None
+        n, current = ex.query(f"select count(*), count(*) - count({ex.relation(closing)}) "
+                              f"from {ex.published} where {where}", params)[0]
+    except Exception:  # no history published yet: nothing of the key to tell beyond bronze's silence
+        return None
+    return {"versions": int(n), "current": int(current or 0)} if n else None
+
+
+def gone_sentence(ex, history: dict, rejects: list[dict]) -> str:
+    """What a type-2 key bronze no longer delivers has left in the history (`gone_history`)."""
+    n, current = history["versions"], history["current"]
+    versions = f"{n} {'version' if n == 1 else 'versions'}"  # "1 version"; closed: "1 closed version"
+    tail = open_rejects_sentence(rejects)
+    if current:
+        return (f"Its history {ex.published_name} holds {versions} of it, {current} still current: no build has run "
+                "since bronze stopped delivering it, and the next one closes it (decision 0415)." + tail)
+    return (f"It is not in the entity: its history {ex.published_name} holds {versions.replace(' ', ' closed ', 1)} "
+            "of it and no current one (a key bronze no longer delivers "
+            "has no current version: decision 0415)." + tail)
