@@ -370,12 +370,8 @@ SHOP_READS_PLAIN = ENTITIES.replace("      city: {type: string}\n", "      city:
     "relationships:\n  - {name: shop_of_plain, from: shop, to: plain, via: {plain_id: plain_id}}\n")
 
 
-def test_an_entity_sqlmesh_skipped_below_a_failed_parent_is_set_back_naming_it(setup):
-    """Decision 0963 (an outside tester's logistics lake on PostgreSQL 18): a `sqlmesh run` failed a
-    blocking check of `plain`, evaluated in place; SQLMesh skipped `shop`, which reads it, and
-    recorded nothing for it. dbt says of the same build that shop was set back because its upstream
-    failed (0940); SQLMesh's state said `published`, as if this run had published it."""
-    project, spec = setup
+def _plain_failed_in_run2(project: Path, spec: Path) -> None:
+    """shop reads plain; PLAN1 built and published both, then RUN2 failed plain's blocking check."""
     (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
     (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
     failed_plan(project, plans=(PLAN1, RUN2))
@@ -385,6 +381,15 @@ def test_an_entity_sqlmesh_skipped_below_a_failed_parent_is_set_back_naming_it(s
     con.execute("update assay_meta.assay_events set run_id = ? where table_name = 'plain'", [RUN2])
     con.execute("update assay_meta.assay_events set occurred_at = '2026-12-02 10:00:02' where table_name = 'plain'")
     con.close()
+
+
+def test_an_entity_sqlmesh_skipped_below_a_failed_parent_is_set_back_naming_it(setup):
+    """Decision 0963 (an outside tester's logistics lake on PostgreSQL 18): a `sqlmesh run` failed a
+    blocking check of `plain`, evaluated in place; SQLMesh skipped `shop`, which reads it, and
+    recorded nothing for it. dbt says of the same build that shop was set back because its upstream
+    failed (0940); SQLMesh's state said `published`, as if this run had published it."""
+    project, spec = setup
+    _plain_failed_in_run2(project, spec)
     res = table(project, spec, "get", "shop", "--json")
     assert res.exit_code == 2, res.output
     got = json.loads(res.stdout)
@@ -408,16 +413,8 @@ def test_an_entity_without_checks_sqlmesh_skipped_below_a_failed_parent_is_liste
     a parent whose `fail` rule stopped the run. dbt lists it set back (its hook records the skip);
     on SQLMesh `table list` left it out and `table get vehicle` said it has no checks (exit 3)."""
     project, spec = setup
-    (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
-    (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
     (spec / "checks" / "silver" / "shop" / "no_nowhere.sql").unlink()
-    failed_plan(project, plans=(PLAN1, RUN2))
-    con = duckdb.connect(str(project / "warehouse.duckdb"))
-    con.execute("create table silver.shop (shop_id varchar)")  # PLAN1 built and published shop
-    con.execute("create table silver.plain (plain_id varchar)")
-    con.execute("update assay_meta.assay_events set run_id = ? where table_name = 'plain'", [RUN2])
-    con.execute("update assay_meta.assay_events set occurred_at = '2026-12-02 10:00:02' where table_name = 'plain'")
-    con.close()
+    _plain_failed_in_run2(project, spec)
     _mart_run(project, PLAN1, "2026-12-01 10:00:00")  # the plan that built shop
     listed = table(project, spec, "list").stdout
     assert shop_line(listed) == (
