@@ -2,8 +2,9 @@
 
 Text is read by the zone written after its time:
 
-- none (`2026-03-01 10:00:00`): the engine's own cast, the wall clock as it is written (a
-  `timestamp` field's value), or as a wall clock of the zone `to_utc` names;
+- none (`2026-03-01 10:00:00`), or a `Z` right after the time: the engine's own cast, the wall
+  clock as it is written (a `timestamp` field's value; `Z` is UTC to every engine), or as a wall
+  clock of the zone `to_utc` names;
 - an ISO 8601 offset (`+01:00`, `-07`, `+0530` refused): read as ISO 8601 (`parse_ts`) and
   converted to UTC;
 - `Z`, `UTC` or `utc` (decision 0978: a lower-case `z` is no zone): that instant, the text before it
@@ -23,10 +24,15 @@ from typing import Optional
 
 from .spelling import Spelling, Sql
 
-# A time of day, then anything but a space, digit, dot or colon: a zone follows the time. The clock
-# is matched whole, so `10:00` of `10:00:00` (followed by `:`) is not taken for its end.
+# A time of day, then a zone: something after a space, a character that is no digit, dot, colon or
+# `Z`, or a `Z` with more after it. The clock is matched whole, so `10:00` of `10:00:00` (followed
+# by `:`) is not taken for its end. A `Z` right after the time is no zone here: every engine's cast
+# reads it as UTC, and it is the common form of an instant, so its rows pay one regex test, as
+# zone-less ones do.
 _CLOCK = "[0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:[.][0-9]*)?"
-ZONED = _CLOCK + "\\s*[^0-9.:\\s]"
+ZONED = _CLOCK + "(?:\\s+[^\\s]|[^0-9.:\\sZ]|Z\\s*[^\\s])"
+# Any zone, `Z` too: `to_utc` reads zone-less text as a wall clock of its zone, which `Z` is not.
+ANY_ZONE = _CLOCK + "(?:\\s+[^\\s]|[^0-9.:\\s])"
 # A UTC offset right after a time of day (`05:30:00-07`, `05:30+05:30`, `05:30:00.5 +0530`): the
 # ISO 8601 reading takes the forms it spells and refuses the others.
 UTC_OFFSET = _CLOCK + " *[+-][0-9]{2}(?::?[0-9]{2})?\\s*$"
@@ -42,7 +48,7 @@ def text_to_instant(sp: Spelling, text: str, safe: bool, local: Optional[str] = 
     trimmed = sp.call("trim_white_space", Sql(text))
     offset = sp.call("parse_ts", Sql(trimmed), "ISO8601")
     named = sp.cast(sp.call("regex_extract", Sql(trimmed), UTC_NAMED, 1), "timestamp", safe)
-    zoned = sp.call("regex_matches", Sql(text), ZONED)
+    zoned = sp.call("regex_matches", Sql(text), ZONED if local is None else ANY_ZONE)
     refused = "null"
     if not safe:
         said = sp.string("assay: a timestamp's zone after its time is not an ISO 8601 offset (+hh:mm), Z or UTC")
