@@ -98,8 +98,11 @@ def lower_step(sp: Spelling, expr: str, step: Step, current: str | None, safe: b
         # The quotient to 9 places on every engine: DuckDB divides decimals into a DOUBLE, PostgreSQL
         # into a numeric of about 20 places, Spark into a decimal of its own scale, so `1 / 3` into
         # a decimal(38,20) field was three values, and a range bound between them routed the row
-        # differently (an outside tester, session 43). A quotient past 29 digits is a coercion failure.
-        return sp.cast(f"({expr} / {format(Decimal(str(a[0])), 'f')})", OPERAND, safe), out_type
+        # differently (an outside tester, session 43). A quotient past 29 digits is a coercion failure
+        # (NULL, its marker TRUE). Not the guarded cast: a decimal's guarded cast repeats its operand
+        # many times over, and the field's own guarded cast around it did again (3.5 MB of SQL).
+        quotient = f"({expr} / {format(Decimal(str(a[0])), 'f')})"
+        return sp.sql("case when abs({q}) < 1e29 then {c} end", q=quotient, c=sp.cast(quotient, OPERAND, False)), out_type
     if n == "round":
         return sp.sql("round({}, {})", expr, int(a[0])), out_type
     if n == "abs":
