@@ -8,14 +8,13 @@ spelled by assay where the engine's own would be wrong (decision 1146).
   value, and dbt and SQLMesh print it. The value is cast as a try-cast, and where that fails assay's
   own sentence is cast instead, so the build stops on the same rows with no value in its message
   (decision 1140's way for fields).
-
-Every other cast, and a cast to a type assay has no portable cast to, is written as authored.
-
 - `regexp_matches(x, 'p')` (a search) and `x ~ 'p'` / `regexp_full_match` (the whole value):
   assay's `regex_matches`, the `pattern` rule's. sqlglot's PostgreSQL spelling of the search is
   `x ~ 'p'`, which DuckDB reads as a whole-value match, so dbt on DuckDB judged `regexp_matches(city,
   'o')` false for `Rome`; and the whole-value match became REGEXP_FULL_MATCH, which PostgreSQL and
   Spark lack (decision 1147). Validation keeps the pattern a literal of the portable subset.
+
+Every other cast, and a cast to a type assay has no portable cast to, is written as authored.
 """
 
 from __future__ import annotations
@@ -26,9 +25,12 @@ import sqlglot
 from sqlglot import exp
 
 from ..engine_types import assay_type_of
-from ..validate.expressions import REGEX_MATCHES
 from ..identifiers import unused_marker
 from .spelling import Spelling, Sql, is_simple
+
+#: The regex calls assay spells per engine: DuckDB's `regexp_matches` (a search) and `~` /
+#: `regexp_full_match` (a whole-value match). Validation refuses every other regex call.
+REGEX_MATCHES = (exp.RegexpLike, exp.RegexpFullMatch)
 
 
 def authored(sp: Spelling, text: str, private: frozenset = frozenset(), refusal: str = "",

@@ -44,7 +44,6 @@ def text_to_instant(sp: Spelling, text: str, safe: bool, local: Optional[str] = 
     """The instant `text` names (see the module docstring). `local`: how text without a zone is
     read (default: the engine's cast of it, the guarded one when `safe`); `safe` false (an entity
     not opted in to quality): a zone assay does not read stops the build with assay's sentence."""
-    cast = sp.cast(text, "timestamp", safe)
     trimmed = sp.call("trim_white_space", Sql(text))
     offset = sp.call("parse_ts", Sql(trimmed), "ISO8601")
     named = sp.cast(sp.call("regex_extract", Sql(trimmed), UTC_NAMED, 1), "timestamp", safe)
@@ -55,5 +54,5 @@ def text_to_instant(sp: Spelling, text: str, safe: bool, local: Optional[str] = 
         refused = sp.cast(sp.sql("case when {} then {} end", zoned, said), "timestamp", False)
         offset = sp.sql("coalesce({}, {})", offset, refused)
     return sp.sql("case when not {zoned} then {local} when {o} then {offset} when {n} then {named} else {refused} end",
-                  zoned=zoned, local=local or cast, o=sp.call("regex_matches", Sql(text), UTC_OFFSET),
+                  zoned=zoned, local=local or sp.cast(text, "timestamp", safe), o=sp.call("regex_matches", Sql(text), UTC_OFFSET),
                   offset=offset, n=sp.call("regex_matches", Sql(text), UTC_NAMED), named=named, refused=refused)

@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from ..checks.sqlguard import refused_calls, refused_sigils
 from ..engine_types import assay_type_of
+from ..lower.authored import REGEX_MATCHES
 from ..parse_problem import parse_problem
 
 _NOT_BOOLEAN = (exp.Literal, exp.Column, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Concat, exp.DPipe)
@@ -52,9 +53,6 @@ def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     return tree, problems
 
 
-#: The regex calls assay spells per engine (lower/authored.py): DuckDB's `regexp_matches` (a
-#: search) and `~` / `regexp_full_match` (a whole-value match).
-REGEX_MATCHES = (exp.RegexpLike, exp.RegexpFullMatch)
 #: Regex calls the engines do not agree on: PostgreSQL has no regexp_extract, Spark's
 #: regexp_replace replaces every match where DuckDB's and PostgreSQL's replace the first, and
 #: DuckDB's SIMILAR TO is a regex where PostgreSQL's is SQL's own wildcard syntax.
