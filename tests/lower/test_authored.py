@@ -157,6 +157,13 @@ def test_the_expressions_judge_alike_on_spark(target):
         assert run(text, WORDS) == want, text
     assert run("try_cast(v as int) / 2 > 5", DIVIDED) == [True, False, None, None]
     assert run("try_cast(v as int) / 4 = 2.5", DIVIDED) == [False, True, None, None]
+    # the Spark catalog validation reads (decision 1151) holds every function this Spark has
+    if target == TARGETS[0]:
+        from assay.engine_functions import names
+
+        have = {r[0].lower() for r in wh.call("named", "show functions")[1]}
+        assert {n for n in have if n.replace("_", "a").isalnum()} - names("spark") == set(), \
+            "run scripts/engine_functions.py spark"
 
 
 # A text ordering orders by code point on PostgreSQL too (`COLLATE "C"`), as on DuckDB and Spark: on
@@ -183,3 +190,18 @@ def test_a_text_ordering_is_by_code_point_on_postgres(pg_servers, target):
         # what the database's collation says without it (the test reads a collation that differs)
         cur.execute("select 'B' < ('b' collate \"en-US-x-icu\"), 'á' < ('b' collate \"en-US-x-icu\")")
         assert cur.fetchone() == (False, True)
+
+
+@pytest.mark.postgres
+def test_the_function_catalogs_hold_each_postgres_servers_functions(pg_servers):
+    """Validation warns of an expression's call an engine lacks from the catalogs of
+    generator/assay/engine_functions (decision 1151): a function the server has that its catalog
+    lacks would be warned of falsely. PostgreSQL 15's is the system server's, 18's the wheel's."""
+    from assay.engine_functions import names
+
+    for label, catalog in (("embedded", "postgres18"), ("system", "postgres15")):
+        with postgres_cursor(pg_servers.get(label), "UTC") as cur:
+            cur.execute("select distinct proname from pg_proc where prokind = 'f' and pronamespace = 'pg_catalog'::regnamespace")
+            have = {r[0].lower() for r in cur.fetchall()}
+        assert {n for n in have if n.replace("_", "a").isalnum()} - names(catalog) == set(), \
+            f"run scripts/engine_functions.py {catalog}"

@@ -224,9 +224,11 @@ def test_a_field_or_bronze_column_named_like_the_row_alias_is_refused(write_spec
         "bronze (or load it under another name).")
 
 
-def test_a_function_sqlglot_does_not_know_is_a_warning_with_the_nearest_name(tmp_path):
+def test_a_function_an_engine_lacks_is_a_warning_naming_the_engines(tmp_path):
     """`lenght(x)` validated and then stopped `dbt build` (DuckDB: no such function); an engine's
-    own function (`strlen`) works there and stops the build elsewhere. Validation warns at the line."""
+    own function (`strlen`) works there and stops the build elsewhere; `year(d)`, which sqlglot
+    knows, is written `YEAR(d)` for PostgreSQL, which has none (an outside tester, session 43).
+    Validation warns at the line, naming the engines from their catalogs (decision 1151)."""
     import shutil
 
     from assay.spec.loader import load_spec
@@ -237,8 +239,44 @@ def test_a_function_sqlglot_does_not_know_is_a_warning_with_the_nearest_name(tmp
     shutil.copytree(root, spec)
     entities = spec / "spec" / "entities.yml"
     entities.write_text(entities.read_text().replace(
-        'expr: "discount <= amount"', 'expr: "lenght(status) > 0 and strlen(status) > 0 and length(status) > 0"'))
-    diags = [d for d in validate(load_spec(spec), "dbt").diagnostics if d.code == "SPEC_FUNCTION"]
-    assert [d.severity for d in diags] == ["warning", "warning"]
-    assert "calls `lenght`" in diags[0].message and "Did you mean `length`?" in diags[0].message
-    assert "calls `strlen`" in diags[1].message and diags[0].line == diags[1].line > 1
+        'expr: "discount <= amount"',
+        'expr: "lenght(status) > 0 and strlen(status) > 0 and length(status) > 0 and year(ordered_at) > 2000 '
+        'and extract(year from ordered_at) > 2000 and try_cast(status as int) is null"'))
+
+    def said(target, dialect=None):
+        diags = validate(load_spec(spec), target, dialect).diagnostics
+        found = [(d.code, d.message) for d in diags if "calls `" in d.message]
+        assert {d.severity for d in diags if "calls `" in d.message} == {"warning"}
+        assert {d.line for d in diags if "calls `" in d.message} == {entities.read_text().splitlines().index(
+            next(x for x in entities.read_text().splitlines() if "lenght" in x)) + 1}
+        return found
+
+    typo = ("SPEC_FUNCTION", "expression rule `discount_not_above_amount` of entity `order` calls `lenght`, which "
+            "no engine assay runs on has (DuckDB, PostgreSQL 15 and 18, Spark): the build stops unless the database "
+            "defines it. Did you mean `length`?")
+    rule = "expression rule `discount_not_above_amount` of entity `order` calls"
+    dbt = said("dbt")
+    assert dbt[0] == typo and len(dbt) == 3, dbt
+    assert f"note on dbt: {rule} `strlen`, a function PostgreSQL 15, PostgreSQL 18 and Spark do not have" in dbt[1][1]
+    assert f"note on dbt: {rule} `year`, a function PostgreSQL 15 and PostgreSQL 18 do not have" in dbt[2][1]
+    assert said("sqlmesh", "duckdb") == [typo]
+    pg = said("sqlmesh", "postgres")
+    assert [m.split(", a function")[0] for _c, m in pg[1:]] == [
+        f"note on sqlmesh --dialect postgres: {rule} `strlen`", f"note on sqlmesh --dialect postgres: {rule} `year`"]
+    spark = said("sqlmesh", "spark")
+    assert len(spark) == 2 and f"{rule} `strlen`, a function Spark does not have" in spark[1][1]
+
+
+def test_the_function_catalogs_hold_what_the_installed_duckdb_calls():
+    """The DuckDB catalog is the installed engine's (scripts/engine_functions.py writes it): a name
+    DuckDB has that the catalog lacks would be warned of falsely. PostgreSQL's and Spark's are
+    held to their servers in tests/integration/test_engine_functions.py."""
+    import duckdb
+
+    from assay.engine_functions import names
+
+    con = duckdb.connect()
+    have = {r[0].lower() for r in con.execute("select distinct function_name from duckdb_functions() "
+                                              "where function_type in ('scalar', 'macro')").fetchall()}
+    have = {n for n in have if n.replace("_", "a").isalnum()}
+    assert have - names("duckdb") == set(), "run scripts/engine_functions.py duckdb"

@@ -123,3 +123,16 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
     for name, text in lifted.items():
         out = out.replace(name, text)
     return out
+
+
+def engine_text(text: str, dialect: str) -> str:
+    """The part of an expression rule's text (DuckDB's grammar) that `dialect`'s engine evaluates
+    with its own functions: the calls assay spells itself (its try-casts and regex matches, above)
+    replaced by their operands. Validation reads its calls against the engine's catalog."""
+
+    def own(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, REGEX_MATCHES) or (isinstance(node, exp.TryCast) and assay_type_of(node.to) is not None):
+            return node.this.copy().transform(own)
+        return node
+
+    return sqlglot.parse_one(text, read="duckdb").transform(own).sql(dialect=dialect)

@@ -117,7 +117,7 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
             for p in problems:
                 ctx.report(file, rule.line("expr"), f"{what}: {p}")
             if tree is not None:
-                for sentence in unknown_functions(tree) if not problems else ():  # a refused call says more
+                for sentence in unknown_functions(rule.expr) if not problems else ():  # a refused call says more
                     ctx.out.append(Diagnostic(file, rule.line("expr") or 1, f"{what} {sentence}", "SPEC_FUNCTION", severity="warning"))
                 for q in qualified_columns(tree):
                     ctx.report(file, rule.line("expr"), f"{what} reads `{q}`; an expression reads only the entity's own columns, unqualified: write `{q.split('.')[-1]}`.")

@@ -136,6 +136,46 @@ def _duckdb_only_formats(ctx: Context, _declared: dict, _sql: list):
                                                           f"`{m.source}` ({', '.join(odd)})")
 
 
+def _lacking_functions(dialects: tuple[str, ...]) -> Finder:
+    """Expression rules that call, in the text sqlglot writes for one of `dialects`, a name that
+    engine lacks but some engine has (a name no engine has is warned of for every target, by the
+    rule's own check): `year(d)` is written `YEAR(d)` for PostgreSQL, which has no `year` (decision 1151)."""
+    from ..engine_functions import LABELS, calls, every_name, lacking
+    from ..lower.authored import engine_text
+    from .expressions import parse_expression
+
+    def finds(ctx: Context, _declared: dict, _sql: list):
+        known = every_name()
+        for name, (file, ent) in sorted(ctx.entities.items()):
+            for rule in ent.quality:
+                if rule.rule != "expression" or parse_expression(rule.expr)[1]:
+                    continue
+                engines: dict[str, list[str]] = {}
+                for dialect in dialects:
+                    for catalog, names in lacking(engine_text(rule.expr, dialect), dialect).items():
+                        for called in names:
+                            if called in known:
+                                engines.setdefault(called, []).append(LABELS[catalog])
+                authored = calls(engine_text(rule.expr, "duckdb"), "duckdb")
+                for called, labels in sorted(engines.items()):
+                    lack = f"a function {_listed(labels)} {'does' if len(labels) == 1 else 'do'} not have"
+                    yield file, rule.line("expr") or rule.line(), (
+                        f"expression rule `{rule.name}` of entity `{name}` calls `{called}`, {lack}" if called in authored
+                        else f"expression rule `{rule.name}` of entity `{name}` is written for {_listed(labels)} with a "
+                             f"call of `{called}` (sqlglot's spelling of a function it names otherwise), {lack}")
+
+    return finds
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+_LACKING = ("(sqlglot writes a call it cannot spell for an engine as it is), so the build stops there "
+            "unless the database defines it")
+_LACKING_REMEDY = ("write a function every engine has, or one sqlglot spells for each engine (`extract(year from d)` "
+                   "for `year(d)`, `strpos(s, 'x') > 0` for `contains(s, 'x')`)")
+
 _DUCKDB_ONLY = ("is understood by DuckDB's own strptime only: on PostgreSQL and Spark assay parses the portable "
                 "directives (%Y %y %m %b %B %d %H %M %S %f %%) and the build stops at compile time")
 _DUCKDB_ONLY_REMEDY = "write the format with the portable directives, or parse the value with `regex_extract` first"
@@ -152,6 +192,11 @@ LIMITS: tuple[Limit, ...] = (
     # no engine reads at all is refused for every target, by the transform's own check (decision 1126).
     Limit("dbt", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY + " if the project runs off DuckDB",
           severity="warning", verb="note"),
+    # A database may define a function assay's catalogs lack (a UDF, an extension): said, not refused.
+    Limit("dbt", _lacking_functions(("duckdb", "postgres", "spark")), _LACKING, _LACKING_REMEDY + " if the project runs there",
+          severity="warning", verb="note"),
+    *(Limit("sqlmesh", _lacking_functions((d,)), _LACKING, _LACKING_REMEDY, severity="warning", verb="note", dialects=(d,))
+      for d in ("duckdb", "postgres", "spark")),
     Limit("sqlmesh", _duckdb_only_formats, _DUCKDB_ONLY, _DUCKDB_ONLY_REMEDY,
           dialects=("postgres", "spark", "databricks", "snowflake", "bigquery", "trino", "redshift")),
     Limit(
