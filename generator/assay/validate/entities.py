@@ -9,7 +9,9 @@ from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS, LINEAGE_TYPES
 from ..spec.standins import UNREAD_TYPE, key_unread
 from .context import Context, did_you_mean
 from .dispositions import disposition_problem
-from .expressions import parse_expression, qualified_columns, referenced_columns, type_mismatches, unknown_functions
+from ..privacy import PII
+from .expressions import (parse_expression, private_problems, qualified_columns, referenced_columns, type_mismatches,
+                          unknown_functions)
 from ..redaction import normalized
 from .mappings import parse_path
 from .types import SIMPLE_TYPES, TYPE_ADVICE, normalize_type
@@ -124,6 +126,9 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
                 for col in referenced_columns(tree):
                     if col not in ent.fields and col not in INGESTION_COLUMNS:
                         ctx.report(file, rule.line("expr"), f"{what} reads column `{col}`, which {where} does not declare.{did_you_mean(col, ent.fields)}")
+                private = frozenset(c for c, f in ent.fields.items() if f.classification == PII)
+                for sentence in private_problems(tree, private) if not problems else ():
+                    ctx.report(file, rule.line("expr"), f"{what} {sentence}")
                 types = {**dict(LINEAGE_TYPES), **{c: normalize_type(f.type) or "" for c, f in ent.fields.items()}}
                 for sentence in type_mismatches(tree, types) if not problems else ():
                     ctx.report(file, rule.line("expr"), f"{what}: `{rule.expr}` {sentence}: the engines judge that "

@@ -210,3 +210,37 @@ def type_mismatches(tree: exp.Expression, types: dict[str, str]) -> list[str]:
                 if problem:
                     out.append(problem)
     return sorted(set(out))
+
+
+#: What a `pii` column's value may pass through in an expression rule: forms no engine raises an
+#: error on for a value of the column's type (decision 1152). An engine's error message quotes the
+#: value (DuckDB's `strptime`, an overflow in `*`, a JSON function on malformed text), and dbt and
+#: SQLMesh print it to the console and the logs. Casts are assay's own (decision 1146).
+_PRIVATE_SAFE = (
+    exp.Paren, exp.Not, exp.And, exp.Or, exp.Is, exp.In, exp.Between, exp.Like, exp.ILike, *_COMPARISONS,
+    exp.Case, exp.If, exp.Coalesce, exp.Nullif, exp.Greatest, exp.Least, exp.Cast, exp.TryCast,
+    exp.Length, exp.Lower, exp.Upper, exp.Trim, exp.Substring, exp.Left, exp.Right, exp.Concat, exp.DPipe,
+    exp.StrPosition, exp.Contains, exp.StartsWith, exp.EndsWith, exp.Replace, exp.MD5,
+    exp.Year, exp.Month, exp.Day, exp.DayOfWeek, exp.Extract, exp.DateDiff, exp.TimestampTrunc, exp.DateTrunc,
+    *REGEX_MATCHES,
+)
+
+
+def private_problems(tree: exp.Expression, private: frozenset) -> list[str]:
+    """Sentences for each form a `pii` column's value passes through that an engine may raise an
+    error on, with the value in the message (decision 1152)."""
+    out = []
+    for col in tree.find_all(exp.Column):
+        if col.table or col.name not in private:
+            continue
+        node = col.parent
+        while node is not None and isinstance(node, _PRIVATE_SAFE) and not (
+                isinstance(node, exp.Cast) and assay_type_of(node.to) is None):
+            node = node.parent
+        if node is not None:
+            out.append(f"passes the pii field `{col.name}` through `{node.sql(dialect='duckdb')}`, which an engine may "
+                       "stop on with an error that quotes the value; over a pii field write comparisons, null and "
+                       "regex tests, `try_cast`, and the text and date functions that cannot fail (length, lower, "
+                       "upper, trim, substring, strpos, starts_with, coalesce, extract, date_diff, ...), or derive "
+                       "the value in the field's transforms.")
+    return sorted(set(out))
