@@ -14,8 +14,11 @@ import datetime as dt
 import re
 
 PATTERN = r"^[1-9][0-9]{0,4}[hdw]$"
+#: An incremental entity's lag may be zero (`0h`), its documented default written out; a
+#: retention or a freshness threshold of zero means nothing, so theirs may not.
+ZERO_OR_MORE = r"^(0|[1-9][0-9]{0,4})[hdw]$"
 UNIT_HOURS = {"h": 1, "d": 24, "w": 24 * 7}
-_MATCH = re.compile(PATTERN[1:-1])  # fullmatch: `$` would also take a trailing newline
+_MATCH = re.compile(ZERO_OR_MORE[1:-1])  # fullmatch: `$` would also take a trailing newline
 
 
 class Duration(str):

@@ -45,6 +45,16 @@ def test_the_lag_is_optional(tmp_path):
     assert diags == [] and project.entity("orders").incremental_lag is None
 
 
+
+def test_a_zero_lag_is_the_default_written_out(tmp_path):
+    """`lag: 0h` was refused as "not a duration" (an outside tester, session 44)."""
+    from assay.targets.dbt.incremental import lag_hours
+
+    project, diags, _ = compile_spec(edited(tmp_path, "entities.yaml", "{lag: 2h}", "{lag: 0h}"))
+    assert diags == [] and project.entity("orders").incremental_lag == "0h"
+    assert lag_hours(project.entity("orders")) == 0
+
+
 CASES = {
     "block_without_materialized_incremental": (
         ("entities.yaml", "    materialized: incremental\n", ""),

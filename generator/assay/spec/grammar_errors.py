@@ -81,6 +81,9 @@ def _vocabulary_of(model: type[BaseModel], loc: tuple) -> Optional[tuple[str, st
 
 def _pattern_message(path: str, value: Any, pattern: str) -> str:
     """What to write for a text that does not match its field's pattern (a duration or a name)."""
+    if "hdw" in pattern and isinstance(value, str) and re.fullmatch(r"0+[hdw]", value.strip()):
+        return (f"{path} is {_show(value)}: zero is no {path.rsplit('.', 1)[-1]}; write at least one hour, day or week "
+                "such as `1h`, `1d`, `1w`, or leave it out.")
     if "hdw" in pattern:
         return f"{path} is {_show(value)}, not a duration; write hours, days or weeks such as `6h`, `90d`, `2w`."
     return f"{path} is {_show(value)}; a name is lower-case letters, digits and `_`, starting with a letter."

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, Stri
 Disposition = Literal["flag", "quarantine", "fail"]
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
 from ..duration import PATTERN as DURATION_PATTERN  # the one grammar of durations
+from ..duration import ZERO_OR_MORE as LAG_PATTERN
 
 
 class Strict(BaseModel):
@@ -182,7 +183,7 @@ class Quarantine(Strict):
 
 
 class Incremental(Strict):
-    lag: str = Field(pattern=DURATION_PATTERN)
+    lag: str = Field(pattern=LAG_PATTERN)
 
 
 class Grants(Strict):
