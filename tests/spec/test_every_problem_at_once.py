@@ -291,6 +291,14 @@ case("a_check_file_on_a_table_nothing_declares_is_still_refused_beside_a_yaml_er
     ("entity_orders.yaml", 9, "SPEC_YAML", ("not valid YAML",)),
 ])
 
+# an entity left out for its own grammar problem is still declared: its check files are not on
+# "neither an entity nor a table" (an outside tester, session 44)
+case("fields_not_a_mapping_echoes_no_check_file",
+     {**entity(("    fields:\n", "    fields: null\n    old_fields:\n")), **CHECK_ON_ORDERS}, [
+    ("entity_orders.yaml", 6, "SPEC_GRAMMAR", ("fields is empty, not a mapping",)),
+    ("entity_orders.yaml", 7, "SPEC_GRAMMAR", ("old_fields",)),
+])
+
 # --- a field's type that does not parse hides no refusal of its rules' own (decision 0948) ---
 
 case("range_bounds_out_of_order_beside_an_invalid_type",

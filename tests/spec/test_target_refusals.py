@@ -76,6 +76,27 @@ def test_declared_checks_and_block_and_warn_files_of_entities_generate_for_sqlme
     assert validate(load_spec(root), "sqlmesh").diagnostics == []
 
 
+@pytest.mark.parametrize("broken", ["\t", "fields: null\n    was_fields:\n"])
+def test_check_files_of_an_entity_whose_document_is_broken_are_not_read_only_tables_on_sqlmesh(tmp_path, broken):
+    """A YAML error in the entities file (or an entity left out for its own grammar problem) made
+    SQLMesh's validation call the entity's warn and block files checks of a table assay only reads,
+    "skipped" and "refused" (an outside tester, session 44): the document's problem is the one."""
+    root = spec(tmp_path, sql_file=True)
+    block = root / "checks" / "silver" / "customers" / "blocked.sql"
+    block.write_text(SQL_CHECK.replace("warn", "block"))
+    path = root / ENTITIES
+    text = path.read_text()
+    if broken == "\t":
+        path.write_text(text.replace("      name: {type: string}\n", "\t  name: {type: string}\n", 1))
+    else:
+        start = text.index("  customers:")
+        at = text.index("    fields:\n", start)
+        path.write_text(text[:at] + "    " + broken + text[at + len("    fields:\n"):])
+    diags = validate(load_spec(root), "sqlmesh", "duckdb").diagnostics
+    assert [d.code for d in diags] == ["SPEC_YAML" if broken == "\t" else "SPEC_GRAMMAR"] * (1 if broken == "\t" else 2), diags
+    assert all(d.file == ENTITIES for d in diags)
+
+
 def test_a_keep_file_is_refused_on_sqlmesh_at_its_on_failure_line(tmp_path):
     root = spec(tmp_path, sql_file=True)
     (root / "checks" / "silver" / "customers" / "named.sql").write_text(SQL_CHECK.replace("warn", "keep"))

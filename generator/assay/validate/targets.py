@@ -72,12 +72,20 @@ def _is_entity_check(ctx: Context, check) -> bool:
     return check.namespace == ctx.loaded.settings.schemas.silver and check.table in ctx.entities
 
 
+def _is_read_only_check(ctx: Context, check) -> bool:
+    """A check of a table a `tables_version: 1` document declares (and no entity is named so). A
+    check of neither is refused as such, or its table's own document did not parse: a limit of
+    either kind would contradict that (an outside tester, session 44)."""
+    name = f"{check.namespace}.{check.table}"
+    return not _is_entity_check(ctx, check) and any(name in doc.tables for _f, doc, _r in ctx.loaded.table_docs)
+
+
 def _sql_files(on_failure: tuple[str, ...], of_entities: bool) -> Finder:
     """SQL check files by resolved `on_failure`, of entities or of tables assay only reads."""
 
     def finds(ctx: Context, _declared: dict, sql_checks: list):
         for rel_path, check in sql_checks:
-            if check.on_failure in on_failure and _is_entity_check(ctx, check) == of_entities:
+            if check.on_failure in on_failure and (_is_entity_check if of_entities else _is_read_only_check)(ctx, check):
                 line = (check.on_failure_line or 1) if check.on_failure == "keep" else 1
                 yield rel_path, line, f"`on_failure: {check.on_failure}` SQL check file `{rel_path}` (check `{check.name}`)"
 
