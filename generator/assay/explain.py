@@ -240,6 +240,7 @@ class Explainer:
             superseded=int(row.get("_delivery_rank") or 1) > 1, delivery_rank=int(row.get("_delivery_rank") or 1),
             values=shown_values({c.name: _text(row.get(c.name)) for c in self.entity.columns}, self.pii_columns),
             failed_rules=_flags(row.get("_failed_rules")),
+            key_values=tuple(_text(row.get(k)) for k in self.entity.key),
         )
         d.late = bool(row.get("_late")) and d.route != "deduped"
         d.bronze = self._bronze_row(source, d.source_row_id, d.load_id)
@@ -372,16 +373,18 @@ class Explainer:
             by_key, total = self._key_rows(where, params, limit)
             if total is not None:
                 open_rejects = self._open_reject_count(where, params)
-            seen = {_identity(r) for r in rows} if source_row_id is not None else set()
-            rows = (rows if source_row_id is not None else []) + [r for r in by_key if _identity(r) not in seen]
+            seen = {_identity(r, self.entity.key) for r in rows} if source_row_id is not None else set()
+            rows = (rows if source_row_id is not None else []) + [r for r in by_key if _identity(r, self.entity.key) not in seen]
         # A delivery without `_source_row_id` or `_load_id` is staged before the ingestion-metadata
         # check stops the build; it is explained as any other (probe R6), NULL sorting first.
         # A delivery is one mapping's row of one load: two mappings may share a source row id and
         # a load id (decision 1135)
-        staged = {_identity(r): r for r in rows}
+        staged = {_identity(r, self.entity.key): r for r in rows}
         # With --source-row-id the source row's deliveries may be of other keys than the one
         # explained (a re-send that changed it): they are listed, but only the key's own compete
-        other_keys = {_identity(r) for r in rows if key is not None and not self._of_key(r, key)}
+        other_keys = {_identity(r, self.entity.key) for r in rows if key is not None and not self._of_key(r, key)}
+        # one source row twice in one load: a broken load, which the ingestion-metadata check stops on
+        repeated = {i[:3] for i in staged if sum(j[:3] == i[:3] for j in staged) > 1}
         deliveries = sorted((self._delivery(r) for r in rows),
                             key=lambda d: (d.dedupe_rank, d.superseded, d.delivery_rank, d.source_row_id or "", d.load_id or ""))
         # A late delivery was not ranked (decision 0401): it wins nothing, and speaks for the key only
@@ -389,6 +392,9 @@ class Explainer:
         winner = next((d for d in deliveries if d.dedupe_rank == 1 and not d.superseded and d.route != "deduped"
                        and not d.late and d.identity not in other_keys), None)
         for d in deliveries:
+            if d.identity[:3] in repeated:
+                d.why.append(f"its source row {d.source_row_id} is delivered more than once in load {d.load_id}: broken "
+                             "ingestion metadata, on which the ingestion-metadata check stops the build")
             if d.identity in other_keys:
                 other = shown_values({k: _text(staged[d.identity].get(k)) for k in self.entity.key}, self.pii_columns)
                 command = ("" if any(k in self.pii_columns for k in self.entity.key) else
@@ -525,8 +531,12 @@ class Explainer:
                     "order; `--limit 0` lists every one).")
         elif held < n:  # the ledger outlives bronze (docs/incremental.md): say which count is which
             gone = n - held
-            head = (f"{what}: {n} {'delivery' if n == 1 else 'deliveries'}, {held} of them in bronze "
-                    f"({gone} the ledger kept after bronze dropped {'it' if gone == 1 else 'them'}).")
+            them = "it" if gone == 1 else "them"
+            # a table entity keeps no ledger: its staged rows are the last build's, and bronze has
+            # dropped some since (a bad load removed after it stopped the build: session 44)
+            kept = (f"the ledger kept after bronze dropped {them}" if getattr(self.entity, "materialized", None) == "incremental"
+                    else f"the last build judged; bronze has dropped {them} since")
+            head = f"{what}: {n} {'delivery' if n == 1 else 'deliveries'}, {held} of them in bronze ({gone} {kept})."
         tail = open_rejects_sentence(rejects, open_rejects)
         late = [d for d in deliveries if d.late]
         if winner is None and late:
@@ -539,7 +549,8 @@ class Explainer:
             where = ", and the published table still holds it." if in_entity else ", so it is not in the entity."
             return [head, "No delivery is judged: every one was superseded or deduped" + where + tail]
         if winner.route == "kept":
-            state = "It is in the entity" + (" (published)." if in_entity else f", but the published table does not hold it yet ({unpublished_because(self.entity, self.sqlmesh)}).")
+            state = ("It is in the entity (published)." if in_entity else
+                     f"The last build kept it, but the published table does not hold it ({unpublished_because(self.entity, self.sqlmesh)}).")
         else:
             state = f"It is not in the entity: its judged delivery {winner.source_row_id} was {ROUTE_WORDS[winner.route]}."
         if late:
@@ -552,9 +563,11 @@ class Explainer:
         return [head, state + tail]
 
 
-def _identity(row: dict) -> tuple:
-    """(mapping, source row id, load id) of a staged row, as `Delivery.identity` (decision 1135)."""
-    return (row.get("_mapping"), _text(row.get("_source_row_id")), _text(row.get("_load_id")))
+def _identity(row: dict, key: tuple = ()) -> tuple:
+    """(mapping, source row id, load id, key values) of a staged row, as `Delivery.identity`
+    (decision 1135); `key`: the entity's key columns."""
+    return (row.get("_mapping"), _text(row.get("_source_row_id")), _text(row.get("_load_id")),
+            tuple(_text(row.get(k)) for k in key))
 
 
 def _listing_order(cols: list[str]) -> str:

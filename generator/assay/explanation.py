@@ -47,11 +47,15 @@ class Delivery:
     #: False for a delivery the incremental ledger kept after bronze dropped it (retention, or an
     #: upserting loader that overwrote it): explain must not count it as one bronze holds.
     in_bronze: bool = True
+    #: The staged row's key values as stored (never shown: `values` holds what may be shown).
+    key_values: tuple = ()
 
     @property
     def identity(self) -> tuple:
-        """(mapping, source row id, load id): which staged row it is (decision 1135)."""
-        return (self.mapping, self.source_row_id, self.load_id)
+        """(mapping, source row id, load id, key values): which staged row it is (decision 1135).
+        The key tells apart two rows of one source row in one load, a broken load the
+        ingestion-metadata check stops the build on (an outside tester, session 44)."""
+        return (self.mapping, self.source_row_id, self.load_id, self.key_values)
 
     def label(self) -> str:
         row = self.source_row_id if self.source_row_id is not None else "without a _source_row_id"
@@ -82,7 +86,8 @@ class Explanation:
             "in_entity": self.in_entity,
             "history": self.history,
             "summary": self.summary,
-            "deliveries": [d.__dict__ for d in self.deliveries],
+            # a delivery's stored key values only tell deliveries apart; a pii key is never shown
+            "deliveries": [{k: v for k, v in d.__dict__.items() if k != "key_values"} for d in self.deliveries],
             "deliveries_total": max(self.deliveries_total, len(self.deliveries)),
             "rejects": self.rejects,
         }

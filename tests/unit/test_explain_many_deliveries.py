@@ -130,6 +130,25 @@ def test_a_delivery_without_its_source_row_id_is_explained(tmp_path):
     assert nameless.label().startswith("raw_ev row without a _source_row_id (load l9")
 
 
+def test_a_source_row_twice_in_one_load_is_two_deliveries_told_apart_by_their_key(tmp_path):
+    """A load that repeats a `_source_row_id` (for keys COLD and WARM) stops the build at the
+    ingestion-metadata check after the staged table is built. `--source-row-id` called both
+    deliveries "of another key (COLD)", since a delivery was told by (mapping, source row, load)
+    alone, and said no delivery was judged (an outside tester, session 44)."""
+    project = _project(tmp_path)
+    con = _warehouse(project, 3)
+    _stage(con, """select 'WARM', amount, _mapping, 'c1', 'l0', _ingested_at, 1, 1, 'kept', [], false
+                   from silver.ev__staged where _source_row_id = 'c1'""")
+    reader = Reader(con, "duckdb")
+    explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain(
+        {"ev_id": "COLD"}, source_row_id="c1")
+    cold, warm = sorted(explanation.deliveries, key=lambda d: d.key_values)
+    twice = "its source row c1 is delivered more than once in load l0: broken ingestion metadata"
+    assert cold.why[0].startswith(twice) and "won" not in " ".join(cold.why[1:]) and "another key" not in " ".join(cold.why)
+    assert warm.why[0].startswith(twice) and warm.why[1].startswith("a delivery of another key (ev_id='WARM')")
+    assert explanation.summary[1].startswith("It is in the entity (published).")
+
+
 def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_the_rest(tmp_path):
     """Decision 0995 (probe R6: a key delivered 400,000 times printed 130 MB and held 1.6 GB): only
     the first `limit` deliveries in the dedupe order are read and listed, the judged one first;

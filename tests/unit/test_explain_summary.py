@@ -63,11 +63,17 @@ def test_deliveries_bronze_no_longer_holds_are_not_counted_as_in_bronze():
     """An incremental ledger keeps deliveries bronze dropped (retention, an upserting loader that
     overwrote a source row delivered twice): explain read them from the ledger and said they were
     all in bronze (outside tester, session 33)."""
-    me = SimpleNamespace(entity=SimpleNamespace(name="reading"))
+    me = SimpleNamespace(entity=SimpleNamespace(name="reading", materialized="incremental"))
     kept, gone = _delivery("kept"), _delivery("deduped")
     gone.source_row_id, gone.in_bronze = "r0", False
     assert Explainer._summary(me, {"reading_id": "R2"}, None, [kept, gone], kept, True, [])[0] == (
         "reading reading_id='R2': 2 deliveries, 1 of them in bronze (1 the ledger kept after bronze dropped it).")
+    # A table entity keeps no ledger: its staged rows are the last build's, and a load removed from
+    # bronze after it stopped that build is gone (an outside tester, session 44)
+    me.entity.materialized, me.entity.scd, me.sqlmesh = "table", "type1", False
+    said = Explainer._summary(me, {"reading_id": "R2"}, None, [kept, gone], kept, False, [])
+    assert said[0] == "reading reading_id='R2': 2 deliveries, 1 of them in bronze (1 the last build judged; bronze has dropped it since)."
+    assert said[1].startswith("The last build kept it, but the published table does not hold it (the last build was not published).")
 
 
 def _gone(versions: int, current: int, rejects: list[dict]) -> str:
