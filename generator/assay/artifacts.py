@@ -41,7 +41,10 @@ class WriteReport:
     # Owned files changed by hand since assay wrote them, which this generation would overwrite or
     # remove; nothing is written while there are any, unless forced.
     modified: list[str] = field(default_factory=list)
-    refused: bool = False  # True when nothing was written because of conflicts or modified files
+    # Paths the project holds as a symbolic link (the file or a directory above it): writing there
+    # would write wherever the link points (decision 1157); nothing is written while there are any.
+    links: list[str] = field(default_factory=list)
+    refused: bool = False  # True when nothing was written because of conflicts, modified files or links
 
 
 def _digest(text: str) -> str:
@@ -72,6 +75,33 @@ def overwriting_edits() -> Iterator[None]:
         _FORCE.reset(token)
 
 
+def linked_part(project_dir: Path, rel: str) -> Optional[str]:
+    """The part of `rel` (relative to the project) that is a symbolic link, or None. A project is
+    a directory others commit to (the spec's author, in `assay init`'s layout): a link committed
+    where assay writes a file sent the write anywhere the operator can write, a Python `.pth` file
+    among them (an outside tester, session 44)."""
+    here = Path(project_dir)
+    for part in Path(rel).parts:
+        here = here / part
+        if here.is_symlink():
+            return here.relative_to(project_dir).as_posix()
+    return None
+
+
+def owned_path(project_dir: Path, rel) -> Optional[Path]:
+    """The project path a manifest entry names, or None when it names none: a manifest is a file
+    in the project, which anyone who commits to it can edit, so an entry outside the project
+    (`../x`, `/x`), through a link, or not a plain relative path is never assay's to remove."""
+    if not isinstance(rel, str) or not rel or "\\" in rel or "\x00" in rel:
+        return None
+    parts = Path(rel).parts
+    if Path(rel).is_absolute() or any(p in ("..", ".", "") for p in parts) or rel.startswith("/"):
+        return None
+    if linked_part(project_dir, rel) is not None:
+        return None
+    return Path(project_dir) / rel
+
+
 def _current_digest(path: Path) -> Optional[str]:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -93,7 +123,12 @@ def write_project(project_dir: Path, files: dict[str, str], target: str, fingerp
     force = _FORCE.get() if force is None else force
     report = WriteReport()
     manifest_before = read_manifest(project_dir)
-    old = manifest_before.get("files", {})
+    old = {rel: digest for rel, digest in (manifest_before.get("files") or {}).items()
+           if owned_path(project_dir, rel) is not None} if isinstance(manifest_before.get("files"), dict) else {}
+    report.links = sorted({link for rel in [*files, MANIFEST] if (link := linked_part(project_dir, rel)) is not None})
+    if report.links:
+        report.refused = True
+        return report
     # Every conflict is found before the first write: a refused generation leaves the project
     # exactly as it was, rather than half-written with files the manifest does not own.
     for rel in sorted(files):
@@ -141,7 +176,18 @@ def write_project(project_dir: Path, files: dict[str, str], target: str, fingerp
     return report
 
 
+def _refuse_link(project_dir: Path, rel: str) -> None:
+    link = linked_part(project_dir, rel)
+    if link is not None:
+        from .errors import ProjectError
+
+        raise ProjectError(f"{link} in {project_dir} is a symbolic link; assay writes only regular files inside the "
+                           "project, never through a link (it would write wherever the link points): remove it and run "
+                           "the command again.")
+
+
 def _write_manifest(project_dir: Path, manifest: dict) -> None:
+    _refuse_link(project_dir, MANIFEST)
     mpath = Path(project_dir) / MANIFEST
     mpath.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
@@ -194,6 +240,7 @@ def ensure_package_entry(project_dir: Path, local_path: str) -> bool:
     The file is the user's; assay touches one line of it and never rewrites the rest.
     Returns True when the file changed.
     """
+    _refuse_link(project_dir, "packages.yml")
     path = Path(project_dir) / "packages.yml"
     entry = f"  - local: {local_path}\n"
     if not path.exists():

@@ -23,6 +23,14 @@ def generate() -> None:
 
 def _refuse(result, project_dir: Path) -> None:
     r = result.report
+    if r.links:
+        raise ProjectError(
+            f"{plural(len(r.links), 'path')} where assay writes {'is a symbolic link' if len(r.links) == 1 else 'are symbolic links'} "
+            f"in {shown(project_dir)}; nothing was written. assay writes only regular files inside the project, never "
+            "through a link (it would write wherever the link points): remove "
+            f"{'it' if len(r.links) == 1 else 'them'} and run `assay generate` again.",
+            details=[f"{shown(project_dir / rel)}: a symbolic link" for rel in r.links],
+        )
     if r.conflicts:
         raise ProjectError(
             f"{plural(len(r.conflicts), 'file')} that assay generates already "

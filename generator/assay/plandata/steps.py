@@ -240,5 +240,5 @@ def _nothing_to_do(status) -> bool:
 def _refused(report) -> None:
     if report.refused:
         raise ProjectError("`assay generate` would refuse to write the new spec into the project ("
-                           + ", ".join(list(report.conflicts) + list(report.modified))
+                           + ", ".join(list(report.links) + list(report.conflicts) + list(report.modified))
                            + "); resolve that first, as `assay generate` says.")
