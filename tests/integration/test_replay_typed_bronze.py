@@ -64,6 +64,7 @@ TABLE = ('create or replace table bronze.raw_parcels (_load_id varchar, _ingeste
          '_source_row_id varchar, id varchar, payload json, w decimal(38,6))')
 X0 = "('l1', '2026-03-01T09:00:00Z', 'r0', 'X0', '{\"city\": \"Rome\"}', 1.5)"
 X1 = "('l1', '2026-03-01T09:00:00Z', 'r1', 'X1', '{\"city\": \"Oslo\", \"zip\": \"0150\"}', -12345678901234.123456)"
+W1 = "('l1', '2026-03-01T09:00:00Z', 's1', 'W1', '{\"city\": \"Bern\"}', -2.5)"  # quarantined too; fits decimal(10,2)
 
 
 def _write(spec, mapping: str):
@@ -87,21 +88,36 @@ def _bronze(project, *rows: str) -> None:
 def test_replay_writes_back_a_json_column_and_an_exact_decimal(tmp_path, engine):
     spec = _write(tmp_path / "spec", MAPPING)
     project = engine.dbt_project(tmp_path / "proj", spec, "replay_typed")
-    _bronze(project, X0, X1)
+    _bronze(project, X0, X1, W1)
     project.dbt("build", check=True)
-    assert project.query("select _source_row_id from silver.parcel__reject where resolved_at is null") == [("r1",)]
-    _bronze(project, X0)  # bronze's retention drops X1's delivery (replay needs no build between)
+    assert project.query("select _source_row_id from silver.parcel__reject where resolved_at is null order by 1") == [
+        ("r1",), ("s1",)]
+    _bronze(project, X0)  # bronze's retention drops X1's and W1's deliveries (replay needs no build between)
 
     relaxed = _write(tmp_path / "relaxed", RELAXED)
     generate_dbt_project(relaxed, project.path)
+    # A column narrowed since (decimal(10,2) holds W1's weight, not X1's): the replay is refused as
+    # a whole, and nothing of it is written (an outside tester, session 44: W1 was committed, and
+    # the message said 2 rows could not be re-delivered)
+    conn = project.connect()
+    conn.execute("alter table bronze.raw_parcels alter w type decimal(10,2)")
+    conn.close()
+    res = CliRunner().invoke(cli, ["replay", "parcel", "--spec", str(relaxed), "--project", str(project.path)])
+    assert res.exit_code == 1 and "cannot re-deliver 2 rows" in res.output, res.output
+    assert project.query("select count(*) from bronze.raw_parcels where _load_id = '__replay__'") == [(0,)]
+    conn = project.connect()
+    conn.execute("alter table bronze.raw_parcels alter w type decimal(38,6)")
+    conn.close()
     res = CliRunner().invoke(cli, ["replay", "parcel", "--spec", str(relaxed), "--project", str(project.path), "--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["redelivered"] == {"raw_parcels": 1}
+    assert json.loads(res.stdout)["redelivered"] == {"raw_parcels": 2}
     # bronze holds the replayed delivery with the values the loader wrote
-    assert project.query("select cast(payload as varchar), w from bronze.raw_parcels where _load_id = '__replay__'") == [
-        ('{"city":"Oslo","zip":"0150"}', Decimal("-12345678901234.123456"))]
+    assert project.query("select cast(payload as varchar), w from bronze.raw_parcels where _load_id = '__replay__' "
+                         "order by id") == [('{"city":"Bern"}', Decimal("-2.500000")),
+                                            ('{"city":"Oslo","zip":"0150"}', Decimal("-12345678901234.123456"))]
 
     project.dbt("build", check=True)
     assert project.query("select parcel_id, city, weight, _load_id from silver.parcel order by parcel_id") == [
-        ("X0", "Rome", Decimal("1.500000"), "l1"), ("X1", "Oslo", Decimal("-12345678901234.123456"), "__replay__")]
+        ("W1", "Bern", Decimal("-2.500000"), "__replay__"), ("X0", "Rome", Decimal("1.500000"), "l1"),
+        ("X1", "Oslo", Decimal("-12345678901234.123456"), "__replay__")]
     assert project.query("select resolution from silver.parcel__reject where _source_row_id = 'r1'") == [("admitted",)]
