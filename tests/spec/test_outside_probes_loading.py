@@ -218,3 +218,58 @@ def test_a_very_long_value_is_cut_where_a_message_quotes_it(write_spec) -> None:
     found = _found(write_spec, _customer("tier: {type: int}", "tier: {type: int, classification: " + "x" * 100_000 + "}"))
     assert [f[:3] for f in found] == [("entity_customer.yaml", 8, "SPEC_GRAMMAR")]
     assert "`" + "x" * 80 + "...` (100,000 characters)" in found[0][3] and len(found[0][3]) < 300
+
+
+ORDERS_MAPPING = (Path(__file__).parent.parent / "fixtures" / "specs" / "base" / "mapping_orders.yaml").read_text()
+
+
+@pytest.mark.parametrize("file, old, new, line, written, reading", [
+    ("mapping_orders.yaml", "transform: [lower]}", "transform: [lower, {coalesce: .inf}]}", 9, ".inf", "infinity"),
+    ("mapping_orders.yaml", "transform: [lower]}", "transform: [lower, {nullif: .nan}]}", 9, ".nan", "not-a-number (NaN)"),
+    ("mapping_orders.yaml", "transform: [lower]}", "transform: [lower, {nullif: .NaN}]}", 9, ".NaN", "not-a-number (NaN)"),
+    ("mapping_orders.yaml", "transform: [lower]}", "transform: [lower], quality: [{rule: in_set, values: [a, -.inf], on_fail: flag}]}",
+     9, "-.inf", "minus infinity"),
+    ("mapping_orders.yaml", "[{to_decimal: [12, 2]}]}", "[{to_decimal: [12, 2]}], quality: [{rule: range, max: 1.0e+400, on_fail: flag}]}",
+     8, "1.0e+400", "infinity"),
+    ("entity_customer.yaml", "tier: {type: int}", "tier: {type: int, assert: {max: .Inf}}", 8, ".Inf", "infinity"),
+    ("entity_customer.yaml", "quarantine: {retention: 30d}", "quarantine: {retention: 30d}\n    checks:\n      - {check_id: "
+     "enough, kind: row_expectation, enforcement: required, min_rows: .inf}", 11, ".inf", "infinity"),
+])
+def test_a_number_yaml_reads_as_nan_or_infinity_is_refused_wherever_it_stands(write_spec, file, old, new, line, written,
+                                                                               reading) -> None:
+    """An outside tester (session 44): `nullif: .nan` and `coalesce: .inf` validated, then were written
+    into the staged model as the bare words `nan` and `inf`, which dbt and SQLMesh read as columns
+    (Binder Error, or a bronze column `nan` read silently). Refused at its line, wherever the spec
+    takes a value (decision 1153); a check that refuses the value on its own terms may say so too."""
+    text = {"mapping_orders.yaml": ORDERS_MAPPING, "entity_customer.yaml": CUSTOMER}[file]
+    assert old in text
+    found = _found(write_spec, {file: text.replace(old, new, 1)})
+    assert (file, line, "SPEC_GRAMMAR", f"`{written}` is a number YAML reads as {reading}, which no engine takes as a "
+            f"literal value; write a finite number, or quote it (`'{written}'`) if the text is meant.") in found, found
+
+
+def test_a_quoted_nan_is_text(write_spec) -> None:
+    """What the refusal advises is taken: the quoted `'.nan'` is the text `.nan`, written as a string."""
+    from assay.lower.fields import lower_step
+    from assay.spec.transforms import parse_step
+    from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+
+    assert _found(write_spec, {"mapping_orders.yaml": ORDERS_MAPPING.replace(
+        "transform: [lower]}", "transform: [lower, {nullif: '.nan'}, {coalesce: '-.inf'}]}")}) == []
+    step, _ = parse_step({"nullif": ".nan"})
+    assert lower_step(SqlmeshSpelling("duckdb"), "x", step, "string", False)[0].lower() == "nullif(x, '.nan')"
+
+
+def test_no_non_finite_number_is_ever_written_as_a_bare_word() -> None:
+    """The loader refuses them; were one to reach the SQL writers all the same, it stops there, never
+    becoming `nan`, `inf` or `Infinity`, words SQL reads as columns."""
+    from assay.lower.rules import typed_literal
+    from assay.targets.sqlmesh.spelling import SqlmeshSpelling
+
+    sp = SqlmeshSpelling("duckdb")
+    for value in (float("nan"), float("inf"), float("-inf")):
+        with pytest.raises(ValueError, match="non-finite"):
+            sp.literal(value)
+        with pytest.raises(ValueError, match="non-finite"):
+            typed_literal(sp, str(value), "decimal(12,2)")
+    assert sp.literal(1.5) == "1.5" and typed_literal(sp, "2.50", "decimal(12,2)") == "2.50"

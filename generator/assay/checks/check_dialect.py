@@ -45,3 +45,32 @@ def other_readings(sql: str, read: exp.Expression) -> list[exp.Expression]:
             seen.add(tree.sql())
             out.append(tree)
     return out
+
+
+def replace_own_table(tree: exp.Expression, check, schema: str, relation: str, default_alias: exp.Identifier) -> None:
+    """Put ``relation`` (the candidate, or a marker for it) where ``tree`` reads the check's own table
+    (``check.table``, unqualified or in ``check.namespace`` or ``schema``), under the alias it was
+    read with, else ``default_alias``; in place, on every target's spelling.
+
+    A column may name its table by ``schema.table`` (or ``catalog.schema.table``), as SQL allows
+    (``where silver.thing.s is null``); once the table is the aliased candidate that name no longer
+    resolves (Binder Error: Referenced table "silver.thing" not found, an outside tester, session
+    44), so such a column is made to name the alias the table got (decision 1154)."""
+
+    def own(name: str, db: str) -> bool:
+        return name == check.table and (not db or db in (check.namespace, schema))
+
+    unaliased = False
+    for table in list(tree.find_all(exp.Table)):
+        if own(table.name, table.db):
+            unaliased = unaliased or not table.args.get("alias")
+            new = exp.to_table(relation)
+            new.set("alias", table.args.get("alias") or exp.TableAlias(this=default_alias.copy()))
+            table.replace(new)
+    if not unaliased:
+        return  # read under an alias of its own, `schema.table.c` did not resolve before either
+    for column in list(tree.find_all(exp.Column)):
+        if column.args.get("db") is not None and own(column.table, column.db):
+            column.set("table", default_alias.copy())
+            column.set("db", None)
+            column.set("catalog", None)

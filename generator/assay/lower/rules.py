@@ -13,7 +13,10 @@ from .spelling import Raw, Spelling, Sql
 def typed_literal(sp: Spelling, value: str, column_type: str) -> str:
     """A bound or set member compared as the column's type, not as text."""
     if column_type == "int" or column_type.startswith("decimal"):
-        return str(Decimal(value))
+        number = Decimal(value)
+        if not number.is_finite():  # `Infinity`/`NaN` would be a bare word; the loader refuses them (decision 1153)
+            raise ValueError(f"no SQL literal for the non-finite number {value!r}")
+        return str(number)
     return sp.cast(sp.string(value), column_type, False)
 
 

@@ -13,6 +13,7 @@ interpolated parts (identifiers, literals and macro calls are spelled already).
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from dataclasses import dataclass
@@ -99,6 +100,10 @@ class Spelling:
         """A SQL literal: booleans and numbers bare, anything else a string."""
         if isinstance(value, bool):
             return self.kw("true" if value else "false")
+        if isinstance(value, float) and not math.isfinite(value):
+            # Python spells it `nan`/`inf`, a word SQL reads as a column; the loader refuses it
+            # (decision 1153), so reaching here is assay's own mistake, not a spec's.
+            raise ValueError(f"no SQL literal for the non-finite number {value!r}")
         if isinstance(value, (int, float)):
             return str(value)
         return self.string(str(value))

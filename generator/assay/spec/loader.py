@@ -27,7 +27,7 @@ from .models import (
 )
 from .files import is_dir as _is_dir, spec_yaml_files
 from .grammar_errors import pydantic_diagnostics
-from .yamlload import LineDict, LineList, YamlSyntaxError, load_yaml
+from .yamlload import LineDict, LineList, YamlSyntaxError, load_yaml, non_finite_problem
 
 SETTINGS_FILE = "assay.yml"
 
@@ -111,6 +111,12 @@ def _duplicate_keys(file: str, raw: Any) -> list[Diagnostic]:
     return out
 
 
+def _non_finite(file: str, raw: Any) -> list[Diagnostic]:
+    # Wherever it stands: every literal of a spec reaches SQL, and none can be NaN or infinite.
+    return [Diagnostic(file, line, non_finite_problem(written, value), "SPEC_GRAMMAR")
+            for line, written, value in getattr(raw, "non_finite", ())]
+
+
 def load_settings(root: Path) -> tuple[ProjectSettings, list[Diagnostic]]:
     """Read `assay.yml` (all keys optional); a missing file means all defaults."""
     path = root / SETTINGS_FILE
@@ -126,9 +132,9 @@ def load_settings(root: Path) -> tuple[ProjectSettings, list[Diagnostic]]:
     try:
         settings = ProjectSettings.model_validate(raw)
     except ValidationError as exc:
-        return _valid_settings(raw), pydantic_diagnostics(SETTINGS_FILE, ProjectSettings, raw, exc)
+        return _valid_settings(raw), pydantic_diagnostics(SETTINGS_FILE, ProjectSettings, raw, exc) + _non_finite(SETTINGS_FILE, raw)
     attach_lines(settings, raw)
-    return settings, _duplicate_keys(SETTINGS_FILE, raw)
+    return settings, _duplicate_keys(SETTINGS_FILE, raw) + _non_finite(SETTINGS_FILE, raw)
 
 
 def _valid_settings(raw: Any) -> ProjectSettings:
@@ -285,7 +291,7 @@ def _load_document(loaded: LoadedSpec, rel: str, text: str) -> None:
         )
         return
     model = DOCUMENT_KINDS[kinds[0]]
-    loaded.diagnostics.extend(_duplicate_keys(rel, raw))
+    loaded.diagnostics.extend(_duplicate_keys(rel, raw) + _non_finite(rel, raw))
     try:
         doc = model.model_validate(raw)
     except ValidationError as exc:

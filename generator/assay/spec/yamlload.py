@@ -7,6 +7,7 @@ Python types, so pydantic sees plain data.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import yaml
@@ -17,6 +18,8 @@ class LineDict(dict):
 
     line: int = 0
     key_lines: dict
+    # On a document's root only: (line, text as written, value) of each number YAML reads as NaN or infinity.
+    non_finite: tuple = ()
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -31,6 +34,7 @@ class LineList(list):
 
     line: int = 0
     item_lines: list
+    non_finite: tuple = ()
 
     def __init__(self, *args: Any):
         super().__init__(*args)
@@ -80,6 +84,10 @@ def _expanded(node: yaml.Node, sizes: dict, visiting: set | None = None) -> int:
 
 class _Loader(yaml.SafeLoader):
     _depth = 0
+
+    def __init__(self, stream: Any):
+        super().__init__(stream)
+        self.non_finite: list = []
 
     def compose_document(self) -> Any:
         node = super().compose_document()
@@ -149,7 +157,9 @@ def _entries(node: yaml.MappingNode, seen: frozenset = frozenset()) -> tuple[lis
 
 
 def _key_text(loader: _Loader, key_node: yaml.Node) -> Any:
+    noted = len(loader.non_finite)
     key = loader.construct_object(key_node, deep=True)
+    del loader.non_finite[noted:]  # a key `.inf:` is kept as its text below, so it is no number to refuse
     if not isinstance(key, str):
         # Every key of a spec is a name. YAML 1.1 reads a plain `on`, `yes`, `null` or `1.0`
         # as true, None or a number; keep the key as written, not as `True` or `None`.
@@ -196,6 +206,24 @@ def _construct_timestamp_as_text(loader: _Loader, node: yaml.ScalarNode) -> str:
     return loader.construct_scalar(node)
 
 
+def _construct_float(loader: _Loader, node: yaml.ScalarNode) -> float:
+    # YAML 1.1 reads `.nan`, `.inf`, `-.inf` (and a float past a double, `1.0e+400`) as numbers no
+    # engine writes as a literal: Python spells them `nan`/`inf`, which SQL reads as a column name
+    # (an outside tester, session 44: a Binder Error at build time, or a bronze column `nan` read
+    # silently). Noted here, for every value of every spec at once, and refused by the loader.
+    value = loader.construct_yaml_float(node)
+    if not math.isfinite(value):
+        loader.non_finite.append((node.start_mark.line + 1, node.value, value))
+    return value
+
+
+def non_finite_problem(written: str, value: float) -> str:
+    """The sentence for a number YAML reads as NaN or infinity (decision 1153)."""
+    reading = "not-a-number (NaN)" if value != value else ("infinity" if value > 0 else "minus infinity")
+    return (f"`{written}` is a number YAML reads as {reading}, which no engine takes as a literal value; write a "
+            f"finite number, or quote it (`'{written}'`) if the text is meant.")
+
+
 # Why a NUL is refused in every text of a spec: no engine can take it in a literal.
 NUL_PROBLEM = ("holds the character U+0000 (NUL), which no engine takes in SQL text (PostgreSQL text cannot hold it, "
                "DuckDB's parser stops reading the statement at it); remove it")
@@ -211,6 +239,7 @@ def _construct_text(loader: _Loader, node: yaml.ScalarNode) -> str:
 
 
 _Loader.add_constructor("tag:yaml.org,2002:str", _construct_text)
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
@@ -241,8 +270,13 @@ _GENERAL_ADVICE = ("correct the YAML here: indent with spaces, quote text holdin
 
 def load_yaml(text: str) -> Any:
     """Parse one YAML document, keeping line numbers on mappings and sequences."""
+    loader = None
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+        loader = _Loader(text)  # reads the stream at once: a forbidden character is refused here
+        data = loader.get_single_data()
+        if isinstance(data, (LineDict, LineList)) and loader.non_finite:
+            data.non_finite = tuple(loader.non_finite)
+        return data
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -272,6 +306,9 @@ def load_yaml(text: str) -> Any:
         ) from None
     except yaml.YAMLError as exc:  # pragma: no cover - defensive
         raise YamlSyntaxError(1, str(exc)) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 def locate(raw: Any, path: tuple, default: int = 1, tolerant: bool = True) -> tuple[Any, Any, int]:

@@ -13,7 +13,7 @@ import re
 
 from sqlglot import exp
 
-from ...checks.check_dialect import DBT_SPELLINGS, read_for
+from ...checks.check_dialect import DBT_SPELLINGS, read_for, replace_own_table
 from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
 from ...lower.check_rows import sql_check_redaction
@@ -54,13 +54,7 @@ def _against_candidate(check, schema: str) -> tuple[dict[str, str], str, str, di
         else:
             marks = escaped_literals(tree, f"assay_escaped_literal_{dialect}")
         escaped.update(marks)
-        for table in list(tree.find_all(exp.Table)):
-            own = table.name == check.table and (not table.db or table.db == check.namespace or table.db == schema)
-            if own:
-                alias = table.args.get("alias")
-                new = exp.to_table(candidate)
-                new.set("alias", alias or exp.TableAlias(this=exp.to_identifier(own_alias)))
-                table.replace(new)
+        replace_own_table(tree, check, schema, candidate, exp.to_identifier(own_alias))
         spelled[dialect] = tree.sql(dialect=dialect)
     return spelled, candidate, own_alias, escaped
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from ...checks.check_dialect import read_for
+from ...checks.check_dialect import read_for, replace_own_table
 from ...checks.declared import DeclaredCheck
 from ...identifiers import unused_marker
 from ...ir.model import Entity, Project
@@ -65,12 +65,7 @@ def _sql_against_this(check, schema: str, dialect: str, this: str = THIS) -> str
     read as they are."""
     placeholder = unused_marker("assay_this_model_placeholder", check.sql)
     tree = read_for(check.sql, dialect)
-    for table in list(tree.find_all(exp.Table)):
-        if table.name == check.table and (not table.db or table.db in (check.namespace, schema)):
-            alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(check.table, quoted=True))
-            new = exp.to_table(placeholder)
-            new.set("alias", alias)
-            table.replace(new)
+    replace_own_table(tree, check, schema, placeholder, exp.to_identifier(check.table, quoted=True))
     return jinja_safe.tree(tree).sql(dialect=dialect).replace(placeholder, this)
 
 
