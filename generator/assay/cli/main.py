@@ -114,6 +114,9 @@ def main() -> None:
     # unsupported`) while assay only reads that SQL (a check file's lineage): not the user's
     # business in `assay report --json`; a refusal assay needs is its own message.
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    from .terminal import install
+
+    install()
     cli(prog_name="assay")
 
 
