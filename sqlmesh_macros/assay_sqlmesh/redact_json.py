@@ -20,14 +20,16 @@ NOT_JSON = "(redacted: not JSON)"
 
 
 def split(redact: list[str]) -> tuple[list[str], dict[str, list[tuple[str, ...]]]]:
-    """(whole columns, column -> key paths inside its JSON document), each sorted."""
-    whole, inside = [], {}
+    """(whole columns, column -> key paths inside its JSON document), each sorted. A column left
+    out whole has no key paths: a list may name both (`payload`, read by a pii field, beside
+    `payload.ssn`, a redaction), and a rewritten document put back would carry the pii key
+    (decision 1155)."""
+    whole = sorted(e for e in redact if "." not in e)
+    inside: dict[str, list[tuple[str, ...]]] = {}
     for entry in sorted(redact):
         column, *keys = entry.split(".")
-        if keys:
+        if keys and column not in whole:
             inside.setdefault(column, []).append(tuple(keys))
-        else:
-            whole.append(column)
     return whole, inside
 
 

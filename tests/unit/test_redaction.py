@@ -58,3 +58,20 @@ def test_both_targets_hand_the_paths_to_the_row_json_of_every_reject_model(tmp_p
     generate_sqlmesh_project(KITCHEN_SINK, tmp_path / "sqlmesh", dialect="duckdb")
     reject = next((tmp_path / "sqlmesh" / "models").rglob("*sale__reject*.sql")).read_text()
     assert reject.count("@assay_row_json(bronze_row, 'card', 'payload.buyer.email')") == 2
+
+
+def test_a_column_left_out_whole_is_not_put_back_for_a_key_redacted_inside_it():
+    """Kept check rows of a bronze table name `payload` (a pii field reads `$.payload.nick`) and
+    `payload.secret` (redacted): the document rewritten for the key came back with the pii key
+    (decision 1155; an outside tester, session 44). SQLMesh's spelling, run on DuckDB; the dbt
+    package's is built in tests/integration/test_pii_outside_governed_dbt.py."""
+    import duckdb
+
+    from assay_sqlmesh import redact_json
+    from assay_sqlmesh.json_text import row_json_sql
+
+    assert redact_json.split(["payload.secret", "payload", "name"]) == (["name", "payload"], {})
+    conn = duckdb.connect()
+    conn.execute("""create table t as select 'p1' as id, 'N' as name, '{"nick":"PIIMARK","secret":"S"}' as payload""")
+    (text,) = conn.execute(f"select {row_json_sql('t', ['payload', 'payload.secret', 'name'], 'duckdb')} from t").fetchone()
+    assert json.loads(text) == {"id": "p1"}, text

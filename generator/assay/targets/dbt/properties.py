@@ -7,11 +7,12 @@ import yaml
 from ...duration import Duration
 from ...ir.model import Entity, Project
 from ...lower.check_reads import upstream_entities
+from ...privacy import pii_columns
 from ...lower.audits import INGESTION_CHECK, bronze_audits, reading_entities, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
 from .kept import test_gate
 from .naming import current_name, ingestion_test_name, model_name, reject_name, staged_name
-from .spelling import inert, jstr
+from .spelling import inert, jstr, qi
 
 _PERIOD = {"h": ("hour", 1), "d": ("day", 1), "w": ("day", 7)}
 
@@ -118,6 +119,10 @@ def cross_entity_tests(entity: Entity, project: Project) -> list:
             args["parent_filter"] = parent_filter
         # Refused while either side is kept (decision 0512).
         args["assay_kept"] = test_gate(project, project.entity(cov.parent), project.entity(cov.child))
+        # shown as the marker under dbt's --store-failures (decision 1156)
+        hidden = sorted({p for _c, p in cov.columns} & pii_columns(project.entity(cov.parent)))
+        if hidden:
+            args["hidden"] = hidden
         config = {"severity": "error" if cov.on_fail == "fail" else "warn"}
         tests.append({"assay.assay_coverage": {"name": f"assay_coverage__{cov.name}", "arguments": args, "config": config}})
     for rec in project.reconcile:
@@ -132,9 +137,24 @@ def cross_entity_tests(entity: Entity, project: Project) -> list:
             args[f"{side_name}_by"] = list(side.by)
         args["tolerance"] = rec.tolerance
         args["assay_kept"] = test_gate(project, project.entity(rec.left.entity), project.entity(rec.right.entity))
+        hidden = reconcile_hidden(rec, project)
+        if hidden:
+            args["hidden"] = hidden
         config = {"severity": "error" if rec.on_fail == "fail" else "warn"}
         tests.append({"assay.assay_reconcile": {"name": f"assay_reconcile__{rec.name}", "arguments": args, "config": config}})
     return tests
+
+
+def reconcile_hidden(rec, project: Project) -> list[str]:
+    """The outputs of a reconcile test that may hold a pii value, shown as the marker (decision
+    1156): a group key either side reads from a pii field, a side's value read from one (its
+    count excepted: a number of rows)."""
+    left, right = pii_columns(project.entity(rec.left.entity)), pii_columns(project.entity(rec.right.entity))
+    out = [f"k{i}" for i, (a, b) in enumerate(zip(rec.left.by, rec.right.by), 1) if a in left or b in right]
+    for name, side, private in (("left_value", rec.left, left), ("right_value", rec.right, right)):
+        if side.column in private and side.agg != "count":
+            out.append(name)
+    return out
 
 
 def _entity_meta(entity: Entity) -> dict:
@@ -155,6 +175,16 @@ def _meta_value(value):
     if isinstance(value, tuple):
         return [_meta_value(v) for v in value]
     return inert(value) if isinstance(value, str) else value
+
+
+def fail_rule_columns(entity: Entity) -> list[str]:
+    """What a fail rule's test selects of a violating row: what identifies it and cannot hold a
+    pii value (its lineage, the key fields not classified pii) and assay's verdict on it (its
+    route and failed rules: names only). dbt's `--store-failures` copies a test's rows into
+    `dbt_test__audit`, outside the governed tables (decision 1156)."""
+    private = pii_columns(entity)
+    kept = ("_source_row_id", "_load_id", "_mapping", *entity.key, "_route", "_failed_rules")
+    return [qi(c) for c in kept if c not in private]
 
 
 def entity_yml(entity: Entity, project: Project) -> dict:
@@ -189,7 +219,8 @@ def entity_yml(entity: Entity, project: Project) -> dict:
         {
             "assay.assay_fail_rule": {
                 "name": f"assay_fail_rule__{entity.name}__{audit.rule}",
-                "arguments": {"rule_name": audit.rule, "flags_column": "_failed_rules"},
+                "arguments": {"rule_name": audit.rule, "flags_column": "_failed_rules",
+                              "columns": fail_rule_columns(entity)},
                 # its stop is recorded under the rule's name, as on SQLMesh (decision 0935)
                 "config": stops_config(project, [entity], audit.rule, n),
             }
