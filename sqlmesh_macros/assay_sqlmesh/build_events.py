@@ -156,6 +156,37 @@ def assay_record_ingestion_stop(evaluator, table_name, results, source, ranked_m
     return None
 
 
+@macro()
+def assay_record_key_stop(evaluator, table_name, results, repeated) -> None:
+    """Record a build of ``table_name`` that the staged model's key audit is about to stop, for an
+    entity with no checks of its own to record it (an entity with checks records it through their
+    recorders, decision 0921): it counts ``repeated`` (the audit's own query over the rows about to
+    be kept) and, when it returns rows, records ``CHECK_FAILED`` ``KEY_UNIQUE`` (``<n> violating
+    rows``) and, once per build, ``TABLE_BUILD_FAILED`` ``not_written``, as dbt records the set-back.
+    Without it such a run recorded nothing: `assay checks` passed, `table list` left the entity out
+    and the report said every entity was healthy (an outside tester, session 44). Executes its
+    insert itself and returns nothing, also outside an evaluation:
+
+    >>> from sqlglot import exp, parse_one
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> assay_record_key_stop(MacroEvaluator(), exp.Literal.string("order"),
+    ...     exp.Literal.string("assay_meta.assay_check_results"), parse_one("select 1 as x")) is None
+    True
+    """
+    from .checks import _adapter, _found
+
+    adapter = _adapter(evaluator)
+    if adapter is None or evaluator.locals.get("this_model") is None:
+        return None
+    d = dialect_of(evaluator)
+    n = _found(evaluator, adapter, repeated)
+    if not n:
+        return None
+    _record_stop(adapter, d, table_name, results, [(KEY_UNIQUE, f"{n} violating {'row' if n == 1 else 'rows'}", n)],
+                 KEY_UNIQUE, NOT_WRITTEN)
+    return None
+
+
 #: The conservation audit's name in events (dbt's `assay_entity` names an entity audit's failure
 #: so; assay.lower.audits.CONSERVATION_CHECK, decision 0939).
 CONSERVATION_CHECK = "CONSERVATION"

@@ -40,6 +40,7 @@ from .build_events import (  # noqa: F401 (macros of this module)
     assay_record_conservation_stop,
     assay_record_failed_rules,
     assay_record_ingestion_stop,
+    assay_record_key_stop,
     record_blocked_build,
 )
 from .check_rows import keep_rows, keeps_rows, redacted

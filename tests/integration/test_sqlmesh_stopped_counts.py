@@ -126,6 +126,17 @@ def test_sqlmesh_records_the_counts_of_a_build_the_key_stops(tmp_path, engine):
         assert mart(sm, build) == FIXED and rows_per_run(sm, build) == len(FIXED)
         # only the build the key stopped wrote outside the parts
         assert sm.query("select count(distinct run_id), count(*) from assay_meta.assay_stopped_counts") == [(1, 4)]
+
+        # gauge declares no check: its own recorder records the stop, as dbt's set-back (a run
+        # that recorded nothing read as all clear: an outside tester, session 44)
+        sm.load_bronze([meters(["M4", "d", "M4", "L2", "2024-01-01 00:00:02"]),
+                        Relation("raw_gauges", ["id", "reading", "_source_row_id", "_load_id", "_ingested_at"],
+                                 [["G1", "1.5", "g1", "G5", "2024-01-01 00:00:05"], ["G1", "2.5", "g2", "G5", "2024-01-01 00:00:05"]])])
+        assert not run(sm)
+        build = new_run(sm, seen)
+        assert sorted(sm.query(f"select table_name, event_type, check_name, why from assay_meta.assay_events "
+                               f"where run_id = '{build}' and event_type <> 'RUN_ENVIRONMENT'")) == [
+            ("gauge", "CHECK_FAILED", "KEY_UNIQUE", "1 violating row"), ("gauge", "TABLE_BUILD_FAILED", "KEY_UNIQUE", "not_written")]
     finally:
         sm.close()
 

@@ -30,7 +30,7 @@ def test_the_console_script_prints_no_control_character(write_spec):
         + '", kind: row_expectation, enforcement: required, min_rows: 1}\n'))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run([sys.executable, "-c", "from assay.cli.main import main; main()", "validate", "--spec", str(spec)],
-                         capture_output=True, text=True, env=env, cwd=spec)
+                         capture_output=True, text=True, env=env, cwd=spec, timeout=120)
     assert out.returncode == 1, out
     printed = out.stdout + out.stderr
     assert "check_id" in printed and "\\u000dFAKE\\u202eZ" in printed, printed

@@ -261,10 +261,16 @@ def staged_tail(entity: Entity, project: Project, low: SqlmeshSpelling, fail_rul
     recorders and audits are unchanged: a run the key audit does not stop records there."""
     parts = ingestion_recorders(entity, project, low)
     parts += [failed_rules_recorder(entity, project, low, list(fail_rules), flags_column)] if fail_rules else []
-    if not entity.dedupe and (entity.declared_checks or entity.sql_checks):
+    if not entity.dedupe:
         kept = kept_query(low, entity, THIS).strip()
         this = "(\n" + _indent(kept, INDENT) + "\n)"
         keys = "(" + ", ".join(low.qi(k) for k in entity.key) + ")"
         repeated = f"@assay_key_uniqueness_violations({THIS}, {keys}, TRUE)"
-        parts += post_statements(entity, project, low, this, repeated)
+        if entity.declared_checks or entity.sql_checks:
+            parts += post_statements(entity, project, low, this, repeated)
+        else:
+            # no check of its own to record the stop: the key's own recorder (session 44)
+            parts.append("\n".join(["@assay_record_key_stop(", f"{INDENT}table_name := {low.string(entity.name)},",
+                                     f"{INDENT}results := {low.string(results_relation(project))},",
+                                     f"{INDENT}repeated := {repeated}", ")"]))
     return ";\n\n".join(parts) + (";\n" if parts else "")

@@ -107,6 +107,12 @@ FROM judged;
   flags_column := _failed_rules
 );
 
+@assay_record_key_stop(
+  table_name := 'q_code',
+  results := 'assay_meta.assay_check_results',
+  repeated := @assay_key_uniqueness_violations(@this_model, (code_id), TRUE)
+);
+
 @assay_record_stopped_counts(
   table_name := 'q_code',
   counts := 'assay_meta.assay_stopped_counts',

@@ -99,6 +99,12 @@ FROM judged;
   flags_column := _failed_rules
 );
 
+@assay_record_key_stop(
+  table_name := 'q_dup',
+  results := 'assay_meta.assay_check_results',
+  repeated := @assay_key_uniqueness_violations(@this_model, (group_id), TRUE)
+);
+
 @assay_record_stopped_counts(
   table_name := 'q_dup',
   counts := 'assay_meta.assay_stopped_counts',
