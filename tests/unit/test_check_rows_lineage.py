@@ -142,6 +142,16 @@ def test_known_relations_hold_entities_and_the_bronze_they_map_from(shop):
     assert rel[("silver", "order")].private == frozenset()
 
 
+def test_an_entitys_lineage_and_flag_columns_are_kept(shop):
+    """A check selecting `_source_row_id`, `_load_id`, `_ingested_at`, `_quality_ok` of an entity
+    lost them from every kept row, as untraceable outputs, in a spec with no pii beside them (an
+    outside tester, session 44): they are the entity table's own columns, and hold no field's value."""
+    project, _ = shop
+    sql = ("select o.order_id, o._source_row_id, o._load_id, o._ingested_at, o._mapping, o._quality_ok, "
+           "o._quality_flags, c.email from silver.\"order\" o join silver.customer c on c.customer_id = o.customer_id")
+    assert private_outputs(sql, known_relations(project)) == ["EMAIL", "email"]
+
+
 def test_the_dbt_macro_and_the_sqlmesh_recorder_carry_the_same_decision(shop):
     from assay.targets.dbt.sql_checks import sqlchecks_macro
     from assay.targets.sqlmesh.checks import post_statements
