@@ -116,7 +116,8 @@ def _superseded(found: str, project, recorded, project_dir: Path, profiles_dir: 
     41: on SQLMesh `assay checks` kept printing a removed check's old failure "(the latest)", exit 2,
     every day; the rule is table_states.current_results, decision 1133)."""
     from ..runtime.built_relations import built_project
-    from ..runtime.table_states import current_results, mart_started
+    from ..runtime.history_behind import mart_started
+    from ..runtime.table_states import current_results
 
     of_found = {t: v for t, v in recorded.latest_per_table().items() if v[1] == found}
     if not of_found:

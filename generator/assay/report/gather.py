@@ -289,7 +289,8 @@ class Gatherer:
         from ..runtime.check_results import CheckResults, outcome_of
 
         from ..runtime.check_results import AUDIT, moment, stopped_outcome
-        from ..runtime.table_states import current_results, mart_started
+        from ..runtime.history_behind import mart_started
+        from ..runtime.table_states import current_results
 
         recorded = CheckResults(self._reader(), self.meta, self.environment)
         when = recorded.latest_per_table()

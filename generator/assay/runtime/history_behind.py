@@ -118,3 +118,40 @@ def behind_sentence(found: dict, recorded_run: Optional[str]) -> str:
              else f"its latest build, run {found['run']},")
     return (f"quality history is older than the latest run: {which} recorded no row in {MART}; "
             f"the latest there is run {recorded_run}")
+
+
+def mart_started(project, reader) -> dict[str, str]:
+    """{entity: when its newest run in the quality history began}, for `_state`'s `started` and the
+    report's checks (a later build that recorded no check result ends a stop's reign). The
+    newest run is the mart's (its own clock orders its runs); it is timed by the run's recorded
+    start where assay has one (history_behind.run_starts: SQLMesh's mart stamps a run with its
+    execution time, not when it ran, and a failed build's event carries the wall clock, decision
+    0957), else by the mart's run_started_at (dbt's start of the invocation)."""
+    return {entity: at for entity, (_run, at) in _mart_newest(project, reader).items()}
+
+
+def mart_newest_runs(project, reader) -> dict[str, str]:
+    """{entity: the run id of its newest run in the quality history} (see `mart_started`)."""
+    return {entity: run for entity, (run, _at) in _mart_newest(project, reader).items()}
+
+
+def _mart_newest(project, reader) -> dict[str, tuple[str, str]]:
+    from .check_results import moment
+    from .table_states import iso_utc
+    from .warehouse import remember
+
+    gold = project.schema("gold")
+
+    def ask() -> dict[str, tuple[str, str]]:
+        if not reader.exists(gold, MART):
+            return {}
+        rows = reader.query(f"select entity, run_id, cast(run_started_at as varchar(64)) from {reader.relation(gold, MART)} "
+                            "where rule = '(entity)'")
+        newest: dict[str, tuple] = {}
+        for entity, run, at in rows:
+            if entity not in newest or moment(at) > moment(newest[entity][1]):
+                newest[entity] = (run, at)
+        starts = run_starts(reader, project.schema("meta"))
+        return {entity: (run, iso_utc(starts.get(run, at))) for entity, (run, at) in newest.items()}
+
+    return dict(remember(reader, ("mart_newest", gold, project.schema("meta")), ask))

@@ -125,33 +125,6 @@ def _entity_table(project, entity) -> tuple[str, str, bool]:
     return (project.schema("silver"), f"{entity.name}__current" if entity.scd == "type2" else entity.name, True)
 
 
-def mart_started(project, reader) -> dict[str, str]:
-    """{entity: when its newest run in the quality history began}, for `_state`'s `started` and the
-    report's checks (a later build that recorded no check result ends a stop's reign). The
-    newest run is the mart's (its own clock orders its runs); it is timed by the run's recorded
-    start where assay has one (history_behind.run_starts: SQLMesh's mart stamps a run with its
-    execution time, not when it ran, and a failed build's event carries the wall clock, decision
-    0957), else by the mart's run_started_at (dbt's start of the invocation)."""
-    from .history_behind import MART, run_starts
-    from .warehouse import remember
-
-    gold = project.schema("gold")
-
-    def ask() -> dict[str, str]:
-        if not reader.exists(gold, MART):
-            return {}
-        rows = reader.query(f"select entity, run_id, cast(run_started_at as varchar(64)) from {reader.relation(gold, MART)} "
-                            "where rule = '(entity)'")
-        newest: dict[str, tuple] = {}
-        for entity, run, at in rows:
-            if entity not in newest or moment(at) > moment(newest[entity][1]):
-                newest[entity] = (run, at)
-        starts = run_starts(reader, project.schema("meta"))
-        return {entity: iso_utc(starts.get(run, at)) for entity, (run, at) in newest.items()}
-
-    return dict(remember(reader, ("mart_started", gold, project.schema("meta")), ask))
-
-
 def _events(reader, meta: str) -> list[tuple]:
     """(event_type, run_id, table_name, check_name, why, occurred_at) of the marks, oldest first."""
     from .warehouse import remember
@@ -225,7 +198,8 @@ def _upstream_cause(events: list[tuple], ev: tuple) -> dict[str, Any]:
 
 def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: Optional[tuple],
            latest_run: Optional[str], started: Optional[str] = None, shown: Optional[bool] = False,
-           latest_at: Optional[str] = None, plan_failed: Optional[tuple] = None) -> dict[str, Any]:
+           latest_at: Optional[str] = None, plan_failed: Optional[tuple] = None,
+           started_run: Optional[str] = None) -> dict[str, Any]:
     """The state of one table from its marks, its presence and its latest build (see the module
     docstring). A table that records no check results has no latest run there; `started`, when
     known (the report reads it from the mart), is when its latest recorded build began: a failed
@@ -235,7 +209,10 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
     (`not_written`: a `fail` rule audit of the staged model stops it before any check is
     measured) after it is the latest build. `plan_failed`: the failed SQLMesh build of another table
     that stopped the environment's latest plan (see `_plan_failure`): a table absent with no
-    failure of its own is not published because of it, not never built (decision 1122)."""
+    failure of its own is not published because of it, not never built (decision 1122).
+    `started_run`: the run `started` times; a failure of that very run is the latest build's,
+    whatever the clocks say (a dbt run's start is timed by its first recorded check result,
+    which another table of the run may record after this table was set back: session 44)."""
     def state(what: str, ev: Optional[tuple] = None, why: Optional[str] = None) -> dict[str, Any]:
         if why is None and ev is not None:
             why = WHY.get(what, ev[4]) if ev[0] == BUILD_FAILED else ev[4]  # dbt's say it themselves
@@ -262,7 +239,8 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
     stopped_later = (back is not None and _not_written(back)
                      and latest_at is not None and str(iso_utc(back[5])) >= str(iso_utc(latest_at)))
     if back is not None and (back[1] == latest_run or stopped_later
-                             or (latest_run is None and (started is None or moment(back[5]) >= moment(started)))):
+                             or (latest_run is None and (started is None or back[1] == started_run
+                                                         or moment(back[5]) >= moment(started)))):
         # What readers see is the failed build's own rows only where it was evaluated in place
         # (SQLMesh); a view that cannot be read counts as showing them: never claim a set-back
         # that cannot be seen (decision 0932).
@@ -376,7 +354,10 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
         # its parent: once a build says so, it is a table with checks (decision 0957).
         if e.name in rolled:
             with_checks.add(e.name)
+    from .history_behind import mart_newest_runs, mart_started
+
     started = mart_started(project, reader)
+    started_runs = mart_newest_runs(project, reader)
     recorded = CheckResults(reader, meta, environment).latest_per_table()
     newest = max(recorded.values())[1] if recorded else None
     recorded = current_results(recorded, started)
@@ -394,7 +375,7 @@ def table_states(project, reader, every_entity: bool = False, environment: Optio
 
     states = [_state(name, tables[name][2], reader.exists(tables[name][0], tables[name][1]), mark.get(name),
                      rolled.get(name), latest.get(name), started.get(name), shown(name), latest_at.get(name),
-                     plan_failed)
+                     plan_failed, started_runs.get(name))
               for name in sorted(tables)]
     for s in states:
         ev = rolled.get(s["table"])
