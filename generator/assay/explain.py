@@ -456,15 +456,19 @@ class Explainer:
         # a key part classified pii is told as hidden, given on the command line or read from the build
         shown_key = shown_values(key, self.pii_columns) if key else key
         summary = self._summary(shown_key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
+        if other_keys and source_row_id is not None and total is None:  # said, not counted as the key's
+            summary[0] = summary[0][:-1] + f" ({len(other_keys)} of another key, by the same source row)."
         changed = spec_changed(self.entity, self._staged_columns(), deliveries) if deliveries else None
         if changed:
             summary.insert(1, changed)
         unjudged = unjudged_loads(self)
         if unjudged:
             summary.insert(1, unjudged)
-        history = gone_history(self, key) if not deliveries and lookup is not None else None
+        # a type-2 key whose deliveries all went to another key (a re-send that changed it) still
+        # has its closed versions in the history (an outside tester, session 44)
+        history = gone_history(self, key) if lookup is not None and not (deliveries and in_entity) else None
         if history:
-            summary.append(gone_sentence(self, history, rejects))
+            summary.append(gone_sentence(self, history, rejects if not deliveries else []))
         elif not deliveries and rejects and not in_entity:
             summary.append(dropped_sentence(self.entity.name, rejects))
         return Explanation(self.entity.name, dict(shown_key or {}), deliveries, rejects, in_entity, summary, history,

@@ -147,6 +147,8 @@ def test_a_source_row_twice_in_one_load_is_two_deliveries_told_apart_by_their_ke
     assert cold.why[0].startswith(twice) and "won" not in " ".join(cold.why[1:]) and "another key" not in " ".join(cold.why)
     assert warm.why[0].startswith(twice) and warm.why[1].startswith("a delivery of another key (ev_id='WARM')")
     assert explanation.summary[1].startswith("It is in the entity (published).")
+    # the head counts the source row's deliveries of another key apart (session 44)
+    assert explanation.summary[0] == "ev ev_id='COLD': 2 deliveries in bronze (1 of another key, by the same source row)."
 
 
 def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_the_rest(tmp_path):
