@@ -53,7 +53,8 @@ def duckdb_document(text_sql: str, paths: list[tuple[str, ...]], valid_sql: str)
     """An RFC 7396 merge patch per path (a null member removes its key), applied where the key's
     parent is an object, so a missing or non-object step is left as delivered (a patch would
     write `{}` there). DuckDB reads the first of repeated keys, so a step that repeats could hide
-    a later copy from that test: there the patch applies regardless, and it merges the copies.
+    a later copy from that test: where a level repeats a key and holds the path's step, the patch
+    applies regardless, and it merges the copies.
     A document that is no object holds no key: it is kept as delivered (a patch would replace it)."""
     out = text_sql
     for p in paths:
@@ -61,7 +62,9 @@ def duckdb_document(text_sql: str, paths: list[tuple[str, ...]], valid_sql: str)
         repeats = []
         for i in range(len(p)):
             keys = f"JSON_KEYS({text_sql}, {lit(_pointer(p[:i]), 'duckdb')})" if i else f"JSON_KEYS({text_sql})"
-            repeats.append(f"LEN({keys}) > LEN(LIST_DISTINCT({keys}))")
+            # only where the step itself is there: a patch at a path whose step is absent would add
+            # it (`"j": {}`) to a document that merely repeats another key (session 44)
+            repeats.append(f"(LEN({keys}) > LEN(LIST_DISTINCT({keys})) AND LIST_CONTAINS({keys}, {lit(p[i], 'duckdb')}))")
         patch = lit(_json.dumps(_tree([p]), sort_keys=True), "duckdb")  # as dbt's tojson writes it
         applies = " OR ".join([f"{parent} = 'OBJECT'"] + repeats)
         out = f"JSON_MERGE_PATCH({out}, CASE WHEN {applies} THEN {patch} ELSE '{{}}' END)"

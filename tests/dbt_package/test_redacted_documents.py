@@ -124,6 +124,21 @@ def test_duckdb_keeps_no_redacted_value_and_reads_every_other_path_the_same(pack
 
 
 @pytest.mark.parametrize("package", ["dbt", "sqlmesh"])
+def test_duckdb_adds_no_member_to_a_document_that_repeats_a_key(package):
+    """A document repeating a key (`ssn` twice) with no `j` or `card`: the patches of `j.ssn`,
+    `j.k.ssn` and `card.number` applied regardless and added `"j": {"k": {}}` and `"card": {}`, so
+    `raw` held members the delivery never had and replay would re-deliver them (an outside tester,
+    session 44)."""
+    row_json = render_env("duckdb").row_json("b", REDACT) if package == "dbt" else \
+        render_sql(f"@assay_row_json(b, {', '.join(literal(r) for r in REDACT)})", "duckdb")
+    conn = duckdb.connect()
+    doc = '{"city":"a","ssn":"D1","ssn":"D2"}'
+    (raw,) = conn.execute(f"SELECT {row_json} FROM (SELECT 1 AS id, {literal(doc)} AS payload) AS b").fetchone()
+    kept = json.loads(json.loads(raw)["payload"]) if isinstance(json.loads(raw)["payload"], str) else json.loads(raw)["payload"]
+    assert set(kept) == {"city"} and "D1" not in raw and "D2" not in raw, raw
+
+
+@pytest.mark.parametrize("package", ["dbt", "sqlmesh"])
 def test_postgres_keeps_no_redacted_value_and_reads_every_other_path_the_same(package, postgres_server):
     """PostgreSQL 18 (16+'s validity guard; 15's stand-in function is the package integration
     project's and test_redact_json_keys's): jsonb's `#-`, guarded against scalars and arrays."""

@@ -7,7 +7,8 @@
 {#- An RFC 7396 merge patch per path (a null member removes its key), applied where the key's
     parent is an object, so a missing or non-object step is left as delivered (a patch would write
     `{}` there). DuckDB reads the first of repeated keys, so a step that repeats could hide a later
-    copy from that test: there the patch applies regardless, and it merges the copies. A document
+    copy from that test: where a level repeats a key and holds the path's step, the patch applies
+    regardless, and it merges the copies (a step absent is not added: session 44). A document
     that is no object holds no key: it is kept as delivered (a patch would replace it). -#}
 {% macro default__redacted_json_document(expr, paths) -%}
   {%- set t = assay._as_text(expr) -%}
@@ -16,7 +17,7 @@
     {%- set applies = ['json_type(' ~ t ~ (", '/" ~ p[:-1] | join('/') ~ "'" if p | length > 1 else '') ~ ") = 'OBJECT'"] -%}
     {%- for i in range(p | length) -%}
       {%- set keys = 'json_keys(' ~ t ~ (", '/" ~ p[:i] | join('/') ~ "'" if i else '') ~ ')' -%}
-      {%- do applies.append('len(' ~ keys ~ ') > len(list_distinct(' ~ keys ~ '))') -%}
+      {%- do applies.append('(len(' ~ keys ~ ') > len(list_distinct(' ~ keys ~ ')) and list_contains(' ~ keys ~ ', ' ~ assay.string_literal(p[i]) ~ '))') -%}
     {%- endfor -%}
     {%- set patch = assay.string_literal(tojson(assay._redact_tree([p]), sort_keys=True)) -%}
     {%- set ns.out = 'json_merge_patch(' ~ ns.out ~ ', CASE WHEN ' ~ applies | join(' OR ') ~ ' THEN ' ~ patch ~ " ELSE '{}' END)" -%}
