@@ -460,3 +460,18 @@ def test_a_spec_file_given_for_the_spec_directory_says_which_directory_to_pass(a
     result = invoke(*(a.format(spec=EXAMPLE) for a in args))
     assert result.exit_code == 3
     assert f"is a file; a spec is the directory that holds assay.yml: pass {EXAMPLE}" in result.stderr.replace("\n", " ")
+
+
+def test_plan_refuses_an_old_spec_folder_that_holds_no_spec(tmp_path):
+    """A mistyped deployed-spec path (an empty folder, a checkout's root with the spec below it)
+    planned every entity as added, exit 0, and `--data` built it (an outside tester, session 44)."""
+    import shutil
+
+    spec = tmp_path / "shop"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "shop", spec)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = invoke("plan", str(empty), "--spec", str(spec))
+    assert result.exit_code == 1, result.output
+    assert f"{empty} holds no spec documents (*.yml, *.yaml), so it is not the old spec" in result.stderr
+    assert "entity_added" not in result.output
