@@ -246,6 +246,11 @@ def test_the_plan_names_the_scope_and_the_build(story):
     said = {name: (e["published"], e["kept"]) for name, e in plan["data"]["entities"].items()}
     assert said == {"item": (True, True), "tag": (False, False), "feed": (True, False)}, said
     assert [status for uid, (status, _n) in story["build_results"].items() if uid.startswith("model.") and uid.endswith(".item")] == ["error"]
+    # what stopped or kept each, named as the build names it (an outside tester, session 44: only
+    # "NOT published" was said)
+    failures = {name: e["failures"] for name, e in plan["data"]["entities"].items()}
+    assert failures["feed"] == [] and [f.split(":")[0] for f in failures["item"]] == ["TABLE_KEPT"], failures
+    assert failures["tag"] and all(f.startswith("assay_fail_rule__tag__") and f.endswith("failing rows") for f in failures["tag"]), failures
 
 
 def test_newly_quarantined_and_leaving_rows_equal_the_real_build(story):

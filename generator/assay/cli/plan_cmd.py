@@ -130,6 +130,7 @@ def data_lines(data) -> list[str]:
         elif e.kept:
             head += "; published and KEPT (a keep check fails: the models that read it are refused until its checks pass)"
         lines.append(head)
+        lines += [f"  {said}" for said in e.failures]
         left = e.leave_reject
         leaving = left.get("admitted", 0) + left.get("deduped", 0)
         lines.append(f"  reject table: {plural(e.newly_quarantined, 'row')} newly quarantined; {plural(leaving, 'open row')} "

@@ -109,6 +109,7 @@ def plan_data(new: Project, new_spec_dir: Path, project_dir: Path, plan: Plan, *
                 impact = entity_impact(e, before[e.name], read_snapshot(wh.reader, wh.project, e))
                 impact.published = build.published(e.name)
                 impact.kept = build.kept(e.name)
+                impact.failures = build.failures(e.name)
                 if sqlmesh and not build.ok and build.stops:
                     # nothing was applied: the tables hold the last build's rows, so the audits that
                     # stopped the plan are all that is known of the next one

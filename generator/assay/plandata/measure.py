@@ -113,6 +113,8 @@ class EntityImpact:
     # nothing): then only `stops`, the audits that failed on it (model, audit, rule or None, rows)
     measured: bool = True
     stops: tuple = ()
+    # dbt: what stopped or kept it, as the build said it (a check and its sentence, a failing test)
+    failures: tuple = ()
 
     def as_dict(self) -> dict:
         if not self.measured:
@@ -126,6 +128,7 @@ class EntityImpact:
             "rules": {name: r.as_dict(self.published) for name, r in sorted(self.rules.items())},
             "published": self.published,
             "kept": self.kept,
+            "failures": list(self.failures),
         }
         if self.replay is not None:
             out["replay"] = self.replay

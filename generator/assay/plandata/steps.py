@@ -49,6 +49,25 @@ class Outcome:
             return self.otherwise
         return r.get("status") == "success" or self.kept(entity)
 
+    def failures(self, entity: str) -> tuple:
+        """What stopped or kept `entity` in a dbt build, as dbt's results say it: the entity node's
+        CHECK_FAILED / TABLE_KEPT lines (the check and its sentence) and the names of its failing
+        tests (a `fail` rule's, its ingestion metadata's). `--data` named none of them, only that the
+        entity was not published (an outside tester, session 44)."""
+        from ..runtime.dbt import CHECK_OUTCOMES
+
+        out = []
+        r = self._result(entity)
+        if r is not None and r.get("status") == "error":
+            out += [line.strip() for line in (r.get("message") or "").splitlines()
+                    if any(line.strip().startswith(word) for word in CHECK_OUTCOMES)]
+        for t in self.results:
+            uid = str(t.get("unique_id", ""))
+            name = uid.split(".")[2] if uid.startswith("test.") and uid.count(".") >= 2 else ""
+            if name and t.get("status") in ("fail", "error") and (f"__{entity}__" in name or name.endswith(f"__{entity}")):
+                out.append(f"{name}: {t.get('failures') or 0} failing rows")
+        return tuple(out)
+
     def kept(self, entity: str) -> bool:
         """Whether a failing keep check kept `entity` after the build published it (dbt only)."""
         from ..runtime.dbt import TABLE_KEPT
