@@ -87,7 +87,7 @@ def _load_both(new_dir: Path, old_dir: Path):
 
     for which, spec in (("the new spec", new_dir), ("the old spec", old_dir)):
         loaded = load_spec(spec)
-        if not loaded.files and not loaded.diagnostics:
+        if loaded.holds_nothing:
             # a mistyped path read as "no entity at all" planned every entity as added, exit 0
             # (an outside tester, session 44): nothing to compare is no plan
             raise ProjectError(f"{spec} holds no spec documents (*.yml, *.yaml), so it is not {which}; pass the "

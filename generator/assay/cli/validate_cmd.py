@@ -74,7 +74,7 @@ def validate_cmd(spec_arg: Optional[Path], spec_dir: Optional[Path], project_dir
                               f"(for {target}, the engine is the one your profile connects to).")
     label = target if dialect is None else f"{target} --dialect {dialect}"
     loaded = load_spec(spec_dir)
-    if not loaded.files and not loaded.diagnostics:
+    if loaded.holds_nothing:
         # Nothing was checked, so nothing can be called valid: a wrong folder must not pass CI.
         said = (f"{spec_dir} holds no spec documents (*.yml, *.yaml), so there is nothing to validate; "
                 "pass --spec with the folder that holds your assay.yml and spec files.")

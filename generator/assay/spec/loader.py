@@ -57,6 +57,11 @@ class LoadedSpec:
     # one as a key may be declared there, so a reference to it is not refused as unknown.
     unparsed_texts: list = field(default_factory=list)
 
+    @property
+    def holds_nothing(self) -> bool:
+        """No spec document was read and nothing was said of one: a folder that is no spec."""
+        return not self.files and not self.diagnostics
+
     def may_declare(self, name: str) -> bool:
         """Whether a spec document that does not parse names `name` as a key (`name:` at the
         start of a line, or in a flow mapping): what it declares is unknown, so a reference to

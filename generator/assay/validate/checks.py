@@ -112,7 +112,7 @@ def check_sql_files(ctx: Context) -> list:
                 "block to line 1 (comments go after it) for its settings to apply.",
                 "SQL_CHECK_INVALID", severity="warning"))
         known_entity = check.namespace == settings.schemas.silver and check.table in ctx.entities
-        known_table = any(f"{check.namespace}.{check.table}" in doc.tables for _f, doc, _r in ctx.loaded.table_docs)
+        known_table = ctx.declares_table(f"{check.namespace}.{check.table}")
         # A table named in a spec document that does not parse may be declared there: that
         # document's own problem is reported, and this would be its echo (decision 0028).
         unparsed = ctx.loaded.may_declare(check.table) or ctx.loaded.may_declare(f"{check.namespace}.{check.table}")

@@ -40,6 +40,10 @@ class Context:
     def mappings_of(self, entity: str) -> list[tuple[str, MappingDocument]]:
         return [(f, m) for f, m in self.mappings if m.target == entity]
 
+    def declares_table(self, qualified: str) -> bool:
+        """Whether a `tables_version: 1` document declares `<schema>.<table>`."""
+        return any(qualified in doc.tables for _f, doc, _r in self.loaded.table_docs)
+
 
 def joins_quality(ent: Entity, mapping_docs) -> bool:
     """Whether an entity joins the quality system (`quality:`, `quarantine:` or a field rule of one

@@ -76,8 +76,7 @@ def _is_read_only_check(ctx: Context, check) -> bool:
     """A check of a table a `tables_version: 1` document declares (and no entity is named so). A
     check of neither is refused as such, or its table's own document did not parse: a limit of
     either kind would contradict that (an outside tester, session 44)."""
-    name = f"{check.namespace}.{check.table}"
-    return not _is_entity_check(ctx, check) and any(name in doc.tables for _f, doc, _r in ctx.loaded.table_docs)
+    return not _is_entity_check(ctx, check) and ctx.declares_table(f"{check.namespace}.{check.table}")
 
 
 def _sql_files(on_failure: tuple[str, ...], of_entities: bool) -> Finder:
