@@ -36,7 +36,8 @@ def test_rows_are_new_to_a_route_only_when_they_did_not_take_it_for_that_rule_be
         staged={("raw_orders", "1"): ("quarantined", frozenset({"amount_range_min"})),
                 ("raw_orders", "2"): ("kept", frozenset()),
                 ("raw_orders", "3"): ("kept", frozenset({"amount_range_max"}))},
-        open_rejects=frozenset({"r1", "r9"}), built=True)
+        open_rejects=frozenset({"r1", "r9"}), open_rules={("raw_orders", "1"): frozenset({"amount_range_min"})},
+        built=True)
     after = Snapshot(
         staged={("raw_orders", "1"): ("quarantined", frozenset({"amount_range_min", "status_in_enum"})),
                 ("raw_orders", "2"): ("quarantined", frozenset({"amount_range_min"})),
@@ -53,6 +54,21 @@ def test_rows_are_new_to_a_route_only_when_they_did_not_take_it_for_that_rule_be
     assert impact.newly_quarantined == 1
     assert impact.as_dict()["leave_reject"] == {"admitted": 1, "deduped": 0}
     assert impact.as_dict()["routes"] == {"kept": 2, "quarantined": 2, "failed": 0, "deduped": 1}
+
+
+def test_a_row_quarantined_before_a_stopped_build_is_not_newly_quarantined_after_it(order):
+    # The last build was stopped by a fail rule: its staged relation routes the row `failed`, and
+    # its diversion never reached the reject table, where the row is still open from the build
+    # before. The rule line agrees with the reject-table line: nothing is newly quarantined.
+    row = ("raw_orders", "1")
+    before = Snapshot(staged={row: ("failed", frozenset({"amount_range_min", "status_in_enum"}))},
+                      open_rejects=frozenset({"r1"}), open_rules={row: frozenset({"amount_range_min"})}, built=True)
+    after = Snapshot(staged={row: ("quarantined", frozenset({"amount_range_min"}))},
+                     open_rejects=frozenset({"r1"}), open_rules={row: frozenset({"amount_range_min"})}, built=True)
+    impact = entity_impact(order, before, after)
+    assert impact.newly_quarantined == 0
+    rule = impact.as_dict()["rules"]["amount_range_min"]
+    assert (rule["quarantined"], rule["newly_quarantined"]) == (1, 0)
 
 
 def test_an_entity_the_build_does_not_publish_reports_only_failing_rows(order):

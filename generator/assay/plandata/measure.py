@@ -30,6 +30,7 @@ class Snapshot:
     staged: dict = field(default_factory=dict)  # (mapping, source_row_id) -> (route, frozenset(rules)), latest deliveries
     routes: dict = field(default_factory=dict)  # route -> rows of the staged relation, every delivery
     open_rejects: frozenset = frozenset()  # reject ids with resolved_at NULL
+    open_rules: dict = field(default_factory=dict)  # (mapping, source_row_id) -> frozenset(rules), open reject rows
     resolved: dict = field(default_factory=dict)  # reject id -> resolution, for resolved rows
     built: bool = False  # whether the staged relation exists
 
@@ -56,15 +57,17 @@ def read_snapshot(reader, project: Project, entity: Entity) -> Snapshot:
         routes[route] += 1
         if rank == 1:
             staged[(mapping, srid)] = (route, rules_of(rules))
-    open_rejects, resolved = set(), {}
+    open_rejects, open_rules, resolved = set(), {}, {}
     if entity.has_reject and reader.exists(silver, f"{entity.name}__reject"):
         reject = reader.relation(silver, f"{entity.name}__reject")
-        for rid, resolved_at, resolution in reader.query(f"select reject_id, resolved_at, resolution from {reject}"):
+        for rid, mapping, srid, rules, resolved_at, resolution in reader.query(
+                f"select reject_id, mapping, _source_row_id, failed_rules, resolved_at, resolution from {reject}"):
             if resolved_at is None:
                 open_rejects.add(rid)
+                open_rules[(mapping, srid)] = rules_of(rules)
             else:
                 resolved[rid] = resolution
-    return Snapshot(staged, dict(routes), frozenset(open_rejects), resolved, True)
+    return Snapshot(staged, dict(routes), frozenset(open_rejects), open_rules, resolved, True)
 
 
 def replayed_routes(reader, project: Project, entity: Entity) -> dict:
@@ -84,7 +87,11 @@ class RuleImpact:
 
     disposition: str
     after: dict = field(default_factory=dict)  # flagged | quarantined | failed -> rows
-    new: dict = field(default_factory=dict)  # the same, counting only rows that did not take that route for this rule before
+    # the same, counting only rows that did not take that route for this rule before: for `quarantined`
+    # the reject table's open rows say so (a build a fail rule stopped left staged routes no build
+    # published, and its diversions never reached the reject table), for the others the last staged
+    # routes
+    new: dict = field(default_factory=dict)
 
     def as_dict(self, published: Optional[bool] = True) -> dict:
         """Counts by route; on an entity the build does not publish only `failed` is a fact (the
@@ -143,6 +150,8 @@ def entity_impact(entity: Entity, before: Snapshot, after: Snapshot) -> EntityIm
         if word is None:
             continue
         old_route, old_failed = before.staged.get(row, (None, frozenset()))
+        if word == "quarantined":
+            old_route, old_failed = route, before.open_rules.get(row, frozenset())
         for name in failed & set(rules):
             impact = rules[name]
             impact.after[word] = impact.after.get(word, 0) + 1
