@@ -141,3 +141,20 @@ def test_a_spec_without_checks_is_told_why_nothing_is_recorded(tmp_path):
     # with the example's advisory check, the advice is to build
     result = invoke("checks", "--project", str(project), "--spec", str(Path(__file__).resolve().parents[2] / "examples" / "shop"))
     assert result.exit_code == 1 and "the spec declares no table check" not in result.stderr, result.stderr
+
+
+def test_a_keep_files_line_says_kept_once(tmp_path):
+    # 002: "A keep check reads failed (kept) with the number of rows"; an outside tester read
+    # `failed (kept): returned 1 row (kept)`. The wire's detail keeps its word: it has no label.
+    project, con = results_warehouse(tmp_path)
+    con.execute(
+        "insert into assay_meta.assay_check_results values "
+        "(?, 'van', 'silver.van/no_nowhere', 1001, 'sql', 'keep', false, 2, ?, ?, '2026-12-01 10:00:00')",
+        [RUN, json.dumps({"columns": [], "types": [], "bounds": {"on_failure": "keep"}}),
+         json.dumps({"rows": 2, "failing_rows": 2})])
+    con.close()
+    text = invoke("checks", RUN, "--project", str(project))
+    assert text.exit_code == 2, text.output
+    assert text.stdout.splitlines() == ["van: silver.van/no_nowhere: failed (kept): returned 2 rows"], text.stdout
+    wire = json.loads(invoke("checks", RUN, "--json", "--project", str(project)).stdout)
+    assert wire == [{"check_id": "NO_NOWHERE", "passed": False, "detail": "returned 2 rows (kept)", "scope": "van"}]

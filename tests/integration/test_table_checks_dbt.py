@@ -214,6 +214,7 @@ def builds(tmp_path_factory, engine) -> dict:
                if label != "bad_source" else None}
         if label == "bad_source":
             obs["rows"] = _cli("check", "rows", run_id, "IDS_PRESENT", "--project", str(project.path), "--json")
+            obs["order_state"] = _cli("table", "get", "order", "--project", str(project.path), "--spec", str(root / "spec"))
         if label == "bad_model":
             obs["candidate"] = sorted(project.query('select order_id, amount from marts."order_amounts__assay_candidate"'))
             obs["table_get"] = _cli("table", "get", "marts.order_amounts", "--project", str(project.path),
@@ -250,13 +251,20 @@ def test_a_failing_source_check_stops_its_readers(builds):
     }
     assert "amounts_numeric" not in message  # a warn check that errors does not stop the task
     # each failed or errored SQL check and failed required check is a CHECK_FAILED event; nothing was
-    # set back and no mark was set (no TABLE_ROLLED_BACK, no TABLE_KEPT)
+    # set back and no mark was set (no TABLE_ROLLED_BACK, no TABLE_KEPT); the entity that extracts
+    # from the source was not written, and the on-run-end hook says why (decision 1159)
     assert b["events"] == sorted([
         ("CHECK_FAILED", "bronze.raw_orders", "IDS_PRESENT"),
         ("CHECK_FAILED", "bronze.raw_orders", "bronze.raw_orders/amounts_numeric"),
         ("CHECK_FAILED", "bronze.raw_orders", "bronze.raw_orders/no_blank_amounts"),
         ("CHECK_FAILED", "bronze.raw_orders", "bronze.raw_orders/no_test_customers"),
+        ("TABLE_BUILD_FAILED", "order", None),
     ])
+    state = b["order_state"]
+    assert state.exit_code == 2, state.output
+    assert state.stdout.splitlines()[0] == (
+        f"order: not published: run {b['run_id']} did not write it because a blocking check of bronze.raw_orders, "
+        f"which it reads, did not pass in that run (assay checks {b['run_id']} names it)"), state.stdout
     # nothing was written to the source: it holds exactly what was loaded
     assert b["bronze_rows"] == len(BAD_SOURCE) == 6
 

@@ -57,7 +57,7 @@
       {%- if n > 0 and check['on_failure'] == 'block' -%}
         {%- do failures.append(check['name'] ~ ': returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's')) -%}
       {%- elif n > 0 -%}
-        {%- do log('assay: check ' ~ check['name'] ~ ' ' ~ ('warned' if check['on_failure'] == 'warn' else 'failed (kept)') ~ ': ' ~ n ~ ' rows', info=true) -%}
+        {%- do log('assay: check ' ~ check['name'] ~ ' ' ~ ('warned' if check['on_failure'] == 'warn' else 'failed (kept)') ~ ': ' ~ n ~ ' row' ~ ('' if n == 1 else 's'), info=true) -%}
         {%- if report is not none and check['on_failure'] == 'keep' -%}
           {%- do report['kept'].append(check['name']) -%}
           {%- do report['failed'].append({'check': check['name'], 'why': 'returned ' ~ n ~ ' row' ~ ('' if n == 1 else 's'), 'rows': n}) -%}

@@ -8,8 +8,9 @@
     then one TABLE_BUILD_FAILED `not_written` naming the first, so that `assay table get` derives
     set back, or not published on a first build (runtime/table_states.py). An entity dbt skipped
     because an entity it reads (a referential parent) was not written in this invocation (set
-    back, kept, stopped, errored or itself skipped) gets one TABLE_BUILD_FAILED
-    `upstream_failed: <entity>` (decision 0940): dbt skips it for its parent, so it is not
+    back, kept, stopped, errored or itself skipped), or because the check task of a bronze
+    relation it extracts from failed (decision 1159), gets one TABLE_BUILD_FAILED
+    `upstream_failed: <entity>` (`upstream_failed: bronze.<table>`; decision 0940): dbt skips it for its parent, so it is not
     written either, and `table get` says so, naming the parent and its check. One whose own
     staged, reject or current model errored (a database error, not a check) gets one
     TABLE_BUILD_FAILED `node_errored: <model>`: without it `table get` told the previous build's

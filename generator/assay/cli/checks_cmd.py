@@ -218,8 +218,9 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
             for opening in (NOT_EVALUATED_PREFIX, "errored: "):
                 if detail.startswith(opening) and label.lower().split(" (")[0] == opening.rstrip(": "):
                     detail = detail[len(opening):]
-            if label == "warned" and detail.endswith(" (warned)"):  # a warn file's rows: said once
-                detail = detail[: -len(" (warned)")]
+            for worded, suffix in (("warned", " (warned)"), ("failed (kept)", " (kept)")):
+                if label == worded and detail.endswith(suffix):  # a warn or keep file's rows: said once
+                    detail = detail[: -len(suffix)]
             click.echo(f"{r['table']}: {r['name']}: {label}: {one_line(detail)}")
     failed = [r for r in results if not did_pass(r)]
     if failed:

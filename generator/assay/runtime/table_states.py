@@ -512,7 +512,12 @@ def event_line(ev: dict[str, Any], environment: Optional[str] = None) -> str:
 
 
 def _upstream_because(t: dict[str, Any]) -> str:
-    """Why a build skipped a table for an upstream entity (`upstream`, `check`, `check_table`)."""
+    """Why a build skipped a table for an upstream entity (`upstream`, `check`, `check_table`), or
+    for a checked bronze relation it extracts from (`schema.table`: an entity's name has no dot),
+    whose checks record no set-back of their own (assay did not write it)."""
+    if "." in t["upstream"]:
+        return (f"because a blocking check of {t['upstream']}, which it reads, did not pass in that run "
+                f"(assay checks {t['run']} names it)")
     return f"because its upstream entity {t['upstream']} " + (
         "failed in that run (dbt's log says why)" if not t.get("check")
         else f"did not pass check {t['check']}" if t.get("check_table") == t["upstream"]

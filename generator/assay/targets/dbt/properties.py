@@ -11,6 +11,7 @@ from ...privacy import pii_columns
 from ...lower.audits import INGESTION_CHECK, bronze_audits, reading_entities, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
 from .kept import test_gate
+from .table_checks import bronze_check_tasks
 from .naming import current_name, ingestion_test_name, model_name, reject_name, staged_name
 from .spelling import inert, jstr, qi
 
@@ -49,13 +50,17 @@ def stops_config(project: Project, entities: list[Entity], check: str, order: in
 def upstream_meta(entity: Entity, project: Project) -> dict:
     """The meta of an entity's published node that names the entities it reads
     (`lower.check_reads.upstream_entities`: its referential parents and the entities its SQL check
-    files join), each through the node its models ref. When one of them fails or is skipped, dbt
+    files join), each through the node its models ref, and the checked bronze relations it extracts
+    from, each through its check task (`upstream_failed: bronze.<table>` when a blocking check of it
+    fails). When one of them fails or is skipped, dbt
     skips this entity; the package's
     on-run-end hook (`assay.record_stopped_builds`) then records TABLE_BUILD_FAILED
     `upstream_failed: <parent>` for it (decision 0940). `assay_meta_schema`, on every entity, is
     where the hook records such a skip, and the skip for an error of the entity's own staged, reject
     or current model (`node_errored: <model>`)."""
     upstream = [{"table": name, "node": model_name(project.entity(name))} for name in upstream_entities(entity, project)]
+    # and the checked bronze relations it extracts from: a failing check task stops it too
+    upstream += [{"table": table, "node": node} for table, node in bronze_check_tasks(entity, project)]
     return {**({"assay_upstream": upstream} if upstream else {}), "assay_meta_schema": project.schema("meta")}
 
 

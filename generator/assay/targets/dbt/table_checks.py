@@ -92,12 +92,18 @@ def checked_bronze_sources(project: Project) -> list[str]:
     return sorted(split_name(t)[1] for t in checked_tables(project) if is_bronze(t, project))
 
 
+def bronze_check_tasks(entity: Entity, project: Project) -> list[tuple[str, str]]:
+    """Sorted ``(table, check task node)`` of the checked bronze relations an entity extracts from:
+    its staged model waits on each, so a failing check stops the entity in that run."""
+    by_source = {split_name(t)[1]: t for t in checked_tables(project) if is_bronze(t, project)}
+    return sorted({(by_source[m.source].name, check_task_name(by_source[m.source]))
+                   for m in entity.mappings if m.source in by_source})
+
+
 def reader_depends_on(entity: Entity, project: Project) -> list[str]:
     """``-- depends_on`` lines that put an entity's staged model after the check tasks of the
     bronze relations it extracts from."""
-    by_source = {split_name(t)[1]: t for t in checked_tables(project) if is_bronze(t, project)}
-    names = sorted({check_task_name(by_source[m.source]) for m in entity.mappings if m.source in by_source})
-    return ["-- depends_on: {{ ref(" + jstr(n) + ") }}" for n in names]
+    return ["-- depends_on: {{ ref(" + jstr(n) + ") }}" for _table, n in bronze_check_tasks(entity, project)]
 
 
 def with_reader_depends_on(text: str, entity: Entity, project: Project) -> str:
