@@ -162,15 +162,18 @@ def test_a_manifest_of_another_target_is_not_read_for_this_one(shop):
 
 
 def test_a_manifest_of_another_target_is_not_read_for_it_under_a_macro_of_the_users_own(shop):
-    """An outside tester (session 40): with the project's own `generate_schema_name` and two targets
-    in one DuckDB file, `--target prod` read dev's tables, and `maintain --target prod` deleted and
-    recorded in them. The schemas cannot be worked out under a user's macro, but the build that
-    wrote the manifest named its target in run_results.json: a manifest of dev is not read for
-    another target (exit 1, saying to run `dbt parse` with it), and still is for dev."""
+    """Outside testers (sessions 40, 45): with the project's own `generate_schema_name` and two
+    targets in one DuckDB file, `--target prod` read dev's tables, and `maintain --target prod`
+    deleted and recorded in them; after `dbt parse --target dev` (which writes no run results)
+    the manifest was taken for any target's. The schemas cannot be worked out under a user's macro:
+    a manifest is read for the target its build named in run_results.json, and for any other
+    target (or when nothing says whose it is) assay asks dbt, with a `dbt parse` of that target
+    into a scratch folder (decision 1160)."""
     import yaml
 
     profiles, macro = shop / "profiles.yml", shop / "macros" / "my_schemas.sql"
-    kept = profiles.read_text()
+    manifest, results = shop / "target" / "manifest.json", shop / "target" / "run_results.json"
+    kept, kept_manifest, kept_results = profiles.read_text(), manifest.read_bytes(), results.read_bytes()
     doc = yaml.safe_load(kept)
     profile = next(iter(doc.values()))
     profile["outputs"]["alt"] = dict(profile["outputs"]["dev"], schema="alt")
@@ -178,16 +181,43 @@ def test_a_manifest_of_another_target_is_not_read_for_it_under_a_macro_of_the_us
     macro.write_text("{% macro generate_schema_name(custom_schema_name, node) -%}"
                      "{{ target.schema }}_{{ custom_schema_name }}{%- endmacro %}\n")
     try:
-        for args in (("table", "get", "order", "--target", "alt"), ("maintain", "--dry-run", "--target", "alt")):
-            code, out = _assay(shop, *args)
-            assert code == 1 and "written for another target" in out and "dbt parse" in out, (args, out)
+        def answers() -> None:
+            # alt's tables are alt_*, which no build wrote: never built, and no main_* table read
+            code, out = _assay(shop, "table", "get", "order", "--target", "alt")
+            assert code == 2 and "never built" in out and "main_" not in out, out
+            code, out = _assay(shop, "maintain", "--dry-run", "--json", "--target", "alt")
             assert "main_silver" not in out, out
-        for args in (("table", "get", "order"), ("table", "get", "order", "--target", "dev")):
-            code, out = _assay(shop, *args)
-            assert (code, out.strip()) == (0, "order: published"), (args, out)
+            # dev, whose build wrote main_*, reads them
+            for args in (("table", "get", "order"), ("table", "get", "order", "--target", "dev")):
+                code, out = _assay(shop, *args)
+                assert (code, out.strip()) == (0, "order: published"), (args, out)
+
+        answers()  # the manifest of dev's build
+        dbtserver.in_project(shop, "parse", "--target", "alt", check=True)
+        answers()  # a `dbt parse` of alt wrote it: nothing says whose it is
+        assert results.read_bytes() == kept_results and manifest.read_bytes() != kept_manifest
     finally:
         profiles.write_text(kept)
         macro.unlink(missing_ok=True)
+        manifest.write_bytes(kept_manifest)
+        results.write_bytes(kept_results)
+
+
+def test_a_naming_macro_added_after_the_build_moves_nothing_it_built(shop):
+    """An outside tester (session 45): assay's own `generate_schema_name`, added after a build of
+    dbt's default naming, made every command say "never built" and `maintain` do nothing: the
+    schemas the macro names were taken over those the build's manifest records."""
+    from assay.scaffold import GENERATE_SCHEMA_NAME
+
+    macro = shop / "macros" / "generate_schema_name.sql"
+    macro.write_text(GENERATE_SCHEMA_NAME)
+    try:
+        code, out = _assay(shop, "table", "get", "order")
+        assert (code, out.strip()) == (0, "order: published"), out
+        code, out = _assay(shop, "maintain", "--dry-run", "--json")
+        assert code == 0 and "main_silver" in out, out
+    finally:
+        macro.unlink()
 
 
 def test_the_generated_project_parses_without_warnings_about_its_own_files(shop):

@@ -134,9 +134,12 @@ def _of_target(found: dict[str, str], manifest: Optional[dict], schemas: tuple, 
                profiles_dir: Optional[Path], target: Optional[str]) -> bool:
     """Whether the manifest was written for the target the command reads (session 36: built with
     `--target dev` last, `--target prod` read dev's schemas in prod's file and found nothing): its
-    relations' database is the target's, and where the naming is known (dbt's default, assay's
-    macro) its schemas are the ones the target's build writes. No profile to compare with: the
-    manifest is all there is."""
+    relations' database is the target's; and the invocation that wrote it named that target in
+    run_results.json, or, where that cannot be told (a `dbt parse` writes no run results) and the
+    naming is known (dbt's default, assay's macro), its schemas are the ones the target's build
+    writes. A manifest the target's own build wrote is believed over the naming the project has
+    now (a `generate_schema_name` added since the build moved nothing yet: an outside tester,
+    session 45). No profile to compare with: the manifest is all there is."""
     from .warehouse import profile_target
 
     try:
@@ -147,17 +150,16 @@ def _of_target(found: dict[str, str], manifest: Optional[dict], schemas: tuple, 
     built = {str(n["database"]) for n in _own_nodes(manifest) if n.get("database")}
     if database and built and database not in built:
         return False
+    written_for = _manifest_target(project_dir, manifest)
+    if written_for is not None:
+        return (written_for or profile_target(project_dir, profiles_dir, None).target) == read.target
     try:
         expected = _computed(schemas, project_dir, profiles_dir, target, manifest_path(project_dir))
     except ProjectError:
-        # The project's own macro names the schemas, so they cannot be worked out. When the build
-        # that wrote the manifest also wrote run_results.json, that names its target: a manifest
-        # of `--target dev` is not read for prod (an outside tester, session 40: `maintain --target
-        # prod` deleted reject rows of dev's tables in the same DuckDB file).
-        written_for = _manifest_target(project_dir, manifest)
-        if written_for is None:
-            return True
-        return (written_for or profile_target(project_dir, profiles_dir, None).target) == read.target
+        # The project's own macro names the schemas, and nothing says which target a `dbt parse`
+        # wrote the manifest for (an outside tester, session 45: after `dbt parse --target dev`,
+        # `maintain --target prod` ran retention on dev's reject tables): dbt is asked (`_parsed`).
+        return False
     return all(expected.get(role) == schema for role, schema in found.items())
 
 
@@ -250,11 +252,9 @@ def _computed(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], t
         return dict(schemas)
     if override is not None:
         if stale:
-            raise ProjectError(
-                f"{_shown(override)} decides where dbt puts the tables, and {_shown(manifest)} was written for another "
-                f"target than the one read here; run `dbt parse` with this target in {_shown(project_dir)} so that dbt "
-                "writes it for this one, then run this again."
-            )
+            # the manifest is another target's, or nothing says whose: dbt itself says where this
+            # target's build puts the tables
+            return _parsed(schemas, project_dir, profiles_dir, target, override)
         raise ProjectError(
             f"{_shown(override)} decides where dbt puts the tables, and there is no {_shown(manifest)} saying where it put "
             f"them; run `dbt parse` (or `dbt build`) in {_shown(project_dir)} so that dbt writes it, then run this again."
@@ -287,3 +287,42 @@ def schema_override(project_dir: Path) -> Optional[Path]:
 
 def _shown(path: Path) -> str:
     return Path(os.path.normpath(path)).as_posix()
+
+
+def _parsed(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str],
+            override: Path) -> dict[str, str]:
+    """{role: schema} as dbt places the target's nodes under the project's own
+    `generate_schema_name`: `dbt parse` for the target read, into a scratch target path (the
+    project's own target/ and logs are left as they are; decision 1160)."""
+    import subprocess
+    import tempfile
+
+    from .dbt import dbt_executable
+    from .warehouse import profile_target
+
+    read = profile_target(project_dir, profiles_dir, target)
+    with tempfile.TemporaryDirectory(prefix="assay-parse-") as scratch:
+        cmd = [dbt_executable(), "--quiet", "parse", "--project-dir", str(Path(project_dir).resolve()),
+               "--profiles-dir", str(read.path.parent.resolve()), "--target", read.target,
+               "--target-path", scratch, "--log-path", scratch]
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DBT_USE_COLORS": "false"}
+        env.pop("DBT_TARGET_PATH", None)
+        try:
+            proc = subprocess.run(cmd, cwd=str(Path(project_dir).resolve()), env=env, capture_output=True,
+                                  text=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            proc = None
+        path = Path(scratch) / "manifest.json"
+        manifest = _manifest(path) if proc is not None and proc.returncode == 0 else None
+        found = _from_manifest(schemas, manifest, manifest_path(project_dir), project_dir) if manifest else None
+    if found is None:
+        said = ("it did not end in 600 s" if proc is None
+                else " ".join(((proc.stdout or "") + (proc.stderr or "")).split()[-60:]) if proc.returncode != 0
+                else "the project it parsed holds none of the spec's tables: run `assay generate dbt` first")
+        raise ProjectError(
+            f"{_shown(override)} decides where dbt puts the tables, and {_shown(manifest_path(project_dir))} was written "
+            f"for another target than {read.target!r} (or nothing says for which); assay ran `dbt parse --target "
+            f"{read.target}` to ask dbt where that target's tables are, and it did not answer ({said}); run `dbt "
+            f"build --target {read.target}` in {_shown(project_dir)}, then run this again."
+        )
+    return found
