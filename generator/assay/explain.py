@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from decimal import Decimal
 from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence, spec_changed, unpublished_because  # noqa: F401 - Delivery is re-exported
 from .explain_builds import gone_history, gone_sentence, unjudged_loads
+from .explain_paths import text_at_path, unreadable_path
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
 from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
@@ -23,41 +23,6 @@ from .redaction import NOT_JSON, inside
 from .reject_keys import key_values_hold, key_values_narrowing, typed_key_text
 
 Query = Callable[[str, tuple], list[tuple]]  # sql with `?` placeholders -> rows
-
-def _kind(value: Any) -> Optional[str]:
-    """A JSON value's kind in words where a path read cannot go on through it; None for an object
-    or a null (a key read goes on, or finds nothing)."""
-    if value is None or isinstance(value, dict):
-        return None
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float, Decimal)):
-        return "a number"
-    return "a string" if isinstance(value, str) else "an array"
-
-
-def unreadable_path(text: str, path: tuple[str, ...]) -> Optional[str]:
-    """Why a read of `path` (the bronze column, then the keys) inside `text` found nothing to
-    convert, in words: the text is not one strict JSON document (no NaN or Infinity; decision
-    1123), or the document, or a value on the way, is no object where a key is read (decision
-    1130). None when the path could be followed (a missing key or a null: no failure). The build's
-    own engine decided the coercion; this only chooses how to say it, so a document only some
-    engine refuses is told as a failed conversion."""
-    def refuse(name):
-        raise ValueError(name)
-    try:
-        value = json.loads(text, parse_constant=refuse)
-    except ValueError:
-        return "is not JSON"
-    for depth, key in enumerate(path[1:]):
-        kind = _kind(value)
-        if kind is not None:
-            return f"is {kind}" if depth == 0 else f"holds {kind} at $.{'.'.join(path[:depth + 1])}"
-        if value is None:
-            return None
-        value = value.get(key)
-    return None
-
 
 def delivered_foreign_key(entity: Entity, rule: Rule, mapping: Optional[str], bronze: dict) -> dict[str, tuple[str, Any]]:
     """{foreign key column: (its bronze path, the value bronze delivered)} of a referential rule, read
@@ -299,7 +264,11 @@ class Explainer:
                             d.coercions.append(f"{rule.column}: bronze {src.bronze_column} = {shown} {why}, so {path} "
                                                f"could not be read and did not become {_a(src.target_type)}")
                         else:
-                            d.coercions.append(f"{rule.column}: bronze {path} = {raw!r} did not become {_a(src.target_type)}")
+                            # the value the path read, not the whole document around it (an outside
+                            # tester, session 45); a hidden or unrewritable column stays as it is shown
+                            at = text_at_path(raw, src.path) if len(src.path) > 1 and raw not in (HIDDEN, NOT_JSON) else None
+                            shown = repr(raw) if at is None else repr(at)
+                            d.coercions.append(f"{rule.column}: bronze {path} = {shown} did not become {_a(src.target_type)}")
         return d
 
     def _staged_columns(self) -> frozenset:

@@ -100,7 +100,7 @@ REJECTS = sorted([
     ("r14", CITY_ZIP, "quarantine"),
     ("r15", ["amount_coercible"], "quarantine"),
 ])
-EXPLAINED = ("P2", "P5", "P9", "P4", "P16")
+EXPLAINED = ("P2", "P5", "P9", "P4", "P16", "P15")
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +175,13 @@ def test_explain_says_the_billed_document_is_a_number(built):
     assert "rule amount_coercible (quarantine): fired" in text, text
     assert ("amount: bronze billed = '382.16' is a number, so $.billed.amount could not be read "
             "and did not become a decimal(10,2)") in text, text
+
+
+def test_explain_shows_the_value_the_path_read_not_the_document(built):
+    # an outside tester read the whole `billed` document as the value at $.billed.amount (session 45)
+    code, text = built["P15"]
+    assert code == 0, text
+    assert "amount: bronze $.billed.amount = '{\"value\":1}' did not become a decimal(10,2)" in text, text
 
 
 def test_explain_names_the_step_that_stopped_the_path(built):

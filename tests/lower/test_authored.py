@@ -38,6 +38,18 @@ TRIED = [  # expression over v (not private) -> its value per row of VALUES
     ("try_cast(try_cast(v as int) as varchar) = '12'", [True, False, None, None, None]),
 ]
 
+# A try-cast to timestamp reads text as a `timestamp` field does (lower/instants.py): the offset after
+# the time converted to UTC, an offset ISO 8601 does not spell refused. The engines' own casts
+# dropped the offset (`05:30:00-07` read 05:30), or refused `T05:30+05:30` on DuckDB only (an
+# outside tester, session 45). A timestamp operand reads as its own text.
+TIMES = ["2026-01-05 05:30:00-07", "2026-01-05T05:30+05:30", "2026-01-05 05:30:00+0530",
+         "2026-01-05 12:30:00 +00:00", "2026-01-05 12:30:00", "2026-01-05T12:30:00Z", "abc", None]
+TIMED = [
+    ("try_cast(v as timestamp) = '2026-01-05 12:30:00'", [True, False, None, None, True, True, None, None]),
+    ("try_cast(v as timestamp) = '2026-01-05 00:00:00'", [False, True, None, None, False, False, None, None]),
+    ("try_cast(try_cast(v as timestamp) as timestamp) is null", [False, False, True, True, False, False, True, True]),
+]
+
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(("text", "want"), TRIED)
@@ -46,12 +58,20 @@ def test_a_try_cast_is_assays_on_duckdb(target, text, want):
     assert _run(duckdb.connect(), "duckdb", expr, VALUES) == want
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("text", "want"), TIMED)
+def test_a_try_cast_to_timestamp_reads_the_offset_on_duckdb(target, text, want):
+    assert _run(duckdb.connect(), "duckdb", _expr(target, "duckdb", text), TIMES) == want
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_try_cast_is_assays_on_postgres(postgres_server, target):
     with postgres_cursor(postgres_server, "UTC") as cur:
         for text, want in TRIED:
             assert _run(cur, "postgres", _expr(target, "postgres", text), VALUES) == want, text
+        for text, want in TIMED:
+            assert _run(cur, "postgres", _expr(target, "postgres", text), TIMES) == want, text
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -153,6 +173,8 @@ def test_the_expressions_judge_alike_on_spark(target):
 
     for text, want in TRIED:
         assert run(text, VALUES) == want, text
+    for text, want in TIMED:
+        assert run(text, TIMES) == want, text
     for text, want in MATCHED:
         assert run(text, WORDS) == want, text
     assert run("try_cast(v as int) / 2 > 5", DIVIDED) == [True, False, None, None]

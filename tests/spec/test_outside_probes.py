@@ -280,3 +280,21 @@ def test_the_function_catalogs_hold_what_the_installed_duckdb_calls():
                                               "where function_type in ('scalar', 'macro')").fetchall()}
     have = {n for n in have if n.replace("_", "a").isalnum()}
     assert have - names("duckdb") == set(), "run scripts/engine_functions.py duckdb"
+
+
+@pytest.mark.parametrize(("written", "read"), [("yes", "True"), ("1.10", "1.1")])
+def test_a_string_set_value_yaml_reads_as_a_boolean_or_a_fraction_is_refused(write_spec, written, read) -> None:
+    """`in_set: [G, yes]` on a string field compared with 'true', `1.10` with '1.1': the rows that
+    hold the value as written fail the rule (an outside tester, session 45). Quoted, it is the text."""
+    def spec(value: str) -> dict:
+        mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace(
+            "unmapped:", f"  first_order: {{from: \"$.first\", quality: [{{rule: in_set, values: [G, {value}], on_fail: flag}}]}}\nunmapped:")
+        entity = (write_spec({}) / "entity_customer.yaml").read_text().replace(
+            "      tier: {type: int}\n", "      tier: {type: int}\n      first_order: {type: string}\n")
+        return {"mapping_customer.yaml": mapping, "entity_customer.yaml": entity}
+
+    found = _found(write_spec, spec(written))
+    assert [f for f, _l, _c, _m in found] == ["mapping_customer.yaml"], found
+    message = found[0][3]
+    assert f"lists {read}, which YAML reads as" in message and "quote each value as the data spells it" in message, message
+    assert _found(write_spec, spec(f"'{written}'")) == []

@@ -35,3 +35,17 @@ def test_a_path_that_could_not_be_read_is_told_why(text, path, words):
 ])
 def test_a_path_that_could_be_followed_has_no_such_words(text, path):
     assert unreadable_path(text, path) is None
+
+
+@pytest.mark.parametrize("text, path, value", [
+    ('{"dims": {"w": true}}', ("payload", "dims", "w"), "true"),  # not the whole document (session 45)
+    ('{"amount": "lots"}', BILLED, "lots"),  # a string as itself, as the engines' text read gives it
+    ('{"amount": 12.5}', BILLED, "12.5"),
+    ('{"amount": {"v": 1}}', BILLED, '{"v":1}'),
+    ('{"amount": "ü"}', BILLED, "ü"),
+    ('{"other": 1}', BILLED, None), ("{not json", BILLED, None), ('{"amount": null}', BILLED, None),
+])
+def test_the_value_a_path_read_is_what_explain_shows(text, path, value):
+    from assay.explain_paths import text_at_path
+
+    assert text_at_path(text, path) == value

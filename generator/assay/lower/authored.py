@@ -3,7 +3,8 @@ spelled by assay where the engine's own would be wrong (decision 1146).
 
 - `try_cast(x as T)`: assay's try-cast per engine. sqlglot writes PostgreSQL's spelling for dbt
   and for a PostgreSQL SQLMesh project, where a try-cast does not exist, as a plain CAST: the rule
-  stopped the build on the value it was written to judge.
+  stopped the build on the value it was written to judge. To `timestamp` it is the read a
+  `timestamp` field's text gets (lower/instants.py: an offset converted to UTC).
 - `cast(x as T)` over a `pii` field: the engine's message for a value that does not cast gives the
   value, and dbt and SQLMesh print it. The value is cast as a try-cast, and where that fails assay's
   own sentence is cast instead, so the build stops on the same rows with no value in its message
@@ -26,6 +27,7 @@ from sqlglot import exp
 
 from ..engine_types import assay_type_of
 from ..identifiers import unused_marker
+from .instants import text_to_instant
 from .spelling import Spelling, Sql, is_simple
 
 #: The regex calls assay spells per engine: DuckDB's `regexp_matches` (a search) and `~` /
@@ -98,7 +100,13 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
         if assay_type is None or not (safe or reads_private):
             return node
         operand = _spelled(sp, node.this.copy(), private, refusal, dialect)
-        tried = sp.cast(operand, assay_type, True)
+        if assay_type == "timestamp":
+            # the read a `timestamp` field's text gets: an offset after the time is converted to
+            # UTC, a zone assay does not read is NULL (the engines' casts dropped or refused offsets
+            # unalike: an outside tester, session 45); a timestamp operand reads as its own text
+            tried = text_to_instant(sp, sp.cast(operand, "string", False), True)
+        else:
+            tried = sp.cast(operand, assay_type, True)
         if not safe:
             said = sp.sql("case when {x} is not null and {t} is null then {s} end", x=operand, t=tried, s=sp.string(refusal))
             tried = sp.sql("coalesce({}, {})", tried, sp.cast(said, assay_type, False))

@@ -299,10 +299,21 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
 
 
 def _check_set_values(ctx: Context, file: str, rule, what: str, col: str, column_type: str) -> None:
-    """A value of another type than the column's can never match, which reads as a rule that holds."""
+    """A value of another type than the column's can never match, which reads as a rule that holds.
+    On a string column a boolean or a fractional number is text YAML read as something else: an
+    unquoted `yes` is compared as 'true' and `1.10` as '1.1' (an outside tester, session 45)."""
+    if column_type == "string":
+        misread = [v for v in rule.values if isinstance(v, (bool, float))]
+        if misread:
+            value = misread[0]
+            read = "a boolean (from an unquoted yes, no, on, off, true or false)" if isinstance(value, bool) \
+                else "a number (unquoted, `1.10` reads 1.1)"
+            ctx.report(file, rule.line("values"),
+                       f"{what} lists {value!r}, which YAML reads as {read}, and the string `{col}` would be "
+                       f"compared with {str(value).lower()!r}; quote each value as the data spells it (`'yes'`, `'1.10'`).")
+    if column_type in ("string", "variant"):
+        return
     for value in rule.values:
-        if column_type == "string" or column_type == "variant":
-            return
         if column_type == "bool":
             ok = isinstance(value, bool)
         elif is_numeric(column_type):
