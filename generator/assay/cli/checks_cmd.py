@@ -105,7 +105,10 @@ def _why_none(project) -> str:
     if project is not None and not records_every_build(project):
         return ("the spec's only checks are `fail` rules and the build's own audits, which record a result only "
                 "when one stops a build, and none did")
-    return "it built no table that records checks"
+    return _NO_TABLE
+
+
+_NO_TABLE = "it built no table that records checks"
 
 
 def _superseded(found: str, project, recorded, project_dir: Path, profiles_dir: Optional[Path],
@@ -140,6 +143,16 @@ def _no_newer_clean_build(found: str, project, project_dir: Path, profiles_dir: 
     if last is None or not last.built or last.not_ok or last.invocation_id == found:
         return
     why = _why_none(project)
+    checked = {e.name for e in project.entities if e.declared_checks or e.sql_checks} if project is not None else set()
+    if why == _NO_TABLE and checked & set(last.succeeded):
+        # the spec's tables record their checks on every build, yet the warehouse read holds none
+        # of this build's: it wrote another one (an outside tester, session 45: a relative DuckDB
+        # path, with dbt run from another folder), not "no table that records checks"
+        why = (f"the warehouse read here ({_where(project_dir, profiles_dir, target)}) holds none of its results, "
+               f"although it built {', '.join(sorted(checked & set(last.succeeded)))}, whose checks record a result on "
+               "every build, so the build wrote another warehouse "
+               "(a relative DuckDB path is read from the dbt project's folder; dbt reads it from the folder it runs "
+               "in) or its results were removed")
     _nothing_found(as_json, f"run {last.invocation_id} (dbt's last build, the latest) passed and recorded no check "
                             f"results: {why}. The latest run that recorded results is {found} (`assay checks "
                             f"{short_run_id(found)}` prints them).")
@@ -178,6 +191,13 @@ def checks_cmd(run_id: Optional[str], project_dir: Path, spec_dir: Optional[Path
     project = _spec_project(spec_dir, project_dir)
     with _results(spec_dir, project_dir, profiles_dir, target, environment, project=project) as recorded:
         found = recorded.find_run(run_id)
+        if run_id is None and found is not None:
+            # dbt's last build against the target read is this project's latest when it recorded
+            # results: a newer run in a results table another project shares is not (an outside
+            # tester, session 45)
+            last = _dbt_stopped_run(project_dir, profiles_dir, target)
+            if last is not None and last.invocation_id != found and recorded.of_run(last.invocation_id):
+                found = last.invocation_id
         results = recorded.of_run(found) if found is not None else []
         env = recorded.environment_of(found) if found is not None else None
         superseded = (_superseded(found, project, recorded, project_dir, profiles_dir, target)

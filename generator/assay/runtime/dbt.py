@@ -204,6 +204,7 @@ class LastInvocation:
     invocation_id: str
     not_ok: tuple[tuple[str, str], ...]
     command: str = ""  # dbt's subcommand (`build`, `run`, `source` for freshness, `run-operation`, ...)
+    succeeded: tuple[str, ...] = ()  # the models and snapshots it built, by name
 
     @property
     def built(self) -> bool:
@@ -237,7 +238,10 @@ def last_invocation(project_dir: Path, profiles_dir: Optional[Path] = None,
            and not str(r.get("unique_id", "")).startswith("source.")]  # `dbt source freshness` builds nothing
     bad.sort(key=lambda b: (order.index(b[1]), b[0]))
     args = doc.get("args") if isinstance(doc.get("args"), dict) else {}
-    return LastInvocation(invocation, tuple(bad), str(args.get("which") or ""))
+    built = sorted({str(r.get("unique_id", "")).split(".")[-1] for r in doc.get("results") or []
+                    if isinstance(r, dict) and r.get("status") == "success"
+                    and str(r.get("unique_id", "")).startswith(("model.", "snapshot."))})
+    return LastInvocation(invocation, tuple(bad), str(args.get("which") or ""), tuple(built))
 
 
 def invocation_target(doc: dict, project_dir: Path, profiles_dir: Optional[Path], target: Optional[str]) -> "str | None":
