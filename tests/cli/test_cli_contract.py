@@ -510,14 +510,19 @@ def test_maintain_names_a_reject_table_no_entity_claims(separate):
     conn.execute("create table silver.purchase (id varchar)")
     conn.close()
     result = invoke("maintain", "--json", "--dry-run", "--project", str(project))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert json.loads(result.stdout) == []
     said = " ".join(result.stderr.split())
     assert ("silver.purchase__reject: no entity of the spec quarantines into it any more (renamed or removed, or its "
             "`quarantine:` dropped since the build), so no retention applies to it and maintain left it as it is") in said
     assert "silver.purchase:" not in said
+    # and the spec's own reject tables are not there: no build wrote this warehouse (an outside
+    # tester, session 45: a retention job pointed at the wrong target passed, deleting nothing)
     text = invoke("maintain", "--dry-run", "--project", str(project))
-    assert "no reject tables with a retention were found for the spec's entities; nothing to do" in text.stdout
+    assert text.exit_code == 1, text.output
+    said = " ".join(text.stderr.split())
+    assert "holds none of the spec's reject tables with a retention (silver.customer__reject, silver.order__reject)" in said, said
+    assert "nothing was deleted" in said, said
 
 
 def test_generate_refuses_a_model_of_the_users_named_like_a_generated_one(separate):

@@ -45,6 +45,7 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
     command that ever deletes a row.
     """
     from ..api import load_project
+    from ..errors import AssayError
     from ..retention import maintain, unclaimed_rejects
     from ..runtime.operator import open_warehouse
 
@@ -60,11 +61,22 @@ def maintain_cmd(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
                           f"{plural(len(kept), 'reject table')}")
             done = maintain(wh.conn, wh.dialect, wh.project, now, dry_run=dry_run)
             unclaimed = unclaimed_rejects(wh.conn, wh.dialect, wh.project)
+            where = wh.describe
+            silver = wh.project.schema("silver")
     for table in unclaimed:
         # on stderr: --json's output stays the list of what retention did
         click.echo(f"{table}: no entity of the spec quarantines into it any more (renamed or removed, or its "
                    "`quarantine:` dropped since the build), so no retention applies to it and maintain left it as it "
                    "is; drop it once its rows are no longer needed, or restore the entity.", err=True)
+    if kept and not done:
+        # The spec's entities keep reject tables with a retention, and the warehouse read holds none
+        # of them: a retention job pointed at a target no build wrote passed, silently, deleting
+        # nothing (an outside tester, session 45). Exit 1, naming what was read.
+        names = ", ".join(f"{silver}.{e.name}__reject" for e in kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+        raise AssayError(f"the warehouse of {where} holds none of the spec's reject tables with a retention ({names}): "
+                         "no build wrote them there yet, or the build wrote another warehouse (pass --target, "
+                         "--profiles-dir or --project for the one it wrote); nothing was deleted.",
+                         out=["[]"] if as_json else [])
     if as_json:
         click.echo(json.dumps([
             {"entity": e.entity, "table": e.table, "retention": e.retention, "cutoff": e.cutoff.isoformat(),
