@@ -145,6 +145,11 @@ def test_an_unknown_table_is_a_usage_error_and_no_spec_is_a_problem(setup, tmp_p
     res = table(project, spec, "get", "nope")
     assert res.exit_code == 3
     assert "'nope' is no table with checks in this spec (those with checks: shop)" in res.output
+    # an entity the spec declares, without checks: no usage error (an outside tester, session 45)
+    for name in ("plain", "silver.plain"):
+        res = table(project, spec, "get", name)
+        assert res.exit_code == 1, res.output
+        assert f"'{name}' is an entity of this spec without checks" in res.output, res.output
     res = invoke("table", "list", "--project", str(project))
     assert res.exit_code == 1
     assert "has no spec recorded by `assay generate`" in res.output

@@ -47,6 +47,14 @@ def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Opti
             return states
 
 
+def _declared_entity(given: str, project_dir: Path, spec_dir: Optional[Path]) -> bool:
+    """Whether TABLE names an entity the spec declares (checks or none)."""
+    from ..api import load_project
+
+    spec = optional_spec(spec_dir, project_dir)
+    return spec is not None and any(_names(e.name, given) for e in load_project(spec).entities)
+
+
 def _names(name: str, given: str) -> bool:
     """Whether TABLE as the user gave it names the table `name` (an entity is also `silver.<entity>`)."""
     return name == given or ("." in given and name == given.split(".", 1)[-1])
@@ -94,6 +102,12 @@ def table_get(table: str, project_dir: Path, spec_dir: Optional[Path], profiles_
     wanted = [t for t in states if _names(t["table"], table)]
     if not wanted:
         known = ", ".join(t["table"] for t in states) or "none"
+        if _declared_entity(table, project_dir, spec_dir):
+            # the spec declares it, so no usage error (exit 3 is for a name the spec lacks: an
+            # outside tester, session 45); it has no checks whose verdict is a state
+            raise AssayError(f"{table!r} is an entity of this spec without checks (no `checks:`, SQL check file, "
+                             f"threshold or `fail` rule), and `table get` tells the state a table's checks decide; "
+                             f"give one with checks ({known}), or see `assay report` for its counts.")
         raise AssayUsageError(f"{table!r} is no table with checks in this spec (those with checks: {known}); "
                               "give one of them, or see `assay table list`.")
     t = wanted[0]
