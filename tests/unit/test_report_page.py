@@ -505,3 +505,13 @@ def test_checks_of_an_earlier_build_than_the_headlines_name_their_run():
     data["health"] = health(data)
     assert data["health"]["lines"][0]["checks_run"] is None
     assert "checks 0 of 1 passed; 1 did not: 1 failed" in _text(render(data))
+
+
+def test_all_healthy_speaks_of_freshness_only_where_some_is_declared():
+    # an outside tester read "every declared source is fresh" of a spec that declares none (session 45)
+    fresh = _entity("alpha", [_run(0, 4, 4, 0, 0)], 0)
+    data = {"entities": [fresh], "tables": [], "checks": [], "tool": None}
+    assert health(data)["sentence"] == ("All 1 entity is healthy: every latest build published, no check failed, "
+                                        "every declared source is fresh.")
+    data["entities"] = [{**fresh, "freshness": []}]
+    assert health(data)["sentence"] == "All 1 entity is healthy: every latest build published and no check failed."

@@ -180,8 +180,11 @@ def health(data: dict) -> dict[str, Any]:
     if not n:
         sentence = "The spec declares no entity."
     elif not bad:
-        sentence = (f"All {n} {one + ' is' if n == 1 else many + ' are'} healthy: every latest build published, "
-                    "no check failed, every declared source is fresh.")
+        # the freshness clause only where some mapping declares one (an outside tester read "every
+        # declared source is fresh" of a spec that declares none, session 45)
+        fresh = ", every declared source is fresh" if any(e.get("freshness") for e in data["entities"]) else ""
+        sentence = (f"All {n} {one + ' is' if n == 1 else many + ' are'} healthy: every latest build published"
+                    f"{',' if fresh else ' and'} no check failed{fresh}.")
     else:
         fails = sum(1 for l in bad if l["level"] == "fail")
         parts = [f"{l['entity']} ({l['short'] or (l['headline'].split(': ', 1)[1] if l['state'] != 'published' else l['reasons'][0])})"
