@@ -44,7 +44,7 @@ def authored(sp: Spelling, text: str, private: frozenset = frozenset(), refusal:
     the assay type of each column (a text ordering is ordered by code point, below)."""
     tree = sqlglot.parse_one(text, read="duckdb")
     return sp.engine_sql(lambda dialect: _spelled(sp, _ordered_by_code_point(tree.copy(), types or {}, dialect),
-                                                  private, refusal, dialect))
+                                                  private, refusal, dialect, types or {}))
 
 
 #: Text functions whose result orders as text (an operand `_ordered_by_code_point` collates).
@@ -82,7 +82,17 @@ def _ordered_by_code_point(tree: exp.Expression, types: Mapping[str, str], diale
     return tree
 
 
-def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: str, dialect: str) -> str:
+def _is_timestamp(node: exp.Expression, types: Mapping[str, str]) -> bool:
+    """Whether an operand is a timestamp already: a cast to one, or a `timestamp` column."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Cast):
+        return assay_type_of(node.to) == "timestamp"
+    return isinstance(node, exp.Column) and not node.table and types.get(node.name) == "timestamp"
+
+
+def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: str, dialect: str,
+             types: Mapping[str, str]) -> str:
     for col in tree.find_all(exp.Column):
         if not is_simple(col.name):
             col.set("this", exp.to_identifier(col.name, quoted=True))
@@ -99,11 +109,12 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
         reads_private = any(c.name in private for c in node.this.find_all(exp.Column))
         if assay_type is None or not (safe or reads_private):
             return node
-        operand = _spelled(sp, node.this.copy(), private, refusal, dialect)
-        if assay_type == "timestamp":
+        operand = _spelled(sp, node.this.copy(), private, refusal, dialect, types)
+        if assay_type == "timestamp" and not _is_timestamp(node.this, types):
             # the read a `timestamp` field's text gets: an offset after the time is converted to
             # UTC, a zone assay does not read is NULL (the engines' casts dropped or refused offsets
-            # unalike: an outside tester, session 45); a timestamp operand reads as its own text
+            # unalike: an outside tester, session 45). The operand is written several times over, so
+            # a timestamp operand keeps the engine's cast (nested, Spark spent minutes planning it).
             tried = text_to_instant(sp, sp.cast(operand, "string", False), True)
         else:
             tried = sp.cast(operand, assay_type, True)
@@ -119,7 +130,7 @@ def _spelled(sp: Spelling, tree: exp.Expression, private: frozenset, refusal: st
         if not (isinstance(pattern, exp.Literal) and pattern.is_string) or node.args.get("flag") is not None:
             return node  # refused by validation
         whole = isinstance(node, exp.RegexpFullMatch)
-        operand = _spelled(sp, node.this.copy(), private, refusal, dialect)
+        operand = _spelled(sp, node.this.copy(), private, refusal, dialect, types)
         name = f"{marker}_{len(lifted)}_"
         lifted[name] = sp.call("regex_matches", Sql(operand), f"^(?:{pattern.this})$" if whole else pattern.this)
         return exp.column(name)
