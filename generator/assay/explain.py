@@ -441,7 +441,7 @@ class Explainer:
         elif not deliveries and rejects and not in_entity:
             summary.append(dropped_sentence(self.entity.name, rejects))
         return Explanation(self.entity.name, dict(shown_key or {}), deliveries, rejects, in_entity, summary, history,
-                           total if total is not None else len(deliveries))
+                           total if total is not None else len(deliveries), bool(unjudged))
 
     # ------------------------------------------------------------------ a key delivered many times
     def _key_rows(self, where: str, params: tuple, limit: int) -> tuple[list[dict], Optional[int]]:

@@ -78,6 +78,8 @@ class Explanation:
     history: Optional[dict] = None
     #: Every delivery of the key; more than `deliveries` when only the first were listed (decision 0995).
     deliveries_total: int = 0
+    #: Whether bronze holds loads the last build did not judge (explain_builds.unjudged_loads).
+    unjudged: bool = False
 
     def as_dict(self) -> dict:
         return {

@@ -335,3 +335,9 @@ def test_loads_the_last_build_did_not_judge_are_said(tmp_path):
     assert said.summary[1] == (
         "Bronze holds 1 load (l9) that the last build of ev did not judge (it ran before it, or a build since did not "
         "write the entity): what follows is as of that build; the next build judges them.")
+    assert said.unjudged
+    # a key only an unjudged load delivers: found nowhere the build looked, and `assay explain` says
+    # to build first rather than "not in bronze" under the sentence above (an outside tester, session 45)
+    con.execute("insert into bronze.raw_ev values ('l9', '2026-01-02T00:00:00Z', 'n1', 'NEW', '2.00')")
+    new = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "NEW"})
+    assert (new.deliveries, new.rejects, new.unjudged) == ([], [], True)

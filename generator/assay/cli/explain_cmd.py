@@ -60,6 +60,12 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
         # Nothing of it was found (not even a type-2 key's closed versions): a script must not read
         # that as an answer (exit 1). The explanation is printed all the same, as the error's output.
         what = f"--source-row-id {source_row_id}" if source_row_id is not None else "the key " + ", ".join(key)
+        if result.unjudged:
+            # bronze holds loads the last build did not judge, which may deliver it: "not in bronze"
+            # contradicted the sentence above it (an outside tester, session 45)
+            raise AssayError(f"{what} is in none of the rows {entity}'s last build judged, nor in its reject rows; bronze "
+                             f"holds loads that build did not judge (above), which may deliver it: run "
+                             f"`{build_command(project_dir)}`, then explain it again.", out=shown_result)
         raise AssayError(f"{what} is not in {entity}'s bronze or reject rows; assay explain {entity} takes "
                          f"{', '.join(ent.key)} as delivered after its transforms (the values `assay report` and "
                          "the entity table show), or --source-row-id with a bronze _source_row_id.", out=shown_result)
