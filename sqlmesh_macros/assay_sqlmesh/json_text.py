@@ -170,10 +170,9 @@ def row_json_sql(alias: str, redact: list[str], dialect: str) -> str:
                 t, p, json_valid_sql(as_text(t, dialect), dialect)))
         return f"CAST((TO_JSONB({alias}){''.join(' - ' + lit(c, dialect) for c in whole)}) AS TEXT)"
     if dialect in ("spark", "databricks"):
-        if not redact:
-            return f"TO_JSON(STRUCT({alias}.*))"
+        whole_row = f"TO_JSON(STRUCT({alias}.*), {redact_json.SPARK_JSON_OPTIONS})"
         # Null members kept through the map, as the dbt package's row_json keeps them.
-        return redact_json.spark_row(f"TO_JSON(STRUCT({alias}.*), MAP('ignoreNullFields', 'false'))", whole, inside)
+        return whole_row if not redact else redact_json.spark_row(whole_row, whole, inside)
     if dialect == "bigquery":
         except_ = f" EXCEPT ({', '.join(whole)})" if whole else ""
         return f"TO_JSON_STRING((SELECT AS STRUCT {alias}.*{except_}))"

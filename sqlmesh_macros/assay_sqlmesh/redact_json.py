@@ -19,6 +19,12 @@ from ._core import lit
 NOT_JSON = "(redacted: not JSON)"
 
 
+# Null members kept, whatever the session's setting, and a timestamp's microseconds (to_json's
+# default format stops at milliseconds; a space, as DuckDB writes one): the dbt package's
+# spark__row_json writes the same.
+SPARK_JSON_OPTIONS = "MAP('ignoreNullFields', 'false', 'timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX')"
+
+
 def split(redact: list[str]) -> tuple[list[str], dict[str, list[tuple[str, ...]]]]:
     """(whole columns, column -> key paths inside its JSON document), each sorted. A column left
     out whole has no key paths: a list may name both (`payload`, read by a pii field, beside
@@ -147,16 +153,18 @@ def postgres_row(alias: str, whole: list[str], inside: dict, document) -> str:
 
 
 def spark_row(whole_row: str, whole: list[str], inside: dict) -> str:
-    """The row as a map of texts (member order kept), each rewritten member replaced, the redacted
+    """The row as a map of variants (member order kept, each value its own JSON: a map of texts
+    turned a decimal(38,9) into a double's digits), each rewritten member replaced, the redacted
     ones and a NULL rewritten one filtered out."""
-    rows = "map<string,string>"
+    rows = "map<string,variant>"
     value = "v"
     if inside:
-        value = "CASE k " + " ".join(f"WHEN {lit(c, 'spark')} THEN {spark_document('v', paths)}" for c, paths in sorted(inside.items())) + " ELSE v END"
+        value = "CASE k " + " ".join(f"WHEN {lit(c, 'spark')} THEN CAST({spark_document('CAST(v AS STRING)', paths)} AS VARIANT)"
+                                     for c, paths in sorted(inside.items())) + " ELSE v END"
     drop = [f"k IN ({', '.join(lit(c, 'spark') for c in whole)})"] if whole else []
     if inside:
         drop.append(f"(k IN ({', '.join(lit(c, 'spark') for c in sorted(inside))}) AND v IS NULL)")
     mapped = f"FROM_JSON({whole_row}, '{rows}')"
     if inside:
         mapped = f"TRANSFORM_VALUES({mapped}, (k, v) -> {value})"
-    return f"TO_JSON(MAP_FILTER({mapped}, (k, v) -> NOT ({' OR '.join(drop)})), MAP('ignoreNullFields', 'false'))"
+    return f"TO_JSON(MAP_FILTER({mapped}, (k, v) -> NOT ({' OR '.join(drop)})), {SPARK_JSON_OPTIONS})"

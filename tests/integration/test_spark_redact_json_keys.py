@@ -8,6 +8,9 @@ package's Spark spelling on the same Spark.
 
 from __future__ import annotations
 
+import json
+from decimal import Decimal
+
 import pytest
 
 from tests.dbt_package.test_macro_render import render_env
@@ -44,5 +47,20 @@ def test_raw_keeps_no_redacted_key_on_spark(tmp_path):
             return [(a, b) for _, a, b in sorted(project.query(union))]
 
         judge(raws, reads)
+
+        # a typed row keeps every digit and a timestamp's microseconds, in the dbt package's and
+        # the SQLMesh macros' spelling alike: a map of strings turned a decimal(38,9) into a
+        # double's digits, and to_json's default format cut microseconds (an outside tester, session 45)
+        from assay_sqlmesh.json_text import row_json_sql
+
+        typed = ("(select cast(123456789012345678.123456789 as decimal(38,9)) as wide, 7 as n, "
+                 "cast('2026-11-23 03:30:00.123456' as timestamp) as ts, 'q' as x, cast(null as string) as z, "
+                 "'{\"a\": 1, \"ssn\": \"9\"}' as doc) as t")
+        want = {"wide": Decimal("123456789012345678.123456789"), "n": 7, "ts": "2026-11-23 03:30:00.123456Z", "z": None}
+        for redact, expected in (([], {**want, "x": "q", "doc": '{"a": 1, "ssn": "9"}'}), (["x"], {**want, "doc": '{"a": 1, "ssn": "9"}'}),
+                                 (["x", "doc.ssn"], {**want, "doc": '{"a":1}'})):
+            for spelled in (env.row_json("t", redact), row_json_sql("t", redact, "spark")):
+                got = json.loads(project.query(f"select {spelled} from {typed}")[0][0], parse_float=Decimal)
+                assert got == expected, (redact, spelled, got)
     finally:
         spark.close_all()

@@ -57,12 +57,17 @@
   {{ exceptions.raise_compiler_error('assay.row_json: Redshift has no row-to-JSON function; list the bronze columns in the mapping and use json_object') }}
 {%- endmacro %}
 
-{#- Null members are kept (to_json drops them by default), whatever the session's setting.
-    Redacted columns: the row as a map (member order kept), filtered, written again; a
-    non-text bronze value then reads as text ("5"), bronze being text this is the same JSON.
-    A column with key paths: its member's text rewritten in the map, left out when NULL. -#}
+{#- Null members are kept (to_json drops them by default), whatever the session's setting, and a
+    timestamp keeps its microseconds (to_json's default format stops at milliseconds, which cut
+    `_ingested_at` in `raw` and a kept check row's timestamps: an outside tester, session 45).
+    Redacted columns: the row as a map of variants (member order kept, each value its own JSON:
+    a map of strings turned a decimal(38,9) into `1.2345678901234568E17`), filtered, written
+    again. A column with key paths: its member's text rewritten in the map, left out when NULL. -#}
 {% macro spark__row_json(alias, redact=[]) -%}
-  {%- set whole = "to_json(struct(" ~ alias ~ ".*), map('ignoreNullFields', 'false'))" -%}
+  {#- no quoted `'T'` in the pattern: a session whose double quotes name identifiers would not
+      read it; a space, as DuckDB writes a timestamp -#}
+  {%- set options = "map('ignoreNullFields', 'false', 'timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSSSSSXXX')" -%}
+  {%- set whole = "to_json(struct(" ~ alias ~ ".*), " ~ options ~ ")" -%}
   {%- set r = assay._redact_split(redact) -%}
   {%- if redact | length == 0 -%}
     {{ whole }}
@@ -71,12 +76,12 @@
     {%- for c in r['whole'] -%}{%- do whole_cols.append(assay.string_literal(c)) -%}{%- endfor -%}
     {%- for c in r['inside'] | sort -%}
       {%- do inside_cols.append(assay.string_literal(c)) -%}
-      {%- do whens.append('WHEN ' ~ assay.string_literal(c) ~ ' THEN ' ~ assay.redacted_json_document('v', r['inside'][c])) -%}
+      {%- do whens.append('WHEN ' ~ assay.string_literal(c) ~ ' THEN CAST(' ~ assay.redacted_json_document('CAST(v AS STRING)', r['inside'][c]) ~ ' AS VARIANT)') -%}
     {%- endfor -%}
     {%- set drop = (['k IN (' ~ whole_cols | join(', ') ~ ')'] if whole_cols else []) + ['(k IN (' ~ inside_cols | join(', ') ~ ') AND v IS NULL)'] -%}
-    to_json(map_filter(transform_values(from_json({{ whole }}, 'map<string,string>'), (k, v) -> CASE k {{ whens | join(' ') }} ELSE v END), (k, v) -> NOT ({{ drop | join(' OR ') }})), map('ignoreNullFields', 'false'))
+    to_json(map_filter(transform_values(from_json({{ whole }}, 'map<string,variant>'), (k, v) -> CASE k {{ whens | join(' ') }} ELSE v END), (k, v) -> NOT ({{ drop | join(' OR ') }})), {{ options }})
   {%- else -%}
-    to_json(map_filter(from_json({{ whole }}, 'map<string,string>'), (k, v) -> k NOT IN ({% for c in redact %}{{ assay.string_literal(c) }}{% if not loop.last %}, {% endif %}{% endfor %})), map('ignoreNullFields', 'false'))
+    to_json(map_filter(from_json({{ whole }}, 'map<string,variant>'), (k, v) -> k NOT IN ({% for c in redact %}{{ assay.string_literal(c) }}{% if not loop.last %}, {% endif %}{% endfor %})), {{ options }})
   {%- endif -%}
 {%- endmacro %}
 

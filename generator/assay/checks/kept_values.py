@@ -3,7 +3,7 @@
 A failing check's rows are kept as each engine's JSON of the row (decision 0532), which keeps every
 digit but not one spelling: DuckDB writes a decimal(12,2) 20000.00 as `20000.0` where PostgreSQL's
 numeric and Spark write `20000.00`; PostgreSQL and Spark write timestamps with a `T` (Spark with
-milliseconds and an offset) where DuckDB writes a space; PostgreSQL's jsonb orders a row's and a
+an offset) where DuckDB writes a space; PostgreSQL's jsonb orders a row's and a
 document's keys by length. `assay check rows` spells every value by its column's assay type
 instead, exactly as the sentences of `assay checks` spell a value (checks/detail.py), so that a
 row and the sentence about it agree:
@@ -14,7 +14,9 @@ row and the sentence about it agree:
   trailing zeros (an engine that wrote an offset wrote the instant in its session zone);
 - ``variant``: the JSON document itself (an engine whose variant is text wrote it as a string),
   object keys in name order at every depth;
-- ``string``, ``int``, ``bool``, ``date``: as every engine writes them.
+- ``string``, ``int``, ``bool``, ``date``: as every engine writes them; an ``int``, ``bool`` or
+  ``decimal`` an engine wrote as text (Spark's rows kept through a map of strings, before session
+  45) is read as its type.
 
 A row's keys come in its table's column order where the types are known, then the others in name
 order. A value whose column has no known type, or that does not read as its type (a row kept
@@ -68,6 +70,13 @@ def spell_value(value: Any, assay_type: str, dialect: Optional[str] = None) -> A
     """One kept value, spelled by its assay type (see the module's docstring)."""
     if value is None:
         return None
+    if isinstance(value, str) and assay_type in _TEXT_READS or (isinstance(value, str) and assay_type.startswith("decimal")):
+        # a value an engine wrote as text (Spark's rows kept through a map of strings before
+        # session 45): read as its type, when it is one
+        read = _TEXT_READS.get(assay_type, _decimal_text)(value.strip())
+        if read is None:
+            return value
+        value = read
     if assay_type.startswith("decimal") and isinstance(value, Decimal):
         return Decimal(_number_text(value)) if value.is_finite() else value
     if assay_type == "timestamp" and isinstance(value, str):
@@ -78,6 +87,21 @@ def spell_value(value: Any, assay_type: str, dialect: Optional[str] = None) -> A
     if assay_type == "variant":
         return _variant(value, dialect)
     return value
+
+
+def _decimal_text(text: str) -> Optional[Decimal]:
+    try:
+        value = Decimal(text)
+    except ArithmeticError:
+        return None
+    return value if value.is_finite() else None
+
+
+def _int_text(text: str) -> Optional[int]:
+    return int(text) if text.lstrip("-").isdigit() and text.isascii() else None
+
+
+_TEXT_READS: dict[str, Callable[[str], Any]] = {"int": _int_text, "bool": {"true": True, "false": False}.get}
 
 
 def _variant(value: Any, dialect: Optional[str]) -> Any:
