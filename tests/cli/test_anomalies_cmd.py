@@ -255,3 +255,16 @@ def test_a_later_build_that_recorded_no_history_is_said_as_the_report_says_it(tm
     con.close()
     assert _doc(_run(project, spec, "--json"))["history_behind"] == []
     assert not any("quality history is older" in line for line in _run(project, spec).stdout.splitlines())
+
+
+def test_the_default_is_the_specs_entities_not_another_projects_in_a_shared_mart(tmp_path):
+    # an outside tester (session 45): two projects built into one mart, and `assay anomalies` of
+    # one judged the other's entities
+    project, spec = _setup(tmp_path, synthetic.generate(50, 4, weekly=True, events=(SPIKE,)))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    synthetic.insert_rows(con, "gold.mart_data_quality",
+                          synthetic.generate(50, 5, weekly=True, events=(SPIKE,), entity="books"))
+    con.close()
+    doc = _doc(_run(project, spec, "--json"))
+    assert doc["runs"] == {"orders": 50}, doc["runs"]
+    assert {a["entity"] for a in doc["anomalies"]} == {"orders"}

@@ -28,7 +28,7 @@ from ..anomalies.method import METHOD, QUARANTINE_RATE
 from ..errors import AssayError, ChecksFailed
 from ..runtime.history_behind import behind_sentence
 from .common import (PROJECT_HELP, build_command, environment_option, json_option, known_entities, plural, project_option, resolve_spec,
-                     shown, spec_option, warehouse_options)
+                     spec_option, warehouse_options)
 
 def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path], target: Optional[str],
           environment: Optional[str], entities: tuple[str, ...]) -> tuple[list[Verdict], dict[str, dict]]:
@@ -43,10 +43,12 @@ def _read(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Pa
     known_entities(project, list(entities), spec)
     with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
         with warehouse_errors(f"cannot read the quality history from the warehouse of {wh.describe}"):
-            verdicts = read_verdicts(wh, entities)
+            # the spec's entities by default: a mart another project shares holds its entities too (an
+            # outside tester, session 45)
+            verdicts = read_verdicts(wh, entities or tuple(e.name for e in project.entities))
         if verdicts is None:
             raise AssayError(f"no quality history yet: {wh.project.schema('gold')}.{MART} is not in the warehouse of "
-                             f"{shown(project_dir)}; run `{build_command(project_dir)}` (every run appends to it), then "
+                             f"{wh.describe}; run `{build_command(project_dir)}` (every run appends to it), then "
                              "`assay anomalies`.")
         with warehouse_errors(f"cannot read the latest builds from the warehouse of {wh.describe}"):
             behind = behind_of(wh, verdicts)
@@ -75,7 +77,7 @@ def _latest_inside(latest: dict[tuple[str, str], Verdict]) -> str:
 
 @click.command("anomalies")
 @click.option("--entity", "entities", multiple=True, metavar="ENTITY",
-              help="Only this entity (repeat for several; default: every entity in the history).")
+              help="Only this entity (repeat for several; default: every entity of the spec).")
 @project_option(PROJECT_HELP)
 @spec_option()
 @warehouse_options
