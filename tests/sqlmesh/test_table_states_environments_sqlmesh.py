@@ -125,6 +125,10 @@ def test_a_failed_dev_build_is_not_read_as_prods(tmp_path):
         assert {i["run"] for i in listed_runs} == {dev}
         said = CliRunner().invoke(cli, ["check", "rows", dev, "enough_meters", "--environment", "dev", *args])
         assert said.exit_code == 0 and "Traceback" not in said.output, said.output
+        assert "(environment" not in said.output, said.output  # the run is the environment's read
+        # a run of another environment than the one read says which (an outside tester, session 45)
+        said = CliRunner().invoke(cli, ["check", "rows", dev, "enough_meters", *args])
+        assert said.exit_code == 0 and f"run {dev} (environment dev)" in said.stderr, said.output
         # dev reads its own build: its view shows the failing rows or the previous version
         code, text, got = table_get(sm, spec, "--environment", "dev")
         assert code == 2, text

@@ -370,6 +370,11 @@ def check_rows(run_id: str, check_id: str, project_dir: Path, spec_dir: Optional
         kept = [item for name in sorted({r["name"] for r in results}) for item in recorded.kept_rows(found, name)
                 if any(r["table"] == item["table"] and r["name"] == name for r in results)]
         dialect = recorded.reader.dialect
+        env = recorded.environment_of(found)
+    if env is not None and env != (environment or "prod"):
+        # RUN names the run whatever its environment: say which it was, as `assay checks` does (an
+        # outside tester, session 45, read prod's rows under `--environment dev` without a word)
+        click.echo(f"run {found} (environment {env})", err=True)
     # Each value spelled by its column's type, the same whatever engine kept it (decision 0952).
     from ..lower.check_rows import kept_row_types  # sqlglot: only where rows are shown
 
