@@ -618,3 +618,16 @@ def test_a_command_in_a_projects_subdirectory_says_so_not_reads_it_as_a_spec(tmp
     assert inside.exit_code == 1, inside.output
     assert ". is not a dbt or SQLMesh project" in inside.stderr and f"{project} is one." in inside.stderr
     assert "SPEC_GRAMMAR" not in inside.output
+
+
+def test_explain_on_a_warehouse_no_build_wrote_names_it(separate):
+    # the engine's "table does not exist, did you mean ..." named neither the warehouse nor what to
+    # do (an outside tester, session 45)
+    _, project = separate
+    duckdb.connect(str(project / "warehouse.duckdb")).close()
+    result = invoke("explain", "order", "O-1", "--project", str(project))
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.stderr.split())
+    assert "order was never built in the warehouse of profile 'shop'" in said, said
+    assert "silver.order__staged is not there" in said and "dbt build" in said, said
+    assert "Catalog Error" not in said, said
