@@ -631,3 +631,12 @@ def test_explain_on_a_warehouse_no_build_wrote_names_it(separate):
     assert "order was never built in the warehouse of profile 'shop'" in said, said
     assert "silver.order__staged is not there" in said and "dbt build" in said, said
     assert "Catalog Error" not in said, said
+
+
+def test_replay_on_a_warehouse_no_build_wrote_names_it(separate):
+    _, project = separate
+    duckdb.connect(str(project / "warehouse.duckdb")).close()
+    result = invoke("replay", "order", "--dry-run", "--project", str(project))
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.stderr.split())
+    assert "order was never built in the warehouse of profile 'shop'" in said and "silver.order__reject is not there" in said, said
