@@ -437,7 +437,7 @@ class Explainer:
         # has its closed versions in the history (an outside tester, session 44)
         history = gone_history(self, key) if lookup is not None and not (deliveries and in_entity) else None
         if history:
-            summary.append(gone_sentence(self, history, rejects if not deliveries else []))
+            summary.append(gone_sentence(self, history, rejects if not deliveries else [], delivered=bool(deliveries)))
         elif not deliveries and rejects and not in_entity:
             summary.append(dropped_sentence(self.entity.name, rejects))
         return Explanation(self.entity.name, dict(shown_key or {}), deliveries, rejects, in_entity, summary, history,

@@ -49,11 +49,21 @@ def gone_history(ex, key: dict) -> Optional[dict]:
     return {"versions": int(n), "current": int(current or 0)} if n else None
 
 
-def gone_sentence(ex, history: dict, rejects: list[dict]) -> str:
-    """What a type-2 key bronze no longer delivers has left in the history (`gone_history`)."""
+def gone_sentence(ex, history: dict, rejects: list[dict], delivered: bool = False) -> str:
+    """What a type-2 key the entity does not hold has left in the history (`gone_history`): a key
+    bronze no longer delivers, or (`delivered`) one whose judged delivery the build did not admit,
+    whose reject rows the sentence before this one has told (an outside tester, session 45, read
+    "bronze no longer delivers" and "0 open reject rows" under "2 deliveries ... 1 open reject row")."""
     n, current = history["versions"], history["current"]
     versions = f"{n} {'version' if n == 1 else 'versions'}"  # "1 version"; closed: "1 closed version"
-    tail = open_rejects_sentence(rejects)
+    tail = "" if delivered else open_rejects_sentence(rejects)
+    if delivered:
+        if current:
+            return (f"Its history {ex.published_name} holds {versions} of it, {current} still current: the build that "
+                    "did not admit its newest delivery has not closed it yet (on SQLMesh the history takes a build in "
+                    "at the next run; decision 0415).")
+        return (f"Its history {ex.published_name} holds {versions.replace(' ', ' closed ', 1)} of it and no current one: "
+                "a key whose newest delivery is not admitted has its version closed (decision 0415).")
     if current:
         return (f"Its history {ex.published_name} holds {versions} of it, {current} still current: no build has run "
                 "since bronze stopped delivering it, and the next one closes it (decision 0415)." + tail)

@@ -96,6 +96,20 @@ def test_a_type2_key_not_yet_closed_says_the_next_build_closes_it():
         "delivering it, and the next one closes it (decision 0415). 1 open reject row.")
 
 
+def test_a_type2_key_whose_newest_delivery_was_not_admitted_is_not_said_to_have_left_the_feed():
+    # an outside tester (session 45): under "2 deliveries in bronze ... 1 open reject row" the history
+    # sentence said bronze no longer delivers the key, and "0 open reject rows"
+    me = SimpleNamespace(published_name="silver.subscriber")
+    from assay.explain_builds import gone_sentence
+
+    closed = gone_sentence(me, {"versions": 1, "current": 0}, [], delivered=True)
+    assert closed == ("Its history silver.subscriber holds 1 closed version of it and no current one: a key whose "
+                      "newest delivery is not admitted has its version closed (decision 0415).")
+    assert "no longer delivers" not in closed and "open reject" not in closed
+    lagging = gone_sentence(me, {"versions": 2, "current": 1}, [], delivered=True)
+    assert "1 still current: the build that did not admit its newest delivery has not closed it yet" in lagging
+
+
 def test_a_kept_key_the_published_table_lacks_is_said_as_the_target_would():
     """On SQLMesh a plan inside an interval already run publishes a type-2 entity's current rows
     and leaves its history to the next `sqlmesh run` (docs/sqlmesh.md): no failure, which the
