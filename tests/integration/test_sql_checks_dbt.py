@@ -71,7 +71,7 @@ def test_block_sets_back_warn_publishes_and_both_are_recorded(tmp_path):
     assert detail == "silver.order/no_refunds: returned 1 row"
     # the candidate holds the refunded order the check returned
     assert project.query(f"select order_id, status from {candidate} where status = 'refunded'") == [("O-1", "refunded")]
-    assert "assay: check silver.order/no_huge_orders warned: 1 rows" in proc.stdout
+    assert "assay: check silver.order/no_huge_orders warned: 1 row" in proc.stdout
     first_run = json.loads((project.path / "target" / "run_results.json").read_text())["metadata"]["invocation_id"]
     # a first build whose blocking check fails stays unpublished
     assert not project.query("select * from information_schema.tables where table_schema = 'silver' and table_name = 'order'")
