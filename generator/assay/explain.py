@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shlex
 from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence, spec_changed, unpublished_because  # noqa: F401 - Delivery is re-exported
@@ -366,9 +367,13 @@ class Explainer:
                              "ingestion metadata, on which the ingestion-metadata check stops the build")
             if d.identity in other_keys:
                 other = shown_values({k: _text(staged[d.identity].get(k)) for k in self.entity.key}, self.pii_columns)
-                command = ("" if any(k in self.pii_columns for k in self.entity.key) else
-                           f": `assay explain {self.entity.name} {' '.join(str(v) for v in other.values())}` explains it")
-                d.why.append("a delivery of another key (" + ", ".join(f"{k}={v!r}" for k, v in other.items())
+                # a NULL key part names no key `assay explain` could take (it printed `... None`,
+                # which found nothing: an outside tester, session 45); the values are shell-quoted
+                command = ("" if any(k in self.pii_columns for k in self.entity.key) or None in other.values() else
+                           f": `assay explain {shlex.quote(self.entity.name)} "
+                           f"{' '.join(shlex.quote(str(v)) for v in other.values())}` explains it")
+                d.why.append("a delivery of another key (" + ", ".join(f"{k}={'NULL' if v is None else repr(v)}"
+                                                                      for k, v in other.items())
                              + f"), not of the key explained{command}")
                 if d.superseded:
                     d.why.append("superseded by a later delivery of the same source row (decision 0014)")

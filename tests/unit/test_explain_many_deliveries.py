@@ -341,3 +341,22 @@ def test_loads_the_last_build_did_not_judge_are_said(tmp_path):
     con.execute("insert into bronze.raw_ev values ('l9', '2026-01-02T00:00:00Z', 'n1', 'NEW', '2.00')")
     new = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "NEW"})
     assert (new.deliveries, new.rejects, new.unjudged) == ([], [], True)
+
+
+def test_another_keys_command_is_one_a_shell_runs_and_a_null_key_names_none(tmp_path):
+    """`assay explain permit None` was offered for a delivery whose key is NULL, and found nothing
+    (an outside tester, session 45); a key with a quote is shell-quoted, as the report quotes it."""
+    project = _project(tmp_path)
+    con = _warehouse(project, 3)
+    _stage(con, """select null, amount, _mapping, 'c1', 'l0', _ingested_at, 1, 1, 'kept', [], false
+                   from silver.ev__staged where _source_row_id = 'c1'""")
+    _stage(con, """select 'O''Brien', amount, _mapping, 'c1', 'l0', _ingested_at, 1, 1, 'kept', [], false
+                   from silver.ev__staged where _source_row_id = 'c1' and ev_id = 'COLD'""")
+    reader = Reader(con, "duckdb")
+    explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain(
+        {"ev_id": "COLD"}, source_row_id="c1")
+    whys = {d.key_values: " ".join(d.why) for d in explanation.deliveries}
+    null = next(w for w in whys.values() if "ev_id=NULL" in w)
+    assert "a delivery of another key (ev_id=NULL), not of the key explained" in null and "assay explain" not in null, null
+    quoted = next(w for w in whys.values() if "O\\'Brien" in w or "O'Brien" in w)
+    assert "`assay explain ev 'O'\"'\"'Brien'` explains it" in quoted, quoted
