@@ -298,3 +298,16 @@ def test_a_string_set_value_yaml_reads_as_a_boolean_or_a_fraction_is_refused(wri
     message = found[0][3]
     assert f"lists {read}, which YAML reads as" in message and "quote each value as the data spells it" in message, message
     assert _found(write_spec, spec(f"'{written}'")) == []
+
+
+@pytest.mark.parametrize("path, chars", [("$.issue date", "' '"), ("$.fee-amount", "'-'"), ("$.größe", "'ß', 'ö'"),
+                                         ("$.payload.número", "'ú'")])
+def test_a_path_naming_a_column_no_path_can_hold_says_why_and_the_way_around(write_spec, path, chars) -> None:
+    """An outside tester (session 45) read only "write `$.<bronze column>`" of `$.issue date`."""
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace(
+        'tier: {from: "$.tier"', f'tier: {{from: "{path}"')
+    found = _found(write_spec, {"mapping_customer.yaml": mapping})
+    assert len(found) == 1, found
+    message = found[0][3]
+    assert message.startswith(f"`from: {path}` of `tier` names a column or key with characters a path cannot hold ({chars})"), message
+    assert "Rename it in a view over the bronze table" in message, message

@@ -27,6 +27,22 @@ def parse_path(path: str) -> tuple[str, ...] | None:
     return (m.group(1),) + rest
 
 
+def path_problem(text: str, what: str, column_only: bool = False) -> str:
+    """Why `text` (a mapping's `from:` or `unmapped:` entry) is no path, and what to write. A name
+    a path cannot hold (a space, a dash, a non-ASCII letter: `$.issue date`, `$.größe`) is said as
+    such, with the way around it (an outside tester, session 45, read only "write `$.<bronze
+    column>`" of a path that was one)."""
+    shape = "`$.<bronze column>`" + ("" if column_only else " or `$.<json column>.<key>`")
+    parts = text[2:].split(".") if text.startswith("$.") and "[" not in text else []  # `[0]`: no array reads
+    odd = sorted({c for part in parts for c in part if not (c.isascii() and (c.isalnum() or c == "_"))})
+    if parts and all(parts) and odd and not (column_only and len(parts) > 1):
+        shown_chars = ", ".join(repr(c) for c in odd)
+        return (f"{what} names a column or key with characters a path cannot hold ({shown_chars}): each name in a path "
+                "is ASCII letters, digits and `_`, not starting with a digit. Rename it in a view over the bronze table "
+                "(a JSON key: extract it there into a column of its own) and read the view (`source:`).")
+    return f"{what} is not a {'column ' if column_only else ''}path; write {shape}."
+
+
 def check_mappings(ctx: Context) -> None:
     names: dict[tuple[str, str], str] = {}
     for file, m in ctx.mappings:
@@ -78,7 +94,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         for col, fm in getattr(m, section).items():
             path = parse_path(fm.from_)
             if path is None:
-                ctx.report(file, fm.line("from"), f"`from: {fm.from_}` of `{col}` is not a path; write `$.<bronze column>` or `$.<json column>.<key>`.")
+                ctx.report(file, fm.line("from"), path_problem(fm.from_, f"`from: {fm.from_}` of `{col}`"))
             else:
                 read_columns.add(path[0])
                 read_paths.append((path, col))
@@ -97,7 +113,7 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
     for path in m.unmapped:
         p = parse_path(path)
         if p is None or len(p) != 1:
-            ctx.report(file, m.line("unmapped"), f"unmapped entry `{path}` of {where} is not a column path; write `$.<bronze column>`.")
+            ctx.report(file, m.line("unmapped"), path_problem(str(path), f"unmapped entry `{path}` of {where}", column_only=True))
         else:
             unmapped_cols.add(p[0])
             unmapped_list.append(p[0])
@@ -172,7 +188,7 @@ def _check_mapping_alone(ctx: Context, file: str, m, where: str) -> None:
     for section in ("key", "fields"):
         for col, fm in getattr(m, section).items():
             if parse_path(fm.from_) is None:
-                ctx.report(file, fm.line("from"), f"`from: {fm.from_}` of `{col}` is not a path; write `$.<bronze column>` or `$.<json column>.<key>`.")
+                ctx.report(file, fm.line("from"), path_problem(fm.from_, f"`from: {fm.from_}` of `{col}`"))
             for i, raw in enumerate(fm.transform):
                 _step, problem = parse_step(raw)
                 if problem:
@@ -180,7 +196,7 @@ def _check_mapping_alone(ctx: Context, file: str, m, where: str) -> None:
     for path in m.unmapped:
         p = parse_path(path)
         if p is None or len(p) != 1:
-            ctx.report(file, m.line("unmapped"), f"unmapped entry `{path}` of {where} is not a column path; write `$.<bronze column>`.")
+            ctx.report(file, m.line("unmapped"), path_problem(str(path), f"unmapped entry `{path}` of {where}", column_only=True))
     if m.freshness is not None:
         _check_thresholds(ctx, file, m, where)
 
