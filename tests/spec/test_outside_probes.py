@@ -311,3 +311,14 @@ def test_a_path_naming_a_column_no_path_can_hold_says_why_and_the_way_around(wri
     message = found[0][3]
     assert message.startswith(f"`from: {path}` of `tier` names a column or key with characters a path cannot hold ({chars})"), message
     assert "Rename it in a view over the bronze table" in message, message
+
+
+def test_an_expression_that_uses_a_keyword_as_a_column_is_told_to_quote_it() -> None:
+    # an outside tester (session 45): `from <= to` was refused with no word of quoting
+    from assay.validate.expressions import parse_expression
+
+    tree, problems = parse_expression("from <= to")
+    assert tree is None and problems[0].endswith('`from` is a SQL keyword: a column so named is written in double quotes (`"from"`).'), problems
+    assert parse_expression('"from" <= "to"')[1] == []
+    _tree, problems = parse_expression("amount >= and")
+    assert "double quotes" not in problems[0], problems

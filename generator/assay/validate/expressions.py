@@ -15,12 +15,32 @@ from ..parse_problem import parse_problem
 _NOT_BOOLEAN = (exp.Literal, exp.Column, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Concat, exp.DPipe)
 
 
+def _keyword_hint(text: str) -> str:
+    """A hint when the text uses a SQL keyword as a bare word: a column named `from` or `to` is
+    written in double quotes (an outside tester, session 45, got no hint for `from <= to`)."""
+    from sqlglot.dialects.duckdb import DuckDB
+
+    try:
+        tokens = DuckDB().tokenize(text)
+    except sqlglot.errors.SqlglotError:
+        return ""
+    keywords = DuckDB.Tokenizer.KEYWORDS
+    words = sorted({t.text.lower() for t in tokens if t.text.isidentifier() and t.text.upper() in keywords
+                    and t.token_type.name not in ("VAR", "AND", "OR", "NOT", "NULL", "TRUE", "FALSE", "IS", "IN", "LIKE",
+                                                  "BETWEEN", "CASE", "WHEN", "THEN", "ELSE", "END", "CAST", "TRY_CAST")})
+    if not words:
+        return ""
+    shown = ", ".join(f"`{w}`" for w in words)
+    return f" {shown} {'is a SQL keyword' if len(words) == 1 else 'are SQL keywords'}: a column so named is written in double quotes (`\"{words[0]}\"`)."
+
+
 def parse_expression(text: str) -> tuple[Optional[exp.Expression], list[str]]:
     """Parse a rule expression; return the tree and the problems (sentences)."""
     try:
         statements = sqlglot.parse(text, read="duckdb")
     except sqlglot.errors.SqlglotError as exc:  # ParseError, and TokenError for an unclosed quote
-        return None, [f"`{text}` is not a SQL expression ({parse_problem(exc)}); write one boolean expression such as `discount <= unit_price * quantity`."]
+        return None, [f"`{text}` is not a SQL expression ({parse_problem(exc)}); write one boolean expression such as "
+                      f"`discount <= unit_price * quantity`.{_keyword_hint(text)}"]
     statements = [s for s in statements if s is not None]
     if len(statements) != 1:
         return None, [f"`{text}` holds {len(statements)} statements; write one boolean expression."]
