@@ -420,3 +420,21 @@ def test_a_budget_naming_no_table_is_said_with_the_other_problems(write_spec):
     assert ("assay.yml", "SPEC_SETTINGS") in said and ("entity_orders.yaml", "SPEC_INVALID") in said, diags
     budget = next(d for d in diags if d.file == "assay.yml")
     assert budget.line == 4 and "checks.budgets names `ordrs`, which is no entity or declared table" in budget.message
+
+
+def test_what_resolution_finds_in_a_clean_entity_is_said_beside_another_entitys_problem(write_spec):
+    """An outside tester (session 45): an expression rule named like a generated rule, and a
+    generated name over 63 characters, were said only once every other problem of the spec was
+    fixed. Here `orders` has a broken key, and `customer` (clean, in a file of its own) an
+    expression rule named `tier_coercible`, the name of its implicit rule."""
+    spec = write_spec({})
+    path = spec / "entity_orders.yaml"
+    path.write_text(path.read_text().replace("key: [order_id]", "key: [order_idd]"))
+    path = spec / "entity_customer.yaml"
+    path.write_text(path.read_text() + "    quality:\n      - {rule: expression, name: tier_coercible, expr: \"tier > 0\", on_fail: flag}\n")
+    project, diags, _ = compile_spec(spec)
+    assert project is None
+    said = sorted((d.file, d.code) for d in diags if d.severity == "error")
+    assert said == [("entity_customer.yaml", "SPEC_INVALID"), ("entity_orders.yaml", "SPEC_INVALID")], diags
+    clash = next(d for d in diags if d.file == "entity_customer.yaml")
+    assert "expression rule `tier_coercible` of entity `customer` has the name assay generates" in clash.message, clash

@@ -249,7 +249,48 @@ def _with_rate_checks(name: str, file: str, declared: tuple, limits: list, out: 
 def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project], list[Diagnostic]]:
     """The IR of a validated project, or None with the diagnostics that stop it."""
     if not validated.ok:
-        return None, validated.diagnostics
+        return None, validated.diagnostics + _problems_of_the_clean_part(loaded, validated)
+    return _resolved(loaded, validated, None)
+
+
+def _problems_of_the_clean_part(loaded: LoadedSpec, validated: Validated) -> list[Diagnostic]:
+    """What resolution finds (an expression rule named like a generated rule, a generated name over
+    63 characters) in the entities validation found nothing wrong with, nor with their mappings,
+    so that a spec gets every problem at once: these came only after every other problem was fixed
+    (an outside tester, session 45). An entity is judged with the relationships among such
+    entities only; coverage, reconcile and tables documents are left to the full pass."""
+    errors = [d for d in validated.diagnostics if d.severity == "error"]
+    bad = {d.file for d in errors}
+    targets: dict[str, set] = {}
+    for file, doc, _raw in loaded.mapping_docs:
+        targets.setdefault(doc.target, set()).add(file)
+    clean = set()
+    for file, doc, _raw in loaded.entity_docs:
+        # a problem in a file of several entities is the entity it stands under (by line); above
+        # the first, every entity of the file
+        starts = sorted((ent.line() or 0, name) for name, ent in doc.entities.items())
+        hit = set()
+        for d in (d for d in errors if d.file == file):
+            under = [name for line, name in starts if line <= (d.line or 0)]
+            hit |= {under[-1]} if under else {name for _l, name in starts}
+        clean |= {name for _l, name in starts if name not in hit and not (targets.get(name, set()) & bad)}
+    ends = [(rel.from_, rel.to) for _f, doc, _raw in loaded.entity_docs for rel in doc.relationships]
+    while True:  # a child of a parent left out is left out too (its referential rules read the relationship)
+        left = {child for child, parent in ends if parent not in clean} & clean
+        if not left:
+            break
+        clean -= left
+    if not clean:
+        return []
+    try:
+        _project, found = _resolved(loaded, validated, frozenset(clean))
+    except Exception:  # noqa: BLE001 - a pass over a spec with problems; the full pass after the fix says the rest
+        return []
+    return [d for d in found if d not in validated.diagnostics]
+
+
+def _resolved(loaded: LoadedSpec, validated: Validated, only: Optional[frozenset]) -> tuple[Optional[Project], list[Diagnostic]]:
+    """`resolve` of a validated spec, or (`only`) of those of its entities alone."""
     out: list[Diagnostic] = []
     entities_raw = {}
     relationships: dict[str, Relationship] = {}
@@ -257,11 +298,13 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
     reconcile: list[Reconcile] = []
     for file, doc, _raw in loaded.entity_docs:
         for name, ent in doc.entities.items():
-            entities_raw[name] = (file, ent)
+            if only is None or name in only:
+                entities_raw[name] = (file, ent)
         for rel in doc.relationships:
-            relationships[rel.name] = Relationship(rel.name, rel.from_, rel.to, tuple(sorted(rel.via.items())), rel.cardinality, Loc(file, rel.line()))
+            if only is None or (rel.from_ in only and rel.to in only):
+                relationships[rel.name] = Relationship(rel.name, rel.from_, rel.to, tuple(sorted(rel.via.items())), rel.cardinality, Loc(file, rel.line()))
     parents_scd = {n: e.scd for n, (_f, e) in entities_raw.items()}
-    for file, doc, _raw in loaded.entity_docs:
+    for file, doc, _raw in loaded.entity_docs if only is None else ():
         for cov in doc.coverage:
             rel = relationships[cov.relationship]
             coverage.append(Coverage(cov.name, rel.name, rel.to_entity, rel.from_entity, rel.columns, cov.min, cov.on_fail, Loc(file, cov.line())))
@@ -284,7 +327,7 @@ def resolve(loaded: LoadedSpec, validated: Validated) -> tuple[Optional[Project]
             )
         )
     tables = []
-    for file, doc, _raw in loaded.table_docs:
+    for file, doc, _raw in loaded.table_docs if only is None else ():
         for tname, t in doc.tables.items():
             tables.append(TableDecl(tname, tuple(t.grain), tuple(t.columns) if t.columns is not None else None, tuple(validated.declared.get(tname, ())), Loc(file, t.line())))
             out.extend(sql_check_id_clashes(tname, [(p, c) for p, c in validated.sql_checks if f"{c.namespace}.{c.table}" == tname],
