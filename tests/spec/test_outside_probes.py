@@ -322,3 +322,16 @@ def test_an_expression_that_uses_a_keyword_as_a_column_is_told_to_quote_it() -> 
     assert parse_expression('"from" <= "to"')[1] == []
     _tree, problems = parse_expression("amount >= and")
     assert "double quotes" not in problems[0], problems
+
+
+def test_a_lower_case_name_over_63_characters_is_told_its_length(write_spec) -> None:
+    # an outside tester (session 45) was told to write lower-case letters, which the name was
+    long_field, long_entity = "f" * 64, "e" * 64
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace(
+        "      tier: {type: int}\n", f"      tier: {{type: int}}\n      {long_field}: {{type: string}}\n")
+    found = _found(write_spec, {"entity_customer.yaml": entity})
+    assert any(f"field `{long_field}` of entity `customer` is 64 characters, over the 63 PostgreSQL allows" in m
+               for _f, _l, _c, m in found), found
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace("  customer:", f"  {long_entity}:")
+    found = _found(write_spec, {"entity_customer.yaml": entity})
+    assert any(f"entity name `{long_entity}` is 64 characters" in m and "at most 55" in m for _f, _l, _c, m in found), found
