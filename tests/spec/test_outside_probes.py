@@ -335,3 +335,12 @@ def test_a_lower_case_name_over_63_characters_is_told_its_length(write_spec) -> 
     entity = (write_spec({}) / "entity_customer.yaml").read_text().replace("  customer:", f"  {long_entity}:")
     found = _found(write_spec, {"entity_customer.yaml": entity})
     assert any(f"entity name `{long_entity}` is 64 characters" in m and "at most 55" in m for _f, _l, _c, m in found), found
+
+
+def test_a_referential_rules_name_too_long_is_shortened_at_its_relationship(write_spec) -> None:
+    # its name is its relationship's: "shorten the field's name, or name the rule yourself" could
+    # not be followed (an outside tester, session 45)
+    long_rel = "order_customer_" + "x" * 50
+    entity = (write_spec({}) / "entity_orders.yaml").read_text().replace("order_customer", long_rel)
+    found = _found(write_spec, {"entity_orders.yaml": entity})
+    assert len(found) == 1 and found[0][3].endswith("shorten the relationship's name."), found

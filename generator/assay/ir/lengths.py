@@ -30,6 +30,17 @@ def relation_names(entity: Entity) -> list[str]:
     return [entity.name] + [entity.name + suffix for suffix, has in RELATION_SUFFIXES if has(entity)]
 
 
+def _remedy(rule) -> str:
+    """What shortens a rule's generated name: a referential rule is named after its relationship
+    (it takes no `name:`; an outside tester, session 45, was told to shorten a field), an
+    expression rule by its own `name:`, a field's rule after its field."""
+    if rule.kind == "referential":
+        return "shorten the relationship's name"
+    if rule.kind == "expression":
+        return "shorten the rule's `name:`"
+    return "shorten the field's name, or name the rule yourself where its kind takes a `name:`"
+
+
 def too_long(project: Project) -> list[Diagnostic]:
     """Every generated name over the limit, at the spec name that produces it."""
     out = []
@@ -44,8 +55,7 @@ def too_long(project: Project) -> list[Diagnostic]:
         # the staged relation's columns named after a field (its coercion marker) or a rule
         named = [(MARKER_PREFIX, c.name, f"field `{c.name}`", "its coercion marker column", e.loc,
                   "shorten the field's name") for c in e.columns]
-        named += [(RULE_PREFIX, r.name, f"rule `{r.name}`", "its column", r.loc if r.loc.line else e.loc,
-                   "shorten the field's name, or name the rule yourself where its kind takes a `name:`")
+        named += [(RULE_PREFIX, r.name, f"rule `{r.name}`", "its column", r.loc if r.loc.line else e.loc, _remedy(r))
                   for r in e.rules]
         for prefix, name, subject, what, loc, remedy in named:
             if len(prefix + name) > MAX_IDENTIFIER:
