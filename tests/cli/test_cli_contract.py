@@ -640,3 +640,10 @@ def test_replay_on_a_warehouse_no_build_wrote_names_it(separate):
     assert result.exit_code == 1, result.output
     said = " ".join(result.stderr.split())
     assert "order was never built in the warehouse of profile 'shop'" in said and "silver.order__reject is not there" in said, said
+
+
+def test_explain_refuses_a_key_beside_a_source_row_id(separate):
+    _, project = separate
+    result = invoke("explain", "order", "O-1", "--source-row-id", "r-1", "--project", str(project))
+    assert result.exit_code == 3, result.output
+    assert "give a key (order_id) or --source-row-id, not both" in result.stderr, result.stderr

@@ -44,6 +44,11 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
     ent = project.entity(entity)
     if not key and source_row_id is None:
         raise AssayUsageError(f"name a key ({', '.join(ent.key)}) or pass --source-row-id")
+    if key and source_row_id is not None:
+        # the source row names its key (its latest delivery's); a KEY beside it was explained
+        # instead, with a reason that was not true of it (an outside tester, session 45)
+        raise AssayUsageError(f"give a key ({', '.join(ent.key)}) or --source-row-id, not both: with --source-row-id the "
+                              "key explained is the one the source row's latest delivery carries")
     if key and len(key) != len(ent.key):
         raise AssayUsageError(f"{entity} has the key ({', '.join(ent.key)}): give {len(ent.key)} "
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
