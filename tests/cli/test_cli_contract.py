@@ -647,3 +647,18 @@ def test_explain_refuses_a_key_beside_a_source_row_id(separate):
     result = invoke("explain", "order", "O-1", "--source-row-id", "r-1", "--project", str(project))
     assert result.exit_code == 3, result.output
     assert "give a key (order_id) or --source-row-id, not both" in result.stderr, result.stderr
+
+
+def test_the_sqlmesh_build_command_runs_from_the_project_not_with_p(tmp_path, monkeypatch):
+    # `sqlmesh -p DIR plan` from elsewhere opens a gateway's relative DuckDB path in the current
+    # directory: an empty warehouse (an outside tester, session 45)
+    from assay.cli.common import build_command
+
+    project = tmp_path / "lake"
+    project.mkdir()
+    (project / "config.yaml").write_text("gateways: {}\n")
+    monkeypatch.setattr("assay.runtime.warehouse.project_kind", lambda _d: "sqlmesh")
+    monkeypatch.chdir(tmp_path)
+    assert build_command(project) == f"cd {project} && sqlmesh plan"
+    monkeypatch.chdir(project)
+    assert build_command(project) == "sqlmesh plan"

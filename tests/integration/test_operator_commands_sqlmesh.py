@@ -326,7 +326,7 @@ def _replay(project):
     code, out = _run(project, "replay", "q_line")
     assert code == 0, out
     assert "q_line: re-delivered 1 row into bronze.q__lines with _load_id '__replay__'" in out
-    assert "next: sqlmesh -p " in out and " run at the next interval" in out
+    assert "next: cd " in out and " && sqlmesh plan after" in out and " && sqlmesh run at the next interval" in out
     assert _query(project, "select _source_row_id, _ingested_at from bronze.q__lines where _load_id = '__replay__'") == [
         ("ln_03", "2026-03-01T10:00:00Z")]
     # judged by the run at the end of _maintain (one run shows both: replay and retention)

@@ -288,14 +288,17 @@ def environment_option(func: Callable) -> Callable:
 
 
 def build_command(project_dir: Path) -> str:
-    """The command that builds the project (`dbt build`, `sqlmesh plan`), with `-p DIR`/`cd DIR && `
-    when it is not the current directory: error messages and next steps name the right tool, in a
-    form a shell runs as written (dbt reads a profiles.yml in its working directory, so `cd`)."""
+    """The command that builds the project (`dbt build`, `sqlmesh plan`), with `cd DIR && ` when it
+    is not the current directory: error messages and next steps name the right tool, in a form a
+    shell runs as written (dbt reads a profiles.yml in its working directory, SQLMesh a relative
+    DuckDB path from it)."""
     from ..runtime.warehouse import SQLMESH, project_kind
 
     where = shown(project_dir)
     if project_kind(project_dir) == SQLMESH:
-        return "sqlmesh plan" if where == "." else f"sqlmesh -p {where} plan"
+        # `cd`, not `-p`: SQLMesh opens a gateway's relative DuckDB path from the directory it runs
+        # in, so `sqlmesh -p DIR plan` from elsewhere plans an empty warehouse (session 45)
+        return "sqlmesh plan" if where == "." else f"cd {where} && sqlmesh plan"
     return "dbt build" if where == "." else f"cd {where} && dbt build"
 
 

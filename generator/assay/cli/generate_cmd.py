@@ -14,7 +14,7 @@ from ..artifacts import overwriting_edits, record_spec_dir
 from ..errors import ProjectError
 from ..runtime.built_relations import schema_override
 from ..targets.sqlmesh import DIALECTS
-from .common import Directory, json_option, plural, resolve_spec, shown
+from .common import Directory, build_command, json_option, plural, resolve_spec, shown
 
 @click.group("generate")
 def generate() -> None:
@@ -202,8 +202,7 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
                    "(docs/sqlmesh.md, Environments)", err=True)
     landing = (f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
                f"bronze is read from {p.schema('bronze')}")
-    where = shown(project_dir)
-    next_step = "sqlmesh plan" if where == "." else f"sqlmesh -p {where} plan"
+    next_step = build_command(project_dir)
     if as_json:
         schemas = {role: p.schema(role) for role in ("silver", "gold", "meta")}
         _as_json(result, spec, project_dir, "sqlmesh", schemas, landing, next_step,
