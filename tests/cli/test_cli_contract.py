@@ -661,4 +661,4 @@ def test_the_sqlmesh_build_command_runs_from_the_project_not_with_p(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     assert build_command(project) == f"cd {project} && sqlmesh plan"
     monkeypatch.chdir(project)
-    assert build_command(project) == "sqlmesh plan"
+    assert build_command(Path(".")) == "sqlmesh plan"
