@@ -515,3 +515,9 @@ def test_all_healthy_speaks_of_freshness_only_where_some_is_declared():
                                         "every declared source is fresh.")
     data["entities"] = [{**fresh, "freshness": []}]
     assert health(data)["sentence"] == "All 1 entity is healthy: every latest build published and no check failed."
+
+
+def test_a_share_that_rounds_to_nothing_is_not_shown_as_nothing():
+    from assay.report.html import _share
+
+    assert [_share(1 / 15198), _share(0), _share(0.5), _share(None)] == ["<0.1%", "0.0%", "50.0%", ""]

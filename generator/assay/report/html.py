@@ -45,6 +45,14 @@ code.cmd{background:#fff;color:#000;border:1px solid #999}}
 """
 
 
+
+def _share(share) -> str:
+    """A rule's share of the rows, to one decimal; a share that rounds to nothing but is not
+    nothing reads `<0.1%` (1 of 15,198 read `0.0%`: an outside tester, session 45)."""
+    if share is None:
+        return ""
+    return "<0.1%" if 0 < share < 0.0005 else f"{share * 100:.1f}%"
+
 def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
@@ -162,7 +170,7 @@ def _ranking(ranking: list[dict]) -> str:
         return '<p class="muted">No rule failed a row in any entity\'s latest run.</p>'
     return _table(["#", "entity", "rule", "disposition", "rows failed", "of bronze", "run (UTC)"],
                   [[i + 1, r["entity"], r["rule"], r["disposition"], r["rows_failed"],
-                    "" if r["share"] is None else f"{r['share'] * 100:.1f}%", _when(r["run_started_at"])]
+                    _share(r["share"]), _when(r["run_started_at"])]
                    for i, r in enumerate(ranking)], numeric={0, 4, 5}, cls="ranking")
 
 
