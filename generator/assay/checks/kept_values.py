@@ -2,9 +2,9 @@
 
 A failing check's rows are kept as each engine's JSON of the row (decision 0532), which keeps every
 digit but not one spelling: DuckDB writes a decimal(12,2) 20000.00 as `20000.0` where PostgreSQL's
-numeric and Spark write `20000.00`; PostgreSQL and Spark write timestamps with a `T` (Spark with
-an offset) where DuckDB writes a space; PostgreSQL's jsonb orders a row's and a
-document's keys by length. `assay check rows` spells every value by its column's assay type
+numeric and Spark write `20000.00`; PostgreSQL writes timestamps with a `T` and an offset, Spark
+with an offset, where DuckDB writes neither; PostgreSQL's jsonb orders a row's and a document's keys
+by length. `assay check rows` spells every value by its column's assay type
 instead, exactly as the sentences of `assay checks` spell a value (checks/detail.py), so that a
 row and the sentence about it agree:
 
@@ -70,7 +70,7 @@ def spell_value(value: Any, assay_type: str, dialect: Optional[str] = None) -> A
     """One kept value, spelled by its assay type (see the module's docstring)."""
     if value is None:
         return None
-    if isinstance(value, str) and assay_type in _TEXT_READS or (isinstance(value, str) and assay_type.startswith("decimal")):
+    if isinstance(value, str) and (assay_type in _TEXT_READS or assay_type.startswith("decimal")):
         # a value an engine wrote as text (Spark's rows kept through a map of strings before
         # session 45): read as its type, when it is one
         read = _TEXT_READS.get(assay_type, _decimal_text)(value.strip())
