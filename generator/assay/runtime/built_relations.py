@@ -294,13 +294,36 @@ def _parsed(schemas: tuple, project_dir: Path, profiles_dir: Optional[Path], tar
     """{role: schema} as dbt places the target's nodes under the project's own
     `generate_schema_name`: `dbt parse` for the target read, into a scratch target path (the
     project's own target/ and logs are left as they are; decision 1160)."""
+    from .warehouse import profile_target
+
+    read = profile_target(project_dir, profiles_dir, target)
+    # once per process for the same project, profile and naming macro: a command asks for the
+    # schemas more than once (the spec's, the check results'), and each parse costs seconds
+    key = (str(Path(project_dir).resolve()), read.target, schemas, *(_text(f) for f in (
+        read.path, Path(project_dir) / "dbt_project.yml", override)))
+    if key not in _PARSED:
+        _PARSED[key] = _parse(schemas, project_dir, read, override)
+    return dict(_PARSED[key])
+
+
+# `_parsed`'s answers in this process, by what they depend on
+_PARSED: dict[tuple, dict[str, str]] = {}
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _parse(schemas: tuple, project_dir: Path, read, override: Path) -> dict[str, str]:
+    """`dbt parse` of `read`'s target into a scratch folder, and the schemas its manifest says."""
     import subprocess
     import tempfile
 
     from .dbt import dbt_executable
-    from .warehouse import profile_target
 
-    read = profile_target(project_dir, profiles_dir, target)
     with tempfile.TemporaryDirectory(prefix="assay-parse-") as scratch:
         cmd = [dbt_executable(), "--quiet", "parse", "--project-dir", str(Path(project_dir).resolve()),
                "--profiles-dir", str(read.path.parent.resolve()), "--target", read.target,
