@@ -620,25 +620,26 @@ def test_a_command_in_a_projects_subdirectory_says_so_not_reads_it_as_a_spec(tmp
     assert "SPEC_GRAMMAR" not in inside.output
 
 
+def _on_an_unbuilt_warehouse(separate, *args: str) -> str:
+    """What a command says on the example's warehouse file before any build wrote it (exit 1)."""
+    _, project = separate
+    duckdb.connect(str(project / "warehouse.duckdb")).close()
+    result = invoke(*args, "--project", str(project))
+    assert result.exit_code == 1, result.output
+    return " ".join(result.stderr.split())
+
+
 def test_explain_on_a_warehouse_no_build_wrote_names_it(separate):
     # the engine's "table does not exist, did you mean ..." named neither the warehouse nor what to
     # do (an outside tester, session 45)
-    _, project = separate
-    duckdb.connect(str(project / "warehouse.duckdb")).close()
-    result = invoke("explain", "order", "O-1", "--project", str(project))
-    assert result.exit_code == 1, result.output
-    said = " ".join(result.stderr.split())
+    said = _on_an_unbuilt_warehouse(separate, "explain", "order", "O-1")
     assert "order was never built in the warehouse of profile 'shop'" in said, said
     assert "silver.order__staged is not there" in said and "dbt build" in said, said
     assert "Catalog Error" not in said, said
 
 
 def test_replay_on_a_warehouse_no_build_wrote_names_it(separate):
-    _, project = separate
-    duckdb.connect(str(project / "warehouse.duckdb")).close()
-    result = invoke("replay", "order", "--dry-run", "--project", str(project))
-    assert result.exit_code == 1, result.output
-    said = " ".join(result.stderr.split())
+    said = _on_an_unbuilt_warehouse(separate, "replay", "order", "--dry-run")
     assert "order was never built in the warehouse of profile 'shop'" in said and "silver.order__reject is not there" in said, said
 
 

@@ -302,6 +302,19 @@ def build_command(project_dir: Path) -> str:
     return "dbt build" if where == "." else f"cd {where} && dbt build"
 
 
+def require_built(wh, entity: str, suffix: str, project_dir: Path, then: str = "") -> None:
+    """Refuse, naming the warehouse read, an entity whose `silver.<entity><suffix>` relation no
+    build wrote there: the engine's own "table does not exist, did you mean ..." named neither the
+    warehouse nor what to do (an outside tester, session 45). `then` says what is missing for it."""
+    from ..errors import WarehouseError
+
+    silver = wh.project.schema("silver")
+    if not wh.reader.exists(silver, f"{entity}{suffix}"):
+        raise WarehouseError(f"{entity} was never built in the warehouse of {wh.describe} ({silver}.{entity}{suffix} "
+                             f"is not there){then}; run `{build_command(project_dir)}` first, or pass --target, "
+                             "--profiles-dir or --project for the warehouse the build wrote.")
+
+
 def run_id_hint(project_dir: Path) -> str:
     """Where the run ids of the project's tool are found, for a message about an unknown one."""
     from ..runtime.warehouse import SQLMESH, project_kind

@@ -9,8 +9,8 @@ from typing import Optional
 import click
 
 from ..explanation import LIMIT
-from .common import (PROJECT_HELP, build_command, environment_option, json_option, known_entities, project_option, resolve_spec,
-                     spec_option, warehouse_options)
+from .common import (PROJECT_HELP, build_command, environment_option, json_option, known_entities, project_option, require_built,
+                     resolve_spec, spec_option, warehouse_options)
 
 
 @click.command("explain")
@@ -54,13 +54,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
                               f"{'value' if len(ent.key) == 1 else 'values'}, in that order; got {len(key)}")
     with open_warehouse(project, project_dir, profiles_dir=profiles_dir, target=target, environment=environment) as wh:
         ent = wh.project.entity(entity)
-        silver = wh.project.schema("silver")
-        if not wh.reader.exists(silver, f"{entity}__staged"):
-            # the engine's own "table does not exist, did you mean ..." named neither the warehouse
-            # read nor what to do (an outside tester, session 45)
-            raise WarehouseError(f"{entity} was never built in the warehouse of {wh.describe} ({silver}.{entity}__staged "
-                                 f"is not there); run `{build_command(project_dir)}` first, or pass --target, "
-                                 "--profiles-dir or --project for the warehouse the build wrote.")
+        require_built(wh, entity, "__staged", project_dir)
         explainer = Explainer(wh.project, ent, wh.reader.query, wh.reader.columns, wh.reader.relation,
                               sqlmesh=is_sqlmesh_project(project_dir))
         try:

@@ -9,7 +9,7 @@ from typing import Optional
 import click
 
 from .common import (PROJECT_HELP, Progress, build_command, environment_option, json_option, known_entities, plural, project_option,
-                     resolve_spec, spec_option, warehouse_options)
+                     require_built, resolve_spec, spec_option, warehouse_options)
 
 
 @click.command("replay")
@@ -27,7 +27,6 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
     most one row per key goes back and none for a key bronze delivers; the others are marked (superseded)."""
     from ..api import load_project
     from ..replay import replay
-    from ..errors import WarehouseError
     from ..runtime.operator import open_warehouse
     from ..runtime.warehouse import project_kind, warehouse_errors
 
@@ -45,12 +44,7 @@ def replay_cmd(entity: str, spec_dir: Optional[Path], project_dir: Path, profile
                             read_only=False) as wh:
             project = wh.project
             ent = project.entity(entity)
-            silver = project.schema("silver")
-            if not wh.reader.exists(silver, f"{entity}__reject"):
-                # not the engine's catalog error: which warehouse, and what to do (session 45)
-                raise WarehouseError(f"{entity} was never built in the warehouse of {wh.describe} ({silver}.{entity}__reject "
-                                     f"is not there), so it has no reject rows to replay; run `{build_command(project_dir)}` "
-                                     "first, or pass --target, --profiles-dir or --project for the warehouse the build wrote.")
+            require_built(wh, entity, "__reject", project_dir, ", so it has no reject rows to replay")
             progress.step(f"{'counting' if dry_run else 're-delivering'} {entity}'s open reject rows")
             with warehouse_errors(f"cannot replay {entity} in the warehouse of {wh.describe}", project_kind(project_dir)):
                 report = replay(wh.conn, wh.dialect, project, ent, dry_run=dry_run)
