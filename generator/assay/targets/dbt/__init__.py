@@ -11,7 +11,7 @@ from .mart import mart_rows_macro, mart_sql
 from .naming import audited_name, loads_name, reject_name, staged_name
 from .outputs import audits_macro, entity_sql, history_sql, reject_sql, snapshot_sql
 from .snapshot_clock import snapshot_clock_macro
-from .properties import dump_yaml, entity_yml, snapshots_yml, sources_yml
+from .properties import dump_yaml, entity_yml, sources_yml
 from .spelling import inert
 from .staged import staged_sql
 from .table_checks import table_check_files, with_reader_depends_on
@@ -73,7 +73,4 @@ def generate_dbt(project: Project) -> dict[str, str]:
     clock = snapshot_clock_macro(project, _jinja_comment_header(project, all_files))
     if clock:
         out[f"{MACROS_DIR}/snapshot_clock.sql"] = clock
-    snaps = snapshots_yml(project)
-    if snaps:
-        out[f"{SNAPSHOTS_DIR}/_snapshots.yml"] = _header(project, all_files, "#") + "\n" + dump_yaml(snaps)
     return dict(sorted(out.items()))

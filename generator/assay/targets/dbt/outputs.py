@@ -187,7 +187,10 @@ def snapshot_sql(entity: Entity, project: Project, header: str) -> str:
         [
             header,
             f"{{% snapshot {entity.name} %}}",
-            _config(enabled="assay.type2_is_snapshot()", **_history_config(entity, project, strategy="'check'")),
+            # meta here, not in a properties file: a `snapshots:` entry names a model where the model
+            # of history_sql is the one enabled (Spark), and dbt warns on every parse there
+            _config(enabled="assay.type2_is_snapshot()", **_history_config(entity, project, strategy="'check'"),
+                    meta=_meta_literal(entity)),
             versioned_query(DBT, entity, _ref(current_name(entity))).rstrip("\n"),
             "{% endsnapshot %}",
             "",
@@ -215,8 +218,9 @@ def history_sql(entity: Entity, project: Project, header: str) -> str:
                 materialized="'assay_history'",
                 **_history_config(entity, project),
                 tags="['assay']",
-                # here, not in the models' properties file: there dbt would match the name to the
-                # snapshot where it is enabled and warn on every parse (issue 19)
+                # here, not in a properties file: dbt matches a `models:` entry's name to the
+                # snapshot where that is enabled and warns on every parse (issue 19); the snapshot
+                # carries its meta the same way, for the same reason the other way round
                 meta=_meta_literal(entity),
             ),
             "",

@@ -254,16 +254,3 @@ def entity_yml(entity: Entity, project: Project) -> dict:
             }
         )
     return {"version": 2, "models": models}
-
-
-def _history_properties(entity: Entity) -> dict:
-    """Name, description and meta of a type-2 history, whichever node builds it (snapshot or model)."""
-    meta = _entity_meta(entity)
-    return {"name": entity.name, "description": _description(entity, entity.grain), "config": {"meta": meta}}
-
-
-def snapshots_yml(project: Project) -> dict | None:
-    snaps = [_history_properties(e) for e in project.entities if e.scd == "type2"]
-    if not snaps:
-        return None
-    return {"version": 2, "snapshots": snaps}
