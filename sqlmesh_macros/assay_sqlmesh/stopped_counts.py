@@ -1,18 +1,20 @@
-"""The quality history of a build the staged model's key audit stops (decision 1143).
+"""The quality history of a build the staged model's key audit or a `fail` rule stops (decisions
+1143, 1162).
 
 On SQLMesh an entity's mart part reads its staged model, and SQLMesh evaluates nothing below a
 failed audit: when the staged model's key audit (a repeated key among the rows about to be kept,
-decision 0921) stops the plan or run, the part records nothing. dbt judges the same key on the
-entity's candidate, after its staged table was built, and records the run's counts (0413, 0942).
+decision 0921) or a `fail` rule's audit stops the plan or run, the part records nothing. dbt
+judges the same key on the entity's candidate, after its staged table was built, and records the
+run's counts (0413, 0942); its on-run-end hook records an entity a `fail` rule stopped (1162).
 
 So the staged model's last post-statement, ``@assay_record_stopped_counts``, which SQLMesh runs
 before the model's audits, writes the entity's mart rows of this build (the mart part's own query,
 over ``@this_model``) into a plain table, ``<meta>.assay_stopped_counts``, which the
 ``gold.mart_data_quality`` view reads beside the parts. It writes only when the build is about to
-stop on the key alone (``only_if``: the key audit's own query returns a row; ``unless``: the
-queries of the stops that record nothing, a `fail` rule and the ingestion metadata, return none;
-which stop records is decided once, ``assay.lower.mart.counts_recorded_when_stopped``), so a build
-the key audit does not stop records through its part exactly as before, never twice.
+stop on a recording audit (``only_if``: the query of the key audit or of a `fail` rule's audit
+returns a row; ``unless``: the query of the stop that records nothing, the ingestion metadata,
+returns none; which stop records is decided once, ``assay.lower.mart.counts_recorded_when_stopped``),
+so a build no audit stops records through its part exactly as before, never twice.
 
 The view's pre-statement ``@assay_mart_table`` creates the table where it is missing: a view
 over a table that does not exist cannot be created (DuckDB, PostgreSQL), and SQLMesh runs a
@@ -53,8 +55,9 @@ def assay_mart_table(evaluator, relation) -> exp.Expr:
 @macro()
 def assay_record_stopped_counts(evaluator, table_name, counts, only_if, rows, unless=None) -> None:
     """Append the mart rows ``rows`` (a query over ``@this_model``) of the entity ``table_name``
-    to the table ``counts`` when the staged model's key audit is about to stop this build alone
-    (see the module docstring): ``only_if`` returns a row and ``unless`` (optional) none. Nothing
+    to the table ``counts`` when a recording audit of the staged model (the key, a `fail` rule) is
+    about to stop this build and no other (see the module docstring): ``only_if`` returns a row
+    and ``unless`` (optional) none. Nothing
     when SQLMesh runs this evaluation's audits as non-blocking (a development preview on an
     engine that cannot clone: the part then records), nor when this run already recorded the
     entity there. Executes its insert itself and returns nothing, also outside an evaluation:
@@ -72,7 +75,7 @@ def assay_record_stopped_counts(evaluator, table_name, counts, only_if, rows, un
     this = evaluator.locals.get("this_model")
     if adapter is None or this is None:
         return None
-    # the key query first: a build whose key holds (nearly every build) pays this one query
+    # the recording stops' queries first: a build none of them stops (nearly every build) pays this one query
     if not _found(evaluator, adapter, only_if):
         return None
     if unless is not None and not isinstance(unless, exp.Null) and _found(evaluator, adapter, unless):

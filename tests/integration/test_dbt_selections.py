@@ -62,7 +62,9 @@ def test_selections_record_and_publish_only_what_they_built_and_audited(tmp_path
     project.load_bronze([meters("M1", "M2", "M3", "M4", without_site=("M4",)),
                          gauges(2, ("G1", "1.5"), ("G2", "x"), ("G3", "2"))])
     assert project.dbt("build", "--exclude", "gauge").returncode != 0
-    assert mart(project, invocation(project)) == {}  # meter stopped (decision 0413), gauge not built
+    # meter stopped, its judged rows recorded (decision 1162); gauge not built
+    rows = mart(project, invocation(project))
+    assert accounting(rows, "meter") == (4, 0, 1, 0) and not [k for k in rows if k[0] == "gauge"], rows
 
     # `dbt run` with a source row delivered twice in one load: gauge is not published
     twice = Relation("raw_gauges", ["id", "reading", "_source_row_id", "_load_id", "_ingested_at"],

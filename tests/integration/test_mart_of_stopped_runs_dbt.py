@@ -4,10 +4,11 @@
 The mart reads every staged model, so a failing test on one of them (a `fail` rule's
 `assay_fail_rule` on `<entity>__staged`) made dbt skip gold.mart_data_quality: the run was lost
 for every entity, and the report showed an older run as the latest. The package's on-run-end
-hook now appends the rows of every entity the run judged (its staged model built, no stopping
-test of its own failed), as the mart would have; the stopped entity records nothing (decision
-0413). Real `dbt build` on DuckDB and PostgreSQL 18: `meter` stops on its rule, `gauge` is
-judged and published; its mart rows for the run are the counts taken by hand.
+hook now appends the rows of every entity the run judged (its staged model built), as the mart
+would have: also the stopped entity's, whose rows its `fail` rule judged (decision 1162; before
+it, the stopped entity recorded nothing, and the next build's load was counted as two). Real
+`dbt build` on DuckDB and PostgreSQL 18: `meter` stops on its rule, `gauge` is judged and
+published; their mart rows for the run are the counts taken by hand.
 """
 
 from __future__ import annotations
@@ -116,21 +117,18 @@ def test_the_judged_entity_keeps_its_history_when_another_stops(tmp_path, engine
     # by hand: 4 gauges judged, G2 and G4 quarantined by the coercible rule, none deduped
     assert accounting(rows, "gauge") == (4, 0, 2, 0), rows
     assert list(failed_by_rule(rows, "gauge").values()) == [2], rows
-    assert not [k for k in rows if k[0] == "meter"], rows  # stopped: it records nothing (decision 0413)
+    # stopped, and judged: 4 meters read, M4 failed its `fail` rule and was diverted (decision 1162)
+    assert accounting(rows, "meter") == (4, 0, 1, 0) and list(failed_by_rule(rows, "meter").values()) == [1], rows
     assert project.query(f"select count(distinct run_started_at) from gold.mart_data_quality where run_id = '{run}'")[0][0] == 1
-    # the report's latest run of gauge is this one; meter's is the first, before its set-back build
+    # the report's latest run of both is this one; meter's state says it was set back
     data = report(project.path, spec)
     by = {e["entity"]: e for e in data["entities"]}
     assert by["gauge"]["latest"]["run_id"] == run and by["gauge"]["history_behind"] is None, by["gauge"]
     assert (by["gauge"]["latest"]["bronze"], by["gauge"]["latest"]["kept"]) == (4, 2), by["gauge"]["latest"]
-    assert by["meter"]["latest"]["run_id"] == first and by["meter"]["outcome"]["state"] == "set_back", by["meter"]
-    # `assay anomalies` says that meter's newest history is older than its latest build, in the
-    # report's words (decision 0945); gauge's history is its latest build's
-    behind = anomalies(project.path, spec)["history_behind"]
-    assert [(b["entity"], b["run"], b["recorded_run"]) for b in behind] == [("meter", run, first)], behind
-    assert behind[0]["warning"] == (f"quality history is older than the latest run: its latest build, run {run}, "
-                                    f"recorded no row in mart_data_quality; the latest there is run {first}")
-    assert by["meter"]["history_behind"] == {k: behind[0][k] for k in ("run", "at")}, by["meter"]
+    assert by["meter"]["latest"]["run_id"] == run and by["meter"]["outcome"]["state"] == "set_back", by["meter"]
+    assert by["meter"]["history_behind"] is None, by["meter"]
+    # no history is older than its entity's latest build
+    assert anomalies(project.path, spec)["history_behind"] == []
     # the rows have the mart's own columns and types: a later normal build appends as before
     project.load_bronze([meters("M1", "M2", "M3", "M4"), gauges(3, ("G1", "1.5"))])
     project.dbt("build", check=True)
@@ -145,7 +143,7 @@ def test_a_first_build_that_stops_one_entity_creates_the_mart_with_the_others(tm
     project.load_bronze([meters("M1", "M2", without_site=("M2",)), gauges(1, ("G1", "1"), ("G2", "2"), ("G3", "z"))])
     assert project.dbt("build").returncode != 0
     rows = mart(project, invocation(project))
-    assert accounting(rows, "gauge") == (3, 0, 1, 0) and not [k for k in rows if k[0] == "meter"], rows
+    assert accounting(rows, "gauge") == (3, 0, 1, 0) and accounting(rows, "meter") == (2, 0, 1, 0), rows
 
 
 def test_a_parent_set_back_keeps_its_own_history_and_its_skipped_child_records_none(tmp_path):
@@ -159,6 +157,7 @@ def test_a_parent_set_back_keeps_its_own_history_and_its_skipped_child_records_n
     project = make_project(tmp_path / "dbt", spec)
     project.load_bronze(shops_and_items("S1", "S2"))
     project.dbt("build", check=True)
+    first = invocation(project)
     project.load_bronze(shops_and_items("S1"))
     assert project.dbt("build").returncode != 0
     run = invocation(project)
@@ -167,3 +166,9 @@ def test_a_parent_set_back_keeps_its_own_history_and_its_skipped_child_records_n
     assert (results["item__staged"], results["mart_data_quality"]) == ("skipped", "skipped"), results
     rows = mart(project, run)
     assert accounting(rows, "shop") == (1, 0, 0, 0) and not [k for k in rows if k[0] == "item"], rows
+    # `assay anomalies` says that item's newest history is older than its latest build, in the
+    # report's words (decision 0945); shop's history is its latest build's
+    behind = anomalies(project.path, spec)["history_behind"]
+    assert [(b["entity"], b["run"], b["recorded_run"]) for b in behind] == [("item", run, first)], behind
+    assert behind[0]["warning"] == (f"quality history is older than the latest run: its latest build, run {run}, "
+                                    f"recorded no row in mart_data_quality; the latest there is run {first}")

@@ -50,9 +50,13 @@ def test_a_stopped_build_is_recorded_by_the_hook(tmp_path):
         project.load_bronze([meters("M1", "M2", "M3", "M4", without_site=("M4",))])
         assert project.dbt("build").returncode != 0
         assert [r[0] for r in project.query("select meter_id from silver.meter order by meter_id")] == ["M1", "M2", "M3"]
-        assert stops(project, invocation(project)) == [
+        stopped = invocation(project)
+        assert stops(project, stopped) == [
             ("CHECK_FAILED", "meter", RULE, f"1 row failed rule {RULE} (on_fail: fail)", 1),
             ("TABLE_BUILD_FAILED", "meter", RULE, "not_written", None)]
+        # its judged rows are in the quality history, appended by the hook to the parquet mart (decision 1162)
+        assert project.query("select rows_evaluated, rows_quarantined from gold.mart_data_quality "
+                             f"where run_id = '{stopped}' and rule = '(entity)'") == [(4, 1)]
 
         # a delivery without an `_ingested_at`: the ingestion-metadata test stops the run
         project.load_bronze([broken_metadata("M1", "M2", "M3", "M4")])
@@ -60,6 +64,8 @@ def test_a_stopped_build_is_recorded_by_the_hook(tmp_path):
         assert stops(project, invocation(project)) == [
             ("CHECK_FAILED", "meter", "INGESTION_METADATA", "1 violating row", 1),
             ("TABLE_BUILD_FAILED", "meter", "INGESTION_METADATA", "not_written", None)]
+        # its rows were not judged: nothing of the run in the quality history
+        assert project.query(f"select count(*) from gold.mart_data_quality where run_id = '{invocation(project)}'") == [(0,)]
     finally:
         spark.close_all()
 

@@ -1,13 +1,14 @@
-"""A SQLMesh build its staged key audit stops records the entity's counts, as dbt does (decision 1143).
+"""A SQLMesh build its staged key audit or a `fail` rule stops records the entity's counts, as dbt
+does (decisions 1143, 1162).
 
 On dbt the key among the kept rows of an entity without `dedupe:` is judged on the entity's
 candidate after its staged table was built: the table is set back and the run's counts are
-recorded (0413, 0942). On SQLMesh the same audit sits on the staged model (0921) and SQLMesh
-skips the entity's mart part below it, so the run had no counts of the entity there. The staged
-model's last post-statement now writes them into `<meta>.assay_stopped_counts`, which
-`gold.mart_data_quality` reads beside the parts, when the key alone stops the build. A `fail`
-rule or the ingestion metadata stopping it too records nothing, on both targets (checked by
-real dbt builds: dbt skips the entity's nodes and its hook leaves it out).
+recorded (0413, 0942); an entity its `fail` rule stopped is recorded by the package's on-run-end
+hook (1162). On SQLMesh the same audits sit on the staged model (0921) and SQLMesh skips the
+entity's mart part below them, so the run had no counts of the entity there. The staged model's
+last post-statement writes them into `<meta>.assay_stopped_counts`, which `gold.mart_data_quality`
+reads beside the parts, when the key or a `fail` rule stops the build. The ingestion metadata
+stopping it records nothing, on both targets (its rows were not judged).
 
 Real `sqlmesh plan` and `sqlmesh run` on DuckDB and PostgreSQL 18, and real `dbt build` on DuckDB,
 against counts taken by hand: `meter` (no dedupe, a `fail` rule on `site`) stops; `gauge` is judged.
@@ -53,11 +54,18 @@ KEY_STOP = {
     ("gauge", "(entity)"): (3, 0, 1, 0), ("gauge", "gauge_id_coercible"): (0, 0, 0, 0),
     ("gauge", "reading_coercible"): (0, 1, 0, 0),
 }
-# the key repeats and M4 has no site (a `fail` rule): meter records nothing; gauge, one clean row
-KEY_AND_FAIL_STOP = {
+# the key repeats and M4 has no site (a `fail` rule): meter's 5 rows judged, M4 failing its
+# `fail` rule and diverted (decision 1162); gauge, one clean row
+GAUGE_CLEAN = {
     ("gauge", "(entity)"): (1, 0, 0, 0), ("gauge", "gauge_id_coercible"): (0, 0, 0, 0),
     ("gauge", "reading_coercible"): (0, 0, 0, 0),
 }
+KEY_AND_FAIL_STOP = {
+    ("meter", "(entity)"): (5, 0, 1, 0), ("meter", "meter_id_coercible"): (0, 0, 0, 0),
+    ("meter", "site_coercible"): (0, 0, 0, 0), ("meter", "site_not_null"): (0, 1, 0, 0), **GAUGE_CLEAN,
+}
+# the ingestion metadata stops meter before its rows are judged: nothing of meter
+INGESTION_STOP = GAUGE_CLEAN
 KEY_AND_FAIL = REPEATED_KEY + [["M4", None, "M4", "L2", "2024-01-01 00:00:02"]]
 # the key repeats and M5 repeats M4's source row in one load (the ingestion metadata): nothing
 KEY_AND_INGESTION = REPEATED_KEY + [["M4", "d", "M4", "L2", "2024-01-01 00:00:02"],
@@ -114,18 +122,18 @@ def test_sqlmesh_records_the_counts_of_a_build_the_key_stops(tmp_path, engine):
         assert mart(sm, build) == KEY_STOP and rows_per_run(sm, build) == len(KEY_STOP)
         assert len({t for (t,) in sm.query(f"select run_started_at from gold.mart_data_quality where run_id = '{build}'")}) == 1
 
-        for bronze in (KEY_AND_FAIL, KEY_AND_INGESTION):
+        for bronze, want in ((KEY_AND_FAIL, KEY_AND_FAIL_STOP), (KEY_AND_INGESTION, INGESTION_STOP)):
             sm.load_bronze([meters(*bronze), gauges(3, ("G1", "1.5"))])
             assert not run(sm)
             build = new_run(sm, seen)
-            assert mart(sm, build) == KEY_AND_FAIL_STOP and rows_per_run(sm, build) == len(KEY_AND_FAIL_STOP)
+            assert mart(sm, build) == want and rows_per_run(sm, build) == len(want)
 
         sm.load_bronze([meters(["M4", "d", "M4", "L2", "2024-01-01 00:00:02"]), gauges(4, ("G1", "1.5"))])
         assert run(sm)
         build = new_run(sm, seen)
         assert mart(sm, build) == FIXED and rows_per_run(sm, build) == len(FIXED)
-        # only the build the key stopped wrote outside the parts
-        assert sm.query("select count(distinct run_id), count(*) from assay_meta.assay_stopped_counts") == [(1, 4)]
+        # only the builds the key and the `fail` rule stopped wrote outside the parts
+        assert sm.query("select count(distinct run_id), count(*) from assay_meta.assay_stopped_counts") == [(2, 8)]
 
         # gauge declares no check: its own recorder records the stop, as dbt's set-back (a run
         # that recorded nothing read as all clear: an outside tester, session 44)
@@ -145,7 +153,8 @@ def test_sqlmesh_records_the_counts_of_a_build_the_key_stops(tmp_path, engine):
                          "which entities a stopped build records is the hook's, run on PostgreSQL by test_stopped_builds_dbt")
 def test_dbt_records_the_same_counts(tmp_path, engine):
     """The expectations above are dbt's: the key sets meter back after its staged table was built
-    and the run's counts are recorded; a `fail` rule beside it skips meter, which records none."""
+    and the run's counts are recorded; a `fail` rule beside it skips meter, whose judged rows the
+    hook records (decision 1162); the ingestion metadata skips it unjudged, and nothing is."""
     from tests.integration.test_stopped_builds_dbt import invocation
 
     spec = write_spec(tmp_path / "spec")
@@ -157,6 +166,7 @@ def test_dbt_records_the_same_counts(tmp_path, engine):
                          gauges(2, ("G1", "1.5"), ("G2", "x"), ("G3", "2"))])
     assert project.dbt("build").returncode != 0
     assert mart(project, invocation(project)) == KEY_STOP
-    project.load_bronze([meters(*KEY_AND_FAIL), gauges(3, ("G1", "1.5"))])
-    assert project.dbt("build").returncode != 0
-    assert mart(project, invocation(project)) == KEY_AND_FAIL_STOP
+    for bronze, want in ((KEY_AND_FAIL, KEY_AND_FAIL_STOP), (KEY_AND_INGESTION, INGESTION_STOP)):
+        project.load_bronze([meters(*bronze), gauges(3, ("G1", "1.5"))])
+        assert project.dbt("build").returncode != 0
+        assert mart(project, invocation(project)) == want

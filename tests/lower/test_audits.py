@@ -415,7 +415,7 @@ def test_bronze_audits_are_decided_once_and_both_targets_spell_them(write_spec):
             "ranked": 'ref("orders__staged")', "mappings": ["raw_orders", "raw_orders_again"]},
             # what dbt's on-run-end hook records when this test stops the entity (decision 0935)
             "config": {"meta": {"assay_stops": [{"table": "orders", "node": "orders", "check": "INGESTION_METADATA",
-                                                 "order": 0}], "assay_meta_schema": "assay_meta"}}}}]
+                                                 "order": 0, "records": False}], "assay_meta_schema": "assay_meta"}}}}]
     assert "freshness" not in dbt_tables["raw_customers"] and "config" not in dbt_tables["raw_customers"]
     assert sqlmesh_bronze_audits(project) == {
         "raw_customers": [("assay_ingestion_metadata", {})],

@@ -289,7 +289,7 @@ def test_only_the_staged_model_its_properties_and_the_conservation_audit_change(
     assert tests["raw_orders"] == [{"assay.assay_ingestion_metadata": {
         "name": "assay_ingestion_metadata__raw_orders",
         "arguments": {"rows": "assay_ingestion_rows__raw_orders", "ledger": "orders__staged", "loads": "ref(\"orders__loads\")"},
-        "config": {"meta": {"assay_stops": [{"table": "orders", "node": "orders", "check": "INGESTION_METADATA", "order": 0}],
+        "config": {"meta": {"assay_stops": [{"table": "orders", "node": "orders", "check": "INGESTION_METADATA", "order": 0, "records": False}],
                             "assay_meta_schema": "assay_meta"}}}}]
     assert tests["raw_customers"] == {t["name"]: t["data_tests"] for t in full_sources["sources"][0]["tables"]}["raw_customers"]
     assert "{% macro assay_ingestion_rows__raw_orders(ledger) %}" in files["macros/assay/ingestion/raw_orders.sql"]

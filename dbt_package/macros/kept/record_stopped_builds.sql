@@ -16,8 +16,9 @@
     TABLE_BUILD_FAILED `node_errored: <model>`: without it `table get` told the previous build's
     state as the latest (an outside tester, session 37). When dbt skipped
     gold.mart_data_quality (it reads every staged model, so one entity's stop skips it), the rows
-    of every entity whose staged model this invocation built, and which no stopping test of its
-    own stopped, are appended to it here (decision 0942).
+    of every entity whose staged model this invocation built are appended to it here (decision
+    0942), also of one its own `fail` rule stopped (its rows were judged; decision 1162), not of
+    one the ingestion-metadata test stopped (the meta's `records`).
 
     The run id is `invocation_id`, as every node of the build records it. Events carry names
     and counts only: an errored test's message is not copied (an engine's error can quote a
@@ -60,7 +61,11 @@
   {%- for x in stops | sort(attribute='stop.check') | sort(attribute='stop.order') -%}
     {%- set s = x['stop'] -%}
     {%- if s['node'] in skipped and x['meta_schema'] -%}
-      {%- do by_table.setdefault(s['table'], {'node': skipped[s['node']], 'meta_schema': x['meta_schema'], 'events': []}) -%}
+      {%- do by_table.setdefault(s['table'], {'node': skipped[s['node']], 'meta_schema': x['meta_schema'], 'events': [], 'records': true}) -%}
+      {#- a stop before the rows were judged (the ingestion metadata) leaves the run out of the
+          entity's quality history; a `fail` rule's does not (decision 1162). A project generated
+          before the meta said so: no stop records, as then. -#}
+      {%- if not s.get('records', false) -%}{%- do by_table[s['table']].update({'records': false}) -%}{%- endif -%}
       {%- set r = x['result'] -%}
       {%- set n = r.failures if r.status == 'fail' and r.failures is not none else none -%}
       {%- if n is none -%}
@@ -120,7 +125,9 @@
       another entity's stop or set-back (decision 0942). -#}
   {%- for name, node in skipped.items() | sort -%}
     {%- if (node.config.meta or {}).get('assay_mart') -%}
-      {%- do assay._record_skipped_mart(node, models, by_table) -%}
+      {%- set unrecorded = {} -%}
+      {%- for table, t in by_table.items() if not t['records'] -%}{%- do unrecorded.update({table: t}) -%}{%- endfor -%}
+      {%- do assay._record_skipped_mart(node, models, unrecorded) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return('') }}

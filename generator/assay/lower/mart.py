@@ -64,15 +64,16 @@ COLUMN_TYPES = ("string", "string", "string", "string", "int", "int", "int", "in
 
 def counts_recorded_when_stopped(audit: StagedAudit | BronzeAudits) -> bool:
     """Whether an entity whose build this staged audit stops still has its counts of the run
-    recorded (decisions 0413, 1143). A repeated key among the rows about to be kept is judged
-    once the rows are judged (dbt judges it on the entity's candidate after its staged relation
-    was built, sets the table back, and its on-run-end hook records the run): the counts are
-    recorded. A `fail` rule stops the staged relation itself, as a bronze relation's
-    ingestion-metadata audit does: its rows were not judged to publish, nothing is recorded (dbt
-    skips the entity and its hook leaves it out; checked by real builds).
-    A target whose staged relation carries the key audit (SQLMesh) records the counts itself when
-    the key alone stops the build."""
-    return isinstance(audit, StagedAudit) and audit.key
+    recorded (decisions 0413, 1143, 1162). The staged relation was built and its rows judged when
+    a repeated key among the rows about to be kept (dbt judges it on the entity's candidate, sets
+    the table back, and its on-run-end hook records the run) or a `fail` rule (the rule's rows are
+    the judgment; dbt's hook records the entity it stopped) stops the build: the counts are
+    recorded, so the next build's load is measured from this one and the run is there to be shown
+    and left out of what is learnt. A bronze relation's ingestion-metadata audit stops before the
+    rows are judged (dbt does not build the staged relation): nothing is recorded.
+    A target whose staged relation carries these audits (SQLMesh) records the counts itself when
+    only recording stops fire."""
+    return isinstance(audit, StagedAudit) and (audit.key or audit.rule is not None)
 
 
 def _rules(sp: Spelling, e: Entity) -> str:

@@ -1,10 +1,11 @@
 """Whether an entity's quality history is older than its latest build, read in one place for every
 command that shows the history (`assay report`, `assay anomalies`; decisions 0942, 0945).
 
-`gold.mart_data_quality` gets no row of a build dbt skipped the mart in (the entity's own `fail`
-rule or ingestion-metadata test stopped it, or its staged model was skipped), of a build a
-selection left the mart out of, nor, on SQLMesh, of an entity a blocking audit stopped or of the
-entities below it (SQLMesh evaluates nothing downstream of a failed audit; decision 0969). Counts, trends and anomaly verdicts
+`gold.mart_data_quality` gets no row of a build dbt skipped the mart in (the entity's own
+ingestion-metadata test stopped it, or its staged model was skipped; its own `fail` rule's stop
+records, decision 1162), of a build a selection left the mart out of, nor, on SQLMesh, of an
+entity its ingestion-metadata audit stopped or of the entities below a stopped one (SQLMesh
+evaluates nothing downstream of a failed audit; decisions 0969, 1143, 1162). Counts, trends and anomaly verdicts
 read from the mart are then an earlier run's. This module tells which entities that is so for,
 from what the builds recorded besides the mart: the check results (runtime/check_results.py), the
 state of each table (runtime/table_states.py) and, on SQLMesh, the environment's latest failed

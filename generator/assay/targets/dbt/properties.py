@@ -7,6 +7,7 @@ import yaml
 from ...duration import Duration
 from ...ir.model import Entity, Project
 from ...lower.check_reads import upstream_entities
+from ...lower.mart import counts_recorded_when_stopped
 from ...privacy import pii_columns
 from ...lower.audits import INGESTION_CHECK, bronze_audits, reading_entities, staged_audits
 from .incremental import ingestion_test_arguments, late_arrivals_test
@@ -35,15 +36,17 @@ def ranked_test_arguments(entity: Entity, mappings: tuple[str, ...]) -> dict:
     return {"ranked": f"ref({jstr(staged_name(entity))})", "mappings": [inert(m) for m in mappings]}
 
 
-def stops_config(project: Project, entities: list[Entity], check: str, order: int) -> dict:
+def stops_config(project: Project, entities: list[Entity], check: str, order: int, records: bool) -> dict:
     """The config of a blocking test that stops `entities` before they are written: the meta the
     package's on-run-end hook (`assay.record_stopped_builds`) reads to record, for each entity dbt
     then skipped, CHECK_FAILED `check` and TABLE_BUILD_FAILED `not_written` (decision 0935). `node`
     is the entity's published node (whose skip says the entity was not written), `order` ranks the
     stops of one entity (the first names the failed build: ingestion first, then the fail rules in
-    the order of their audits); `assay_meta_schema` is where the entity records its events."""
+    the order of their audits); `records` is whether the entity's counts of a build this stops
+    still go to the quality history (`lower.mart.counts_recorded_when_stopped`; decision 1162);
+    `assay_meta_schema` is where the entity records its events."""
     stops = [{"table": e.name, "node": current_name(e) if e.scd == "type2" else model_name(e), "check": check,
-              "order": order} for e in entities]
+              "order": order, "records": records} for e in entities]
     return {"meta": {"assay_stops": stops, "assay_meta_schema": project.schema("meta")}}
 
 
@@ -76,7 +79,8 @@ def sources_yml(project: Project) -> dict:
             elif b.ranked_by:  # a staged relation ranks the deliveries (decision 0412)
                 test["arguments"] = ranked_test_arguments(*b.ranked_by)
             # its stop is recorded for the entities that read the relation (decision 0935)
-            test["config"] = stops_config(project, reading_entities(project, b.source), INGESTION_CHECK, 0)
+            test["config"] = stops_config(project, reading_entities(project, b.source), INGESTION_CHECK, 0,
+                                          counts_recorded_when_stopped(b))
             t["data_tests"] = [{"assay.assay_ingestion_metadata": test}]
         fresh = {key: _threshold(value) for key, value in (("warn_after", b.warn_after), ("error_after", b.error_after))
                  if value is not None}
@@ -227,7 +231,7 @@ def entity_yml(entity: Entity, project: Project) -> dict:
                 "arguments": {"rule_name": audit.rule, "flags_column": "_failed_rules",
                               "columns": fail_rule_columns(entity)},
                 # its stop is recorded under the rule's name, as on SQLMesh (decision 0935)
-                "config": stops_config(project, [entity], audit.rule, n),
+                "config": stops_config(project, [entity], audit.rule, n, counts_recorded_when_stopped(audit)),
             }
         }
         for n, audit in enumerate(staged_audits(entity, audits_a_candidate=True), 1)

@@ -72,8 +72,8 @@ def mart_sql(project: Project, low: SqlmeshSpelling, header: str) -> str:
 def stopped_counts_recorder(entity: Entity, project: Project, low: SqlmeshSpelling,
                             stops: list[tuple[str, bool]]) -> str | None:
     """The staged model's post-statement that records the entity's mart rows of a build its key
-    audit is about to stop alone (decision 1143), or None when no stop of the staged model records
-    (an entity with `dedupe:` has no key audit there). ``stops`` are the staged model's blocking
+    audit or a `fail` rule's audit is about to stop (decisions 1143, 1162), or None when no stop
+    of the staged model records (an entity with `dedupe:` and no `fail` rule). ``stops`` are the staged model's blocking
     audits as (query over ``@this_model``, whether its stop records; assay.lower.mart decides):
     it records when a recording stop's query returns a row and no other stop's does, the build the
     part misses and dbt records."""
@@ -90,11 +90,18 @@ def stopped_counts_recorder(entity: Entity, project: Project, low: SqlmeshSpelli
     lines = ["@assay_record_stopped_counts(",
              f"{INDENT}table_name := {low.string(entity.name)},",
              f"{INDENT}counts := {low.string(naming.stopped_counts(project))},",
-             f"{INDENT}only_if := ({any_row(recording)}),"]
+             f"{INDENT}only_if := {_block(any_row(recording))},"]
     if silent:
-        lines.append(f"{INDENT}unless := (\n{_indent(any_row(silent), INDENT * 2)}\n{INDENT}),")
+        lines.append(f"{INDENT}unless := {_block(any_row(silent))},")
     lines += [f"{INDENT}rows := (", _indent(rows, INDENT * 2), f"{INDENT})", ")"]
     return "\n".join(lines)
+
+
+def _block(query: str) -> str:
+    """A macro argument holding a query: on one line when it is one line, else indented below."""
+    if "\n" not in query:
+        return f"({query})"
+    return f"(\n{_indent(query, INDENT * 2)}\n{INDENT})"
 
 
 def _indent(text: str, by: str) -> str:

@@ -116,12 +116,12 @@ FROM judged;
 @assay_record_stopped_counts(
   table_name := 'q_code',
   counts := 'assay_meta.assay_stopped_counts',
-  only_if := (SELECT 1 AS stop FROM (@assay_key_uniqueness_violations(@this_model, (code_id), TRUE)) AS s1),
-  unless := (
-    SELECT 1 AS stop FROM (@assay_ingestion_metadata_violations(bronze.q__codes, @this_model, ('q__codes'))) AS s1
+  only_if := (
+    SELECT 1 AS stop FROM (@assay_fail_rule_violations(@this_model, 'code_fail_unique', _failed_rules)) AS s1
     UNION ALL
-    SELECT 1 AS stop FROM (@assay_fail_rule_violations(@this_model, 'code_fail_unique', _failed_rules)) AS s2
+    SELECT 1 AS stop FROM (@assay_key_uniqueness_violations(@this_model, (code_id), TRUE)) AS s2
   ),
+  unless := (SELECT 1 AS stop FROM (@assay_ingestion_metadata_violations(bronze.q__codes, @this_model, ('q__codes'))) AS s1),
   rows := (
     WITH agg__q_code AS (
       SELECT

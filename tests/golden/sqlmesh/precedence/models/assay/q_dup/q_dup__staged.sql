@@ -108,12 +108,12 @@ FROM judged;
 @assay_record_stopped_counts(
   table_name := 'q_dup',
   counts := 'assay_meta.assay_stopped_counts',
-  only_if := (SELECT 1 AS stop FROM (@assay_key_uniqueness_violations(@this_model, (group_id), TRUE)) AS s1),
-  unless := (
-    SELECT 1 AS stop FROM (@assay_ingestion_metadata_violations(bronze.q__dups, @this_model, ('q__dups'))) AS s1
+  only_if := (
+    SELECT 1 AS stop FROM (@assay_fail_rule_violations(@this_model, 'note_coercible', _failed_rules)) AS s1
     UNION ALL
-    SELECT 1 AS stop FROM (@assay_fail_rule_violations(@this_model, 'note_coercible', _failed_rules)) AS s2
+    SELECT 1 AS stop FROM (@assay_key_uniqueness_violations(@this_model, (group_id), TRUE)) AS s2
   ),
+  unless := (SELECT 1 AS stop FROM (@assay_ingestion_metadata_violations(bronze.q__dups, @this_model, ('q__dups'))) AS s1),
   rows := (
     WITH agg__q_dup AS (
       SELECT

@@ -117,3 +117,66 @@ FROM judged;
   rules := ('amount_range_min'),
   flags_column := _failed_rules
 );
+
+@assay_record_stopped_counts(
+  table_name := 'q_line',
+  counts := 'assay_meta.assay_stopped_counts',
+  only_if := (SELECT 1 AS stop FROM (@assay_fail_rule_violations(@this_model, 'amount_range_min', _failed_rules)) AS s1),
+  unless := (SELECT 1 AS stop FROM (@assay_ingestion_metadata_violations(bronze.q__lines, @this_model, ('q__lines'))) AS s1),
+  rows := (
+    WITH agg__q_line AS (
+      SELECT
+        SUM(CASE WHEN _evaluated = 1 THEN _n ELSE 0 END) AS rows_evaluated,
+        SUM(CASE WHEN _route IN ('quarantined', 'failed') THEN _n ELSE 0 END) AS rows_quarantined,
+        SUM(CASE WHEN _route = 'deduped' THEN _n ELSE 0 END) AS rows_deduped,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_coercible') THEN _n ELSE 0 END) AS f__amount_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'amount_range_min') THEN _n ELSE 0 END) AS f__amount_range_min,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_coercible') THEN _n ELSE 0 END) AS f__code_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'code_unique') THEN _n ELSE 0 END) AS f__code_unique,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'line_no_coercible') THEN _n ELSE 0 END) AS f__line_no_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_date_coercible') THEN _n ELSE 0 END) AS f__order_date_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'order_id_coercible') THEN _n ELSE 0 END) AS f__order_id_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_coercible') THEN _n ELSE 0 END) AS f__status_coercible,
+        SUM(CASE WHEN @assay_flags_contain(_failed_rules, 'status_in_set') THEN _n ELSE 0 END) AS f__status_in_set
+      FROM (
+        SELECT _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END AS _evaluated, _failed_rules, COUNT(*) AS _n
+        FROM @this_model
+        GROUP BY _route, CASE WHEN _route = 'deduped' THEN 0 ELSE 1 END, _failed_rules
+      ) AS g
+    ),
+
+    rules__q_line AS (
+      SELECT @assay_cast(NULL, 'string') AS mapping, @assay_cast('(entity)', 'string') AS rule, @assay_cast('(entity)', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('amount_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('amount_range_min', 'string') AS rule, @assay_cast('fail', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('code_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('code_unique', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('line_no_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('order_date_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('order_id_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('status_coercible', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+      UNION ALL
+      SELECT @assay_cast('q__lines', 'string') AS mapping, @assay_cast('status_in_set', 'string') AS rule, @assay_cast('quarantine', 'string') AS disposition
+    ),
+
+    counts AS (
+      SELECT @assay_cast('q_line', 'string') AS entity, r.mapping, r.rule, r.disposition, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_evaluated, 0) else 0 end, 'int') AS rows_evaluated, @assay_cast(case r.rule when 'amount_coercible' then COALESCE(a.f__amount_coercible, 0) when 'amount_range_min' then COALESCE(a.f__amount_range_min, 0) when 'code_coercible' then COALESCE(a.f__code_coercible, 0) when 'code_unique' then COALESCE(a.f__code_unique, 0) when 'line_no_coercible' then COALESCE(a.f__line_no_coercible, 0) when 'order_date_coercible' then COALESCE(a.f__order_date_coercible, 0) when 'order_id_coercible' then COALESCE(a.f__order_id_coercible, 0) when 'status_coercible' then COALESCE(a.f__status_coercible, 0) when 'status_in_set' then COALESCE(a.f__status_in_set, 0) else 0 end, 'int') AS rows_failed, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_quarantined, 0) else 0 end, 'int') AS rows_quarantined, @assay_cast(case when r.rule = '(entity)' then COALESCE(a.rows_deduped, 0) else 0 end, 'int') AS rows_deduped
+      FROM agg__q_line a cross JOIN rules__q_line r
+    )
+
+    SELECT
+      counts.*,
+      @assay_run_id() AS run_id,
+      @assay_cast(@assay_run_timestamp(), 'date') AS run_date,
+      @assay_run_timestamp() AS run_started_at
+    FROM counts
+  )
+);
