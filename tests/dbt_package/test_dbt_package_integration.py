@@ -38,10 +38,6 @@ pytestmark = pytest.mark.slow
 
 # Why this module also runs on PostgreSQL 15 (tests/conftest.py runs the others on DuckDB and PostgreSQL 18).
 PG15 = "the package's own integration project checks try_cast and install_functions, the macros whose SQL differs on PostgreSQL 15"
-# Not PostgreSQL 18 (session 46, the suite's time): its try_cast guard (pg_input_is_valid) is the
-# package's on every dbt build of the suite there (test_corpus's cast specimens, test_multiload,
-# test_kitchen_sink), and 15 is where the package's own functions differ.
-ENGINE_IDS = ("duckdb", "pg15")
 
 
 
