@@ -2,13 +2,14 @@
     entity's staged model, so a test that stops one entity (a `fail` rule on its staged model, the
     ingestion-metadata test) or a skipped staged model (a referential parent set back) makes dbt
     skip it, and the run's history was lost for every entity. Called by the on-run-end hook with the
-    mart's node (`mart`), this invocation's model results by name (`models`) and the entities a
-    stopping test that records nothing stopped (`stopped`): for each entity the mart's meta `assay_mart` names whose
-    staged node succeeded in this invocation and that was not stopped, it appends the rows the mart
+    mart's node (`mart`), this invocation's model results by name (`models`) and the entities their
+    own stopping tests stopped (`stopped`, each with `records`: whether every stop of it still
+    records the run): for each entity the mart's meta `assay_mart` names whose staged node
+    succeeded in this invocation and that no non-recording stop stopped, it appends the rows the mart
     would have (the project's generated macro `assay_mart_rows(entity, staged)`, the mart query of
     that entity alone), under this invocation's id and start, as the mart model does; it creates
     the mart first when it does not exist yet. An entity stopped by a test whose stop records nothing
-    (`stopped`: the ingestion metadata; a `fail` rule's stop records, decision 1162), or whose staged
+    (the ingestion metadata; a `fail` rule's stop records, decision 1162), or whose staged
     model was not built, records nothing for the run, as decision 0413 says; nor does an entity whose
     publishing model the invocation did not select (decision 0987). -#}
 {% macro _record_skipped_mart(mart, models, stopped) %}
@@ -21,7 +22,8 @@
     {#- and only when the invocation selected the model that publishes it (decision 0987; absent from
         the meta of a project generated before: then as before) -#}
     {%- set published_by = models.get(e['audited']) if e.get('audited') else r -%}
-    {%- if r is not none and r.status == 'success' and published_by is not none and e['entity'] not in stopped -%}
+    {%- if r is not none and r.status == 'success' and published_by is not none
+          and (stopped.get(e['entity']) or {}).get('records', true) -%}
       {%- do judged.append({'entity': e['entity'], 'node': r.node}) -%}
     {%- endif -%}
   {%- endfor -%}

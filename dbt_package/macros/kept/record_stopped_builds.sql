@@ -125,9 +125,7 @@
       another entity's stop or set-back (decision 0942). -#}
   {%- for name, node in skipped.items() | sort -%}
     {%- if (node.config.meta or {}).get('assay_mart') -%}
-      {%- set unrecorded = {} -%}
-      {%- for table, t in by_table.items() if not t['records'] -%}{%- do unrecorded.update({table: t}) -%}{%- endfor -%}
-      {%- do assay._record_skipped_mart(node, models, unrecorded) -%}
+      {%- do assay._record_skipped_mart(node, models, by_table) -%}
     {%- endif -%}
   {%- endfor -%}
   {{ return('') }}

@@ -75,8 +75,8 @@ def stopped_counts_recorder(entity: Entity, project: Project, low: SqlmeshSpelli
     audit or a `fail` rule's audit is about to stop (decisions 1143, 1162), or None when no stop
     of the staged model records (an entity with `dedupe:` and no `fail` rule). ``stops`` are the staged model's blocking
     audits as (query over ``@this_model``, whether its stop records; assay.lower.mart decides):
-    it records when a recording stop's query returns a row and no other stop's does, the build the
-    part misses and dbt records."""
+    it records when a recording stop's query returns a row and no stop that records nothing
+    returns one: the build the part misses and dbt records."""
     recording = [q for q, records in stops if records]
     silent = [q for q, records in stops if not records]
     if not recording:
