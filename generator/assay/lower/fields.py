@@ -139,8 +139,49 @@ def text_to_timestamp(sp: Spelling, text: str, safe: bool) -> str:
     return text_to_instant(sp, text, safe)
 
 
-def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple[str, str | None]:
-    """The column's value expression and its coercion marker (None when nothing can fail)."""
+class Steps:
+    """Values a field chain reads more than once, each computed once in a derived table beneath the
+    mapping's select rather than spelled again at every reference.
+
+    A guarded cast reads its operand up to seven times (its guard, then the cast; a decimal's on
+    DuckDB some thirty), and the coercion marker reads the cast again: spelled inline, a chain of
+    two casts (`to_decimal`, `round`, the field's final cast) repeated the first cast's SQL hundreds
+    of times, 115 KB for one column of the kitchen-sink spec, which SQLMesh and sqlglot parse on
+    every load and render. Bound, the operand is one column of the level below (`b.<name>`); the
+    engines compute the same values (every step is deterministic)."""
+
+    def __init__(self, sp: Spelling) -> None:
+        self.sp = sp
+        self.levels: list[list[str]] = []  # level k's `expr as name` items; level k reads k - 1
+
+    def binder(self, column: int):
+        """The bind function of one field (the entity's column `column`): `bind(expr, depth)` puts
+        `expr` (reading bindings of depths below `depth` only) in level `depth` and returns the
+        column that reads it."""
+        def bind(expr: str, depth: int) -> str:
+            while len(self.levels) <= depth:
+                self.levels.append([])
+            name = f"_assay_step_{column}_{depth}"
+            self.levels[depth].append(self.sp.sql("{} as {}", expr, name))
+            return f"b.{name}"
+        return bind
+
+    def source(self, inner: str) -> str:
+        """The from-item that holds every level over `inner` (a query of bronze's columns as `b`)."""
+        i = self.sp.indent
+        item = inner
+        for level in self.levels:
+            cols = (",\n" + i * 3).join(["b.*"] + level)
+            nested = item.replace("\n", "\n" + i)
+            item = self.sp.sql("(\n{i}{i}select\n{i}{i}{i}{cols}\n{i}{i}from {item} as b\n{i})", i=i, cols=cols, item=nested)
+        return item
+
+
+def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool, bind=None) -> tuple[str, str | None]:
+    """The column's value expression and its coercion marker (None when nothing can fail).
+
+    `bind` (`Steps.binder`) takes a derived value a cast is about to read and returns the column
+    it is computed in; without it every value is spelled inline."""
     head = f"{alias}.{sp.ident(src.path[0])}"
     markers = []
     if len(src.path) > 1:
@@ -149,18 +190,31 @@ def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool) -> tuple
     else:
         expr = sp.cast(head, "string", False)
     current = "string"
+    depth = 0
+
+    def once(value: str) -> str:
+        # a value read by a cast and its marker: bound when it is derived (a bronze column's own
+        # text is short; repeating it costs nothing)
+        nonlocal depth
+        if bind is None or value == sp.cast(head, "string", False):
+            return value
+        depth += 1
+        return bind(value, depth - 1)
+
     for step in src.steps:
         if step.name in ARITHMETIC and not is_number(current):
             # a text operand is read as a number first; a value that is none is a coercion failure
-            before = expr
+            before = expr = once(expr)
             expr, current = sp.cast(expr, OPERAND, safe), OPERAND
             markers.append(sp.coercion_failed(before, expr))
+        if step.spec.casts:
+            expr = once(expr)
         before = expr
         expr, current = lower_step(sp, expr, step, current, safe)
         if step.spec.casts:
             markers.append(sp.coercion_failed(before, expr))
     if current != src.target_type:
-        before = expr
+        before = expr = once(expr)
         if src.target_type == "timestamp" and current == "string":
             expr = text_to_timestamp(sp, expr, safe)
         else:

@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 from ..ir.model import Entity, Mapping, Project
 from ..privacy import pii_columns
-from .fields import lower_field
+from .fields import Steps, lower_field
 from .rules import judged_rows, rule_column
 from .spelling import Spelling, Sql
 
@@ -80,29 +80,35 @@ def mapping_select(sp: Spelling, entity: Entity, mapping: Mapping, bronze_filter
     cols = [sp.sql("{} as {}", value, name) for name, value in lineage.items()]
     markers = []
     private = pii_columns(entity)
-    for column in entity.columns:
+    steps = Steps(sp)
+    for index, column in enumerate(entity.columns):
         src = mapping.source_for(column.name)
         if src is None:
             value, marker = sp.cast(null, column.type, False), None
         elif not entity.opted_in and column.name in private:
-            value, marker = private_read(sp, entity, column.name, column.type, src)
+            value, marker = private_read(sp, entity, column.name, column.type, src, steps.binder(index))
         else:
-            value, marker = lower_field(sp, src, "b", entity.opted_in)
+            value, marker = lower_field(sp, src, "b", entity.opted_in, steps.binder(index))
         cols.append(sp.sql("{} as {}", value, sp.ident(column.name)))
         markers.append(sp.sql("{} as _c__{}", marker or sp.kw("false"), column.name))
     body = (",\n" + i * 2).join(cols + markers + list(extra))
     filtered = bronze_filter(lineage) if bronze_filter else ""
     src = source or sp.bronze(mapping.source)
+    if steps.levels:
+        # bronze's rows are filtered first, as below; the steps' levels then read only those
+        if filtered:
+            src = sp.sql("(\n{i}{i}select b.*\n{i}{i}from {src} as b{filtered}\n{i})", i=i, src=src, filtered=filtered)
+        src, filtered = steps.source(src), ""
     return sp.sql("{i}select\n{i}{i}{body}\n{i}from {src} as b{filtered}", i=i, body=body, src=src, filtered=filtered)
 
 
-def private_read(sp: Spelling, entity: Entity, column: str, assay_type: str, src) -> tuple[str, Optional[str]]:
+def private_read(sp: Spelling, entity: Entity, column: str, assay_type: str, src, bind=None) -> tuple[str, Optional[str]]:
     """A `pii` field of an entity that is not opted in: read as an opted-in one reads it (a value that
     does not cast is NULL and its marker TRUE), then a value that did not cast stops the build, as
     the engine's own cast would, but with assay's sentence: the engine's names the value it refused,
     which dbt and SQLMesh then print (decision 1136, its "Not done"; decision 1140). The sentence is
     cast to the field's type only where the marker is TRUE, so nothing else is ever evaluated."""
-    value, marker = lower_field(sp, src, "b", True)
+    value, marker = lower_field(sp, src, "b", True, bind)
     if marker is None:
         return value, None
     said = sp.string(f"assay: a value of {entity.name}.{column} (a pii field, not shown) is no {assay_type}; with "

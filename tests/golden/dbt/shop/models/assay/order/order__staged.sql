@@ -13,14 +13,19 @@ with extracted as (
         {{ assay.parse_ts("cast(b.ts as " ~ (assay.sql_type("string")) ~ ")", "ISO8601") }} as ordered_at,
         case lower({{ assay.trim_white_space("cast(b.state as " ~ (assay.sql_type("string")) ~ ")") }}) when 'paid' then 'paid' when 'pending' then 'pending' when 'refunded' then 'refunded' when 'canceled' then 'cancelled' else lower({{ assay.trim_white_space("cast(b.state as " ~ (assay.sql_type("string")) ~ ")") }}) end as status,
         {{ assay.try_cast("cast(b.price as " ~ (assay.sql_type("string")) ~ ")", "decimal(12,2)") }} as amount,
-        {{ assay.try_cast("coalesce(cast(b.discount as " ~ (assay.sql_type("string")) ~ "), '0')", "decimal(12,2)") }} as discount,
+        {{ assay.try_cast("b._assay_step_5_0", "decimal(12,2)") }} as discount,
         false as _c__order_id,
         false as _c__customer_id,
         (cast(b.ts as {{ assay.sql_type("string") }}) is not null and {{ assay.parse_ts("cast(b.ts as " ~ (assay.sql_type("string")) ~ ")", "ISO8601") }} is null) as _c__ordered_at,
         false as _c__status,
         (cast(b.price as {{ assay.sql_type("string") }}) is not null and {{ assay.try_cast("cast(b.price as " ~ (assay.sql_type("string")) ~ ")", "decimal(12,2)") }} is null) as _c__amount,
-        (coalesce(cast(b.discount as {{ assay.sql_type("string") }}), '0') is not null and {{ assay.try_cast("coalesce(cast(b.discount as " ~ (assay.sql_type("string")) ~ "), '0')", "decimal(12,2)") }} is null) as _c__discount
-    from {{ source('bronze', "raw_orders") }} as b
+        (b._assay_step_5_0 is not null and {{ assay.try_cast("b._assay_step_5_0", "decimal(12,2)") }} is null) as _c__discount
+    from (
+        select
+            b.*,
+            coalesce(cast(b.discount as {{ assay.sql_type("string") }}), '0') as _assay_step_5_0
+        from {{ source('bronze', "raw_orders") }} as b
+    ) as b
 ),
 
 delivered as (
