@@ -78,6 +78,12 @@ CHAINS = {
         ("x", (None, True)),
         (None, (None, False)),
     ]),
+    # a casting step's result that the next step reads is bound too (decision 1163)
+    "parse_ts_then_to_utc": ([{"parse_ts": "%Y-%m-%d %H:%M:%S"}, {"to_utc": "Europe/Paris"}], "timestamp", [
+        ("2024-07-02 03:04:05", (T(2024, 7, 2, 1, 4, 5), False)),
+        ("2024-02-30 03:04:05", (None, True)),
+        ("x", (None, True)),
+    ]),
     "trim_then_int": (["trim", "to_int"], "int", [
         (" 12 ", (12, False)),
         ("1 2", (None, True)),

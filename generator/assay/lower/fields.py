@@ -147,8 +147,9 @@ class Steps:
     DuckDB some thirty), and the coercion marker reads the cast again: spelled inline, a chain of
     two casts (`to_decimal`, `round`, the field's final cast) repeated the first cast's SQL hundreds
     of times, 115 KB for one column of the kitchen-sink spec, which SQLMesh and sqlglot parse on
-    every load and render. Bound, the operand is one column of the level below (`b.<name>`); the
-    engines compute the same values (every step is deterministic)."""
+    every load and render. Bound are a cast's derived operand and a casting step's result that a
+    later step reads (its marker reads it too); each is one column of the level below
+    (`b.<name>`), and the engines compute the same values (every step is deterministic)."""
 
     def __init__(self, sp: Spelling) -> None:
         self.sp = sp
@@ -180,8 +181,8 @@ class Steps:
 def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool, bind=None) -> tuple[str, str | None]:
     """The column's value expression and its coercion marker (None when nothing can fail).
 
-    `bind` (`Steps.binder`) takes a derived value a cast is about to read and returns the column
-    it is computed in; without it every value is spelled inline."""
+    `bind` (`Steps.binder`) takes a derived value that is read more than once and returns the
+    column it is computed in; without it every value is spelled inline."""
     head = f"{alias}.{sp.ident(src.path[0])}"
     markers = []
     if len(src.path) > 1:
@@ -190,28 +191,29 @@ def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool, bind=Non
     else:
         expr = sp.cast(head, "string", False)
     current = "string"
-    depth = 0
+    bound: list[str] = []
 
     def once(value: str) -> str:
-        # a value read by a cast and its marker: bound when it is derived (a bronze column's own
-        # text is short; repeating it costs nothing)
-        nonlocal depth
-        if bind is None or value == sp.cast(head, "string", False):
+        # a value read more than once: bound when it is derived (a bronze column's own text is
+        # short; repeating it costs nothing) and not bound already
+        if bind is None or value == sp.cast(head, "string", False) or value in bound:
             return value
-        depth += 1
-        return bind(value, depth - 1)
+        bound.append(bind(value, len(bound)))
+        return bound[-1]
 
-    for step in src.steps:
+    for index, step in enumerate(src.steps):
         if step.name in ARITHMETIC and not is_number(current):
             # a text operand is read as a number first; a value that is none is a coercion failure
             before = expr = once(expr)
-            expr, current = sp.cast(expr, OPERAND, safe), OPERAND
+            expr, current = once(sp.cast(expr, OPERAND, safe)), OPERAND  # read by its marker and the step
             markers.append(sp.coercion_failed(before, expr))
         if step.spec.casts:
             expr = once(expr)
         before = expr
         expr, current = lower_step(sp, expr, step, current, safe)
         if step.spec.casts:
+            if index < len(src.steps) - 1 or current != src.target_type:
+                expr = once(expr)  # its marker reads it, and so does the step after it
             markers.append(sp.coercion_failed(before, expr))
     if current != src.target_type:
         before = expr = once(expr)
