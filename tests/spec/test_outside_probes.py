@@ -211,6 +211,17 @@ def test_the_reject_raw_payload_reads_the_bronze_row_by_an_alias_no_column_shado
         assert f"{sp.bronze(mapping.source)} as {sp.row_alias}" in sql.replace("AS", "as"), sql
 
 
+def test_a_bronze_column_named_like_a_step_column_is_refused(write_spec) -> None:
+    """A mapping's select computes a chain's steps in `_assay_step_<i>_<n>` columns beside bronze's
+    own (decision 1163): a bronze column of that name would be two columns of one name."""
+    mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace(
+        '"$._source_row_id"]', '"$._source_row_id", "$._Assay_Step_1_0"]')
+    found = _found(write_spec, {"mapping_customer.yaml": mapping})
+    assert [(f, code) for f, _ln, code, _m in found] == [("mapping_customer.yaml", "SPEC_INVALID")], found
+    assert found[0][3].startswith("mapping `raw_customers` into `customer` names the bronze column `_Assay_Step_1_0`; names "
+                                  "that start with `_assay_step_` are the columns assay computes"), found[0][3]
+
+
 def test_a_field_or_bronze_column_named_like_the_row_alias_is_refused(write_spec) -> None:
     entity = (write_spec({}) / "entity_customer.yaml").read_text().replace("      tier: {type: int}\n", "      tier: {type: int}\n      bronze_row: {type: string}\n")
     mapping = (write_spec({}) / "mapping_customer.yaml").read_text().replace('"$._source_row_id"]', '"$._source_row_id", "$.bronze_row"]')

@@ -28,6 +28,9 @@ DEDUPE_TAIL = ("_source_row_id", "_load_id", "_mapping")
 # column of that name, in the staged model or in bronze, would be read instead of the row, so
 # validation reserves it as a field name and as a bronze column a mapping names.
 BRONZE_ROW_ALIAS = "bronze_row"
+# The prefix of the columns a mapping's select computes a chain's steps in, beside bronze's own
+# (`lower.fields.Steps`, decision 1163): a bronze column of that name would collide with one.
+STEP_COLUMN_PREFIX = "_assay_step_"
 
 
 @dataclass(frozen=True, order=True)

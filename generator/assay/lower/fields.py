@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ..ir.model import FieldSource
+from ..ir.model import STEP_COLUMN_PREFIX, FieldSource
 from ..spec.transforms import Step, is_numeric
 from .instants import text_to_instant
 from .spelling import Spelling, Sql
@@ -162,7 +162,7 @@ class Steps:
         def bind(expr: str, depth: int) -> str:
             while len(self.levels) <= depth:
                 self.levels.append([])
-            name = f"_assay_step_{column}_{depth}"
+            name = f"{STEP_COLUMN_PREFIX}{column}_{depth}"
             self.levels[depth].append(self.sp.sql("{} as {}", expr, name))
             return f"b.{name}"
         return bind

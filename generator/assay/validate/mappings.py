@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..duration import Duration
 from ..errors import Diagnostic
-from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS
+from ..ir.model import BRONZE_ROW_ALIAS, INGESTION_COLUMNS, STEP_COLUMN_PREFIX
 from ..spec.standins import key_unread
 from ..spec.transforms import output_type, parse_step
 from ..identifiers import IDENTIFIER_RULE, is_identifier
@@ -132,6 +132,14 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
             file,
             min(reading) if reading else m.line("unmapped"),
             f"{where} names the bronze column `{BRONZE_ROW_ALIAS}`, the name a reject row's `raw` payload reads the whole bronze row by; the column would be read instead of the row. Rename the column in bronze (or load it under another name).",
+        )
+    for c in sorted(c for c in read_columns | unmapped_cols if c.lower().startswith(STEP_COLUMN_PREFIX)):
+        reading = [fm.line("from") for fm in list(m.key.values()) + list(m.fields.values()) if (parse_path(fm.from_) or ("",))[0] == c]
+        ctx.report(
+            file,
+            min(reading) if reading else m.line("unmapped"),
+            f"{where} names the bronze column `{c}`; names that start with `{STEP_COLUMN_PREFIX}` are the columns assay computes "
+            "a field's transforms in, beside bronze's own (decision 1163). Rename the column in bronze (or load it under another name).",
         )
     # ingestion metadata and redaction
     needs_meta = ent.dedupe is not None or ent.quarantine is not None
