@@ -355,3 +355,23 @@ def test_a_referential_rules_name_too_long_is_shortened_at_its_relationship(writ
     entity = (write_spec({}) / "entity_orders.yaml").read_text().replace("order_customer", long_rel)
     found = _found(write_spec, {"entity_orders.yaml": entity})
     assert len(found) == 1 and found[0][3].endswith("shorten the relationship's name."), found
+
+
+def test_an_assert_clause_records_only_a_contract_a_value_can_meet(write_spec) -> None:
+    """`assert:` routes no row, but its bounds are recorded as the column's contract; one that is no
+    value of the field's type, bounds no value satisfies, or a bound on text is refused where it is
+    written (every problem at once). A regex is recorded as written: nothing evaluates it."""
+    entity = (write_spec({}) / "entity_customer.yaml").read_text().replace(
+        "      tier: {type: int}\n",
+        "      tier: {type: int, assert: {min: 10, max: 2}}\n"
+        "      born: {type: date, assert: {min: \"2026-13-01\"}}\n"
+        "      seen: {type: timestamp, assert: {min: \"2026-01-01T00:00:00Z\", max: \"2027-01-01\"}}\n"
+        "      name: {type: string, assert: {max: 5, regex: \"[a-\"}}\n")
+    found = _found(write_spec, {"entity_customer.yaml": entity})
+    assert [(ln, code) for _f, ln, code, _m in found] == [
+        (8, "SPEC_INVALID"), (9, "SPEC_INVALID"), (11, "SPEC_INVALID")], found
+    messages = [m for *_x, m in found]
+    assert messages[0] == ("`assert` of field `tier` of entity `customer` has `min: 10` above `max: 2`, which no value "
+                           "satisfies; swap them."), messages[0]
+    assert messages[1] == "`min` of `assert` of field `born` of entity `customer`: '2026-13-01' is not an ISO date; write YYYY-MM-DD."
+    assert messages[2].startswith("`assert` of field `name` of entity `customer` has `max: 5`; a bound compares numbers"), messages[2]

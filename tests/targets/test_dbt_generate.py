@@ -226,10 +226,10 @@ def test_field_asserts_are_recorded_as_column_metadata(tmp_path):
     entities = spec / "entities.yml"
     entities.write_text(entities.read_text().replace(
         '      discount: {type: "decimal(12,2)"}',
-        '      discount: {type: "decimal(12,2)", assert: {min: 0, max: "{{ 9 }}", enum: [1, 2], not_null: true}}'))
+        '      discount: {type: "decimal(12,2)", assert: {min: 0, max: 9, enum: [1, "{{ 9 }}"], not_null: true}}'))
     project = load_project(spec)
     props = yaml.safe_load(generate_dbt(project)["models/assay/order/_order.yml"])
     column = next(c for m in props["models"] for c in m["columns"] if c["name"] == "discount")
-    assert column["config"]["meta"]["assert"] == {"enum": [1, 2], "max": '{{ "{" }}{ 9 }}', "min": 0, "not_null": True}
+    assert column["config"]["meta"]["assert"] == {"enum": [1, '{{ "{" }}{ 9 }}'], "max": 9, "min": 0, "not_null": True}
     model = sqlmesh_files(project)["models/assay/order/order.sql"]
-    assert "assert: enum [1, 2], max {{ 9 }}, min 0, not_null True" in model.replace("{ {", "{{")
+    assert "assert: enum [1, ''{{ 9 }}''], max 9, min 0, not_null True" in model.replace("{ {", "{{")

@@ -13,8 +13,8 @@ from ..privacy import PII
 from .expressions import (parse_expression, private_problems, qualified_columns, referenced_columns, type_mismatches,
                           unknown_functions)
 from ..redaction import normalized
-from .mappings import parse_path
-from .types import SIMPLE_TYPES, TYPE_ADVICE, normalize_type
+from .mappings import check_bounds, parse_path
+from .types import SIMPLE_TYPES, TYPE_ADVICE, is_numeric, is_temporal, normalize_type
 
 NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")  # the identifier rule, lower-case (decision 0900); used with fullmatch
 RESERVED_FIELDS = ("_quality_flags", "_quality_ok", "_load_id", "_ingested_at", "_source_row_id", "has_quality_flags", "_mapping", BRONZE_ROW_ALIAS)
@@ -76,6 +76,8 @@ def _check_entity(ctx: Context, file: str, name: str, ent) -> None:
                 fld.line("type"),
                 f"field `{col}` of {where} has type `{fld.type}`.{_type_hint(fld.type)} {TYPE_ADVICE}",
             )
+        if fld.assert_ is not None:
+            _check_assert(ctx, file, f"`assert` of field `{col}` of {where}", fld)
     # key
     seen = set()
     for i, k in enumerate(() if key_unread(ent.key) else ent.key):
@@ -177,3 +179,19 @@ def _check_referential(ctx: Context, file: str, name: str, ent, rule, line: int)
                 # Dedupe runs before the rules, on the delivered keys: two orphans that differ
                 # only in this column would both be kept and then share one rewritten key.
                 ctx.report(file, rule.line("on_missing"), f"{where} uses `on_missing: unknown_member`, which rewrites `{fk}` to the text `__unknown__`, and `{fk}` is part of the key of `{name}`: two orphans that differ only there would publish one key twice. Use `on_missing: quarantine` or `flag`, or take `{fk}` out of `key:`.")
+
+
+def _check_assert(ctx: Context, file: str, what: str, fld) -> None:
+    """An `assert:` clause routes no row, but what it records is read as the field's contract
+    (the column's metadata in dbt and SQLMesh): a bound that is no value of the field's type, or
+    bounds no value satisfies, would record a contract nobody can hold to. `enum:` and `regex:` are
+    recorded as written: no engine evaluates them."""
+    a, column_type = fld.assert_, normalize_type(fld.type)
+    if column_type is None or (a.min is None and a.max is None):
+        return  # a type that does not parse is reported at the field's type
+    if not (is_numeric(column_type) or is_temporal(column_type)):
+        key = "min" if a.min is not None else "max"
+        ctx.report(file, a.line(key), f"{what} has `{key}: {getattr(a, key)}`; a bound compares numbers, dates or timestamps, "
+                                      f"and the field is {column_type}. Take the bound out, or use `enum:` or `regex:`.")
+        return
+    check_bounds(ctx, file, a, what, column_type)

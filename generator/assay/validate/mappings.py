@@ -222,6 +222,25 @@ def _check_thresholds(ctx: Context, file: str, m, where: str) -> None:
 BOUND_STAND_INS = ("int", "timestamp", "date")
 
 
+def check_bounds(ctx: Context, file: str, node, what: str, column_type: str) -> dict:
+    """The `min` and `max` of `node` (a range rule, an `assert:` clause) read as values of a number,
+    date or timestamp column: {key: exact text}; a bound that is none, and bounds no value
+    satisfies, are reported where they are written."""
+    bounds = {}
+    for key in ("min", "max"):
+        value = getattr(node, key)
+        if value is None:
+            continue
+        text, bad = parse_bound(value, column_type)
+        if bad:
+            ctx.report(file, node.line(key), f"`{key}` of {what}: {bad}.")
+        else:
+            bounds[key] = text
+    if "min" in bounds and "max" in bounds and not compare_bounds(bounds["min"], bounds["max"], column_type):
+        ctx.report(file, node.line("max"), f"{what} has `min: {node.min}` above `max: {node.max}`, which no value satisfies; swap them.")
+    return bounds
+
+
 def _check_bound_order(ctx: Context, file: str, rule, what: str) -> None:
     """Refuse `min` above `max` of a range on a column whose type is unknown, when both bounds read
     as one orderable family; bounds that read as none are left to be judged once the type parses."""
@@ -269,19 +288,7 @@ def _check_field_rules(ctx: Context, file: str, where: str, m, ent, col: str, fm
             if not (is_numeric(column_type) or is_temporal(column_type)):
                 ctx.report(file, line, f"{what} compares values, and `{col}` is {column_type}; a range applies to numbers, dates and timestamps. Use `length` or `in_set` for text.")
                 continue
-            bounds = {}
-            for key in ("min", "max"):
-                value = getattr(rule, key)
-                if value is None:
-                    continue
-                text, bad = parse_bound(value, column_type)
-                if bad:
-                    ctx.report(file, rule.line(key), f"`{key}` of {what}: {bad}.")
-                else:
-                    bounds[key] = text
-            ctx.keep(rule, "bounds", dict(bounds))
-            if "min" in bounds and "max" in bounds and not compare_bounds(bounds["min"], bounds["max"], column_type):
-                ctx.report(file, rule.line("max"), f"{what} has `min: {rule.min}` above `max: {rule.max}`, which no value satisfies; swap them.")
+            ctx.keep(rule, "bounds", check_bounds(ctx, file, rule, what, column_type))
         elif kind == "length":
             if rule.min is None and rule.max is None:
                 ctx.report(file, line, f"{what} has neither `min` nor `max`; write at least one bound.")
