@@ -184,19 +184,20 @@ def lower_field(sp: Spelling, src: FieldSource, alias: str, safe: bool, bind=Non
     `bind` (`Steps.binder`) takes a derived value that is read more than once and returns the
     column it is computed in; without it every value is spelled inline."""
     head = f"{alias}.{sp.ident(src.path[0])}"
+    raw_text = sp.cast(head, "string", False)
     markers = []
     if len(src.path) > 1:
         expr, marker = json_path_read(sp, head, src.path[1:], safe)
         markers += [marker] if marker else []
     else:
-        expr = sp.cast(head, "string", False)
+        expr = raw_text
     current = "string"
     bound: list[str] = []
 
     def once(value: str) -> str:
         # a value read more than once: bound when it is derived (a bronze column's own text is
         # short; repeating it costs nothing) and not bound already
-        if bind is None or value == sp.cast(head, "string", False) or value in bound:
+        if bind is None or value == raw_text or value in bound:
             return value
         bound.append(bind(value, len(bound)))
         return bound[-1]

@@ -126,21 +126,18 @@ def _check_mapping(ctx: Context, file: str, m) -> None:
         ctx.out.append(Diagnostic(file, m.line("unmapped"), f"`$.{c}` is listed under `unmapped:` of {where}, and field "
                                   f"`{whole[c]}` reads it; take it out of `unmapped:`, which lists the bronze columns "
                                   "no field reads.", "SPEC_UNMAPPED_READ", severity="warning"))
-    if BRONZE_ROW_ALIAS in read_columns | unmapped_cols:
-        reading = [fm.line("from") for fm in list(m.key.values()) + list(m.fields.values()) if (parse_path(fm.from_) or ("",))[0] == BRONZE_ROW_ALIAS]
-        ctx.report(
-            file,
-            min(reading) if reading else m.line("unmapped"),
-            f"{where} names the bronze column `{BRONZE_ROW_ALIAS}`, the name a reject row's `raw` payload reads the whole bronze row by; the column would be read instead of the row. Rename the column in bronze (or load it under another name).",
-        )
-    for c in sorted(c for c in read_columns | unmapped_cols if c.lower().startswith(STEP_COLUMN_PREFIX)):
+    # bronze column names that assay's own SQL reads beside bronze's columns (sentences end alike)
+    reserved = {BRONZE_ROW_ALIAS: "the name a reject row's `raw` payload reads the whole bronze row by; the column would be read instead of the row"}
+    reserved.update((c, f"names that start with `{STEP_COLUMN_PREFIX}` are the columns assay computes a field's transforms in, "
+                        "beside bronze's own (decision 1163)")
+                    for c in read_columns | unmapped_cols if c.lower().startswith(STEP_COLUMN_PREFIX))
+    for c, why in sorted(reserved.items()):
+        if c not in read_columns | unmapped_cols:
+            continue
         reading = [fm.line("from") for fm in list(m.key.values()) + list(m.fields.values()) if (parse_path(fm.from_) or ("",))[0] == c]
-        ctx.report(
-            file,
-            min(reading) if reading else m.line("unmapped"),
-            f"{where} names the bronze column `{c}`; names that start with `{STEP_COLUMN_PREFIX}` are the columns assay computes "
-            "a field's transforms in, beside bronze's own (decision 1163). Rename the column in bronze (or load it under another name).",
-        )
+        sep = ", " if c == BRONZE_ROW_ALIAS else "; "
+        ctx.report(file, min(reading) if reading else m.line("unmapped"),
+                   f"{where} names the bronze column `{c}`{sep}{why}. Rename the column in bronze (or load it under another name).")
     # ingestion metadata and redaction
     needs_meta = ent.dedupe is not None or ent.quarantine is not None
     named = read_columns | unmapped_cols
