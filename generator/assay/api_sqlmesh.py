@@ -63,14 +63,30 @@ def environment_statement(meta_schema: str = "assay_meta") -> str:
     return f"@assay_record_environment('{meta_schema}')"
 
 
-def records_environment(project_dir: Path | str) -> bool:
-    """Whether the project's config names `@assay_record_environment` (read as text: a config.py
-    builds its statements in Python, so the name is all that can be looked for)."""
+def errors_statement(meta_schema: str = "assay_meta") -> str:
+    """The `after_all` statement that records each entity whose own model errored in a plan or run,
+    as dbt's hook records it (decision 1164)."""
+    return f"@assay_record_errored_models('{meta_schema}')"
+
+
+def _config_names(project_dir: Path | str, macro: str) -> bool:
+    """Whether the project's config names `macro` (read as text: a config.py builds its statements
+    in Python, so the name is all that can be looked for)."""
     for name in CONFIG_FILES:
         path = Path(project_dir) / name
-        if path.exists() and "assay_record_environment" in path.read_text(encoding="utf-8", errors="replace"):
+        if path.exists() and macro in path.read_text(encoding="utf-8", errors="replace"):
             return True
     return False
+
+
+def records_environment(project_dir: Path | str) -> bool:
+    """Whether the project's config names `@assay_record_environment` (decision 0936)."""
+    return _config_names(project_dir, "assay_record_environment")
+
+
+def records_errors(project_dir: Path | str) -> bool:
+    """Whether the project's config names `@assay_record_errored_models` (decision 1164)."""
+    return _config_names(project_dir, "assay_record_errored_models")
 
 
 def environment_meta(project_dir: Path | str) -> Optional[str]:
@@ -92,6 +108,7 @@ def duckdb_config(database: str = "warehouse.duckdb", dialect: str = "duckdb", m
     """A minimal SQLMesh config.yaml for a local DuckDB warehouse (tests, demos)."""
     return (
         f'before_all:\n  - "{environment_statement(meta_schema)}"\n'
+        f'after_all:\n  - "{errors_statement(meta_schema)}"\n'
         "gateways:\n"
         "  local:\n"
         "    connection:\n"
@@ -111,7 +128,8 @@ def postgres_config(host: str, port: int, user: str, password: str, database: st
     plan and run; the macros read the server version from the connection.
     """
     pg15 = '  - "@assay_install_functions()"\n' if version_num < 160000 else ""
-    return f'before_all:\n{pg15}  - "{environment_statement(meta_schema)}"\n' + (
+    return (f'before_all:\n{pg15}  - "{environment_statement(meta_schema)}"\n'
+            f'after_all:\n  - "{errors_statement(meta_schema)}"\n') + (
         "gateways:\n"
         "  pg:\n"
         "    connection:\n"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from sqlmesh.core.macros import macro
 
-from . import audits, casts, check_audits, checks, environments, flags, json_text, stopped_counts, temporal, text
+from . import audits, casts, check_audits, checks, environments, flags, json_text, model_errors, stopped_counts, temporal, text
 from ._core import AssayMacroError, dialect_of
 from .audits import (
     assay_coverage_violations,
@@ -30,6 +30,7 @@ from .audits import (
 from .check_audits import assay_check_failures
 from .checks import assay_continuity_gap, assay_record_declared_checks, assay_record_sql_check
 from .environments import assay_record_environment
+from .model_errors import assay_model_begins, assay_model_ends, assay_record_errored_models
 from .stopped_counts import assay_mart_table, assay_record_stopped_counts
 from .casts import assay_cast, assay_coercion_failed, assay_install_functions, assay_try_cast
 from .flags import (
@@ -48,7 +49,8 @@ from .text import assay_byte_order, assay_char_length, assay_charset_violates, a
 
 __version__ = "0.1.0"
 
-MODULES = (audits, casts, check_audits, checks, environments, flags, json_text, stopped_counts, temporal, text)
+MODULES = (audits, casts, check_audits, checks, environments, flags, json_text, model_errors, stopped_counts, temporal,
+           text)
 
 
 def macros() -> dict:

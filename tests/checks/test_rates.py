@@ -219,7 +219,7 @@ def test_the_printed_rate_rounds_up_and_agrees_with_the_verdict():
 
 def test_an_entity_with_thresholds_only_gets_the_checks_machinery_on_both_targets(tmp_path):
     from assay.targets.dbt.declared_checks import declared_macro, results_model_sql
-    from assay.targets.sqlmesh.checks import model_tail, staged_tail
+    from assay.targets.sqlmesh.checks import inline_audits, post_statements, staged_tail
     from assay.targets.sqlmesh.spelling import SqlmeshSpelling
 
     project, diagnostics, _ = compile_items(tmp_path, thresholds="    thresholds: {max_quarantine_rate: \"0.1\", on_breach: fail}")
@@ -232,7 +232,7 @@ def test_an_entity_with_thresholds_only_gets_the_checks_machinery_on_both_target
     assert results_model_sql(project, "-- header") is not None
     # SQLMesh: a blocking audit of its own, and the staged model's recorder counts its own table
     low = SqlmeshSpelling("duckdb", project)
-    tail = model_tail(item, project, low)
+    tail = "\n".join(post_statements(item, project, low) + inline_audits(item, project, low))
     assert "name assay_check__quarantine_rate" in tail and "blocking TRUE" in tail
     assert "FROM silver.item__staged" in tail
     assert "FROM @this_model\n" in staged_tail(item, project, low).replace("\r", "")

@@ -163,8 +163,8 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool, as_json: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
     from ..api import target_warnings
-    from ..api_sqlmesh import (environment_meta, environment_statement, generate_sqlmesh_project, is_sqlmesh_project,
-                               records_environment)
+    from ..api_sqlmesh import (environment_meta, environment_statement, errors_statement, generate_sqlmesh_project,
+                               is_sqlmesh_project, records_environment, records_errors)
     from ..errors import openable
 
     if not is_sqlmesh_project(project_dir):
@@ -200,6 +200,12 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
                    f"\"{environment_statement(p.schema('meta'))}\" to its before_all statements, or "
                    "`assay table get` reads a failed plan of a development environment as prod's "
                    "(docs/sqlmesh.md, Environments)", err=True)
+    if not as_json and not records_errors(project_dir):
+        # Without it a model whose SQL errors leaves no trace, and `table get` says published (1164).
+        click.echo(f"note: the config does not record a model whose SQL errors; add "
+                   f"\"{errors_statement(p.schema('meta'))}\" to its after_all statements, or "
+                   "`assay table get` reads an entity whose model errored as published "
+                   "(docs/sqlmesh.md, \"A model that errors\")", err=True)
     landing = (f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
                f"bronze is read from {p.schema('bronze')}")
     next_step = build_command(project_dir)

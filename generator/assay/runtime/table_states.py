@@ -50,8 +50,9 @@ NOT_WRITTEN = "not_written"  # a SQLMesh build stopped on the staged model, befo
 # same invocation: `upstream_failed: <entity>`, `and N more` after it when several (decision 0940).
 UPSTREAM_FAILED = "upstream_failed"
 _UPSTREAM = UPSTREAM_FAILED + ": "
-# The why of a dbt build that skipped the table because one of its own models errored (its staged
-# or reject model: a database error, not a check): `node_errored: <model>`.
+# The why of a build that did not write the table because one of its own models errored (its
+# staged, reject or entity model: a database error, not a check): `node_errored: <model>`, recorded
+# by dbt's on-run-end hook (decision 0940) and SQLMesh's after_all statement (decision 1164).
 NODE_ERRORED = "node_errored"
 _ERRORED = NODE_ERRORED + ": "
 READ_ONLY = "not built by this project"
@@ -165,7 +166,7 @@ def _upstream(ev: Optional[tuple]) -> Optional[str]:
 
 
 def _errored_node(ev: Optional[tuple]) -> Optional[str]:
-    """The model of the table's own whose error made dbt skip it (why `node_errored: <model>`); None
+    """The model of the table's own whose error left it unwritten (why `node_errored: <model>`); None
     for any other event."""
     return _named_by(ev, _ERRORED)
 
@@ -511,6 +512,11 @@ def event_line(ev: dict[str, Any], environment: Optional[str] = None) -> str:
     return f"  {ev['at']}  {ev['event']}  run {ev['run']}{where}{check}{why}"
 
 
+def _log_of(run: Optional[str]) -> str:
+    """Where the engine's own message of a failed run is: SQLMesh's output or dbt's log."""
+    return "SQLMesh's output" if str(run or "").startswith(SQLMESH_RUN_PREFIXES) else "dbt's log"
+
+
 def _upstream_because(t: dict[str, Any]) -> str:
     """Why a build skipped a table for an upstream entity (`upstream`, `check`, `check_table`), or
     for a checked bronze relation it extracts from (`schema.table`: an entity's name has no dot),
@@ -519,7 +525,7 @@ def _upstream_because(t: dict[str, Any]) -> str:
         return (f"because a blocking check of {t['upstream']}, which it reads, did not pass in that run "
                 f"(assay checks {t['run']} names it)")
     return f"because its upstream entity {t['upstream']} " + (
-        "failed in that run (dbt's log says why)" if not t.get("check")
+        f"failed in that run ({_log_of(t['run'])} says why)" if not t.get("check")
         else f"did not pass check {t['check']}" if t.get("check_table") == t["upstream"]
         else f"was not written ({t['check_table']} did not pass check {t['check']})")
 
@@ -539,7 +545,7 @@ def line(t: dict[str, Any]) -> str:
                     "the previous version is still published")
         return f"{t['table']}: not published: run {t['run']} did not write it {because}"
     if t.get("why") == NODE_ERRORED and t["state"] in ("set_back", "not_published"):
-        because = f"its model {t['node']} errored (dbt's log says why)"
+        because = f"its model {t['node']} errored ({_log_of(t['run'])} says why)"
         if t["state"] == "set_back":
             return (f"{t['table']}: set back by the latest build (run {t['run']}): it was not written: {because}; "
                     "the previous version is still published")

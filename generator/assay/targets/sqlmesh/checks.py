@@ -208,12 +208,6 @@ def inline_audits(entity: Entity, project: Project, low: SqlmeshSpelling) -> lis
     return out
 
 
-def model_tail(entity: Entity, project: Project, low: SqlmeshSpelling) -> str:
-    """What follows the model's query: the recording post-statements and the inline audits."""
-    parts = post_statements(entity, project, low) + inline_audits(entity, project, low)
-    return ";\n\n".join(parts) + (";\n" if parts else "")
-
-
 def failed_rules_recorder(entity: Entity, project: Project, low: SqlmeshSpelling, rules: list[str],
                           flags_column: str) -> str:
     """The staged model's recorder of a build its `fail` rule audits are about to stop: it reads

@@ -23,8 +23,9 @@ from ...lower.rejects import COLUMNS as REJECT_COLUMNS, Prior, reject_query
 from . import naming
 from .spelling import SqlmeshSpelling
 from .modelblock import model_block
+from .model_errors import watched
 from .project_files import flag_audit_name
-from .checks import INDENT, _indent, audit_names, model_tail, results_relation
+from .checks import INDENT, _indent, audit_names, inline_audits, post_statements, results_relation
 
 # Flag-array column type per model dialect (the macros' flags_type, which this package cannot
 # import without importing SQLMesh).
@@ -133,10 +134,14 @@ def entity_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
     if conservation:
         # first, as the audit is first: a stopped build names the law before any check
         query = query.rstrip().rstrip(";") + ";\n\n" + _conservation_recorder(entity, project, low, conservation[0]) + ";\n"
-    tail = model_tail(entity, project, low)
-    if tail:
-        # Checks (000, 002): recorded by post-statements, judged by one inline audit each.
-        query = query.rstrip().rstrip(";") + ";\n\n" + tail
+    # Checks (000, 002): recorded by post-statements, judged by one inline audit each.
+    recorders = post_statements(entity, project, low)
+    if recorders:
+        query = query.rstrip().rstrip(";") + ";\n\n" + ";\n\n".join(recorders) + ";\n"
+    query = watched(entity, name, low, query)
+    checks = inline_audits(entity, project, low)
+    if checks:
+        query = query.rstrip() + "\n\n" + ";\n\n".join(checks) + ";\n"
     if audits:
         query = query.rstrip().rstrip(";") + ";\n\n" + _inline(entity, audits, low)
     return "\n".join([header, block, "", query])
@@ -186,4 +191,4 @@ def reject_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         columns=_reject_columns(low),
     )
     query = reject_query(low, entity, Prior(this), resolve=True)
-    return "\n".join([header, block, "", query])
+    return "\n".join([header, block, "", watched(entity, this, low, query)])

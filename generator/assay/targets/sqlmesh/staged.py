@@ -16,6 +16,7 @@ from ...lower.staged import BRONZE_SEEN, staged_query, staged_relation
 from . import naming
 from .checks import THIS, staged_tail
 from .mart import stopped_counts_recorder
+from .model_errors import watched
 from .modelblock import audit_call, model_block
 from .project_files import bronze_audits
 from .spelling import SqlmeshSpelling
@@ -111,4 +112,4 @@ def staged_sql(entity: Entity, project: Project, low: SqlmeshSpelling, header: s
         # a build the audits below stop is recorded here (0932), with the entity's checks when
         # the key audit stops it (0921)
         query = query.rstrip().rstrip(";") + ";\n\n" + tail
-    return "\n".join([header, block, "", query])
+    return "\n".join([header, block, "", watched(entity, naming.staged(project, entity), low, query)])

@@ -14,6 +14,8 @@ MODEL (
   )
 );
 
+@assay_model_begins('q_code', 'q_code');
+
 SELECT
   code_id,
   code_flag,
@@ -73,6 +75,8 @@ WHERE _route = 'kept';
       OR open_rejects <> diverted_rows
   )
 );
+
+@assay_model_ends('q_code');
 
 AUDIT (
   name assay_conservation,

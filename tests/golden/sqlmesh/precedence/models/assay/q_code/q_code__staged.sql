@@ -12,6 +12,8 @@ MODEL (
   )
 );
 
+@assay_model_begins('q_code', 'q_code__staged');
+
 WITH extracted AS (
   SELECT
     'q__codes' AS _mapping,
@@ -173,3 +175,5 @@ FROM judged;
     FROM counts
   )
 );
+
+@assay_model_ends('q_code__staged');

@@ -13,6 +13,8 @@ MODEL (
   )
 );
 
+@assay_model_begins('q_dup', 'q_dup');
+
 SELECT
   group_id,
   status,
@@ -71,6 +73,8 @@ WHERE _route = 'kept';
       OR open_rejects <> diverted_rows
   )
 );
+
+@assay_model_ends('q_dup');
 
 AUDIT (
   name assay_conservation,

@@ -12,6 +12,8 @@ MODEL (
   )
 );
 
+@assay_model_begins('q_dup', 'q_dup__staged');
+
 WITH extracted AS (
   SELECT
     'q__dups' AS _mapping,
@@ -156,3 +158,5 @@ FROM judged;
     FROM counts
   )
 );
+
+@assay_model_ends('q_dup__staged');

@@ -12,6 +12,8 @@ MODEL (
   )
 );
 
+@assay_model_begins('q_line', 'q_line');
+
 SELECT
   order_id,
   line_no,
@@ -73,6 +75,8 @@ WHERE _route = 'kept';
       OR open_rejects <> diverted_rows
   )
 );
+
+@assay_model_ends('q_line');
 
 AUDIT (
   name assay_conservation,

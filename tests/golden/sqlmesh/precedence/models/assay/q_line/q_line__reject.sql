@@ -25,6 +25,8 @@ MODEL (
   )
 );
 
+@assay_model_begins('q_line', 'q_line__reject');
+
 WITH diverted AS (
   SELECT
     @assay_reject_id('q__lines', s._source_row_id) AS reject_id,
@@ -105,4 +107,6 @@ SELECT
   @assay_run_id() AS last_run_id
 FROM prior AS p
 INNER JOIN resolving AS r ON r.source_relation = p.source_relation AND r.mapping = p.mapping AND r._source_row_id = p._source_row_id
-WHERE p.resolved_at IS NULL
+WHERE p.resolved_at IS NULL;
+
+@assay_model_ends('q_line__reject');

@@ -11,6 +11,8 @@ MODEL (
   )
 );
 
+@assay_model_begins('q_line', 'q_line__staged');
+
 WITH extracted AS (
   SELECT
     'q__lines' AS _mapping,
@@ -180,3 +182,5 @@ FROM judged;
     FROM counts
   )
 );
+
+@assay_model_ends('q_line__staged');

@@ -1,0 +1,123 @@
+"""An entity's model whose SQL errors is recorded as a failed build (decision 1164).
+
+Every other stop of a SQLMesh build is an audit, and assay's recorders run just before it. A
+model whose own SQL fails (bronze lost a column the mapping reads, a type the engine refuses)
+runs no statement after the failing one, and SQLMesh rolls the model's transaction back, so
+nothing inside the model can record it; dbt's on-run-end hook records the same failure as
+``TABLE_BUILD_FAILED`` ``node_errored: <model>`` (decision 0940).
+
+SQLMesh runs the config's ``after_all`` statements in a ``finally`` once the plan or run has
+evaluated what it could, failed or not, in the same process, under the same correlation id (the
+run id every recorder writes). So:
+
+- each model of an entity that is its own build (the staged, reject and entity models; a type-2
+  entity's ``__current``) opens with ``@assay_model_begins('<table>', '<model>')`` and closes,
+  after its last post-statement, with ``@assay_model_ends('<model>')``: both only count, in this
+  process, per run id (nothing is written: a model that succeeds costs no query);
+- ``@assay_record_errored_models('<meta schema>')`` in the config's ``after_all`` appends, for
+  each table one of whose models began more often than it ended in this run, one
+  ``TABLE_BUILD_FAILED`` with no check and why ``node_errored: <model>`` (the first such model
+  in the order the entity's models run), unless a recorder already recorded a failed build of the
+  table in this run (an audit's stop comes first). ``assay.runtime.table_states`` reads it as it
+  reads dbt's.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+from sqlglot import exp
+from sqlmesh import macro
+
+from ._core import dialect_of, string_arg
+
+#: {run id: {model: [table, began, ended, order of the first begin]}} of this process's runs.
+_MODELS: dict[str, dict[str, list]] = {}
+_LOCK = threading.Lock()
+
+
+def _run_id(evaluator) -> Optional[str]:
+    """The correlation id of the plan or run evaluating (``SQLMESH_PLAN: ...``); None when nothing
+    runs (loading the project, rendering)."""
+    adapter = getattr(evaluator, "locals", {}).get("engine_adapter")
+    correlation = getattr(adapter, "correlation_id", None)
+    return None if correlation is None else str(correlation)
+
+
+def _count(evaluator, model: str, table: Optional[str], began: int, ended: int) -> None:
+    run = _run_id(evaluator)
+    if run is None:
+        return
+    with _LOCK:
+        seen = _MODELS.setdefault(run, {})
+        entry = seen.setdefault(model, [table, 0, 0, len(seen)])
+        if table is not None:
+            entry[0] = table
+        entry[1] += began
+        entry[2] += ended
+
+
+@macro()
+def assay_model_begins(evaluator, table_name, model_name) -> None:
+    """A pre-statement: this run starts writing ``model_name``, one of ``table_name``'s own models.
+    Counts in this process only; renders no statement.
+
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> lit_ = exp.Literal.string
+    >>> assay_model_begins(MacroEvaluator(), lit_("order"), lit_("order__staged")) is None
+    True
+    """
+    _count(evaluator, string_arg(model_name, "the model name"), string_arg(table_name, "the table name"), 1, 0)
+    return None
+
+
+@macro()
+def assay_model_ends(evaluator, model_name) -> None:
+    """The last post-statement: this run wrote ``model_name`` (its audits run after it).
+
+    >>> from sqlmesh.core.macros import MacroEvaluator
+    >>> assay_model_ends(MacroEvaluator(), exp.Literal.string("order__staged")) is None
+    True
+    """
+    _count(evaluator, string_arg(model_name, "the model name"), None, 0, 1)
+    return None
+
+
+def errored(run_id: str) -> list[tuple[str, str]]:
+    """(table, model) of each table whose model began in ``run_id`` more often than it ended, the
+    first such model of the table in the order they began; forgets the run."""
+    with _LOCK:
+        seen = _MODELS.pop(run_id, {})
+    found: dict[str, tuple[int, str]] = {}
+    for model, (table, began, ended, order) in seen.items():
+        if table is not None and began > ended and (table not in found or order < found[table][0]):
+            found[table] = (order, model)
+    return sorted((table, model) for table, (_order, model) in found.items())
+
+
+@macro()
+def assay_record_errored_models(evaluator, meta_schema=None) -> exp.Expr:
+    """An ``after_all`` statement: record each table of this run whose own model errored (see the
+    module docstring). Renders ``SELECT 1`` when there is nothing to record.
+
+    >>> from assay_sqlmesh import render_sql
+    >>> render_sql("@assay_record_errored_models('assay_meta')", "duckdb")
+    'SELECT 1'
+    """
+    from .build_events import BUILD_FAILED, _events_table, _insert, _recorded
+
+    run = _run_id(evaluator)
+    if run is None:
+        return exp.select("1")
+    failed = errored(run)
+    if not failed:
+        return exp.select("1")
+    d = dialect_of(evaluator)
+    adapter = evaluator.locals["engine_adapter"]
+    schema = string_arg(meta_schema, "the meta schema") if meta_schema is not None else "assay_meta"
+    relation = _events_table(adapter, d, f"{schema}.assay_check_results")
+    for table, model in failed:
+        if not _recorded(adapter, relation, d, run, table):
+            _insert(adapter, relation, d, run, table, [(BUILD_FAILED, None, f"node_errored: {model}", None)])
+    return exp.select("1")
