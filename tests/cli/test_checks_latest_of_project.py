@@ -66,3 +66,17 @@ def test_a_build_whose_results_the_warehouse_read_lacks_is_not_said_to_build_no_
     assert "although it built order, whose checks record a result on every build, so the build wrote another " \
            "warehouse" in res.stderr, res.stderr
     assert "built no table that records checks" not in res.stderr, res.stderr
+
+
+def test_check_list_shows_this_projects_tables_and_says_it_left_the_others_out(tmp_path):
+    project, con = _project(tmp_path)
+    _result(con, "ours-1111", "order", "ENOUGH_ORDERS", "2026-12-01 10:00:00")
+    _result(con, "theirs-2222", "book", "ENOUGH_BOOKS", "2026-12-01 11:00:00")  # the other project's
+    con.close()
+    res = invoke("check", "list", "--project", str(project), "--spec", str(project))
+    assert res.exit_code == 0, res.output
+    assert [line.split()[:3] for line in res.stdout.splitlines()[1:]] == [["ours-111", "order", "ENOUGH_ORDERS"]], res.stdout
+    assert res.stderr == ("note: 1 result of tables this spec does not name left out (another project records into "
+                          "the same meta schema)\n"), res.stderr
+    got = invoke("check", "list", "--json", "--project", str(project), "--spec", str(project))
+    assert [(i["run"], i["table"]) for i in json.loads(got.stdout)] == [("ours-1111", "order")], got.stdout

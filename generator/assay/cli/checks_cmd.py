@@ -311,8 +311,21 @@ def check_list(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Option
     repeating-key rows of a declared check; empty for a check that counts no rows), `kept` how many
     of its rows were kept for `assay check rows` (at most the build's cap).
     """
-    with _results(spec_dir, project_dir, profiles_dir, target, environment) as recorded:
+    project = _spec_project(spec_dir, project_dir)
+    with _results(spec_dir, project_dir, profiles_dir, target, environment, project) as recorded:
         items = recorded.listing()
+    others = 0
+    if project is not None:
+        # the spec's tables only: a meta schema another project shares holds its results too (an
+        # outside tester, session 45; `assay anomalies` reads the spec's entities the same way)
+        from ..runtime.table_states import checked_table_names
+
+        names = checked_table_names(project)
+        others = sum(1 for i in items if i["table"] not in names)
+        items = [i for i in items if i["table"] in names]
+    if others and not as_json:
+        click.echo(f"note: {plural(others, 'result')} of tables this spec does not name left out (another project "
+                   "records into the same meta schema)", err=True)
     if environment is not None:
         # a run that recorded no environment (a config without the recorder) may be of any
         items = [i for i in items if i.get("environment") in (None, environment)]

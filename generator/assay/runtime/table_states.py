@@ -97,6 +97,12 @@ def _spec_tables(project, every_entity: bool = False):
     return tables
 
 
+def checked_table_names(project) -> set[str]:
+    """The names under which a build of `project` records check results and events: its entities and
+    the tables its checks read (another project's, sharing the meta schema, are not among them)."""
+    return set(_spec_tables(project, every_entity=True))
+
+
 def current_results(recorded: dict[str, tuple], started: dict[str, str]) -> dict[str, tuple]:
     """{table: (at, run)} of the tables whose latest recorded check results are their latest
     build's: a table whose newest run in the quality history began after its results were recorded
