@@ -16,7 +16,7 @@ import datetime as dt
 
 import pytest
 
-from tests.integration.test_stopped_builds_dbt import shops_and_items, table_get_of, write_upstream_spec
+from tests.integration.test_stopped_builds_dbt import report, shops_and_items, table_get_of, write_upstream_spec
 from tests.sqlmesh.test_table_states_sqlmesh import OPEN
 from tests.support.corpus import Relation
 from tests.support.sqlmeshfailures import collect
@@ -78,6 +78,12 @@ def test_a_staged_model_that_errors_sets_the_entity_back_and_skips_its_reader(tm
                         "entity shop failed in that run (SQLMesh's output says why); the previous version is still "
                         "published"), line
         assert (got["state"], got["why"], got["upstream"]) == ("set_back", "upstream_failed", "shop"), got
+        # the report reads the same states: not healthy (an outside tester read "healthy" before)
+        sm.close()
+        page = report(sm, spec)
+        health = {x["entity"]: x for x in page["health"]["lines"] if x.get("entity")}
+        assert health["shop"]["headline"].startswith(f"shop: set back by the latest build (run {run})"), health["shop"]
+        assert health["shop"]["level"] == "fail" and "healthy" not in page["health"]["sentence"], page["health"]
 
         # the column is back: a run publishes both (`end` too, or it only retries the failed interval)
         sm.load_bronze(shops_and_items("S1", "S2", "S3"))
