@@ -89,16 +89,16 @@ def records_errors(project_dir: Path | str) -> bool:
     return _config_names(project_dir, "assay_record_errored_models")
 
 
-def environment_meta(project_dir: Path | str) -> Optional[str]:
-    """The meta schema the config's `@assay_record_environment('<schema>')` records into, or None
-    when the config names none (or builds it in Python, config.py, where no literal can be read)."""
+def environment_meta(project_dir: Path | str, macro: str = "assay_record_environment") -> Optional[str]:
+    """The meta schema the config's `@<macro>('<schema>')` (by default `@assay_record_environment`)
+    records into, or None when the config names none (or builds it in Python, config.py, where no
+    literal can be read)."""
     import re
 
     for name in CONFIG_FILES:
         path = Path(project_dir) / name
         if path.exists():
-            found = re.search(r"@assay_record_environment\(\s*'([^']*)'\s*\)",
-                              path.read_text(encoding="utf-8", errors="replace"))
+            found = re.search(rf"@{macro}\(\s*'([^']*)'\s*\)", path.read_text(encoding="utf-8", errors="replace"))
             if found:
                 return found.group(1)
     return None

@@ -133,3 +133,28 @@ def test_generate_says_when_the_config_records_into_another_meta_schema(tmp_path
     res = CliRunner().invoke(cli, ["generate", "sqlmesh", "--spec", str(spec), "--project", str(project)])
     assert res.exit_code == 0, res.output
     assert "the config's before_all records each plan's environment into `not_the_meta`, but the spec's meta schema is" in res.output
+
+
+def test_generate_says_when_the_config_lacks_the_errors_statement_or_records_it_elsewhere(tmp_path: Path):
+    """Decision 1164: without `@assay_record_errored_models` in after_all a model whose SQL errors
+    leaves no trace; naming another meta schema, it records where the commands do not read."""
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    spec = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "composite"
+    project = tmp_path / "sm"
+    project.mkdir()
+    _config(project, "assay_meta")
+    args = ["generate", "sqlmesh", "--spec", str(spec), "--project", str(project)]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert ("note: the config does not record a model whose SQL errors; add "
+            "\"@assay_record_errored_models('assay_meta')\" to its after_all statements") in res.stderr, res.stderr
+    with (project / "config.yaml").open("a") as f:
+        f.write("after_all:\n  - \"@assay_record_errored_models('old_meta')\"\n")
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert "does not record a model whose SQL errors" not in res.stderr, res.stderr
+    assert ("note: the config's after_all records a model whose SQL errors into `old_meta`, but the spec's meta "
+            "schema is `assay_meta`") in res.stderr, res.stderr

@@ -200,6 +200,11 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
                    f"\"{environment_statement(p.schema('meta'))}\" to its before_all statements, or "
                    "`assay table get` reads a failed plan of a development environment as prod's "
                    "(docs/sqlmesh.md, Environments)", err=True)
+    errors_into = environment_meta(project_dir, "assay_record_errored_models")
+    if not as_json and errors_into is not None and errors_into != p.schema("meta"):
+        click.echo(f"note: the config's after_all records a model whose SQL errors into `{errors_into}`, but the "
+                   f"spec's meta schema is `{p.schema('meta')}`; write \"{errors_statement(p.schema('meta'))}\" there "
+                   "before your next `sqlmesh run`", err=True)
     if not as_json and not records_errors(project_dir):
         # Without it a model whose SQL errors leaves no trace, and `table get` says published (1164).
         click.echo(f"note: the config does not record a model whose SQL errors; add "
