@@ -127,6 +127,25 @@ def test_list_and_get_follow_the_events(setup):
          "at": "2026-12-01T10:00:00Z"}]
 
 
+def test_a_kept_table_whose_latest_build_was_set_back_says_both(setup):
+    """002: a set-back of data the mark does not name leaves the mark; the one-line state said only
+    `kept since`, hiding that the latest build did not publish (an outside tester, session 48)."""
+    project, spec = setup
+    event(project, "TABLE_KEPT", "run-1", "silver.shop/no_nowhere", "keep_check_failed", "2026-12-01 10:00:00")
+    event(project, "TABLE_ROLLED_BACK", "run-2", "SHOP_RANGE", "previous_version_kept", "2026-12-01 11:00:00")
+    res = table(project, spec, "get", "shop")
+    assert res.exit_code == 2
+    assert res.stdout.splitlines()[0] == ("shop: kept since run run-1: check silver.shop/no_nowhere failed; the latest "
+                                          "build (run run-2) was set back: check SHOP_RANGE did not pass"), res.stdout
+    got = json.loads(table(project, spec, "get", "shop", "--json").stdout)
+    assert (got["state"], got["run"], got["latest_set_back"]) == (
+        "kept", "run-1", {"run": "run-2", "check": "SHOP_RANGE", "since": "2026-12-01T11:00:00Z"}), got
+    # a set-back before the mark is the mark's past: not said
+    event(project, "TABLE_KEPT", "run-3", "silver.shop/no_nowhere", "keep_check_failed", "2026-12-01 12:00:00")
+    got = json.loads(table(project, spec, "get", "shop", "--json").stdout)
+    assert (got["run"], "latest_set_back" in got) == ("run-3", False), got
+
+
 def test_a_table_that_is_not_there_is_not_published_with_the_set_back_that_said_so(setup):
     project, spec = setup
     con = duckdb.connect(str(project / "warehouse.duckdb"))

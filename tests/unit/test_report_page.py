@@ -112,6 +112,18 @@ def test_counts_of_an_earlier_build_say_so():
         "2 of 3 entities need attention (1 failing, 1 with warnings): gamma (set back by the latest build, check ENOUGH_ROWS did not pass); beta (")
 
 
+def test_a_kept_entitys_later_set_back_is_no_earlier_build():
+    # kept by run-1 (it published), run-2 set back: the counts are run-2's, a build that did not
+    # publish, never "before the kept build" (an outside tester, session 48)
+    data = _data()
+    data["entities"][2]["outcome"].update(state="kept", run="run-1", since="2026-11-30T06:00:00Z")
+    data["entities"][2]["unpublished_builds"] = ["run-2"]
+    data["health"] = health(data)
+    text = _text(render(data))
+    assert "before the kept build" not in text
+    assert "latest run run-2 at 2026-11-30 06:30 UTC (a build that was not published)" in text, text
+
+
 def test_the_summary_adds_up_and_flagged_is_part_of_kept():
     page = render(_data())
     summary = page[page.index('<table class="summary">'): page.index("</table>", page.index('<table class="summary">'))]
@@ -481,8 +493,12 @@ def test_the_builds_since_the_last_publish_are_walked_back_over_failed_builds():
     # a stop that recorded no mart row is the latest build; the walk starts from the mart's newest
     assert unpublished_builds({"state": "not_published", "run": "run-3"}, runs, {"run-3", "run-2"}) == ["run-3", "run-2"]
     # the latest build published (on SQLMesh, in place): nothing is apart
-    for state in ("published", "published_failing", "kept"):
+    for state in ("published", "published_failing"):
         assert unpublished_builds({"state": state, "run": "run-2"}, runs, {"run-1", "run-2"}) == []
+    # kept by run-1, which published; run-2 was set back and the mark stands (002): run-2 is apart
+    # (an outside tester, session 48); kept by the latest build: nothing is
+    assert unpublished_builds({"state": "kept", "run": "run-1"}, runs, {"run-2"}) == ["run-2"]
+    assert unpublished_builds({"state": "kept", "run": "run-2"}, runs, {"run-1"}) == []
     assert unpublished_builds({"state": "not_published", "run": None}, runs, set()) == []
 
 

@@ -412,10 +412,17 @@ def unpublished_builds(outcome: Optional[dict], runs: list[dict], failed: set) -
     not publish (set back, not published), and the builds before it in its quality history that
     failed too, back to the first one that published (decision 0944). Each wrote its diversions to
     the reject table before its checks decided. Empty when the latest build published (a SQLMesh
-    build evaluated in place published its rows, failing or not)."""
-    if not outcome or outcome.get("state") not in ("set_back", "not_published") or not outcome.get("run"):
+    build evaluated in place published its rows, failing or not). A kept table (its mark stands
+    over a later set-back, 002) counts the failed builds since the one that kept it the same way:
+    the kept build published, those after it did not (an outside tester, session 48)."""
+    if not outcome or not outcome.get("run"):
         return []
-    out = [outcome["run"]]
+    if outcome.get("state") == "kept":
+        out: list[str] = []
+    elif outcome.get("state") in ("set_back", "not_published"):
+        out = [outcome["run"]]
+    else:
+        return []
     for run in reversed(runs):
         if run["run_id"] in out:
             continue

@@ -154,7 +154,9 @@ def _earlier(e: dict) -> str:
     outcome, latest = e.get("outcome") or {}, e.get("latest") or {}
     if latest.get("run_id") in e.get("unpublished_builds", []):
         return " (a build that was not published)"
-    if outcome.get("state") in ("set_back", "not_published", "kept") and outcome.get("run") not in (None, latest.get("run_id")):
+    # a kept build published its rows and recorded its counts: the runs after it are the kept
+    # table's own, or failed builds `unpublished_builds` names
+    if outcome.get("state") in ("set_back", "not_published") and outcome.get("run") not in (None, latest.get("run_id")):
         return f" (before the {outcome['state'].replace('_', ' ')} build of {_when(outcome.get('since'))})"
     behind = e.get("history_behind")
     if behind and behind.get("failed_on"):  # SQLMesh: the environment's latest run failed (decision 0942)

@@ -236,7 +236,12 @@ def _state(name: str, built: bool, present: bool, mark: Optional[tuple], back: O
         return state("published" if present else "not_published",
                      why=READ_ONLY if present else f"{READ_ONLY}; the table does not exist")
     if mark is not None and mark[0] == "TABLE_KEPT":
-        return state("kept", mark)
+        kept = state("kept", mark)
+        if back is not None and moment(back[5]) > moment(mark[5]):
+            # 002: a set-back leaves the mark, but the latest build did not publish: say so too
+            # (an outside tester, session 48)
+            kept["latest_set_back"] = {"run": back[1], "check": back[3], "since": iso_utc(back[5])}
+        return kept
     if not present:
         if back is None and plan_failed is not None:
             # SQLMesh promotes no view of a plan that failed, whatever it built (decision 1122).
@@ -543,7 +548,10 @@ def line(t: dict[str, Any]) -> str:
     if not t.get("built_by_project", True):
         return f"{t['table']}: {t['state'].replace('_', ' ')} ({t['why']})"
     if t["state"] == "kept":
-        return f"{t['table']}: kept since run {t['run']}: check {t['check']} failed"
+        later = t.get("latest_set_back")
+        also = "" if not later else (f"; the latest build (run {later['run']}) was set back" +
+                                     (f": check {later['check']} did not pass" if later.get("check") else ""))
+        return f"{t['table']}: kept since run {t['run']}: check {t['check']} failed{also}"
     if t.get("why") == UPSTREAM_FAILED and t["state"] in ("set_back", "not_published"):
         because = _upstream_because(t)
         if t["state"] == "set_back":
