@@ -144,6 +144,14 @@ def test_a_subfolder_of_a_spec_is_refused_with_the_directory_to_pass(tmp_path):
             "which would be ignored); pass --spec shop, the directory that holds assay.yml.\n"
         )
     assert _tree(project) == before
+    # `assay plan`'s earlier spec is a spec of its own: --spec would not help (an outside tester, session 48)
+    shutil.copytree(EXAMPLE / "spec", spec / "spec_v1")
+    result = invoke("plan", "spec_v1", "--spec", ".", cwd=spec)
+    assert result.exit_code == 3, result.output
+    assert result.stderr == (
+        "Error: spec_v1 is inside the spec in . (its assay.yml sets the schemas and the spec folders, which would be "
+        "ignored); OLD_SPEC must be a spec of its own: copy the earlier spec, with its assay.yml, to a directory "
+        "outside . (e.g. a checkout of the last release) and pass that.\n"), result.stderr
 
 
 def test_validate_in_a_dbt_project_root_says_what_to_do_instead(tmp_path):

@@ -121,26 +121,30 @@ def _enclosing_settings(directory: Path) -> Optional[Path]:
     return None
 
 
-def check_spec_dir(spec_dir: Path, *, given: bool) -> Path:
+def check_spec_dir(spec_dir: Path, *, given: bool, argument: str = "--spec") -> Path:
     """`spec_dir` if it can be a spec directory; a usage error saying which directory to pass otherwise.
 
     A spec is the directory holding assay.yml. A directory without one is a spec with default
     settings, unless it sits inside a directory that has one (then the settings, the schemas
     and the other spec folders would be silently ignored) or it is a dbt or SQLMesh project's
-    root (whose own YAML files are no spec documents).
+    root (whose own YAML files are no spec documents). `argument` names how the user gave it
+    (`--spec`, or `OLD_SPEC` for `assay plan`'s earlier spec, which must be a spec of its own).
     """
     spec_dir = Path(os.path.normpath(spec_dir))
     if (spec_dir / SETTINGS).is_file():
         return spec_dir
-    how = "--spec" if given else "the spec directory"
+    how = argument if given else "the spec directory"
     outer = _enclosing_settings(spec_dir)
     if outer is not None:
         rel = os.path.relpath(outer, Path.cwd())
-        raise AssayUsageError(
-            f"{shown(spec_dir)} is inside the spec in {shown(Path(rel))} (its {SETTINGS} sets the schemas and "
-            f"the spec folders, which would be ignored); pass --spec {shown(Path(rel))}, the directory that "
-            f"holds {SETTINGS}."
-        )
+        inside = (f"{shown(spec_dir)} is inside the spec in {shown(Path(rel))} (its {SETTINGS} sets the schemas and "
+                  f"the spec folders, which would be ignored)")
+        if argument != "--spec":
+            # the earlier spec is a whole spec of its own: the enclosing one is the current spec
+            raise AssayUsageError(
+                f"{inside}; {argument} must be a spec of its own: copy the earlier spec, with its {SETTINGS}, "
+                f"to a directory outside {shown(Path(rel))} (e.g. a checkout of the last release) and pass that.")
+        raise AssayUsageError(f"{inside}; pass --spec {shown(Path(rel))}, the directory that holds {SETTINGS}.")
     kind = "dbt" if (spec_dir / DBT_PROJECT).is_file() else (
         "SQLMesh" if any((spec_dir / c).is_file() for c in SQLMESH_CONFIGS) else None)
     if kind is not None:

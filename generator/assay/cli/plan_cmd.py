@@ -39,7 +39,7 @@ def plan_cmd(old: Path, new: Optional[Path], spec_dir: Optional[Path], project_d
     if not with_data and (profiles_dir is not None or target is not None or execution_time is not None):
         raise AssayUsageError("--profiles-dir, --target and --execution-time are about the warehouse, which only "
                               "`assay plan --data` reads; add --data.")
-    old_dir = check_spec_dir(old, given=True)
+    old_dir = check_spec_dir(old, given=True, argument="OLD_SPEC")
     new_dir = resolve_spec(new if new is not None else spec_dir, project_dir)
     new_project, old_project = _load_both(new_dir, old_dir)
     result = plan(old_project, new_project)
