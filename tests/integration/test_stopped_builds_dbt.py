@@ -173,6 +173,15 @@ def test_an_entity_whose_own_model_errored_is_set_back_naming_it(tmp_path):
     assert line == (f"meter: set back by the latest build (run {run}): it was not written: its model meter__staged "
                     "errored (dbt's log says why); the previous version is still published"), line
     assert (got["events"][0]["event"], got["events"][0]["why"]) == ("TABLE_BUILD_FAILED", "node_errored: meter__staged")
+    # `assay checks RUN` does not pass the run (an outside tester, session 48, on SQLMesh)
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    checks = CliRunner().invoke(cli, ["checks", run, "--project", str(project.path), "--spec", str(spec)])
+    assert checks.exit_code == 2, checks.output
+    assert checks.stdout.splitlines()[0] == ("meter: MODEL_ERRORED: ERRORED: its model meter__staged errored "
+                                             "(dbt's log says why)"), checks.stdout
 
 
 UPSTREAM_ENTITIES = """\

@@ -15,6 +15,9 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from click.testing import CliRunner
+
+from assay.cli.main import cli
 
 from tests.integration.test_stopped_builds_dbt import report, shops_and_items, table_get_of, write_upstream_spec
 from tests.sqlmesh.test_table_states_sqlmesh import OPEN
@@ -78,6 +81,11 @@ def test_a_staged_model_that_errors_sets_the_entity_back_and_skips_its_reader(tm
                         "entity shop failed in that run (SQLMesh's output says why); the previous version is still "
                         "published"), line
         assert (got["state"], got["why"], got["upstream"]) == ("set_back", "upstream_failed", "shop"), got
+        # `assay checks RUN` does not pass the run: the errored model is one of its results
+        checks = CliRunner().invoke(cli, ["checks", run, "--project", str(sm.path), "--spec", str(spec)])
+        assert checks.exit_code == 2, checks.output
+        assert ("shop: MODEL_ERRORED: ERRORED: its model shop__staged errored (SQLMesh's output says why)"
+                in checks.stdout.splitlines()), checks.stdout
         # the report reads the same states: not healthy (an outside tester read "healthy" before)
         sm.close()
         page = report(sm, spec)

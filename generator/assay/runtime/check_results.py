@@ -36,6 +36,17 @@ AUDIT = "audit"
 # build_events.py): the rule's on_fail is the listing's on_failure. Other audits are `required`.
 FAIL_RULE_SUFFIX = "(on_fail: fail)"
 ERRORED_OPENINGS = ("errored: ", "the test errored")
+# A build that did not write a table because one of its own models errored records TABLE_BUILD_FAILED
+# `node_errored: <model>` (dbt's hook, decision 0940; SQLMesh's after_all, decision 1164); the
+# commands list it as an errored result of the run under this id.
+BUILD_FAILED = "TABLE_BUILD_FAILED"
+NODE_ERRORED = "node_errored"
+MODEL_ERRORED = "MODEL_ERRORED"
+
+
+def log_of(run: Optional[str]) -> str:
+    """Where the engine's own message of a failed run is: SQLMesh's output or dbt's log."""
+    return "SQLMesh's output" if str(run or "").startswith(SQLMESH_RUN_PREFIXES) else "dbt's log"
 # SQLMesh's record of the environment a plan or run was for (its `why`; decision 0936).
 RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
 PROD = "prod"
@@ -296,14 +307,20 @@ class CheckResults:
         declared check, a SQL check file) is that result, read from the results table: not again."""
         if not self.reader.exists(self.meta, EVENTS_TABLE):
             return []
-        where, params = "where event_type = ?", (CHECK_FAILED,)
+        where, params = "where (event_type = ? or (event_type = ? and why like ?))", (CHECK_FAILED, BUILD_FAILED,
+                                                                                     NODE_ERRORED + ": %")
         if run_id is not None:
-            where, params = where + " and run_id = ?", (CHECK_FAILED, run_id)
+            where, params = where + " and run_id = ?", (*params, run_id)
         events = self.reader.query(
             "select run_id, table_name, check_name, why, row_count, cast(occurred_at as varchar(64)) "
             f"from {self.reader.relation(self.meta, EVENTS_TABLE)} {where}", params)
         if not events:
             return []
+        # A table one of whose own models errored (a database error, not a check; decisions 0940,
+        # 1164) was not written: the run did not pass, so it is a result of the run, errored.
+        events = [(run, table, MODEL_ERRORED, f"errored: its model {str(why)[len(NODE_ERRORED) + 2:]} errored "
+                   f"({log_of(run)} says why)", rows, at) if check is None and str(why or "").startswith(NODE_ERRORED)
+                  else (run, table, check, why, rows, at) for run, table, check, why, rows, at in events]
         recorded = {(str(run), str(table), str(check).upper()) for run, table, check in self.rows(
             ("run_id", "table_name", "check_id"), *(("where run_id = ?", (run_id,)) if run_id is not None else ()))}
         out: dict[tuple[str, str, str], dict[str, Any]] = {}

@@ -36,7 +36,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..lower.check_reads import upstream_entities
-from .check_results import EVENTS_TABLE, PROD, SQLMESH_RUN_PREFIXES, CheckResults, moment, run_environment_starts, run_environments
+from .check_results import (EVENTS_TABLE, NODE_ERRORED, PROD, SQLMESH_RUN_PREFIXES, CheckResults, log_of, moment,
+                            run_environment_starts, run_environments)
 
 # A failed build: dbt's (the materialization set the table back) and SQLMesh's (the engine decides;
 # its why is `wrote <schema>.<table>`, the physical table it wrote, or `not_written`).
@@ -53,7 +54,6 @@ _UPSTREAM = UPSTREAM_FAILED + ": "
 # The why of a build that did not write the table because one of its own models errored (its
 # staged, reject or entity model: a database error, not a check): `node_errored: <model>`, recorded
 # by dbt's on-run-end hook (decision 0940) and SQLMesh's after_all statement (decision 1164).
-NODE_ERRORED = "node_errored"
 _ERRORED = NODE_ERRORED + ": "
 READ_ONLY = "not built by this project"
 # The why of a table absent because the SQLMesh plan that would publish it failed on another table.
@@ -523,11 +523,6 @@ def event_line(ev: dict[str, Any], environment: Optional[str] = None) -> str:
     return f"  {ev['at']}  {ev['event']}  run {ev['run']}{where}{check}{why}"
 
 
-def _log_of(run: Optional[str]) -> str:
-    """Where the engine's own message of a failed run is: SQLMesh's output or dbt's log."""
-    return "SQLMesh's output" if str(run or "").startswith(SQLMESH_RUN_PREFIXES) else "dbt's log"
-
-
 def _upstream_because(t: dict[str, Any]) -> str:
     """Why a build skipped a table for an upstream entity (`upstream`, `check`, `check_table`), or
     for a checked bronze relation it extracts from (`schema.table`: an entity's name has no dot),
@@ -536,7 +531,7 @@ def _upstream_because(t: dict[str, Any]) -> str:
         return (f"because a blocking check of {t['upstream']}, which it reads, did not pass in that run "
                 f"(assay checks {t['run']} names it)")
     return f"because its upstream entity {t['upstream']} " + (
-        f"failed in that run ({_log_of(t['run'])} says why)" if not t.get("check")
+        f"failed in that run ({log_of(t['run'])} says why)" if not t.get("check")
         else f"did not pass check {t['check']}" if t.get("check_table") == t["upstream"]
         else f"was not written ({t['check_table']} did not pass check {t['check']})")
 
@@ -559,7 +554,7 @@ def line(t: dict[str, Any]) -> str:
                     "the previous version is still published")
         return f"{t['table']}: not published: run {t['run']} did not write it {because}"
     if t.get("why") == NODE_ERRORED and t["state"] in ("set_back", "not_published"):
-        because = f"its model {t['node']} errored ({_log_of(t['run'])} says why)"
+        because = f"its model {t['node']} errored ({log_of(t['run'])} says why)"
         if t["state"] == "set_back":
             return (f"{t['table']}: set back by the latest build (run {t['run']}): it was not written: {because}; "
                     "the previous version is still published")
