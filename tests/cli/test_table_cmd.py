@@ -472,3 +472,32 @@ def test_a_table_published_failing_that_a_later_run_skipped_names_both_runs(setu
         f"shop: published although the build of run {RUN2} did not pass check silver.shop/no_nowhere: SQLMesh evaluated it "
         f"in place, so readers see the rows that failed; the latest build (run {RUN3}) did not write it because its "
         "upstream entity plain did not pass check ENOUGH_PLAIN")
+
+
+def test_a_table_set_back_by_its_own_stop_that_a_later_run_skipped_names_the_later_run(setup):
+    """An outside tester (session 48): run 2 stopped `shop` on its own staged model (a `fail` rule,
+    not written); run 3 failed `plain` and skipped `shop`. `table get shop` named run 2 and shop's
+    own rule, fixed since, and hid the parent that now stops it."""
+    project, spec = setup
+    (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
+    (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
+    failed_plan(project, plans=(PLAN1, RUN2, RUN3))
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("create table silver.shop (shop_id varchar)")
+    con.execute("create table silver.plain (plain_id varchar)")
+    con.execute("update assay_meta.assay_events set run_id = ?, occurred_at = '2026-12-03 10:00:02' "
+                "where table_name = 'plain'", [RUN3])
+    for kind, why in (("CHECK_FAILED", "1 row failed rule big (on_fail: fail)"), ("TABLE_BUILD_FAILED", "not_written")):
+        con.execute("insert into assay_meta.assay_events values (?, ?, ?, 'shop', 'big', ?, null, null, "
+                    "'2026-12-02 10:00:02')", [f"s-{kind}", kind, RUN2, why])
+    con.close()
+    assert shop_line(table(project, spec, "list").stdout) == (
+        f"shop: set back by the latest build (run {RUN3}): it was not written because its upstream entity plain did not "
+        "pass check ENOUGH_PLAIN; the previous version is still published")
+    # run 3 failing on shop's own stop again is shop's own set-back, not a skip
+    con = duckdb.connect(str(project / "warehouse.duckdb"))
+    con.execute("update assay_meta.assay_events set run_id = ?, occurred_at = '2026-12-03 10:00:01' "
+                "where table_name = 'shop'", [RUN3])
+    con.close()
+    assert shop_line(table(project, spec, "list").stdout) == (
+        f"shop: set back by the latest build (run {RUN3}): check big did not pass; the previous version is still published")
