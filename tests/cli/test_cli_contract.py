@@ -671,3 +671,10 @@ def test_the_sqlmesh_build_command_runs_from_the_project_not_with_p(tmp_path, mo
     assert build_command(project) == f"cd {project} && sqlmesh plan"
     monkeypatch.chdir(project)
     assert build_command(Path(".")) == "sqlmesh plan"
+    # new bronze loads are judged by the next interval: a plan of unchanged files plans nothing
+    # (an outside tester, session 48)
+    from assay.cli.common import load_command
+
+    assert load_command(Path(".")) == "sqlmesh run"
+    monkeypatch.chdir(tmp_path)
+    assert load_command(project) == f"cd {project} && sqlmesh run"

@@ -306,6 +306,14 @@ def build_command(project_dir: Path) -> str:
     return "dbt build" if where == "." else f"cd {where} && dbt build"
 
 
+def load_command(project_dir: Path) -> str:
+    """The command that judges bronze loads newer than the last build: `dbt build`; on SQLMesh
+    `sqlmesh run`, which evaluates the next interval (a plan of unchanged files plans nothing: an
+    outside tester, session 48)."""
+    command = build_command(project_dir)
+    return command[: -len("sqlmesh plan")] + "sqlmesh run" if command.endswith("sqlmesh plan") else command
+
+
 def require_built(wh, entity: str, suffix: str, project_dir: Path, then: str = "") -> None:
     """Refuse, naming the warehouse read, an entity whose `silver.<entity><suffix>` relation no
     build wrote there: the engine's own "table does not exist, did you mean ..." named neither the

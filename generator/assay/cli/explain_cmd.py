@@ -9,7 +9,7 @@ from typing import Optional
 import click
 
 from ..explanation import LIMIT
-from .common import (PROJECT_HELP, build_command, environment_option, json_option, known_entities, project_option, require_built,
+from .common import (PROJECT_HELP, build_command, environment_option, load_command, json_option, known_entities, project_option, require_built,
                      resolve_spec, spec_option, warehouse_options)
 
 
@@ -71,7 +71,7 @@ def explain_cmd(entity: str, key: tuple[str, ...], source_row_id: Optional[str],
             # contradicted the sentence above it (an outside tester, session 45)
             raise AssayError(f"{what} is in none of the rows {entity}'s last build judged, nor in its reject rows; bronze "
                              f"holds loads that build did not judge (above), which may deliver it: run "
-                             f"`{build_command(project_dir)}`, then explain it again.", out=shown_result)
+                             f"`{load_command(project_dir)}`, then explain it again.", out=shown_result)
         raise AssayError(f"{what} is not in {entity}'s bronze or reject rows; assay explain {entity} takes "
                          f"{', '.join(ent.key)} as delivered after its transforms (the values `assay report` and "
                          "the entity table show), or --source-row-id with a bronze _source_row_id.", out=shown_result)
