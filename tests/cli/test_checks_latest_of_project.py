@@ -80,3 +80,29 @@ def test_check_list_shows_this_projects_tables_and_says_it_left_the_others_out(t
                           "the same meta schema)\n"), res.stderr
     got = invoke("check", "list", "--json", "--project", str(project), "--spec", str(project))
     assert [(i["run"], i["table"]) for i in json.loads(got.stdout)] == [("ours-1111", "order")], got.stdout
+
+
+def test_check_list_json_has_the_error_and_the_rollback_outcome(tmp_path):
+    """002: `check list`'s JSON has every field, the error and the rollback outcome among them (an
+    outside tester, session 48)."""
+    project, con = _project(tmp_path)
+    _result(con, "ours-1111", "order", "ENOUGH_ORDERS", "2026-12-01 10:00:00")  # passed: neither
+    con.execute("insert into assay_meta.assay_check_results values ('ours-2222', 'order', 'ENOUGH_ORDERS', 1, "
+                "'row_expectation', 'required', false, 0, ?, ?, '2026-12-02 10:00:00')",
+                [SPEC, json.dumps({"rows": 0})])
+    con.execute("insert into assay_meta.assay_check_results values ('ours-2222', 'order', 'silver.order/odd', 2, "
+                "'sql', 'warn', false, null, '{}', ?, '2026-12-02 10:00:01')",
+                [json.dumps({"error": "Binder Error: column x not found"})])
+    con.execute("create table assay_meta.assay_events (event_id varchar, event_type varchar, run_id varchar, "
+                "table_name varchar, check_name varchar, why varchar, row_count bigint, cutoff timestamp, "
+                "occurred_at timestamp)")
+    con.execute("insert into assay_meta.assay_events values ('e1', 'TABLE_ROLLED_BACK', 'ours-2222', 'order', "
+                "'ENOUGH_ORDERS', 'previous_version_kept', null, null, '2026-12-02 10:00:02')")
+    con.close()
+    got = {(i["run"], i["check"]): i for i in json.loads(
+        invoke("check", "list", "--json", "--project", str(project), "--spec", str(project)).stdout)}
+    assert {k: (v["outcome"], v["error"], v["rollback"]) for k, v in got.items()} == {
+        ("ours-1111", "ENOUGH_ORDERS"): ("passed", None, None),
+        ("ours-2222", "ENOUGH_ORDERS"): ("FAILED", None, "previous_version_kept"),
+        # a warn file that errored blocked nothing: its error, no rollback
+        ("ours-2222", "silver.order/odd"): ("errored", "Binder Error: column x not found", None)}, got

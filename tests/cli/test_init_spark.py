@@ -206,7 +206,7 @@ def test_check_list(held):
     items = json.loads(result.stdout)
     assert [{k: v for k, v in i.items() if k != "finished_at"} for i in items] == [
         {"run": run_id, "table": "order", "check": "ENOUGH_ORDERS", "outcome": "passed", "rows": None, "kept": 0,
-         "on_failure": "advisory"}]
+         "on_failure": "advisory", "error": None, "rollback": None}]
     # ISO 8601 in UTC, as on DuckDB and PostgreSQL
     assert re.fullmatch(r"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", items[0]["finished_at"]), items[0]["finished_at"]
 

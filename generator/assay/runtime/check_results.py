@@ -42,6 +42,9 @@ ERRORED_OPENINGS = ("errored: ", "the test errored")
 BUILD_FAILED = "TABLE_BUILD_FAILED"
 NODE_ERRORED = "node_errored"
 MODEL_ERRORED = "MODEL_ERRORED"
+# The enforcements whose failure stops or sets back the table: a declared check's `required`, a
+# check file's `block`, a `fail` rule (a `keep` file marks the table instead; 002).
+BLOCKING = ("required", "block", "fail")
 
 
 def log_of(run: Optional[str]) -> str:
@@ -362,21 +365,33 @@ class CheckResults:
         `environment` for a SQLMesh run that recorded the one it was for (decision 0936). The checks
         that stopped or set back a table (`stopped`) are among them: outcome FAILED (errored when
         the test errored), the rows the build counted, on_failure `fail` for a `fail` rule and
-        `required` for a generated audit, finished_at when the build recorded the failure."""
+        `required` for a generated audit, finished_at when the build recorded the failure.
+
+        002's `--json` has every field: also `error`, the message of a check that errored (as the
+        build recorded it: no value of the data, decision 1136), and `rollback`, what the failed build
+        of the result's table did in that run when the result blocked it (the `why` of its
+        TABLE_ROLLED_BACK or TABLE_BUILD_FAILED event: `previous_version_kept`, `not_published`,
+        `not_written`, `wrote <table>` on SQLMesh, `node_errored: <model>`); both None otherwise."""
         from .table_states import iso_utc
 
         kept = self.kept_counts()
         found = []
         for run_id, table, check_id, kind, enforcement, passed, _, measures, recorded_at in self.rows(LIST_COLUMNS):
             outcome, failing = outcome_of(kind, enforcement, bool(passed), measures)
+            error = json.loads(measures or "{}").get("error") if outcome == "errored" else None
             found.append({"run": run_id, "table": table, "check": check_id, "outcome": outcome, "rows": failing,
                           "kept": kept.get((run_id, table, check_id), 0), "on_failure": enforcement,
-                          "finished_at": recorded_at})
+                          "finished_at": recorded_at, "error": None if error is None else str(error)})
         for s in self.stopped():  # the checks that stopped or set back a table (decision 0941)
             outcome, on_failure = stopped_outcome(s["why"])
             found.append({"run": s["run"], "table": s["table"], "check": s["check_id"], "outcome": outcome,
                           "rows": s["rows"], "kept": kept.get((s["run"], s["table"], s["check_id"]), 0),
-                          "on_failure": on_failure, "finished_at": s["at"]})
+                          "on_failure": on_failure, "finished_at": s["at"],
+                          "error": str(s["why"]) if outcome == "errored" else None})
+        rolled = self._failed_builds() if found else {}
+        for item in found:
+            blocked = item["outcome"] in ("FAILED", "errored") and item["on_failure"] in BLOCKING
+            item["rollback"] = rolled.get((str(item["run"]), str(item["table"]))) if blocked else None
         found.sort(key=lambda i: (moment(i["finished_at"]), i["run"], i["table"], i["check"]), reverse=True)
         envs = run_environments(self.reader, self.meta) if found else {}
         for item in found:
@@ -384,6 +399,20 @@ class CheckResults:
             if item["run"] in envs:
                 item["environment"] = envs[item["run"]]
         return found
+
+    def _failed_builds(self) -> dict[tuple[str, str], str]:
+        """{(run, table): why} of the failed builds recorded (TABLE_ROLLED_BACK, TABLE_BUILD_FAILED),
+        the first of each run and table."""
+        if not self.reader.exists(self.meta, EVENTS_TABLE):
+            return {}
+        events = self.reader.query(
+            "select run_id, table_name, why, cast(occurred_at as varchar(64)) "
+            f"from {self.reader.relation(self.meta, EVENTS_TABLE)} where event_type in (?, ?)",
+            ("TABLE_ROLLED_BACK", BUILD_FAILED))
+        out: dict[tuple[str, str], str] = {}
+        for run, table, why, _at in sorted(events, key=lambda e: (moment(e[3]), str(e[0]))):
+            out.setdefault((str(run), str(table)), str(why))
+        return out
 
     def kept_counts(self) -> dict[tuple[str, str, str], int]:
         """{(run, table, check): how many rows were kept for it in the rows table}."""
