@@ -228,10 +228,13 @@ class Explainer:
         if judged:
             fired = set(d.failed_rules)
             built = self._staged_columns()
+            ran = self._rules_run()
             for rule in judged:
-                # a rule on a column the build never staged was not judged by it (the spec changed
-                # since): "held" would claim a verdict nobody reached (an outside tester, session 40)
-                unjudged = rule.column is not None and rule.name not in fired and rule.column not in built
+                # a rule on a column the build never staged, or one its quality history does not
+                # count, was not judged by it (the spec changed since): "held" would claim a verdict
+                # nobody reached (outside testers, sessions 40 and 48)
+                unjudged = rule.name not in fired and ((rule.column is not None and rule.column not in built)
+                                                       or (ran is not None and rule.name not in ran))
                 d.verdicts.append({
                     "rule": rule.name, "disposition": rule.disposition, "kind": rule.kind,
                     "verdict": "fired" if rule.name in fired else "not judged by the last build" if unjudged else "held",
@@ -271,6 +274,21 @@ class Explainer:
                             shown = repr(raw) if at is None else repr(at)
                             d.coercions.append(f"{rule.column}: bronze {path} = {shown} did not become {_a(src.target_type)}")
         return d
+
+    def _rules_run(self) -> Optional[frozenset]:
+        """The rules the entity's latest run in the quality history counted (the mart holds one row
+        per rule of the spec that run built, failing or not); None when it holds no run of the
+        entity or cannot be read. Read once."""
+        if not hasattr(self, "_ran"):
+            mart = self.relation(self.project.schema("gold"), "mart_data_quality")
+            name = self.entity.name
+            try:
+                rows = self.query(f"select rule from {mart} where entity = ? and run_started_at = "
+                                  f"(select max(run_started_at) from {mart} where entity = ?)", (name, name))
+            except Exception:  # noqa: BLE001 - no quality history here: the staged columns decide alone
+                rows = []
+            self._ran = frozenset(str(r[0]) for r in rows) or None
+        return self._ran
 
     def _staged_columns(self) -> frozenset:
         """The staged relation's columns, lower-cased: the columns the last build judged."""
@@ -432,7 +450,7 @@ class Explainer:
         summary = self._summary(shown_key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
         if other_keys and source_row_id is not None and total is None:  # said, not counted as the key's
             summary[0] = summary[0][:-1] + f" ({len(other_keys)} of another key, by the same source row)."
-        changed = spec_changed(self.entity, self._staged_columns(), deliveries) if deliveries else None
+        changed = spec_changed(self.entity, self._staged_columns(), deliveries, self._rules_run()) if deliveries else None
         if changed:
             summary.insert(1, changed)
         unjudged = unjudged_loads(self)

@@ -181,19 +181,24 @@ def reject_entry(row: dict, source: Any, srid: Optional[str]) -> dict:
     }
 
 
-def spec_changed(entity, staged_columns: frozenset, deliveries: list[Delivery]) -> Optional[str]:
+def spec_changed(entity, staged_columns: frozenset, deliveries: list[Delivery],
+                 ran: Optional[frozenset] = None) -> Optional[str]:
     """A sentence when the last build ran another version of the spec than the one read: its
-    staged relation (`staged_columns`, lower-cased) lacks a column `entity` declares, or its rows
-    name rules the spec no longer has. Explain reads what the build did; the spec only names things
-    (an outside tester, session 40, read every rule of a renamed field as "held")."""
+    staged relation (`staged_columns`, lower-cased) lacks a column `entity` declares, its rows
+    name rules the spec no longer has, or its quality history (`ran`: the rules its latest run
+    counted, None when unknown) does not count a rule the spec declares. Explain reads what the
+    build did; the spec only names things (outside testers, sessions 40 and 48, read rules the build
+    never ran as "held")."""
     missing = sorted(c.name for c in entity.columns if c.name.lower() not in staged_columns)
     # a name the build reserves (`_late_arrival`, decision 0401) is no rule of the spec's
     gone = sorted({r for d in deliveries for r in d.failed_rules if not r.startswith(("_", "("))}
                   - {r.name for r in entity.rules})
-    if not missing and not gone:
+    new = sorted(r.name for r in entity.rules if ran is not None and r.name not in ran)
+    if not missing and not gone and not new:
         return None
     what = ([f"its staged relation has no column {', '.join(missing)}"] if missing else []) + (
-        [f"it fired {', '.join(gone)}, which the spec no longer declares"] if gone else [])
+        [f"it fired {', '.join(gone)}, which the spec no longer declares"] if gone else []) + (
+        [f"it did not run {', '.join(new)}"] if new else [])
     return (f"The last build ran another version of the spec ({'; '.join(what)}): the verdicts below are that "
             "build's, and a rule it did not run says so; run the build to judge the rows by this spec.")
 

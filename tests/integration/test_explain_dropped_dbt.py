@@ -76,8 +76,26 @@ def test_a_spec_changed_since_the_build_is_said_and_its_new_rules_are_not_called
                          fill(MAPPING, range_limit="").replace("  qty:\n", "  amount:\n"))
     found = json.loads(dropped("i1", "--json", spec=changed).output)
     assert found["summary"][1].startswith("The last build ran another version of the spec (its staged relation has "
-                                          "no column amount)"), found["summary"]
+                                          "no column amount; it did not run amount_coercible, amount_range_min)"), \
+        found["summary"]
     verdicts = {v["rule"]: v["verdict"] for d in found["deliveries"] for v in d["verdicts"]}
     assert verdicts["amount_range_min"] == verdicts["amount_coercible"] == "not judged by the last build", verdicts
     assert verdicts["name_not_x"] == "held", verdicts
 
+
+
+def test_a_rule_added_since_the_build_on_a_column_it_staged_is_not_called_held(dropped):
+    """An outside tester (session 48) added a range rule on a field the build staged, without
+    building: explain read the new rule as `held`. The quality history counts every rule a run
+    built; one it does not count was not judged."""
+    (dropped.root / "added").mkdir(exist_ok=True)
+    added = write_spec(dropped.root / "added", fill(ENTITY, thresholds="", expr_limit="", checks="", expr_fail="flag"),
+                       fill(MAPPING, range_limit="").replace(
+                           "      - {rule: range, min: 0, on_fail: quarantine}",
+                           "      - {rule: range, min: 0, on_fail: quarantine}\n      - {rule: range, max: 0, on_fail: flag}"))
+    found = json.loads(dropped("i1", "--json", spec=added).output)
+    verdicts = {v["rule"]: v["verdict"] for d in found["deliveries"] for v in d["verdicts"]}
+    assert verdicts["qty_range_max"] == "not judged by the last build", verdicts
+    assert verdicts["qty_range_min"] == verdicts["name_not_x"] == "held", verdicts
+    assert found["summary"][1].startswith("The last build ran another version of the spec (it did not run "
+                                          "qty_range_max)"), found["summary"]
