@@ -17,7 +17,7 @@ from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sent
 from .explain_builds import gone_history, gone_sentence, unjudged_loads
 from .explain_paths import text_at_path, unreadable_path
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
-from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
+from .ir.model import DEDUPE_TAIL, INGESTION_COLUMNS, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
 from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
 from .redaction import NOT_JSON, inside
@@ -216,6 +216,15 @@ class Explainer:
             d.in_bronze = True
             d.why.append("it has no _source_row_id, so its bronze row cannot be looked up; the ingestion-metadata "
                          "check stops the build on such a row")
+        m = next((m for m in self.entity.mappings if m.name == mapping), None)
+        if self.entity.has_ingestion_metadata and m is not None and set(INGESTION_COLUMNS) <= set(m.bronze_columns):
+            # the build judged it, but the ingestion-metadata check stops that build on it: "kept"
+            # alone hid why the build did not publish (an outside tester, session 48)
+            bad = [c for c, v in (("_load_id", d.load_id), ("_ingested_at", d.ingested_at)) if v is None]
+            if bad:
+                d.why.append(f"its {' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} missing or "
+                             f"{'does' if len(bad) == 1 else 'do'} not read as {'an instant' if bad == ['_ingested_at'] else 'a value'}: "
+                             "the ingestion-metadata check stops the build on such a row")
         if d.route != "deduped" and not d.late:  # a late delivery is judged by no rule (decision 0401)
             judged = self._rules_for(mapping)
         elif d.route == "deduped" and not d.superseded:
