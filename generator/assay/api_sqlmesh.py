@@ -57,19 +57,7 @@ def generate_sqlmesh_project(
     return SQLMeshGenerateResult(project, report)
 
 
-def environment_statement(meta_schema: str = "assay_meta") -> str:
-    """The `before_all` statement that records which environment each plan or run is for, so that
-    a failed build in a development environment is not read as prod's (decision 0936)."""
-    return f"@assay_record_environment('{meta_schema}')"
-
-
-def errors_statement(meta_schema: str = "assay_meta") -> str:
-    """The `after_all` statement that records each entity whose own model errored in a plan or run,
-    as dbt's hook records it (decision 1164)."""
-    return f"@assay_record_errored_models('{meta_schema}')"
-
-
-def _config_names(project_dir: Path | str, macro: str) -> bool:
+def config_names(project_dir: Path | str, macro: str) -> bool:
     """Whether the project's config names `macro` (read as text: a config.py builds its statements
     in Python, so the name is all that can be looked for)."""
     for name in CONFIG_FILES:
@@ -79,14 +67,47 @@ def _config_names(project_dir: Path | str, macro: str) -> bool:
     return False
 
 
-def records_environment(project_dir: Path | str) -> bool:
-    """Whether the project's config names `@assay_record_environment` (decision 0936)."""
-    return _config_names(project_dir, "assay_record_environment")
+@dataclass(frozen=True)
+class ConfigStatement:
+    """A statement of assay's that the user's SQLMesh config holds, and what `assay generate sqlmesh`
+    says when it is missing or records into another meta schema than the spec's."""
+
+    macro: str  # the macro's name, as the config names it
+    stage: str  # `before_all` or `after_all`
+    records: str  # what it records, as the notes say it
+    without: str  # what goes wrong without it
+    next_step: str  # the SQLMesh command whose records land in the wrong schema
+
+    def text(self, meta_schema: str) -> str:
+        """The statement, with the spec's meta schema: `@assay_record_environment('assay_meta')`."""
+        return f"@{self.macro}('{meta_schema}')"
 
 
-def records_errors(project_dir: Path | str) -> bool:
-    """Whether the project's config names `@assay_record_errored_models` (decision 1164)."""
-    return _config_names(project_dir, "assay_record_errored_models")
+CONFIG_STATEMENTS = (
+    # decision 0936: without it a failed plan of a development environment reads as prod's
+    ConfigStatement("assay_record_environment", "before_all", "which environment a plan is for",
+                    "`assay table get` reads a failed plan of a development environment as prod's "
+                    "(docs/sqlmesh.md, Environments)", "sqlmesh plan"),
+    # decision 1164: without it a model whose SQL errors leaves no trace
+    ConfigStatement("assay_record_errored_models", "after_all", "a model whose SQL errors",
+                    "`assay table get` reads an entity whose model errored as published "
+                    "(docs/sqlmesh.md, \"A model that errors\")", "sqlmesh run"),
+)
+
+
+ENVIRONMENT, ERRORS = CONFIG_STATEMENTS
+
+
+def environment_statement(meta_schema: str = "assay_meta") -> str:
+    """The `before_all` statement that records which environment each plan or run is for, so that
+    a failed build in a development environment is not read as prod's (decision 0936)."""
+    return ENVIRONMENT.text(meta_schema)
+
+
+def errors_statement(meta_schema: str = "assay_meta") -> str:
+    """The `after_all` statement that records each entity whose own model errored in a run, as
+    dbt's hook records it (decision 1164)."""
+    return ERRORS.text(meta_schema)
 
 
 def environment_meta(project_dir: Path | str, macro: str = "assay_record_environment") -> Optional[str]:

@@ -394,6 +394,12 @@ SHOP_READS_PLAIN = ENTITIES.replace("      city: {type: string}\n", "      city:
     "relationships:\n  - {name: shop_of_plain, from: shop, to: plain, via: {plain_id: plain_id}}\n")
 
 
+def skipped_below_plain(run: str) -> str:
+    """`shop`'s line when SQLMesh skipped it in `run`, below `plain`'s failed check."""
+    return (f"shop: set back by the latest build (run {run}): it was not written because its upstream entity plain did "
+            "not pass check ENOUGH_PLAIN; the previous version is still published")
+
+
 def _plain_failed_in_run2(project: Path, spec: Path) -> None:
     """shop reads plain; PLAN1 built and published both, then RUN2 failed plain's blocking check."""
     (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
@@ -420,9 +426,7 @@ def test_an_entity_sqlmesh_skipped_below_a_failed_parent_is_set_back_naming_it(s
     assert {k: got[k] for k in ("state", "run", "check", "why", "upstream", "check_table")} == {
         "state": "set_back", "run": RUN2, "check": "ENOUGH_PLAIN", "why": "upstream_failed", "upstream": "plain",
         "check_table": "plain"}
-    assert shop_line(table(project, spec, "list").stdout) == (
-        f"shop: set back by the latest build (run {RUN2}): it was not written because its upstream entity plain did not "
-        "pass check ENOUGH_PLAIN; the previous version is still published")
+    assert shop_line(table(project, spec, "list").stdout) == skipped_below_plain(RUN2)
 
     # a later run that evaluated shop records its results: published again
     con = duckdb.connect(str(project / "warehouse.duckdb"))
@@ -448,10 +452,9 @@ def test_an_entity_without_checks_sqlmesh_skipped_below_a_failed_parent_is_liste
     assert res.exit_code == 2, res.output
 
 
-def test_a_table_published_failing_that_a_later_run_skipped_names_both_runs(setup):
-    """An outside tester (session 43): run 2 failed `shop`'s blocking check, evaluated in place;
-    run 3 failed `plain` and skipped `shop`. `table list` said `published although the latest build
-    (run 2) did not pass`: run 2 is not the latest build, and the latest did not write shop."""
+def _plain_failed_in_run3(setup) -> tuple[Path, Path, "duckdb.DuckDBPyConnection"]:
+    """shop reads plain; PLAN1 built and published both, RUN3 failed plain's blocking check; the
+    connection is left open for what RUN2 did to shop."""
     project, spec = setup
     (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
     (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
@@ -461,6 +464,14 @@ def test_a_table_published_failing_that_a_later_run_skipped_names_both_runs(setu
     con.execute("create table silver.plain (plain_id varchar)")
     con.execute("update assay_meta.assay_events set run_id = ?, occurred_at = '2026-12-03 10:00:02' "
                 "where table_name = 'plain'", [RUN3])
+    return project, spec, con
+
+
+def test_a_table_published_failing_that_a_later_run_skipped_names_both_runs(setup):
+    """An outside tester (session 43): run 2 failed `shop`'s blocking check, evaluated in place;
+    run 3 failed `plain` and skipped `shop`. `table list` said `published although the latest build
+    (run 2) did not pass`: run 2 is not the latest build, and the latest did not write shop."""
+    project, spec, con = _plain_failed_in_run3(setup)
     con.execute("insert into assay_meta.assay_check_results select ?, table_name, check_id, check_position, kind, enforcement, "
                 "false, 1, check_spec, '{\"rows\": 1, \"failing_rows\": 1}', '2026-12-02 10:00:01' "
                 "from assay_meta.assay_check_results where table_name = 'shop'", [RUN2])
@@ -478,22 +489,12 @@ def test_a_table_set_back_by_its_own_stop_that_a_later_run_skipped_names_the_lat
     """An outside tester (session 48): run 2 stopped `shop` on its own staged model (a `fail` rule,
     not written); run 3 failed `plain` and skipped `shop`. `table get shop` named run 2 and shop's
     own rule, fixed since, and hid the parent that now stops it."""
-    project, spec = setup
-    (spec / "entities.yml").write_text(SHOP_READS_PLAIN)
-    (spec / "shops.yml").write_text(MAPPING.format(name="shop").replace("unmapped", 'fields:\n  plain_id: {from: "$.p"}\nunmapped'))
-    failed_plan(project, plans=(PLAN1, RUN2, RUN3))
-    con = duckdb.connect(str(project / "warehouse.duckdb"))
-    con.execute("create table silver.shop (shop_id varchar)")
-    con.execute("create table silver.plain (plain_id varchar)")
-    con.execute("update assay_meta.assay_events set run_id = ?, occurred_at = '2026-12-03 10:00:02' "
-                "where table_name = 'plain'", [RUN3])
+    project, spec, con = _plain_failed_in_run3(setup)
     for kind, why in (("CHECK_FAILED", "1 row failed rule big (on_fail: fail)"), ("TABLE_BUILD_FAILED", "not_written")):
         con.execute("insert into assay_meta.assay_events values (?, ?, ?, 'shop', 'big', ?, null, null, "
                     "'2026-12-02 10:00:02')", [f"s-{kind}", kind, RUN2, why])
     con.close()
-    assert shop_line(table(project, spec, "list").stdout) == (
-        f"shop: set back by the latest build (run {RUN3}): it was not written because its upstream entity plain did not "
-        "pass check ENOUGH_PLAIN; the previous version is still published")
+    assert shop_line(table(project, spec, "list").stdout) == skipped_below_plain(RUN3)
     # run 3 failing on shop's own stop again is shop's own set-back, not a skip
     con = duckdb.connect(str(project / "warehouse.duckdb"))
     con.execute("update assay_meta.assay_events set run_id = ?, occurred_at = '2026-12-03 10:00:01' "

@@ -163,8 +163,7 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool, as_json: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
     from ..api import target_warnings
-    from ..api_sqlmesh import (environment_meta, environment_statement, errors_statement, generate_sqlmesh_project,
-                               is_sqlmesh_project, records_environment, records_errors)
+    from ..api_sqlmesh import CONFIG_STATEMENTS, config_names, environment_meta, generate_sqlmesh_project, is_sqlmesh_project
     from ..errors import openable
 
     if not is_sqlmesh_project(project_dir):
@@ -187,30 +186,16 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
     for d in [] if as_json else skipped:
         click.echo(f"{openable(spec, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     p = result.project
-    recorded_into = environment_meta(project_dir)
-    if not as_json and recorded_into is not None and recorded_into != p.schema("meta"):
-        # The plans would record their environments where the spec no longer reads them, and the
-        # check results of a development plan would read as prod's (an outside tester, session 43).
-        click.echo(f"note: the config's before_all records each plan's environment into `{recorded_into}`, but the "
-                   f"spec's meta schema is `{p.schema('meta')}`; write \"{environment_statement(p.schema('meta'))}\" "
-                   "there before your next `sqlmesh plan`", err=True)
-    if not as_json and not records_environment(project_dir):
-        # Without it a failed plan of a development environment reads as prod's (decision 0936).
-        click.echo(f"note: the config does not record which environment a plan is for; add "
-                   f"\"{environment_statement(p.schema('meta'))}\" to its before_all statements, or "
-                   "`assay table get` reads a failed plan of a development environment as prod's "
-                   "(docs/sqlmesh.md, Environments)", err=True)
-    errors_into = environment_meta(project_dir, "assay_record_errored_models")
-    if not as_json and errors_into is not None and errors_into != p.schema("meta"):
-        click.echo(f"note: the config's after_all records a model whose SQL errors into `{errors_into}`, but the "
-                   f"spec's meta schema is `{p.schema('meta')}`; write \"{errors_statement(p.schema('meta'))}\" there "
-                   "before your next `sqlmesh run`", err=True)
-    if not as_json and not records_errors(project_dir):
-        # Without it a model whose SQL errors leaves no trace, and `table get` says published (1164).
-        click.echo(f"note: the config does not record a model whose SQL errors; add "
-                   f"\"{errors_statement(p.schema('meta'))}\" to its after_all statements, or "
-                   "`assay table get` reads an entity whose model errored as published "
-                   "(docs/sqlmesh.md, \"A model that errors\")", err=True)
+    for st in [] if as_json else CONFIG_STATEMENTS:
+        into, wanted = environment_meta(project_dir, st.macro), st.text(p.schema("meta"))
+        if into is not None and into != p.schema("meta"):
+            # it would record where the spec no longer reads (an outside tester, session 43)
+            what = "each plan's environment" if st.stage == "before_all" else st.records
+            click.echo(f"note: the config's {st.stage} records {what} into `{into}`, but the spec's meta schema is "
+                       f"`{p.schema('meta')}`; write \"{wanted}\" there before your next `{st.next_step}`", err=True)
+        if not config_names(project_dir, st.macro):
+            click.echo(f"note: the config does not record {st.records}; add \"{wanted}\" to its {st.stage} statements, "
+                       f"or {st.without}", err=True)
     landing = (f"models land in {p.schema('silver')} and {p.schema('gold')} (SQLMesh's prod environment); "
                f"bronze is read from {p.schema('bronze')}")
     next_step = build_command(project_dir)
