@@ -14,10 +14,10 @@ import shlex
 from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence, spec_changed, unpublished_because  # noqa: F401 - Delivery is re-exported
-from .explain_builds import gone_history, gone_sentence, unjudged_loads
+from .explain_builds import gone_history, gone_sentence, metadata_why, rules_run, unjudged_loads
 from .explain_paths import text_at_path, unreadable_path
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
-from .ir.model import DEDUPE_TAIL, INGESTION_COLUMNS, Entity, Project, Rule
+from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
 from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
 from .redaction import NOT_JSON, inside
@@ -216,15 +216,6 @@ class Explainer:
             d.in_bronze = True
             d.why.append("it has no _source_row_id, so its bronze row cannot be looked up; the ingestion-metadata "
                          "check stops the build on such a row")
-        m = next((m for m in self.entity.mappings if m.name == mapping), None)
-        if self.entity.has_ingestion_metadata and m is not None and set(INGESTION_COLUMNS) <= set(m.bronze_columns):
-            # the build judged it, but the ingestion-metadata check stops that build on it: "kept"
-            # alone hid why the build did not publish (an outside tester, session 48)
-            bad = [c for c, v in (("_load_id", d.load_id), ("_ingested_at", d.ingested_at)) if v is None]
-            if bad:
-                d.why.append(f"its {' and '.join(bad)} {'is' if len(bad) == 1 else 'are'} missing or "
-                             f"{'does' if len(bad) == 1 else 'do'} not read as {'an instant' if bad == ['_ingested_at'] else 'a value'}: "
-                             "the ingestion-metadata check stops the build on such a row")
         if d.route != "deduped" and not d.late:  # a late delivery is judged by no rule (decision 0401)
             judged = self._rules_for(mapping)
         elif d.route == "deduped" and not d.superseded:
@@ -237,7 +228,7 @@ class Explainer:
         if judged:
             fired = set(d.failed_rules)
             built = self._staged_columns()
-            ran = self._rules_run()
+            ran = rules_run(self)
             for rule in judged:
                 # a rule on a column the build never staged, or one its quality history does not
                 # count, was not judged by it (the spec changed since): "held" would claim a verdict
@@ -283,21 +274,6 @@ class Explainer:
                             shown = repr(raw) if at is None else repr(at)
                             d.coercions.append(f"{rule.column}: bronze {path} = {shown} did not become {_a(src.target_type)}")
         return d
-
-    def _rules_run(self) -> Optional[frozenset]:
-        """The rules the entity's latest run in the quality history counted (the mart holds one row
-        per rule of the spec that run built, failing or not); None when it holds no run of the
-        entity or cannot be read. Read once."""
-        if not hasattr(self, "_ran"):
-            mart = self.relation(self.project.schema("gold"), "mart_data_quality")
-            name = self.entity.name
-            try:
-                rows = self.query(f"select rule from {mart} where entity = ? and run_started_at = "
-                                  f"(select max(run_started_at) from {mart} where entity = ?)", (name, name))
-            except Exception:  # noqa: BLE001 - no quality history here: the staged columns decide alone
-                rows = []
-            self._ran = frozenset(str(r[0]) for r in rows) or None
-        return self._ran
 
     def _staged_columns(self) -> frozenset:
         """The staged relation's columns, lower-cased: the columns the last build judged."""
@@ -431,6 +407,7 @@ class Explainer:
                     d.why.append(f"{d.route} because {worst['rule']} ({worst['disposition']}) fired; severity fail > quarantine > flag decides"
                                  + (f"; every rule that fired: {', '.join(v['rule'] for v in fired)}" if len(fired) > 1 else ""))
                 d.why.extend(self._unknown_members(d))
+            d.why.extend(metadata_why(self, d))
         in_entity = False
         lookup = None
         if key is not None and all(v is not None for v in (key or {}).values()):
@@ -459,7 +436,7 @@ class Explainer:
         summary = self._summary(shown_key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
         if other_keys and source_row_id is not None and total is None:  # said, not counted as the key's
             summary[0] = summary[0][:-1] + f" ({len(other_keys)} of another key, by the same source row)."
-        changed = spec_changed(self.entity, self._staged_columns(), deliveries, self._rules_run()) if deliveries else None
+        changed = spec_changed(self.entity, self._staged_columns(), deliveries, rules_run(self)) if deliveries else None
         if changed:
             summary.insert(1, changed)
         unjudged = unjudged_loads(self)

@@ -1,5 +1,6 @@
 """What `assay explain` says of the entity's builds beside a key's own rows: loads bronze holds that
-the last build did not judge, and the history of a key bronze no longer delivers. `ex` is the
+the last build did not judge, the history of a key bronze no longer delivers, the rules the last
+run counted, and a delivery whose ingestion metadata stops the build. `ex` is the
 `explain.Explainer` asking (its reader, relations and entity)."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .explanation import open_rejects_sentence
+from .ir.model import INGESTION_COLUMNS
 
 
 def unjudged_loads(ex) -> Optional[str]:
@@ -70,3 +72,35 @@ def gone_sentence(ex, history: dict, rejects: list[dict], delivered: bool = Fals
     return (f"It is not in the entity: its history {ex.published_name} holds {versions.replace(' ', ' closed ', 1)} "
             "of it and no current one (a key bronze no longer delivers "
             "has no current version: decision 0415)." + tail)
+
+
+def metadata_why(ex, d) -> list[str]:
+    """Why the build stops on a delivery whose `_load_id` or `_ingested_at` does not read, where
+    the entity reads the ingestion metadata: the build judged it ("kept" alone hid why the build
+    did not publish: an outside tester, session 48)."""
+    m = next((m for m in ex.entity.mappings if m.name == d.mapping), None)
+    if not ex.entity.has_ingestion_metadata or m is None or not set(INGESTION_COLUMNS) <= set(m.bronze_columns):
+        return []
+    bad = [c for c, v in (("_load_id", d.load_id), ("_ingested_at", d.ingested_at)) if v is None]
+    if not bad:
+        return []
+    one = len(bad) == 1
+    return [f"its {' and '.join(bad)} {'is' if one else 'are'} missing or {'does' if one else 'do'} not read as "
+            f"{'an instant' if bad == ['_ingested_at'] else 'a value'}: the ingestion-metadata check stops the "
+            "build on such a row"]
+
+
+def rules_run(ex) -> Optional[frozenset]:
+    """The rules the entity's latest run in the quality history counted (the mart holds one row
+    per rule of the spec that run built, failing or not); None when it holds no run of the
+    entity or cannot be read. Read once."""
+    if not hasattr(ex, "_ran"):
+        mart = ex.relation(ex.project.schema("gold"), "mart_data_quality")
+        name = ex.entity.name
+        try:
+            rows = ex.query(f"select rule from {mart} where entity = ? and run_started_at = "
+                            f"(select max(run_started_at) from {mart} where entity = ?)", (name, name))
+        except Exception:  # noqa: BLE001 - no quality history here: the staged columns decide alone
+            rows = []
+        ex._ran = frozenset(str(r[0]) for r in rows) or None
+    return ex._ran
