@@ -50,6 +50,8 @@ BLOCKING = ("required", "block", "fail")
 def log_of(run: Optional[str]) -> str:
     """Where the engine's own message of a failed run is: SQLMesh's output or dbt's log."""
     return "SQLMesh's output" if str(run or "").startswith(SQLMESH_RUN_PREFIXES) else "dbt's log"
+
+
 # SQLMesh's record of the environment a plan or run was for (its `why`; decision 0936).
 RUN_ENVIRONMENT = "RUN_ENVIRONMENT"
 PROD = "prod"
