@@ -17,7 +17,7 @@ from typing import Any, Optional
 import click
 
 from ..errors import AssayError, AssayUsageError, ChecksFailed
-from ..runtime.table_states import event_line, line
+from ..runtime.table_sentences import event_line, line
 from .common import PROJECT_HELP, environment_option, json_option, one_line, optional_spec, project_option, shown, spec_option, warehouse_options
 
 def table_states(project_dir: Path, spec_dir: Optional[Path], profiles_dir: Optional[Path] = None,

@@ -26,7 +26,7 @@ STATE_WORDS = {"published": "published", "set_back": "set back", "not_published"
 
 
 def _state_reason(outcome: dict) -> str | None:
-    from ..runtime.table_states import line
+    from ..runtime.table_sentences import line
 
     if outcome is None or outcome["state"] == "published":
         return None
@@ -158,7 +158,7 @@ def _short(outcome: dict) -> str | None:
 
 
 def _table_line(outcome: dict, checks: list[dict]) -> dict[str, Any]:
-    from ..runtime.table_states import line
+    from ..runtime.table_sentences import line
 
     fails, warns = _checks_of(checks, outcome["table"])
     if outcome["state"] == "not_published":
