@@ -74,7 +74,8 @@ class ConfigStatement:
 
     macro: str  # the macro's name, as the config names it
     stage: str  # `before_all` or `after_all`
-    records: str  # what it records, as the notes say it
+    records: str  # what it records, as the note on a missing statement says it
+    recorded: str  # the same, as the note on another meta schema says it
     without: str  # what goes wrong without it
     next_step: str  # the SQLMesh command whose records land in the wrong schema
 
@@ -86,10 +87,11 @@ class ConfigStatement:
 CONFIG_STATEMENTS = (
     # decision 0936: without it a failed plan of a development environment reads as prod's
     ConfigStatement("assay_record_environment", "before_all", "which environment a plan is for",
+                    "each plan's environment",
                     "`assay table get` reads a failed plan of a development environment as prod's "
                     "(docs/sqlmesh.md, Environments)", "sqlmesh plan"),
     # decision 1164: without it a model whose SQL errors leaves no trace
-    ConfigStatement("assay_record_errored_models", "after_all", "a model whose SQL errors",
+    ConfigStatement("assay_record_errored_models", "after_all", "a model whose SQL errors", "a model whose SQL errors",
                     "`assay table get` reads an entity whose model errored as published "
                     "(docs/sqlmesh.md, \"A model that errors\")", "sqlmesh run"),
 )
@@ -110,7 +112,7 @@ def errors_statement(meta_schema: str = "assay_meta") -> str:
     return ERRORS.text(meta_schema)
 
 
-def environment_meta(project_dir: Path | str, macro: str = "assay_record_environment") -> Optional[str]:
+def statement_meta(project_dir: Path | str, macro: str = "assay_record_environment") -> Optional[str]:
     """The meta schema the config's `@<macro>('<schema>')` (by default `@assay_record_environment`)
     records into, or None when the config names none (or builds it in Python, config.py, where no
     literal can be read)."""

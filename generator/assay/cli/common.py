@@ -291,7 +291,7 @@ def environment_option(func: Callable) -> Callable:
                         help="SQLMesh projects: the environment whose views are read (default: prod).")(func)
 
 
-def build_command(project_dir: Path) -> str:
+def build_command(project_dir: Path, sqlmesh: str = "plan") -> str:
     """The command that builds the project (`dbt build`, `sqlmesh plan`), with `cd DIR && ` when it
     is not the current directory: error messages and next steps name the right tool, in a form a
     shell runs as written (dbt reads a profiles.yml in its working directory, SQLMesh a relative
@@ -302,7 +302,7 @@ def build_command(project_dir: Path) -> str:
     if project_kind(project_dir) == SQLMESH:
         # `cd`, not `-p`: SQLMesh opens a gateway's relative DuckDB path from the directory it runs
         # in, so `sqlmesh -p DIR plan` from elsewhere plans an empty warehouse (session 45)
-        return "sqlmesh plan" if where == "." else f"cd {where} && sqlmesh plan"
+        return f"sqlmesh {sqlmesh}" if where == "." else f"cd {where} && sqlmesh {sqlmesh}"
     return "dbt build" if where == "." else f"cd {where} && dbt build"
 
 
@@ -310,8 +310,7 @@ def load_command(project_dir: Path) -> str:
     """The command that judges bronze loads newer than the last build: `dbt build`; on SQLMesh
     `sqlmesh run`, which evaluates the next interval (a plan of unchanged files plans nothing: an
     outside tester, session 48)."""
-    command = build_command(project_dir)
-    return command[: -len("sqlmesh plan")] + "sqlmesh run" if command.endswith("sqlmesh plan") else command
+    return build_command(project_dir, sqlmesh="run")
 
 
 def require_built(wh, entity: str, suffix: str, project_dir: Path, then: str = "") -> None:

@@ -163,7 +163,7 @@ def generate_dbt_cmd(spec_dir: Optional[Path], project_dir: Path, force: bool, a
 def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: str, force: bool, as_json: bool) -> None:
     """Generate models, audits, external models and the macro hook into a SQLMesh project."""
     from ..api import target_warnings
-    from ..api_sqlmesh import CONFIG_STATEMENTS, config_names, environment_meta, generate_sqlmesh_project, is_sqlmesh_project
+    from ..api_sqlmesh import CONFIG_STATEMENTS, config_names, statement_meta, generate_sqlmesh_project, is_sqlmesh_project
     from ..errors import openable
 
     if not is_sqlmesh_project(project_dir):
@@ -187,11 +187,10 @@ def generate_sqlmesh_cmd(spec_dir: Optional[Path], project_dir: Path, dialect: s
         click.echo(f"{openable(spec, d.file)}:{d.line}: warning: {d.code}: {d.message}", err=True)
     p = result.project
     for st in [] if as_json else CONFIG_STATEMENTS:
-        into, wanted = environment_meta(project_dir, st.macro), st.text(p.schema("meta"))
+        into, wanted = statement_meta(project_dir, st.macro), st.text(p.schema("meta"))
         if into is not None and into != p.schema("meta"):
             # it would record where the spec no longer reads (an outside tester, session 43)
-            what = "each plan's environment" if st.stage == "before_all" else st.records
-            click.echo(f"note: the config's {st.stage} records {what} into `{into}`, but the spec's meta schema is "
+            click.echo(f"note: the config's {st.stage} records {st.recorded} into `{into}`, but the spec's meta schema is "
                        f"`{p.schema('meta')}`; write \"{wanted}\" there before your next `{st.next_step}`", err=True)
         if not config_names(project_dir, st.macro):
             click.echo(f"note: the config does not record {st.records}; add \"{wanted}\" to its {st.stage} statements, "

@@ -164,12 +164,12 @@ def meta_recorded(project_dir: Path, schemas: dict[str, str], conn, dialect: str
     meta schema holds no plan's record at all (the spec moved it since the last plan). Either way
     the commands would read an empty schema as "no results" (an outside tester, session 43; dbt
     reads where its manifest says the build wrote them)."""
-    from ..api_sqlmesh import environment_meta
+    from ..api_sqlmesh import statement_meta
     from ..errors import ProjectError
     from .warehouse import query
 
     meta = schemas["meta"]
-    said = environment_meta(project_dir)
+    said = statement_meta(project_dir)
     if said is None:
         return
     if said != meta:
