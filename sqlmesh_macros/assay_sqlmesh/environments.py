@@ -39,6 +39,7 @@ def assay_record_environment(evaluator, meta_schema=None) -> exp.Expr:
 
     from .build_events import EVENTS
     from .checks import ensure_table
+    from .model_errors import opened
 
     adapter = evaluator.locals.get("engine_adapter")
     if adapter is None or "this_env" not in evaluator.locals:
@@ -48,6 +49,7 @@ def assay_record_environment(evaluator, meta_schema=None) -> exp.Expr:
     relation = exp.table_(EVENTS, db=schema).sql(dialect=d)
     ensure_table(adapter, relation, d, [c for c, _ in EVENTS_COLUMNS], [t for _, t in EVENTS_COLUMNS])
     run_id = str(getattr(adapter, "correlation_id", None))
+    opened(adapter, d, schema)  # a failed plan runs no after_all (decision 1166)
     values = {
         "event_id": lit(str(uuid.uuid4()), d),
         "event_type": lit(RUN_ENVIRONMENT, d),

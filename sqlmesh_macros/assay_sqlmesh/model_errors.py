@@ -20,10 +20,19 @@ run id every recorder writes). So:
   in the order the entity's models run), unless a recorder already recorded a failed build of the
   table in this run (an audit's stop comes first). ``assay.runtime.table_states`` reads it as it
   reads dbt's.
+
+A failed ``sqlmesh plan`` runs no ``after_all`` statement (its stages stop at the failed backfill).
+Its ``before_all`` did run: ``@assay_record_environment`` hands this module the plan's engine
+adapter and meta schema (``opened``). What the plan left unrecorded is recorded by the next
+``before_all`` in the same process (a Python runner's next plan) or, at the latest, when the
+process exits (``sqlmesh plan`` on the command line), on the plan's own adapter, under its own run id
+(decision 1166).
 """
 
 from __future__ import annotations
 
+import atexit
+import sys
 import threading
 from typing import Optional
 
@@ -34,7 +43,11 @@ from ._core import dialect_of, string_arg
 
 #: {run id: {model: [table, began, ended, order of the first begin]}} of this process's runs.
 _MODELS: dict[str, dict[str, list]] = {}
+#: {run id: (engine adapter, dialect, meta schema)} of this process's plans and runs whose
+#: ``before_all`` ran and whose ``after_all`` has not (yet).
+_OPEN: dict[str, tuple] = {}
 _LOCK = threading.Lock()
+_AT_EXIT: list[bool] = []
 
 
 def _run_id(evaluator) -> Optional[str]:
@@ -96,6 +109,57 @@ def errored(run_id: str) -> list[tuple[str, str]]:
     return sorted((table, model) for table, (_order, model) in found.items())
 
 
+def _record(adapter, dialect: str, schema: str, run: str, failed: list[tuple[str, str]]) -> None:
+    """Record on ``adapter`` each (table, model) of ``failed``, the models of run ``run`` that errored
+    (``errored``), unless a recorder already recorded the table's failed build in the run."""
+    from .build_events import BUILD_FAILED, _events_table, _insert, _recorded
+
+    if not failed:
+        return
+    relation = _events_table(adapter, dialect, f"{schema}.assay_check_results")
+    for table, model in failed:
+        if not _recorded(adapter, relation, dialect, run, table):
+            _insert(adapter, relation, dialect, run, table, [(BUILD_FAILED, None, f"node_errored: {model}", None)])
+
+
+def opened(adapter, dialect: str, schema: str) -> None:
+    """A plan or run of this process began (its ``before_all``): remember its adapter and meta
+    schema, and record what an earlier one that never reached its ``after_all`` (a failed plan)
+    left, on that one's own adapter (a process may plan several projects)."""
+    run = str(getattr(adapter, "correlation_id", None))
+    with _LOCK:
+        earlier = [(r, o) for r, o in _OPEN.items() if r != run]
+        for r, _ in earlier:
+            del _OPEN[r]
+        _OPEN[run] = (adapter, dialect, schema)
+        if not _AT_EXIT:
+            _AT_EXIT.append(True)
+            atexit.register(_record_unfinished)
+    for r, opening in earlier:
+        _record_left(r, *opening)
+
+
+def _record_unfinished() -> None:
+    """At the process's exit: record what its plans that never reached ``after_all`` left."""
+    with _LOCK:
+        unfinished = list(_OPEN.items())
+        _OPEN.clear()
+    for run, opening in unfinished:
+        _record_left(run, *opening)
+
+
+def _record_left(run: str, adapter, dialect: str, schema: str) -> None:
+    """Record the errored models of ``run``, whose ``after_all`` never ran. Nothing SQLMesh runs
+    waits on it (the next plan, the process's exit), so a failure to write is said on stderr
+    and stops nothing."""
+    failed = errored(run)
+    try:
+        _record(adapter, dialect, schema, run, failed)
+    except Exception as e:  # noqa: BLE001 - say why it was not recorded; never fail the next plan
+        print(f"assay: could not record that {', '.join(m for _t, m in failed)} of {run} errored: {e}",
+              file=sys.stderr)
+
+
 @macro()
 def assay_record_errored_models(evaluator, meta_schema=None) -> exp.Expr:
     """An ``after_all`` statement: record each table of this run whose own model errored (see the
@@ -105,19 +169,11 @@ def assay_record_errored_models(evaluator, meta_schema=None) -> exp.Expr:
     >>> render_sql("@assay_record_errored_models('assay_meta')", "duckdb")
     'SELECT 1'
     """
-    from .build_events import BUILD_FAILED, _events_table, _insert, _recorded
-
     run = _run_id(evaluator)
     if run is None:
         return exp.select("1")
-    failed = errored(run)
-    if not failed:
-        return exp.select("1")
-    d = dialect_of(evaluator)
-    adapter = evaluator.locals["engine_adapter"]
+    with _LOCK:
+        _OPEN.pop(run, None)
     schema = string_arg(meta_schema, "the meta schema") if meta_schema is not None else "assay_meta"
-    relation = _events_table(adapter, d, f"{schema}.assay_check_results")
-    for table, model in failed:
-        if not _recorded(adapter, relation, d, run, table):
-            _insert(adapter, relation, d, run, table, [(BUILD_FAILED, None, f"node_errored: {model}", None)])
+    _record(evaluator.locals["engine_adapter"], dialect_of(evaluator), schema, run, errored(run))
     return exp.select("1")

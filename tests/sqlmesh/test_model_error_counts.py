@@ -49,3 +49,31 @@ def test_the_first_model_of_a_table_that_erred_is_named_and_nothing_counts_witho
     assert errored("R5") == [("shop", "shop__staged")]
     began(None, "shop", "shop__staged", ended=False)  # loading the project: no run
     assert errored("None") == []
+
+
+def test_a_run_that_never_reached_after_all_is_recorded_by_the_next_opening_on_its_own_adapter(monkeypatch, capsys):
+    """Decision 1166: a failed plan runs no after_all; the next before_all of the process records
+    what it left, on the failed plan's adapter (a process may plan several projects), and a
+    failure to write is said and stops nothing."""
+    from assay_sqlmesh import model_errors
+
+    written = []
+
+    def record(adapter, dialect, schema, run, failed):
+        if adapter.correlation_id == "P3":
+            raise RuntimeError("the server is gone")
+        written.append((adapter.correlation_id, dialect, schema, run, failed))
+
+    monkeypatch.setattr(model_errors, "_record", record)
+    monkeypatch.setattr(model_errors, "_OPEN", {})
+    first, second, third = (SimpleNamespace(correlation_id=r) for r in ("P1", "P2", "P3"))
+    model_errors.opened(first, "duckdb", "meta_a")
+    began("P1", "shop", "shop__staged", ended=False)  # the plan fails: no after_all
+    model_errors.opened(second, "postgres", "meta_b")
+    assert written == [("P1", "duckdb", "meta_a", "P1", [("shop", "shop__staged")])]
+    model_errors.opened(third, "duckdb", "meta_c")  # P2 left nothing errored: recorded as nothing
+    assert written[-1] == ("P2", "postgres", "meta_b", "P2", [])
+    began("P3", "item", "item__staged", ended=False)
+    model_errors._record_unfinished()  # the process exits
+    assert "could not record that item__staged of P3 errored: the server is gone" in capsys.readouterr().err
+    assert model_errors._OPEN == {}
