@@ -14,7 +14,8 @@ import shlex
 from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence, spec_changed, unpublished_because  # noqa: F401 - Delivery is re-exported
-from .explain_builds import gone_history, gone_sentence, metadata_why, rules_run, unjudged_loads
+from .explain_builds import (gone_history, gone_sentence, metadata_why, published_delivery, rules_run, unjudged_loads,
+                             unpublished_state)
 from .explain_paths import text_at_path, unreadable_path
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
 from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
@@ -433,7 +434,9 @@ class Explainer:
             total += len([r for r in rows if not self._of_key(r, key)])  # the source row's own, of another key
         # a key part classified pii is told as hidden, given on the command line or read from the build
         shown_key = shown_values(key, self.pii_columns) if key else key
-        summary = self._summary(shown_key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects)
+        published = published_delivery(self, lookup) if in_entity and lookup is not None and winner is not None else None
+        summary = self._summary(shown_key, source_row_id, deliveries, winner, in_entity, rejects, total, open_rejects,
+                                published)
         if other_keys and source_row_id is not None and total is None:  # said, not counted as the key's
             summary[0] = summary[0][:-1] + f" ({len(other_keys)} of another key, by the same source row)."
         changed = spec_changed(self.entity, self._staged_columns(), deliveries, rules_run(self)) if deliveries else None
@@ -499,7 +502,8 @@ class Explainer:
         names = {c.lower() for c in self.columns(self.published)}
         return next((c for c in ("dbt_valid_to", "valid_to") if c in names), None)
 
-    def _summary(self, key, srid, deliveries, winner, in_entity, rejects, total=None, open_rejects=None) -> list[str]:
+    def _summary(self, key, srid, deliveries, winner, in_entity, rejects, total=None, open_rejects=None,
+                 published=None) -> list[str]:
         what = (f"{self.entity.name} " + ", ".join(f"{k}={v!r}" for k, v in (key or {}).items())) if key else f"{self.entity.name} source row {srid!r}"
         if not deliveries:
             return [f"{what}: no delivery of it is in bronze as of the last build (or the last build has not run)."]
@@ -530,7 +534,10 @@ class Explainer:
         if winner is None:  # its open reject rows said too (a changed-key re-send leaves one open)
             where = ", and the published table still holds it." if in_entity else ", so it is not in the entity."
             return [head, "No delivery is judged: every one was superseded or deduped" + where + tail]
-        if winner.route == "kept":
+        stale = unpublished_state(winner, published, rejects, self.entity, self.sqlmesh)
+        if stale:
+            state = stale
+        elif winner.route == "kept":
             state = ("It is in the entity (published)." if in_entity else
                      f"The last build kept it, but the published table does not hold it ({unpublished_because(self.entity, self.sqlmesh)}).")
         else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .explanation import open_rejects_sentence
+from .explanation import open_rejects_sentence, unpublished_because, value_text
 from .ir.model import INGESTION_COLUMNS
 
 
@@ -104,3 +104,48 @@ def rules_run(ex) -> Optional[frozenset]:
             rows = []
         ex._ran = frozenset(str(r[0]) for r in rows) or None
     return ex._ran
+
+
+def published_delivery(ex, lookup: tuple[str, tuple]) -> Optional[tuple[Optional[str], Optional[str]]]:
+    """(source row id, load id) of the row the published table holds for the key `lookup` names
+    (its WHERE and parameters), or None: nothing published, no such columns, or a type-2 history
+    (whose open version keeps the delivery that last changed it, not the latest one). A build that
+    staged and judged a new delivery and then stopped leaves the previous one published (an outside
+    tester, session 49, was told the stopped build's delivery was published)."""
+    if ex.entity.scd == "type2":
+        return None
+    try:
+        if not {"_source_row_id", "_load_id"} <= {c.lower() for c in ex.columns(ex.published)}:
+            return None
+        rows = ex.query(f"select cast(_source_row_id as varchar), cast(_load_id as varchar) from {ex.published} "
+                        f"where {lookup[0]}", lookup[1])
+    except Exception:  # never published
+        return None
+    return (value_text(rows[0][0]), value_text(rows[0][1])) if rows else None
+
+
+def unpublished_state(winner, published: Optional[tuple], rejects: list[dict], entity, sqlmesh: bool) -> Optional[str]:
+    """The summary's state of a key whose published row is not what the last build judged (its build
+    stopped or was set back), or None when it is: a kept delivery another than the published one, a
+    diverted delivery while the published table still holds an earlier one, a quarantined delivery the
+    reject table does not hold (its reject rows are written only by a build that passes)."""
+    held = published is not None and published != (winner.source_row_id, winner.load_id)
+    was = {"quarantined": "quarantined", "failed": "diverted by a fail rule"}.get(winner.route, winner.route)
+    if winner.route == "kept":
+        if not held:
+            return None
+        because = unpublished_because(entity, sqlmesh)
+        return (f"The last build kept its delivery {winner.source_row_id} (load {winner.load_id}), but the published "
+                f"table holds delivery {published[0]} of load {published[1]} ({because}).")
+    unrecorded = (winner.route == "quarantined" and entity.has_reject
+                  and not any((r["source_relation"], r["_source_row_id"]) == (winner.source_relation, winner.source_row_id)
+                              for r in rejects))
+    if not held and not unrecorded:
+        return None
+    because = unpublished_because(entity, sqlmesh)
+    state = f"The last build did not keep it: its judged delivery {winner.source_row_id} was {was}"
+    if held:
+        state += f"; the published table still holds delivery {published[0]} of load {published[1]}"
+    if unrecorded:
+        state += "; the reject table does not hold it yet"
+    return state + f" ({because})."

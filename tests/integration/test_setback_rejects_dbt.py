@@ -114,6 +114,10 @@ def test_a_set_back_builds_rejects_name_it_and_the_next_build_takes_them_over(tm
     said = CliRunner().invoke(cli, ["explain", "item", "i10", "--project", str(project.path), "--spec", str(spec)])
     assert "It is not in the entity" in said.output and f"failed rules: qty_range_min; written by run {run2}" in said.output, \
         said.output
+    # i1's newer delivery was kept by run 2, which was not published: the published row is load 1's
+    said = CliRunner().invoke(cli, ["explain", "item", "i1", "--project", str(project.path), "--spec", str(spec)])
+    assert ("The last build kept its delivery l2-1 (load l2), but the published table holds delivery l1-1 of load l1 "
+            "(the last build was not published). 0 open reject rows.") in said.output, said.output
 
     # 3. the corrected re-delivery publishes; the conservation audit (blocking) holds
     project.load_bronze([bronze(LOAD1, LOAD2, LOAD3)])

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import pytest
 
+from click.testing import CliRunner
+
+from assay.cli.main import cli
 from tests.integration.test_setback_rejects_dbt import BAD, ENTITIES, ITEMS, LOAD1, LOAD2, LOAD3, bronze, latest
 from tests.integration.test_setback_rejects_dbt import report as dbt_report
 from tests.support.items import write_spec
@@ -64,6 +67,11 @@ def test_a_set_back_plans_rejects_name_it_and_the_next_plan_takes_them_over(tmp_
         got = report(project, spec)
         plan2 = got["outcome"]["run"]
         assert got["outcome"]["state"] == "set_back" and plan2 not in (None, plan1)
+        # the plan staged i1's newer delivery and was set back: the published row is load 1's (read while
+        # SQLMesh's connection is closed, as the report was)
+        said = CliRunner().invoke(cli, ["explain", "item", "i1", "--project", str(project.path), "--spec", str(spec)])
+        assert ("The last build kept its delivery l2-1 (load l2), but the published table holds delivery l1-1 of load "
+                "l1 (the last build was not published). 0 open reject rows.") in said.output, said.output
         # the reject model's writes stay, naming the plan: 20 diverted, l1-3 resolved (deduped)
         # although the published entity is the first version's
         assert rejects(project) == {"l1-3": (False, "deduped", plan2), **{s: (True, None, plan2) for s in BAD}}
@@ -77,7 +85,6 @@ def test_a_set_back_plans_rejects_name_it_and_the_next_plan_takes_them_over(tmp_
             "that judgement, and the next build that publishes judges them again",
             f"1 reject row was resolved by {by}: the published table does not hold what it admitted until a build "
             "publishes it"]
-
         # 3. the corrected re-delivery: published, the 20 rows resolved by it
         project.load_bronze([bronze(LOAD1, LOAD2, LOAD3)])
         plan3 = f"SQLMESH_PLAN: {project.plan().plan_id}"

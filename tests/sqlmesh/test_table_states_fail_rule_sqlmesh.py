@@ -94,6 +94,18 @@ def test_a_fail_rule_that_stops_the_run_sets_the_table_back(tmp_path):
         assert events == [("TABLE_BUILD_FAILED", rule, "not_written"),
                           ("CHECK_FAILED", rule, f"1 row failed rule {rule} (on_fail: fail)")], events
         assert {e["run"] for e in got["events"][:2]} == {got["run"]}
+        # explain reads the stopped run's judgement, not as published: M1's newer delivery was kept
+        # by it, the entity holds load 1's (an outside tester, session 49)
+        from click.testing import CliRunner
+
+        from assay.cli.main import cli
+
+        said = CliRunner().invoke(cli, ["explain", "meter", "M1", "--project", str(sm.path), "--spec", str(spec)])
+        import re
+
+        told = re.search(r"The last build kept its delivery M1 \(load L(\d+)\), but the published table holds delivery M1 "
+                         r"of load L(\d+) \(the last build was not published\)\.", said.output)
+        assert told and int(told.group(1)) > int(told.group(2)), said.output  # LOADS numbers the loads
 
         # a fixing delivery publishes
         sm.load_bronze([meters("M1", "M2", "M3", "M4")])

@@ -15,7 +15,7 @@ def _delivery(route: str) -> Delivery:
 
 
 def _summary(route: str, rejects: list[dict], in_entity: bool = True) -> list[str]:
-    me = SimpleNamespace(entity=SimpleNamespace(name="shipment"))
+    me = SimpleNamespace(entity=SimpleNamespace(name="shipment"), sqlmesh=False)
     d = _delivery(route)
     return Explainer._summary(me, {"carrier": "DHL", "tracking_no": "T-7"}, None, [d], d, in_entity, rejects)
 
@@ -29,9 +29,41 @@ def test_a_key_whose_reject_row_resolved_says_0_too():
     assert _summary("kept", [{"resolved_at": "2026-12-02"}])[1] == "It is in the entity (published). 0 open reject rows."
 
 
+def _reject(srid: str = "r1", resolved_at=None) -> dict:
+    return {"source_relation": "raw", "_source_row_id": srid, "resolved_at": resolved_at}
+
+
+def _judged(route: str, rejects: list[dict], in_entity: bool, published=None) -> list[str]:
+    me = SimpleNamespace(entity=SimpleNamespace(name="shipment", has_reject=True, scd="type1"), sqlmesh=False)
+    d = _delivery(route)
+    return Explainer._summary(me, {"carrier": "DHL", "tracking_no": "T-7"}, None, [d], d, in_entity, rejects,
+                              published=published)
+
+
 def test_a_diverted_key_counts_its_open_reject_rows():
-    assert _summary("quarantined", [{"resolved_at": None}], in_entity=False)[1] == (
+    assert _judged("quarantined", [_reject()], in_entity=False)[1] == (
         "It is not in the entity: its judged delivery r1 was quarantined to the reject table. 1 open reject row.")
+
+
+def test_a_stopped_build_is_not_told_as_published():
+    """A build that judged a new delivery and then stopped (a `fail` rule, a blocking check) leaves
+    the previous delivery published and its reject rows unwritten (an outside tester, session 49,
+    was told the stopped build's delivery was in the entity and a quarantined one in the reject
+    table)."""
+    assert _judged("kept", [], in_entity=True, published=("r1", "l0"))[1] == (
+        "The last build kept its delivery r1 (load l1), but the published table holds delivery r1 of load l0 "
+        "(the last build was not published). 0 open reject rows.")
+    assert _judged("kept", [], in_entity=True, published=("r1", "l1"))[1] == (
+        "It is in the entity (published). 0 open reject rows.")
+    assert _judged("quarantined", [], in_entity=True, published=("r0", "l0"))[1] == (
+        "The last build did not keep it: its judged delivery r1 was quarantined; the published table still holds "
+        "delivery r0 of load l0; the reject table does not hold it yet (the last build was not published). "
+        "0 open reject rows.")
+    assert _judged("quarantined", [], in_entity=False)[1] == (
+        "The last build did not keep it: its judged delivery r1 was quarantined; the reject table does not hold it "
+        "yet (the last build was not published). 0 open reject rows.")
+    assert _judged("quarantined", [_reject("r9")], in_entity=False)[1].startswith(
+        "The last build did not keep it")  # another delivery's reject row is not this one's
 
 
 def _late(srid: str) -> Delivery:
@@ -43,7 +75,7 @@ def _late(srid: str) -> Delivery:
 def test_a_late_delivery_is_said_late_not_judged():
     """A late row on an incremental entity was not ranked or judged (decision 0401): no "judged
     delivery" (decision 1129)."""
-    me = SimpleNamespace(entity=SimpleNamespace(name="invoice"))
+    me = SimpleNamespace(entity=SimpleNamespace(name="invoice"), sqlmesh=False)
     d = _late("i2-late")
     assert Explainer._summary(me, {"invoice_id": "INV-LATE1"}, None, [d], None, False, [{"resolved_at": None}]) == [
         "invoice invoice_id='INV-LATE1': 1 delivery in bronze.",
@@ -52,7 +84,7 @@ def test_a_late_delivery_is_said_late_not_judged():
 
 
 def test_a_late_delivery_beside_a_judged_one_is_named_after_it():
-    me = SimpleNamespace(entity=SimpleNamespace(name="invoice"))
+    me = SimpleNamespace(entity=SimpleNamespace(name="invoice"), sqlmesh=False)
     kept, late = _delivery("kept"), _late("r9")
     assert Explainer._summary(me, {"invoice_id": "INV-1"}, None, [kept, late], kept, True, [{"resolved_at": None}])[1] == (
         "It is in the entity (published). Its delivery r9 arrived late, was not ranked or judged, and was quarantined "
@@ -63,7 +95,7 @@ def test_deliveries_bronze_no_longer_holds_are_not_counted_as_in_bronze():
     """An incremental ledger keeps deliveries bronze dropped (retention, an upserting loader that
     overwrote a source row delivered twice): explain read them from the ledger and said they were
     all in bronze (outside tester, session 33)."""
-    me = SimpleNamespace(entity=SimpleNamespace(name="reading", materialized="incremental"))
+    me = SimpleNamespace(entity=SimpleNamespace(name="reading", materialized="incremental"), sqlmesh=False)
     kept, gone = _delivery("kept"), _delivery("deduped")
     gone.source_row_id, gone.in_bronze = "r0", False
     assert Explainer._summary(me, {"reading_id": "R2"}, None, [kept, gone], kept, True, [])[0] == (
