@@ -52,6 +52,13 @@ DATE_LOWER = "[a-z]"
 DATE_OUT_OF_RANGE = (r"^(0000-|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+(([0-9]{3,}|2[4-9]|[3-9][0-9])"
                      r"|[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])|[0-9]{1,2}:[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])))")
 ZONE_NAME = "[A-SU-Y]"  # a letter of the text upper-cased, UTC removed: neither the T nor a Z
+# A separator after the date is followed by at least hours and minutes (decision 1167): DuckDB read
+# '2026-03-01T' and '2026-03-01T10' as dates, PostgreSQL refuses them.
+DATE_NO_CLOCK = r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+[0-9]*$"
+# The text a timestamp is cast from, per engine (decision 1167): PostgreSQL rounds a fraction of
+# more than six digits (23:59:59.9999999 becomes the next day), DuckDB and Spark cut it to
+# microseconds, so PostgreSQL's text is cut first. The dbt package: macros/types/_timestamp_text.sql.
+TIMESTAMP_TEXT = {"default": "{value}", "postgres": "REGEXP_REPLACE({value}, '([.][0-9]{{6}})[0-9]+', '\\1')"}
 # Boolean text (decision 0962): one list of words, ASCII white space around, any letter case,
 # read without the engine's cast (DuckDB refuses 'on' and ' true', PostgreSQL reads them and
 # prefixes such as 'tr', Spark reads neither 'on' nor a prefix).
@@ -110,9 +117,11 @@ def guarded_cast_sql(value_sql: str, assay_type: str, dialect: str, pg_version: 
                  f" AND NOT {regex_match_sql(value_sql, DATE_SPACE, dialect)}"
                  f" AND {regex_match_sql(trimmed, DATE_LEAD, dialect)}"
                  f" AND NOT {regex_match_sql(trimmed, DATE_OUT_OF_RANGE, dialect)}"
+                 f" AND NOT {regex_match_sql(trimmed, DATE_NO_CLOCK, dialect)}"
                  f" AND NOT {regex_match_sql(named, ZONE_NAME, dialect)}"
                  f" AND NOT {regex_match_sql(lower, DATE_LOWER, dialect)}")
-        cast = template.replace("{type_literal}", type_literal).replace("{type}", tname).replace("{value}", trimmed)
+        text = pick(TIMESTAMP_TEXT, dialect).format(value=trimmed) if kind == "timestamp" else trimmed
+        cast = template.replace("{type_literal}", type_literal).replace("{type}", tname).replace("{value}", text)
     elif kind == "decimal":
         guard = regex_match_sql(value_sql, DECIMAL_TEXT, dialect)
         if dialect == "duckdb":

@@ -22,9 +22,10 @@
   {#- A date or timestamp is cast with the spaces around it trimmed (decision 0978, amended in
       session 38: DuckDB refused ' 2026-03-01 ', PostgreSQL and Spark read it). -#}
   {%- set operand = 'TRIM(' ~ value ~ ')' if t.kind in ['date', 'timestamp'] else value -%}
+  {%- set cast_operand = assay._timestamp_text(operand) if t.kind == 'timestamp' else operand -%}
   {#- {value} goes in last so that text inside the operand is never substituted. -#}
   {%- set cast = tmpl | replace('{type_literal}', assay.string_literal(type_name))
-                      | replace('{type}', type_name) | replace('{value}', operand) -%}
+                      | replace('{type}', type_name) | replace('{value}', cast_operand) -%}
   {%- if t.kind == 'bool' -%}
     {#- One word list on every engine (decision 0962), read without the engine's cast: DuckDB
         refuses 'on', 'off' and white space around the word, PostgreSQL reads them and prefixes
@@ -41,11 +42,14 @@
         March 1st and converts 'Europe/Paris', PostgreSQL reads '01/02/2025' by its DateStyle
         setting and drops a zone name, DuckDB refuses all three. -#}
     {#- Spaces around it trimmed, any other white space refused; letters upper case but for a
-        `utc` suffix (PostgreSQL reads a lower-case `t` and `z`, DuckDB and Spark do not). -#}
+        `utc` suffix (PostgreSQL reads a lower-case `t` and `z`, DuckDB and Spark do not). A
+        separator after the date is followed by at least hours and minutes (decision 1167:
+        DuckDB read '2026-03-01T' and '2026-03-01T10' as dates, PostgreSQL refuses them). -#}
     {%- set guard = 'NOT ' ~ assay.regex_matches('LOWER(' ~ value ~ ')', 'now|today|tomorrow|yesterday|epoch|infinity')
         ~ ' AND NOT ' ~ assay.regex_matches(value, '[\\t\\n\\x0b\\f\\r]')
         ~ ' AND ' ~ assay.regex_matches(operand, '^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([^0-9]|$)')
         ~ ' AND NOT ' ~ assay.regex_matches(operand, '^(0000-|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+(([0-9]{3,}|2[4-9]|[3-9][0-9])|[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])|[0-9]{1,2}:[0-9]{1,2}:([0-9]{3,}|[6-9][0-9])))')
+        ~ ' AND NOT ' ~ assay.regex_matches(operand, '^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[T ]+[0-9]*$')
         ~ ' AND NOT ' ~ assay.regex_matches("REPLACE(UPPER(" ~ operand ~ "), 'UTC', '')", '[A-SU-Y]')
         ~ ' AND NOT ' ~ assay.regex_matches("REPLACE(REPLACE(" ~ operand ~ ", 'UTC', ''), 'utc', '')", '[a-z]') -%}
   {%- elif t.kind == 'variant' -%}
