@@ -93,6 +93,29 @@ def _mapping_sig(m: Mapping) -> tuple:
     return (m.name, m.source, tuple(sorted((f.column, f.path, f.steps, f.is_key) for f in m.fields)))
 
 
+def fields_detail(old: Entity, new: Entity) -> str:
+    """What `fields_changed` names: each field added, removed, re-typed or made required or optional,
+    by name (an outside tester, session 49, read only "columns or their types"), and, on a type-2
+    entity, that a field added opens a new version of every current key at the next build
+    (docs/sqlmesh.md, Type 2: its history compares every column)."""
+    before = {c.name: c for c in old.columns}
+    after = {c.name: c for c in new.columns}
+    said = [f"added {c.name} ({c.type})" for c in new.columns if c.name not in before]
+    said += [f"removed {c.name}" for c in old.columns if c.name not in after]
+    for c in new.columns:
+        was = before.get(c.name)
+        if was is not None and was.type != c.type:
+            said.append(f"{c.name}: {was.type} -> {c.type}")
+        if was is not None and was.required != c.required:
+            said.append(f"{c.name}: {'required -> optional' if was.required else 'optional -> required'}")
+    if not said:
+        said = ["the order of the columns"]
+    if new.scd == "type2" and old.scd == "type2" and any(c.name not in before for c in new.columns):
+        said.append("the next build opens a new version of every current key (a column the history has not stored "
+                    "is a change of every row)")
+    return "; ".join(said)
+
+
 def _declaration_sig(m: Mapping) -> tuple:
     """What a mapping declares about its source without changing a value: freshness, unmapped columns."""
     return (m.freshness_warn, m.freshness_error, tuple(sorted(m.unmapped)))
@@ -147,7 +170,7 @@ def _entity_changes(old: Entity, new: Entity) -> list[Change]:
     if old.key != new.key:
         out.append(Change(name, "key_changed", f"({', '.join(old.key)}) -> ({', '.join(new.key)})", BREAKING))
     if [(c.name, c.type, c.required) for c in old.columns] != [(c.name, c.type, c.required) for c in new.columns]:
-        out.append(Change(name, "fields_changed", "columns or their types", BREAKING))
+        out.append(Change(name, "fields_changed", fields_detail(old, new), BREAKING))
     if [_mapping_sig(m) for m in old.mappings] != [_mapping_sig(m) for m in new.mappings]:
         out.append(Change(name, "mappings_changed", "sources, paths or transforms", BREAKING))
     old_maps = {m.name: m for m in old.mappings}

@@ -286,3 +286,21 @@ def test_a_field_type_changed_is_a_field_change_not_a_mapping_change(tmp_path):
     p = plan(load_project(EXAMPLE), load_project(new))
     assert [(c.entity, c.kind) for c in p.changes] == [("order", "fields_changed")], p.changes
     assert "order" in p.replay_scope
+
+
+def test_fields_changed_names_each_field_and_a_type2_entitys_new_versions(tmp_path):
+    """An outside tester (session 49) read `fields_changed columns or their types` for a field added to
+    a type-2 entity: which field, and that every current key gets a new version at the next build
+    (docs/sqlmesh.md), went unsaid."""
+    new = _copy(tmp_path, "new")
+    _edit(new, "spec/entities.yml", "      signup_date: {type: date}",
+          "      signup_date: {type: date}\n      region: {type: string}")
+    _edit(new, "spec/entities.yml", "      tier: {type: int}", "      tier: {type: \"decimal(4,1)\"}")
+    _edit(new, "spec/customers.yml", "  signup_date:\n", "  region:\n    from: \"$.region\"\n  signup_date:\n")
+    _edit(new, "spec/entities.yml", "      status: {type: string}\n", "")
+    status = (Path(new) / "spec/orders.yml").read_text().split("  status:\n")[1].split("  amount:")[0]
+    _edit(new, "spec/orders.yml", "  status:\n" + status, "")
+    got = {c.entity: c.detail for c in plan(load_project(EXAMPLE), load_project(new)).changes if c.kind == "fields_changed"}
+    assert got["customer"] == ("added region (string); tier: int -> decimal(4,1); the next build opens a new version of "
+                               "every current key (a column the history has not stored is a change of every row)"), got
+    assert got["order"] == "removed status", got
