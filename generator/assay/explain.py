@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shlex
+from collections import Counter
 from typing import Any, Callable, Optional
 
 from .explanation import LIMIT, ROUTE_WORDS, Delivery, Explanation, dropped_sentence, open_rejects_sentence, spec_changed, unpublished_because  # noqa: F401 - Delivery is re-exported
-from .explain_builds import (gone_history, gone_sentence, metadata_why, published_delivery, rules_run, unjudged_loads,
-                             unpublished_state)
+from .explain_builds import (gone_history, gone_sentence, metadata_why, published_delivery, referential_as_judged,
+                             rules_run, unjudged_loads, unpublished_state)
 from .explain_paths import text_at_path, unreadable_path
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
 from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
@@ -58,6 +59,7 @@ class Explainer:
         self._built_columns: Optional[frozenset] = None  # the staged relation's, read once (`_staged_columns`)
         silver = project.schema("silver")
         self.staged = relation(silver, f"{entity.name}__staged")
+        self.loads = relation(silver, f"{entity.name}__loads")  # an incremental entity's bronze loads
         self.published = relation(silver, entity.name)
         self.published_name = f"{silver}.{entity.name}"  # as a sentence names it
         self.reject = relation(silver, f"{entity.name}__reject")
@@ -358,7 +360,9 @@ class Explainer:
         # explained (a re-send that changed it): they are listed, but only the key's own compete
         other_keys = {_identity(r, self.entity.key) for r in rows if key is not None and not self._of_key(r, key)}
         # one source row twice in one load: a broken load, which the ingestion-metadata check stops on
-        repeated = {i[:3] for i in staged if sum(j[:3] == i[:3] for j in staged) > 1}
+        # (counted over the rows read: two copies of one row are one entry of `staged`)
+        delivered = Counter(_identity(r, self.entity.key)[:3] for r in rows)
+        repeated = {i for i, n in delivered.items() if n > 1}
         deliveries = sorted((self._delivery(r) for r in rows),
                             key=lambda d: (d.dedupe_rank, d.superseded, d.delivery_rank, d.source_row_id or "", d.load_id or ""))
         # A late delivery was not ranked (decision 0401): it wins nothing, and speaks for the key only
@@ -383,6 +387,8 @@ class Explainer:
                     d.why.append("superseded by a later delivery of the same source row (decision 0014)")
             elif d.late:
                 d.why.append(self._late_reason(d))
+            elif d.route == "deduped" and d.identity[:3] in repeated:
+                pass  # one of two copies of a row in one load (said above): neither is the later delivery
             elif d.route == "deduped" and winner is not None:
                 d.why.append(self._dedupe_reason(winner, d, staged))
                 d.why.extend(f"but its {v['rule']} ({v['disposition']}) fired: a column the dedupe order reads did not cast, "
@@ -408,6 +414,7 @@ class Explainer:
                     d.why.append(f"{d.route} because {worst['rule']} ({worst['disposition']}) fired; severity fail > quarantine > flag decides"
                                  + (f"; every rule that fired: {', '.join(v['rule'] for v in fired)}" if len(fired) > 1 else ""))
                 d.why.extend(self._unknown_members(d))
+                d.why.extend(referential_as_judged(self.entity, fired))
             d.why.extend(metadata_why(self, d))
         in_entity = False
         lookup = None

@@ -15,16 +15,22 @@ def unjudged_loads(ex) -> Optional[str]:
     """A sentence when bronze holds loads the staged relation does not: the entity's last build
     ran before them (or a build since skipped or stopped it), so every count here is as of that
     build, not of bronze now (an outside tester, session 43, read `1 delivery in bronze` of a key
-    bronze held twice). An incremental entity's staged rows are the new loads only: not asked."""
-    if not ex.entity.has_ingestion_metadata or ex.entity.materialized == "incremental":
+    bronze held twice). An incremental entity's ledger keeps only the latest delivery of a source
+    row, so its loads are read from `<entity>__loads`, which every build rebuilds before the ledger:
+    a load it does not mark `_settled` is one the ledger does not hold (an outside tester, session
+    49, was told a key of a load an ingestion-metadata stop left unjudged was not in bronze)."""
+    if not ex.entity.has_ingestion_metadata:
         return None
-    loads = " union ".join(f"select distinct cast(_load_id as varchar) as l from {ex.relation(ex.bronze, source)}"
-                           for source in sorted(set(ex.sources.values())))
+    if ex.entity.materialized == "incremental":
+        sql = f"select distinct cast(_load_id as varchar) from {ex.loads} where not _settled and _load_id is not null order by 1"
+    else:
+        loads = " union ".join(f"select distinct cast(_load_id as varchar) as l from {ex.relation(ex.bronze, source)}"
+                               for source in sorted(set(ex.sources.values())))
+        sql = (f"select l from ({loads}) as b where l is not null and l not in "
+               f"(select cast(_load_id as varchar) from {ex.staged} where _load_id is not null) order by l")
     try:
-        rows = ex.query(f"select l from ({loads}) as b where l is not null and l not in "
-                        f"(select cast(_load_id as varchar) from {ex.staged} where _load_id is not null) "
-                        "order by l", ())
-    except Exception:  # noqa: BLE001 - bronze unreadable here: the rest of the answer still stands
+        rows = ex.query(sql, ())
+    except Exception:  # noqa: BLE001 - bronze (or the loads table) unreadable here: the rest of the answer stands
         return None
     if not rows:
         return None
@@ -128,7 +134,9 @@ def unpublished_state(winner, published: Optional[tuple], rejects: list[dict], e
     """The summary's state of a key whose published row is not what the last build judged (its build
     stopped or was set back), or None when it is: a kept delivery another than the published one, a
     diverted delivery while the published table still holds an earlier one, a quarantined delivery the
-    reject table does not hold (its reject rows are written only by a build that passes)."""
+    reject table does not hold although bronze still does (retention deletes a reject row only once
+    bronze no longer delivers it, decision 0951; an outside tester, session 49, was told a published
+    build had not been published of a row `assay maintain` had deleted)."""
     held = published is not None and published != (winner.source_row_id, winner.load_id)
     was = {"quarantined": "quarantined", "failed": "diverted by a fail rule"}.get(winner.route, winner.route)
     if winner.route == "kept":
@@ -137,7 +145,7 @@ def unpublished_state(winner, published: Optional[tuple], rejects: list[dict], e
         because = unpublished_because(entity, sqlmesh)
         return (f"The last build kept its delivery {winner.source_row_id} (load {winner.load_id}), but the published "
                 f"table holds delivery {published[0]} of load {published[1]} ({because}).")
-    unrecorded = (winner.route == "quarantined" and entity.has_reject
+    unrecorded = (winner.route == "quarantined" and entity.has_reject and winner.in_bronze
                   and not any((r["source_relation"], r["_source_row_id"]) == (winner.source_relation, winner.source_row_id)
                               for r in rejects))
     if not held and not unrecorded:
@@ -147,5 +155,21 @@ def unpublished_state(winner, published: Optional[tuple], rejects: list[dict], e
     if held:
         state += f"; the published table still holds delivery {published[0]} of load {published[1]}"
     if unrecorded:
-        state += "; the reject table does not hold it yet"
+        state += "; the reject table does not hold it: the build that judged it stopped before writing it"
     return state + f" ({because})."
+
+
+def referential_as_judged(entity, fired: list[dict]) -> list[str]:
+    """On an incremental entity, a referential verdict is the one its delivery got when it arrived:
+    a parent that arrives later does not judge it again (docs/incremental.md), so explain says when
+    the verdict was given and what gives it again (an outside tester, session 49, read "matches no
+    merchant" of a parent the warehouse held by then)."""
+    if entity.materialized != "incremental":
+        return []
+    names = {r.name for r in entity.rules if r.kind == "referential"}
+    judged = sorted(v["rule"] for v in fired if v["rule"] in names)
+    if not judged:
+        return []
+    return [f"{', '.join(judged)}: judged when this delivery arrived; a parent that arrived since does not change it "
+            "(an incremental entity judges each delivery once): a full refresh or a re-delivery judges it again "
+            "(docs/incremental.md)"]

@@ -186,6 +186,30 @@ def test_a_bad_load_the_ledger_took_without_the_test_is_still_flagged(tmp_path: 
     assert {"x1", "x2"} <= set(entity(project))
 
 
+def test_explain_names_the_load_an_ingestion_metadata_stop_left_unjudged(tmp_path: Path):
+    """An outside tester (session 49): after a load with a repeated `_source_row_id` stopped the
+    build, `assay explain` of a clean key of that load said it was not in bronze. The ledger holds
+    no row of the load; `<entity>__loads` marks it unsettled, and explain names it."""
+    from click.testing import CliRunner
+
+    from assay.cli.main import cli
+
+    project = make_project(tmp_path / "p", SPEC)
+    load(project, L1)
+    # dbt in its own process, as a user runs it: dbt-duckdb in this one keeps the file locked
+    assert project.dbt("build").returncode == 0
+    load_rows(project, L1 + [order("x1", "X1", "11:00", "l2"), order("x1", "X1", "11:05", "l2"),
+                             order("x2", "X2", "11:00", "l2")])
+    result = project.dbt("build")
+    assert result.returncode == 1 and "assay_ingestion_metadata__raw_orders" in result.stdout, result.stdout
+    said = CliRunner().invoke(cli, ["explain", "orders", "X2", "--project", str(project.path), "--spec", str(SPEC)])
+    told = said.output
+    assert said.exit_code == 1, told
+    assert "Bronze holds 1 load (l2) that the last build of orders did not judge" in told, told
+    assert "is in none of the rows orders's last build judged" in told, told
+    assert "is not in orders's bronze" not in told, told
+
+
 def _old_ledger_story(project: DbtProject) -> None:
     load(project, L1)
     build(project)

@@ -151,6 +151,23 @@ def test_a_source_row_twice_in_one_load_is_two_deliveries_told_apart_by_their_ke
     assert explanation.summary[0] == "ev ev_id='COLD': 2 deliveries in bronze (1 of another key, by the same source row)."
 
 
+def test_a_row_twice_in_one_load_is_not_told_as_superseded_by_a_later_delivery(tmp_path):
+    """Two copies of one row in one load (same source row, load, key): one is deduped, and explain
+    said it was "superseded: the same source row has a later delivery" although neither is later
+    (an outside tester, session 49): the two copies were one entry where repeats were counted."""
+    project = _project(tmp_path)
+    con = _warehouse(project, 3)
+    _stage(con, """select ev_id, amount, _mapping, _source_row_id, _load_id, _ingested_at, 2, 1, 'deduped', [], false
+                   from silver.ev__staged where _source_row_id = 'c1'""")
+    reader = Reader(con, "duckdb")
+    explanation = Explainer(project, project.entity("ev"), reader.query, reader.columns, reader.relation).explain({"ev_id": "COLD"})
+    assert [d.route for d in explanation.deliveries] == ["kept", "deduped"]
+    twice = "its source row c1 is delivered more than once in load l0: broken ingestion metadata"
+    for d in explanation.deliveries:
+        assert d.why[0].startswith(twice), d.why
+        assert not any("superseded" in w or "later delivery" in w for w in d.why), d.why
+
+
 def test_a_key_with_more_deliveries_than_the_limit_lists_the_first_and_counts_the_rest(tmp_path):
     """Decision 0995 (probe R6: a key delivered 400,000 times printed 130 MB and held 1.6 GB): only
     the first `limit` deliveries in the dedupe order are read and listed, the judged one first;

@@ -57,13 +57,21 @@ def test_a_stopped_build_is_not_told_as_published():
         "It is in the entity (published). 0 open reject rows.")
     assert _judged("quarantined", [], in_entity=True, published=("r0", "l0"))[1] == (
         "The last build did not keep it: its judged delivery r1 was quarantined; the published table still holds "
-        "delivery r0 of load l0; the reject table does not hold it yet (the last build was not published). "
-        "0 open reject rows.")
+        "delivery r0 of load l0; the reject table does not hold it: the build that judged it stopped before writing it "
+        "(the last build was not published). 0 open reject rows.")
     assert _judged("quarantined", [], in_entity=False)[1] == (
-        "The last build did not keep it: its judged delivery r1 was quarantined; the reject table does not hold it "
-        "yet (the last build was not published). 0 open reject rows.")
+        "The last build did not keep it: its judged delivery r1 was quarantined; the reject table does not hold it: "
+        "the build that judged it stopped before writing it (the last build was not published). 0 open reject rows.")
     assert _judged("quarantined", [_reject("r9")], in_entity=False)[1].startswith(
         "The last build did not keep it")  # another delivery's reject row is not this one's
+
+    # bronze no longer delivers it: retention deleted its reject row after a published build (an
+    # outside tester, session 49, was told that build had not been published)
+    me = SimpleNamespace(entity=SimpleNamespace(name="shipment", has_reject=True, scd="type1"), sqlmesh=False)
+    gone = _delivery("quarantined")
+    gone.in_bronze = False
+    assert Explainer._summary(me, {"carrier": "DHL", "tracking_no": "T-7"}, None, [gone], gone, False, [])[1] == (
+        "It is not in the entity: its judged delivery r1 was quarantined to the reject table. 0 open reject rows.")
 
 
 def _late(srid: str) -> Delivery:
@@ -164,3 +172,21 @@ def test_a_reserved_rule_name_is_no_sign_of_a_changed_spec():
     assert spec_changed(entity, frozenset({"invoice_id"}), [late]) is None
     late.failed_rules = ["_late_arrival", "old_rule"]
     assert "it fired old_rule, which the spec no longer declares" in spec_changed(entity, frozenset({"invoice_id"}), [late])
+
+
+def test_an_incremental_entitys_referential_verdict_is_told_as_given_when_it_arrived():
+    """An outside tester (session 49): after the parent arrived, explain still said the delivered key
+    "matches no merchant" of a payment an incremental entity judged before; such a verdict is the
+    one the delivery got when it arrived (docs/incremental.md), and explain says so."""
+    from assay.explain_builds import referential_as_judged
+
+    rules = [SimpleNamespace(name="payment_merchant_referential", kind="referential"),
+             SimpleNamespace(name="amount_range_min", kind="range")]
+    fired = [{"rule": "payment_merchant_referential"}, {"rule": "amount_range_min"}]
+    incremental = SimpleNamespace(materialized="incremental", rules=rules)
+    assert referential_as_judged(incremental, fired) == [
+        "payment_merchant_referential: judged when this delivery arrived; a parent that arrived since does not change "
+        "it (an incremental entity judges each delivery once): a full refresh or a re-delivery judges it again "
+        "(docs/incremental.md)"]
+    assert referential_as_judged(incremental, fired[1:]) == []
+    assert referential_as_judged(SimpleNamespace(materialized="table", rules=rules), fired) == []  # every build judges

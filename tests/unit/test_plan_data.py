@@ -45,7 +45,9 @@ def test_rows_are_new_to_a_route_only_when_they_did_not_take_it_for_that_rule_be
                 ("raw_orders", "4"): ("kept", frozenset({"amount_range_max"})),
                 ("raw_orders", "5"): ("deduped", frozenset())},
         routes={"kept": 2, "quarantined": 2, "deduped": 1},
-        open_rejects=frozenset({"r1", "r2"}), resolved={"r9": "admitted"}, built=True)
+        open_rejects=frozenset({"r1", "r2"}), resolved={"r9": "admitted"}, built=True,
+        open_rules={("raw_orders", "1"): frozenset({"amount_range_min", "status_in_enum"}),
+                    ("raw_orders", "2"): frozenset({"amount_range_min"})})
     impact = entity_impact(order, before, after)
     rules = impact.as_dict()["rules"]
     assert (rules["amount_range_min"]["quarantined"], rules["amount_range_min"]["newly_quarantined"]) == (2, 1)
@@ -71,6 +73,27 @@ def test_a_row_quarantined_before_a_stopped_build_is_not_newly_quarantined_after
     assert (rule["quarantined"], rule["newly_quarantined"]) == (1, 0)
 
 
+def test_a_quarantined_row_whose_reject_row_retention_deleted_is_not_newly_quarantined():
+    """An incremental entity's ledger keeps a quarantined delivery after bronze dropped it, and
+    `assay maintain` deletes its reject row; the next build does not write it again. The rule line
+    said `1 quarantined (1 newly)` beside `0 rows newly quarantined` (an outside tester, session 49).
+    Late arrivals have a line of their own, as in the mart (decision 1131)."""
+    import dataclasses
+
+    entity = load_project(EXAMPLE).entity("order")
+    incremental = dataclasses.replace(entity, materialized="incremental")
+    gone, late = ("raw_orders", "7"), ("raw_orders", "8")
+    before = Snapshot(staged={gone: ("quarantined", frozenset({"amount_range_min"}))}, built=True)
+    after = Snapshot(staged={gone: ("quarantined", frozenset({"amount_range_min"})),
+                             late: ("quarantined", frozenset({"_late_arrival"}))},
+                     open_rules={late: frozenset({"_late_arrival"})}, open_rejects=frozenset({"r8"}), built=True)
+    rules = entity_impact(incremental, before, after).as_dict()["rules"]
+    assert (rules["amount_range_min"]["quarantined"], rules["amount_range_min"]["newly_quarantined"]) == (1, 0)
+    assert (rules["_late_arrival"]["disposition"], rules["_late_arrival"]["quarantined"],
+            rules["_late_arrival"]["newly_quarantined"]) == ("quarantine", 1, 1)
+    assert "_late_arrival" not in entity_impact(entity, before, after).as_dict()["rules"]  # a table entity has none
+
+
 def test_an_entity_the_build_does_not_publish_reports_only_failing_rows(order):
     after = Snapshot(staged={("raw_orders", "1"): ("failed", frozenset({"amount_range_min"}))}, built=True)
     impact = entity_impact(order, Snapshot(), after)
@@ -82,7 +105,8 @@ def test_an_entity_the_build_does_not_publish_reports_only_failing_rows(order):
 def test_the_text_form_names_each_entity_and_each_rule_the_build_touches(order):
     after = Snapshot(staged={("raw_orders", "1"): ("quarantined", frozenset({"amount_range_min"})),
                              ("raw_orders", "2"): ("kept", frozenset({"amount_range_max"}))},
-                     routes={"kept": 1, "quarantined": 1}, open_rejects=frozenset({"r1"}), built=True)
+                     routes={"kept": 1, "quarantined": 1}, open_rejects=frozenset({"r1"}), built=True,
+                     open_rules={("raw_orders", "1"): frozenset({"amount_range_min"})})
     impact = entity_impact(order, Snapshot(open_rejects=frozenset({"r0"}), built=True),
                            Snapshot(**{**after.__dict__, "resolved": {"r0": "admitted"}}))
     impact.published = True

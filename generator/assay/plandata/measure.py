@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..ir.model import Entity, Project
+from ..lower.mart import mart_rules
 from ..lower.staged import REPLAY_LOAD_ID
 
 ROUTES = ("kept", "quarantined", "failed", "deduped")
@@ -144,18 +145,25 @@ class EntityImpact:
 
 def entity_impact(entity: Entity, before: Snapshot, after: Snapshot) -> EntityImpact:
     """Compare the last build's snapshot of `entity` with the next build's (pure)."""
-    rules = {r.name: RuleImpact(r.disposition) for r in entity.rules}
+    # the mart's rule rows: the entity's rules, and an incremental entity's late arrivals (decision 1131)
+    rules = {name: RuleImpact(disposition) for _mapping, name, disposition in mart_rules(entity)}
     for row, (route, failed) in after.staged.items():
         word = ROUTE_WORD.get(route)
         if word is None:
             continue
-        old_route, old_failed = before.staged.get(row, (None, frozenset()))
-        if word == "quarantined":
-            old_route, old_failed = route, before.open_rules.get(row, frozenset())
         for name in failed & set(rules):
             impact = rules[name]
             impact.after[word] = impact.after.get(word, 0) + 1
-            if not (old_route == route and name in old_failed):
+            if word == "quarantined":
+                # newly quarantined: an open reject row of the rule after the build that was not open
+                # before, as `newly_quarantined` counts them (a quarantined ledger row whose reject
+                # row retention deleted is not written again: an outside tester, session 49)
+                new = (name in after.open_rules.get(row, frozenset())
+                       and name not in before.open_rules.get(row, frozenset()))
+            else:
+                old_route, old_failed = before.staged.get(row, (None, frozenset()))
+                new = not (old_route == route and name in old_failed)
+            if new:
                 impact.new[word] = impact.new.get(word, 0) + 1
     leaving = Counter(after.resolved[rid] for rid in before.open_rejects if rid in after.resolved)
     return EntityImpact(
