@@ -22,10 +22,9 @@
   {#- A date or timestamp is cast with the spaces around it trimmed (decision 0978, amended in
       session 38: DuckDB refused ' 2026-03-01 ', PostgreSQL and Spark read it). -#}
   {%- set operand = 'TRIM(' ~ value ~ ')' if t.kind in ['date', 'timestamp'] else value -%}
-  {%- set cast_operand = assay._timestamp_text(operand) if t.kind == 'timestamp' else operand -%}
   {#- {value} goes in last so that text inside the operand is never substituted. -#}
   {%- set cast = tmpl | replace('{type_literal}', assay.string_literal(type_name))
-                      | replace('{type}', type_name) | replace('{value}', cast_operand) -%}
+                      | replace('{type}', type_name) | replace('{value}', operand) -%}
   {%- if t.kind == 'bool' -%}
     {#- One word list on every engine (decision 0962), read without the engine's cast: DuckDB
         refuses 'on', 'off' and white space around the word, PostgreSQL reads them and prefixes
