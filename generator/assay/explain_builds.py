@@ -17,12 +17,19 @@ def unjudged_loads(ex) -> Optional[str]:
     build, not of bronze now (an outside tester, session 43, read `1 delivery in bronze` of a key
     bronze held twice). An incremental entity's ledger keeps only the latest delivery of a source
     row, so its loads are read from `<entity>__loads`, which every build rebuilds before the ledger:
-    a load it does not mark `_settled` is one the ledger does not hold (an outside tester, session
-    49, was told a key of a load an ingestion-metadata stop left unjudged was not in bronze)."""
+    a load it does not mark `_settled` of which the ledger holds no row is one no build judged (an
+    outside tester, session 49, was told a key of a load an ingestion-metadata stop left unjudged
+    was not in bronze). A load whose every row a later load of the same build superseded reads as
+    unjudged too: the ledger keeps none of its rows."""
     if not ex.entity.has_ingestion_metadata:
         return None
     if ex.entity.materialized == "incremental":
-        sql = f"select distinct cast(_load_id as varchar) from {ex.loads} where not _settled and _load_id is not null order by 1"
+        # `_settled` is whether the ledger held the load alike before the build that wrote the table:
+        # a load that build went on to judge is unsettled too, and the ledger holds its rows (an
+        # outside tester, session 49, was told the load just judged had not been)
+        sql = (f"select distinct cast(l._load_id as varchar) from {ex.loads} as l where not l._settled and l._load_id is "
+               f"not null and not exists (select 1 from {ex.staged} as s where s._mapping = l._mapping and "
+               "s._load_id = l._load_id) order by 1")
     else:
         loads = " union ".join(f"select distinct cast(_load_id as varchar) as l from {ex.relation(ex.bronze, source)}"
                                for source in sorted(set(ex.sources.values())))

@@ -290,9 +290,11 @@ def test_a_table_dbt_skipped_for_its_upstream_names_it_and_what_failed_there(set
     assert {k: got[k] for k in ("state", "run", "check", "why", "upstream", "check_table")} == {
         "state": "set_back", "run": DBT_RUN, "check": "silver.plain/no_x", "why": "upstream_failed",
         "upstream": "plain", "check_table": "plain"}
+    assert got["kept"] is True  # plain was published and kept (an outside tester, session 49, read a failure)
     assert table(project, spec, "get", "shop").stdout.splitlines()[:3] == [
         f"shop: set back by the latest build (run {DBT_RUN}): it was not written because its upstream entity plain "
-        "did not pass check silver.plain/no_x; the previous version is still published",
+        "was published but kept: its check silver.plain/no_x failed, and a kept table's readers wait until its checks "
+        "pass; the previous version is still published",
         "events, newest first:",
         f"  2026-12-01T10:00:05Z  TABLE_BUILD_FAILED  run {DBT_RUN}: upstream_failed: plain"]
 

@@ -208,6 +208,12 @@ def test_explain_names_the_load_an_ingestion_metadata_stop_left_unjudged(tmp_pat
     assert "Bronze holds 1 load (l2) that the last build of orders did not judge" in told, told
     assert "is in none of the rows orders's last build judged" in told, told
     assert "is not in orders's bronze" not in told, told
+    # bronze fixed, the build judges l2: a load the last build judged is not said unjudged (its
+    # `_settled` is false, as for every load new to the build that wrote `__loads`)
+    load_rows(project, L1 + [order("x1", "X1", "11:00", "l2"), order("x2", "X2", "11:00", "l2")])
+    assert project.dbt("build").returncode == 0
+    said = CliRunner().invoke(cli, ["explain", "orders", "X2", "--project", str(project.path), "--spec", str(SPEC)])
+    assert said.exit_code == 0 and "Bronze holds" not in said.output, said.output
 
 
 def _old_ledger_story(project: DbtProject) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-CHECK_FAILED = re.compile(r"CHECK_FAILED: (.*)\. \S+ was not published; the failing candidate is (\S+)\.")
+CHECK_FAILED = re.compile(r"CHECK_FAILED: (.*)\. \S+ was not published(?:; its previous version is still published)?; the failing candidate is (\S+)\.")
 
 
 def run_results(project) -> dict:

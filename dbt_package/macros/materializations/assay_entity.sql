@@ -90,7 +90,10 @@
                           'why': 'previous_version_kept' if existing_relation is not none else 'not_published'}) -%}
     {%- if meta_schema -%}{%- do assay._record_events(candidate.database, meta_schema, events) -%}{%- endif -%}
     {{ adapter.commit() }}
-    {{ exceptions.raise_compiler_error('CHECK_FAILED: ' ~ (failures | join('; ')) ~ '. ' ~ target_relation ~ ' was not published; the failing candidate is ' ~ candidate ~ '.'
+    {#- Say what stays published: an outside tester (session 49) read "was not published" of a
+        table whose previous version stayed. -#}
+    {%- set stays = '; its previous version is still published' if existing_relation is not none else '' -%}
+    {{ exceptions.raise_compiler_error('CHECK_FAILED: ' ~ (failures | join('; ')) ~ '. ' ~ target_relation ~ ' was not published' ~ stays ~ '; the failing candidate is ' ~ candidate ~ '.'
                                        ~ assay._stale_staged_hint(candidate, config.get('assay_audits'), failures)) }}
   {% endif %}
 

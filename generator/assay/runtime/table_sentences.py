@@ -26,8 +26,11 @@ def _upstream_because(t: dict[str, Any]) -> str:
     if "." in t["upstream"]:
         return (f"because a blocking check of {t['upstream']}, which it reads, did not pass in that run "
                 f"(assay checks {t['run']} names it)")
+    kept = t.get("kept") and t.get("check_table") == t["upstream"]
     return f"because its upstream entity {t['upstream']} " + (
         f"failed in that run ({log_of(t['run'])} says why)" if not t.get("check")
+        else f"was published but kept: its check {t['check']} failed, and a kept table's readers wait until its "
+             "checks pass" if kept
         else f"did not pass check {t['check']}" if t.get("check_table") == t["upstream"]
         else f"was not written ({t['check_table']} did not pass check {t['check']})")
 

@@ -198,7 +198,10 @@ def _upstream_cause(events: list[tuple], ev: tuple) -> dict[str, Any]:
         if not theirs:
             break
         if _upstream(theirs[-1]) is None:
-            return {"why": UPSTREAM_FAILED, "upstream": upstream, "check": theirs[-1][3], "check_table": table}
+            # `kept`: that table was published and kept by a failing `keep` check, which refuses its
+            # readers, not set back (an outside tester, session 49, read "did not pass" as a failure)
+            return {"why": UPSTREAM_FAILED, "upstream": upstream, "check": theirs[-1][3], "check_table": table,
+                    "kept": theirs[-1][0] == "TABLE_KEPT"}
         table = _upstream(theirs[-1])
     return {"why": UPSTREAM_FAILED, "upstream": upstream, "check": None, "check_table": None}
 
