@@ -291,8 +291,16 @@ class Explainer:
         for rule in self.entity.rules:
             if rule.kind != "referential" or rule.name not in d.failed_rules or rule.param("on_missing") != "unknown_member":
                 continue
-            for column, (path, value) in delivered_foreign_key(self.entity, rule, d.mapping, d.bronze).items():
-                shown = HIDDEN if column in self.pii_columns else repr(value)
+            # a JSON column that also feeds a pii field is hidden from the bronze row shown; the
+            # foreign key's own path is no pii value, read from the column as delivered (an outside
+            # tester, session 49, was told it was None)
+            m = next((m for m in self.entity.mappings if m.name == d.mapping), None)
+            pii_paths = {"$." + ".".join(src.path) for c in self.pii_columns
+                         for src in ([m.source_for(c)] if m is not None else []) if src is not None}
+            bronze = {c: (self._raw_bronze(d.source_relation, d.source_row_id, d.load_id, c) if v == HIDDEN else v)
+                      for c, v in d.bronze.items()}
+            for column, (path, value) in delivered_foreign_key(self.entity, rule, d.mapping, bronze).items():
+                shown = HIDDEN if column in self.pii_columns or path in pii_paths else repr(value)
                 out.append(f"{column}: the delivered {path} = {shown} matches no {rule.param('parent')}, so the entity "
                            f"holds '__unknown__' (relationship {rule.param('relationship')})")
         return out

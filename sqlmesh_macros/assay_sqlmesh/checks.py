@@ -44,6 +44,7 @@ from .build_events import (  # noqa: F401 (macros of this module)
     record_blocked_build,
 )
 from .check_rows import keep_rows, keeps_rows, redacted
+from .recorded_once import replace_earlier
 from .json_text import row_json_sql
 
 RESULT_COLUMNS = (
@@ -456,6 +457,7 @@ def assay_record_declared_checks(evaluator, table_name, results, checks, measure
     # A table the query could not read makes every check an errored result (DECLARED_CHECK_UNREADABLE,
     # decision 0531), its row count unknown and recorded as 0.
     run_id = str(getattr(adapter, "correlation_id", None))
+    replace_earlier(adapter, d, relation, run_id, _string(table_name), [c["check_id"] for c in descriptors])
     out = []
     blocked: list[tuple[str, str]] = []
     for check in descriptors:
@@ -541,6 +543,7 @@ def assay_record_sql_check(evaluator, table_name, results, check_name, on_failur
         measures = {"rows": 0, "failing_rows": None, "error": withheld(error) if _true(private) else error}
     verdict = verdict_of("sql", spec, measures)
     run_id = str(getattr(adapter, "correlation_id", None))
+    replace_earlier(adapter, d, relation, run_id, _string(table_name), [_string(check_name)])
     row = (run_id, _string(table_name), _string(check_name), int(_string(position)), "sql", outcome, bool(verdict.passed), n,
            _dumps(spec), _dumps(measures))
     if n > 0 and keeps_rows(keep_found):  # what it returned, also for a check that only warns (as on dbt)
