@@ -21,7 +21,7 @@ from .explain_paths import text_at_path, unreadable_path
 from .explanation import flag_list as _flags, reject_entry as _reject_entry, value_text as _text
 from .ir.model import DEDUPE_TAIL, Entity, Project, Rule
 from .lower.rules import judges_the_dedupe
-from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, shown_values
+from .privacy import HIDDEN, REDACTED, pii_bronze_columns, pii_columns, pii_paths, shown_values
 from .redaction import NOT_JSON, inside
 from .reject_keys import key_values_hold, key_values_narrowing, typed_key_text
 
@@ -294,13 +294,10 @@ class Explainer:
             # a JSON column that also feeds a pii field is hidden from the bronze row shown; the
             # foreign key's own path is no pii value, read from the column as delivered (an outside
             # tester, session 49, was told it was None)
-            m = next((m for m in self.entity.mappings if m.name == d.mapping), None)
-            pii_paths = {"$." + ".".join(src.path) for c in self.pii_columns
-                         for src in ([m.source_for(c)] if m is not None else []) if src is not None}
             bronze = {c: (self._raw_bronze(d.source_relation, d.source_row_id, d.load_id, c) if v == HIDDEN else v)
                       for c, v in d.bronze.items()}
             for column, (path, value) in delivered_foreign_key(self.entity, rule, d.mapping, bronze).items():
-                shown = HIDDEN if column in self.pii_columns or path in pii_paths else repr(value)
+                shown = HIDDEN if column in self.pii_columns or path in pii_paths(self.entity) else repr(value)
                 out.append(f"{column}: the delivered {path} = {shown} matches no {rule.param('parent')}, so the entity "
                            f"holds '__unknown__' (relationship {rule.param('relationship')})")
         return out

@@ -40,6 +40,13 @@ def pii_bronze_columns(entity: Entity) -> frozenset[str]:
     return frozenset(f.bronze_column for m in entity.mappings for f in m.fields if f.column in private)
 
 
+def pii_paths(entity: Entity) -> frozenset[str]:
+    """The bronze paths (`$.payload.operator`) a `pii` field is read from, in any mapping: a value
+    read at another path of the same JSON column is no pii value."""
+    private = pii_columns(entity)
+    return frozenset("$." + ".".join(f.path) for m in entity.mappings for f in m.fields if f.column in private)
+
+
 def hidden_names(entity: Entity) -> frozenset[str]:
     """Every name whose value is never shown: pii columns and the bronze columns they come from."""
     return pii_columns(entity) | pii_bronze_columns(entity)
